@@ -1,0 +1,371 @@
+// The C API: argument checking in the caller's terms, then the dispatcher.
+// No exception crosses this boundary; failures become a status plus a
+// thread-local message.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "convjit/convjit.h"
+#include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
+#include "descriptor_validation.hpp"
+#include "dispatcher.hpp"
+#include "version.hpp"
+
+using namespace convjit;
+
+namespace {
+
+thread_local std::string t_last_error;
+thread_local const char* t_last_backend = "";
+
+// Runs an API body, converting its Status (or an escaping exception) into
+// the C status code and the thread's last-error message.
+template <class Body>
+convjit_status_t guarded(Body&& body) noexcept {
+  try {
+    Status status = body();
+    t_last_error = status.message();
+    return status.code();
+  } catch (const std::bad_alloc&) {
+    t_last_error = "out of host memory";
+    return CONVJIT_STATUS_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    t_last_error = std::string("internal error: ") + e.what();
+    return CONVJIT_STATUS_INTERNAL_ERROR;
+  } catch (...) {
+    t_last_error = "internal error: unknown exception";
+    return CONVJIT_STATUS_INTERNAL_ERROR;
+  }
+}
+
+Status require_pointer(const void* pointer, const char* name) {
+  if (pointer == nullptr) return Status::invalid(fmt::format("{} is NULL", name));
+  return Status::ok();
+}
+
+convjit_device_t device_of(const convjit_exec_t* exec) {
+  return exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
+}
+
+ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
+  ExecArgs args;
+  args.alpha = alpha;
+  args.beta = beta;
+  if (exec) {
+    args.workspace = exec->workspace;
+    args.workspace_bytes = exec->workspace_bytes;
+    args.stream = exec->stream;
+  }
+  return args;
+}
+
+Status run(const Result<OpDescriptor>& desc, const convjit_exec_t* exec, const ExecArgs& args) {
+  if (!desc.is_ok()) return desc.status();
+  std::string_view backend;
+  Status status = Dispatcher::instance().execute(desc.value(), device_of(exec), args, &backend);
+  if (status.is_ok()) t_last_backend = backend.data();  // backend names are static literals
+  return status;
+}
+
+Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
+                  size_t* required) {
+  if (!desc.is_ok()) return desc.status();
+  const std::string name =
+      descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value());
+  if (required) *required = name.size() + 1;
+  if (buf == nullptr && size == 0) return Status::ok();  // size query
+  if (buf == nullptr || size < name.size() + 1)
+    return Status::invalid(fmt::format("name buffer of {} bytes is too small: {} are needed",
+                                       size, name.size() + 1));
+  std::memcpy(buf, name.c_str(), name.size() + 1);
+  return Status::ok();
+}
+
+Status write_dims(const Result<OpDescriptor>& desc, int64_t* y_dims) {
+  if (!desc.is_ok()) return desc.status();
+  if (y_dims == nullptr) return Status::invalid("y_dims is NULL");
+  for (int i = 0; i < desc.value().rank(); ++i) y_dims[i] = desc.value().y_dims[static_cast<size_t>(i)];
+  return Status::ok();
+}
+
+Direction conv_direction(convjit_conv_direction_t direction) {
+  switch (direction) {
+    case CONVJIT_CONV_BWDDATA: return Direction::bwddata;
+    case CONVJIT_CONV_BWDFILT: return Direction::bwdfilt;
+    default: return Direction::fwd;
+  }
+}
+
+Status check_conv_direction(convjit_conv_direction_t direction) {
+  if (direction < CONVJIT_CONV_FWD || direction > CONVJIT_CONV_BWDFILT)
+    return Status::invalid(fmt::format("direction = {} is not a convjit_conv_direction_t",
+                                       static_cast<int>(direction)));
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* convjit_version_string(void) { return kVersionString; }
+
+const char* convjit_status_string(convjit_status_t status) {
+  switch (status) {
+    case CONVJIT_STATUS_SUCCESS: return "success";
+    case CONVJIT_STATUS_INVALID_ARGUMENT: return "invalid argument";
+    case CONVJIT_STATUS_UNSUPPORTED: return "unsupported";
+    case CONVJIT_STATUS_NOT_AVAILABLE: return "not available";
+    case CONVJIT_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case CONVJIT_STATUS_EXECUTION_FAILED: return "execution failed";
+    case CONVJIT_STATUS_INTERNAL_ERROR: return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* convjit_last_error_message(void) { return t_last_error.c_str(); }
+
+const char* convjit_last_backend(void) { return t_last_backend; }
+
+convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_dtype_t dtype,
+                                          int rank, const int64_t* dims,
+                                          convjit_layout_t layout) {
+  return guarded([&]() -> Status {
+    if (desc == nullptr || dims == nullptr) return Status::invalid("desc or dims is NULL");
+    if (rank < 3 || rank > kMaxRank)
+      return Status::invalid(fmt::format("rank = {} must be 3, 4 or 5", rank));
+    if (!is_valid_dtype(dtype)) return Status::invalid(fmt::format("dtype = {} is not a convjit_dtype_t", static_cast<int>(dtype)));
+    if (layout != CONVJIT_LAYOUT_NCHW && layout != CONVJIT_LAYOUT_NHWC)
+      return Status::invalid(fmt::format("layout = {} is not a convjit_layout_t", static_cast<int>(layout)));
+    Dims5 d{};
+    int64_t count = 1;
+    for (int i = 0; i < rank; ++i) {
+      if (dims[i] <= 0)
+        return Status::invalid(fmt::format("dims[{}] = {} must be positive", i, dims[i]));
+      if (__builtin_mul_overflow(count, dims[i], &count))
+        return Status::invalid("the element count of dims overflows 64 bits");
+      d[static_cast<size_t>(i)] = dims[i];
+    }
+    const Dims5 strides = contiguous_strides(d, rank, layout == CONVJIT_LAYOUT_NHWC);
+    *desc = convjit_tensor_desc_t{};
+    desc->dtype = dtype;
+    desc->rank = rank;
+    for (int i = 0; i < rank; ++i) {
+      desc->dims[i] = d[static_cast<size_t>(i)];
+      desc->strides[i] = strides[static_cast<size_t>(i)];
+    }
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_conv_params_init(convjit_conv_params_t* params, int spatial_dims) {
+  return guarded([&]() -> Status {
+    if (params == nullptr) return Status::invalid("params is NULL");
+    if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
+      return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
+    *params = convjit_conv_params_t{};
+    params->spatial_dims = spatial_dims;
+    params->groups = 1;
+    for (int i = 0; i < spatial_dims; ++i) params->stride[i] = params->dilation[i] = 1;
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params, int spatial_dims,
+                                          convjit_pool_mode_t mode) {
+  return guarded([&]() -> Status {
+    if (params == nullptr) return Status::invalid("params is NULL");
+    if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
+      return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
+    *params = convjit_pool_params_t{};
+    params->spatial_dims = spatial_dims;
+    params->mode = mode;
+    for (int i = 0; i < spatial_dims; ++i)
+      params->window[i] = params->stride[i] = params->dilation[i] = 1;
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
+                                          const convjit_tensor_desc_t* x_desc,
+                                          const convjit_tensor_desc_t* w_desc, int64_t* y_dims) {
+  return guarded([&] {
+    return write_dims(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, nullptr), y_dims);
+  });
+}
+
+convjit_status_t convjit_pool_output_dims(const convjit_pool_params_t* params,
+                                          const convjit_tensor_desc_t* x_desc, int ceil_mode,
+                                          int64_t* y_dims) {
+  return guarded([&] {
+    return write_dims(
+        make_pool_descriptor(params, Direction::fwd, x_desc, nullptr, ceil_mode != 0), y_dims);
+  });
+}
+
+convjit_status_t convjit_conv_descriptor_name(const convjit_conv_params_t* params,
+                                              convjit_conv_direction_t direction,
+                                              const convjit_tensor_desc_t* x_desc,
+                                              const convjit_tensor_desc_t* w_desc,
+                                              const convjit_tensor_desc_t* y_desc,
+                                              int symbolic_batch, char* buf, size_t buf_size,
+                                              size_t* required) {
+  return guarded([&]() -> Status {
+    if (Status s = check_conv_direction(direction); !s.is_ok()) return s;
+    return write_name(make_conv_descriptor(params, conv_direction(direction), x_desc, w_desc, y_desc),
+                      symbolic_batch, buf, buf_size, required);
+  });
+}
+
+convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* params,
+                                              convjit_pool_direction_t direction,
+                                              const convjit_tensor_desc_t* x_desc,
+                                              const convjit_tensor_desc_t* y_desc,
+                                              int symbolic_batch, char* buf, size_t buf_size,
+                                              size_t* required) {
+  return guarded([&]() -> Status {
+    if (direction != CONVJIT_POOL_FWD && direction != CONVJIT_POOL_BWD)
+      return Status::invalid(fmt::format("direction = {} is not a convjit_pool_direction_t",
+                                         static_cast<int>(direction)));
+    const Direction dir = direction == CONVJIT_POOL_FWD ? Direction::fwd : Direction::bwd;
+    return write_name(make_pool_descriptor(params, dir, x_desc, y_desc), symbolic_batch, buf,
+                      buf_size, required);
+  });
+}
+
+convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
+                                      const convjit_tensor_desc_t* x_desc, const void* x,
+                                      const convjit_tensor_desc_t* w_desc, const void* w,
+                                      const convjit_tensor_desc_t* y_desc, void* y, double alpha,
+                                      double beta, const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    for (Status s : {require_pointer(x, "x"), require_pointer(w, "w"), require_pointer(y, "y"),
+                     require_pointer(y_desc, "y descriptor")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.w = w, args.out = y;
+    return run(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc), exec, args);
+  });
+}
+
+convjit_status_t convjit_conv_backward_data(const convjit_conv_params_t* params,
+                                            const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                            const convjit_tensor_desc_t* w_desc, const void* w,
+                                            const convjit_tensor_desc_t* dx_desc, void* dx,
+                                            double alpha, double beta,
+                                            const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    for (Status s : {require_pointer(dy, "dy"), require_pointer(w, "w"), require_pointer(dx, "dx"),
+                     require_pointer(dy_desc, "dy descriptor")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.dy = dy, args.w = w, args.out = dx;
+    return run(make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc), exec,
+               args);
+  });
+}
+
+convjit_status_t convjit_conv_backward_filter(const convjit_conv_params_t* params,
+                                              const convjit_tensor_desc_t* x_desc, const void* x,
+                                              const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                              const convjit_tensor_desc_t* dw_desc, void* dw,
+                                              double alpha, double beta,
+                                              const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    for (Status s : {require_pointer(x, "x"), require_pointer(dy, "dy"), require_pointer(dw, "dw"),
+                     require_pointer(dy_desc, "dy descriptor")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.dy = dy, args.out = dw;
+    return run(make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc), exec,
+               args);
+  });
+}
+
+convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                            void* db, double alpha, double beta,
+                                            const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    for (Status s : {require_pointer(dy, "dy"), require_pointer(db, "db")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.dy = dy, args.out = db;
+    return run(make_bias_grad_descriptor(dy_desc), exec, args);
+  });
+}
+
+convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
+                                       const convjit_tensor_desc_t* x_desc, const void* x,
+                                       const convjit_tensor_desc_t* w_desc, const void* w,
+                                       const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                       unsigned grad_mask, void* dx, void* dw, void* db,
+                                       const convjit_exec_t* exec) {
+  constexpr unsigned kAll = CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS;
+  if (grad_mask & ~kAll)
+    return guarded([&] {
+      return Status::invalid(fmt::format("grad_mask = {:#x} has bits outside CONVJIT_GRAD_INPUT | "
+                                         "CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS", grad_mask));
+    });
+  // Validate the whole problem once, before writing any output, so a bad
+  // argument never leaves some gradients written and others not.
+  convjit_status_t status = guarded([&]() -> Status {
+    const bool want_dx = grad_mask & CONVJIT_GRAD_INPUT, want_dw = grad_mask & CONVJIT_GRAD_WEIGHT;
+    for (Status s : {require_pointer(dy, "dy"),
+                     want_dx ? require_pointer(dx, "dx (CONVJIT_GRAD_INPUT is set)") : Status(),
+                     want_dx ? require_pointer(w, "w (needed for dx)") : Status(),
+                     want_dw ? require_pointer(dw, "dw (CONVJIT_GRAD_WEIGHT is set)") : Status(),
+                     want_dw ? require_pointer(x, "x (needed for dw)") : Status(),
+                     grad_mask & CONVJIT_GRAD_BIAS ? require_pointer(db, "db (CONVJIT_GRAD_BIAS is set)")
+                                                   : Status()})
+      if (!s.is_ok()) return s;
+    return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, dy_desc).status();
+  });
+  if (status != CONVJIT_STATUS_SUCCESS) return status;
+  if ((grad_mask & CONVJIT_GRAD_INPUT) != 0) {
+    status = convjit_conv_backward_data(params, dy_desc, dy, w_desc, w, x_desc, dx, 1.0, 0.0, exec);
+    if (status != CONVJIT_STATUS_SUCCESS) return status;
+  }
+  if ((grad_mask & CONVJIT_GRAD_WEIGHT) != 0) {
+    status = convjit_conv_backward_filter(params, x_desc, x, dy_desc, dy, w_desc, dw, 1.0, 0.0, exec);
+    if (status != CONVJIT_STATUS_SUCCESS) return status;
+  }
+  if ((grad_mask & CONVJIT_GRAD_BIAS) != 0)
+    status = convjit_conv_backward_bias(dy_desc, dy, db, 1.0, 0.0, exec);
+  return status;
+}
+
+convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
+                                      const convjit_tensor_desc_t* x_desc, const void* x,
+                                      const convjit_tensor_desc_t* y_desc, void* y, double alpha,
+                                      double beta, const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    for (Status s : {require_pointer(x, "x"), require_pointer(y, "y"),
+                     require_pointer(y_desc, "y descriptor")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.out = y;
+    return run(make_pool_descriptor(params, Direction::fwd, x_desc, y_desc), exec, args);
+  });
+}
+
+convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
+                                       const convjit_tensor_desc_t* x_desc, const void* x,
+                                       const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                       void* dx, double alpha, double beta,
+                                       const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (params != nullptr && params->mode == CONVJIT_POOL_MAX)
+      if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)"); !s.is_ok())
+        return s;
+    for (Status s : {require_pointer(dy, "dy"), require_pointer(dx, "dx"),
+                     require_pointer(dy_desc, "dy descriptor")})
+      if (!s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.dy = dy, args.out = dx;
+    return run(make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc), exec, args);
+  });
+}
+
+}  // extern "C"

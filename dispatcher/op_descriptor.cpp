@@ -1,0 +1,51 @@
+#include "op_descriptor.hpp"
+
+#include <xxhash.h>
+
+namespace convjit {
+
+std::uint64_t hash_descriptor(const OpDescriptor& desc) {
+  return XXH3_64bits(&desc, sizeof desc);
+}
+
+Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
+  // Logical dim order N, C, S0.. ; memory order (outermost first):
+  // NCHW: N, C, S0, S1, S2   NHWC: N, S0, S1, S2, C
+  std::array<int, kMaxRank> memory_order{};
+  int n = 0;
+  memory_order[n++] = 0;
+  if (!channels_last) memory_order[n++] = 1;
+  for (int d = 2; d < rank; ++d) memory_order[n++] = d;
+  if (channels_last) memory_order[n++] = 1;
+
+  Dims5 strides{};
+  std::int64_t running = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const auto dim = static_cast<std::size_t>(memory_order[static_cast<std::size_t>(i)]);
+    strides[dim] = running;
+    running *= dims[dim];
+  }
+  return strides;
+}
+
+std::string_view direction_name(Direction direction) {
+  switch (direction) {
+    case Direction::fwd: return "fwd";
+    case Direction::bwddata: return "bwddata";
+    case Direction::bwdfilt: return "bwdfilt";
+    case Direction::bwd: return "bwd";
+  }
+  return "?";
+}
+
+std::string_view pool_mode_name(PoolMode mode) {
+  switch (mode) {
+    case PoolMode::none: return "none";
+    case PoolMode::max: return "max";
+    case PoolMode::avg_exclude_pad: return "avg";
+    case PoolMode::avg_include_pad: return "avg-include-pad";
+  }
+  return "?";
+}
+
+}  // namespace convjit

@@ -1,0 +1,43 @@
+#include "reference_backend.hpp"
+
+#include "conv_reference.hpp"
+#include "pool_reference.hpp"
+
+namespace convjit {
+
+namespace {
+
+class ReferenceKernel final : public Kernel {
+ public:
+  explicit ReferenceKernel(const OpDescriptor& desc) : desc_(desc) {}
+
+  [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    switch (desc_.kind) {
+      case OpKind::conv: reference::conv_reference(desc_, args); break;
+      case OpKind::pool: reference::pool_reference(desc_, args); break;
+      case OpKind::bias_grad: reference::bias_grad_reference(desc_, args); break;
+    }
+    return Status::ok();
+  }
+
+ private:
+  OpDescriptor desc_;
+};
+
+}  // namespace
+
+Status ReferenceBackend::check_support(const OpDescriptor& desc,
+                                       const convjit_device_t& device) const {
+  if (device.kind != CONVJIT_DEVICE_HOST)
+    return Status::not_available("the reference backend runs on the host device only");
+  if (desc.symbolic_batch)
+    return Status::unsupported("a symbolic-batch descriptor has no batch to compute");
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Kernel>> ReferenceBackend::build(const OpDescriptor& desc,
+                                                        const convjit_device_t&) {
+  return std::unique_ptr<Kernel>(std::make_unique<ReferenceKernel>(desc));
+}
+
+}  // namespace convjit

@@ -1,0 +1,18 @@
+// The host reference as a dispatch backend: always available on the host
+// device, serves every valid descriptor, never runs on a GPU.
+#pragma once
+
+#include "../backend.hpp"
+
+namespace convjit {
+
+class ReferenceBackend final : public Backend {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "reference"; }
+  [[nodiscard]] Status check_support(const OpDescriptor& desc,
+                                     const convjit_device_t& device) const override;
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
+                                                      const convjit_device_t& device) override;
+};
+
+}  // namespace convjit

@@ -1,0 +1,78 @@
+// Host-side helpers shared by the reference kernels: every op is computed
+// in one canonical 5D form (N, C, D, H, W) so that 1D and 2D problems run
+// through the same loops as 3D ones, with leading unit spatial dims.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "../half_precision.hpp"
+#include "../op_descriptor.hpp"
+
+namespace convjit::reference {
+
+struct View5 {
+  std::array<std::int64_t, 5> dims{};
+  std::array<std::int64_t, 5> strides{};
+
+  [[nodiscard]] std::int64_t offset(std::int64_t n, std::int64_t c, std::int64_t d,
+                                    std::int64_t h, std::int64_t w) const {
+    return n * strides[0] + c * strides[1] + d * strides[2] + h * strides[3] + w * strides[4];
+  }
+  [[nodiscard]] std::int64_t spatial_size() const { return dims[2] * dims[3] * dims[4]; }
+};
+
+// Spatial parameters aligned with View5's D, H, W.
+struct Window3 {
+  std::array<std::int64_t, 3> size{1, 1, 1};
+  std::array<std::int64_t, 3> pad_begin{}, pad_end{};
+  std::array<std::int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1};
+};
+
+View5 canonical_view(const Dims5& dims, const Dims5& strides, int spatial_dims);
+Window3 canonical_window(const OpDescriptor& desc);
+
+// Taps t in [begin, end) of one window dim whose input index
+// o*stride - pad_begin + t*dilation lies inside [0, input).
+struct TapRange {
+  std::int64_t begin;
+  std::int64_t end;
+};
+TapRange valid_taps(std::int64_t out_index, std::int64_t input, std::int64_t taps,
+                    std::int64_t pad_begin, std::int64_t stride, std::int64_t dilation);
+
+// Storage type -> accumulation type, and conversions between them.  f32 is
+// accumulated in double so the reference is more exact than the kernels it
+// judges; f16 and bf16 accumulate in f32 as the GPU kernels do.
+template <class T> struct Element;
+template <> struct Element<float> {
+  using Acc = double;
+  static Acc load(float v) { return v; }
+  static float store(Acc v) { return static_cast<float>(v); }
+};
+template <> struct Element<double> {
+  using Acc = double;
+  static Acc load(double v) { return v; }
+  static double store(Acc v) { return v; }
+};
+template <> struct Element<Half> {
+  using Acc = float;
+  static Acc load(Half v) { return half_to_float(v); }
+  static Half store(Acc v) { return float_to_half(v); }
+};
+template <> struct Element<BFloat16> {
+  using Acc = float;
+  static Acc load(BFloat16 v) { return bf16_to_float(v); }
+  static BFloat16 store(Acc v) { return float_to_bf16(v); }
+};
+
+// out = alpha * value + beta * out, never reading out when beta == 0.
+template <class T>
+void scale_store(T& out, typename Element<T>::Acc value, double alpha, double beta) {
+  using Acc = typename Element<T>::Acc;
+  Acc result = static_cast<Acc>(alpha) * value;
+  if (beta != 0.0) result += static_cast<Acc>(beta) * Element<T>::load(out);
+  out = Element<T>::store(result);
+}
+
+}  // namespace convjit::reference

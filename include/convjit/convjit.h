@@ -1,0 +1,248 @@
+/*
+ * convjit C API.
+ *
+ * A small, stable C ABI over the convjit dispatcher.  Every entry point
+ * returns a convjit_status_t; on failure, convjit_last_error_message()
+ * returns a thread-local, human-readable explanation that names the
+ * offending field and the fix.
+ *
+ * Conventions
+ * - Tensors are described by convjit_tensor_desc_t: a dtype, a rank of 3, 4
+ *   or 5 (N, C, then 1 to 3 spatial dims) and per-dim strides in elements.
+ *   Any non-negative strides are accepted: NCHW, NHWC, halo buffers with
+ *   padded strides.  Outputs must not overlap themselves.
+ * - Scaling follows cuDNN: out = alpha * op(inputs) + beta * out.  With
+ *   beta == 0 the previous contents of out are never read, so NaN or
+ *   garbage there cannot leak into the result.
+ * - exec may be NULL: the host device, no workspace, no stream.
+ */
+#ifndef CONVJIT_CONVJIT_H
+#define CONVJIT_CONVJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(CONVJIT_BUILDING_LIBRARY)
+#define CONVJIT_API __attribute__((visibility("default")))
+#else
+#define CONVJIT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONVJIT_MAX_RANK 5
+#define CONVJIT_MAX_SPATIAL_DIMS 3
+
+typedef enum convjit_status {
+  CONVJIT_STATUS_SUCCESS = 0,
+  /* An argument is inconsistent or out of range; the message names it. */
+  CONVJIT_STATUS_INVALID_ARGUMENT = 1,
+  /* Valid, but no backend in this build can serve it (e.g. dtype). */
+  CONVJIT_STATUS_UNSUPPORTED = 2,
+  /* The requested device or backend is not available on this machine. */
+  CONVJIT_STATUS_NOT_AVAILABLE = 3,
+  CONVJIT_STATUS_OUT_OF_MEMORY = 4,
+  CONVJIT_STATUS_EXECUTION_FAILED = 5,
+  CONVJIT_STATUS_INTERNAL_ERROR = 6
+} convjit_status_t;
+
+typedef enum convjit_dtype {
+  CONVJIT_DTYPE_F32 = 0,
+  CONVJIT_DTYPE_F16 = 1,  /* IEEE binary16, f32 accumulation */
+  CONVJIT_DTYPE_BF16 = 2, /* bfloat16, f32 accumulation */
+  CONVJIT_DTYPE_F64 = 3   /* host reference only */
+} convjit_dtype_t;
+
+typedef enum convjit_layout {
+  CONVJIT_LAYOUT_NCHW = 0, /* channels first: N, C, [D,] [H,] W */
+  CONVJIT_LAYOUT_NHWC = 1  /* channels last:  N, [D,] [H,] W, C */
+} convjit_layout_t;
+
+typedef enum convjit_device_kind {
+  CONVJIT_DEVICE_HOST = 0,
+  CONVJIT_DEVICE_CUDA = 1
+} convjit_device_kind_t;
+
+typedef struct convjit_device {
+  convjit_device_kind_t kind;
+  int ordinal; /* CUDA device ordinal; ignored for the host */
+} convjit_device_t;
+
+/* Where and how an operation runs.  NULL means: host, no workspace. */
+typedef struct convjit_exec {
+  convjit_device_t device;
+  void* stream;           /* cudaStream_t / CUstream; NULL on the host */
+  void* workspace;        /* optional caller-provided scratch memory */
+  size_t workspace_bytes;
+} convjit_exec_t;
+
+/* dims/strides are listed in logical order N, C, spatial...; entries at
+ * index >= rank are ignored.  Strides are in elements, not bytes. */
+typedef struct convjit_tensor_desc {
+  convjit_dtype_t dtype;
+  int rank;
+  int64_t dims[CONVJIT_MAX_RANK];
+  int64_t strides[CONVJIT_MAX_RANK];
+} convjit_tensor_desc_t;
+
+typedef enum convjit_conv_direction {
+  CONVJIT_CONV_FWD = 0,     /* y  = conv(x, w)                   */
+  CONVJIT_CONV_BWDDATA = 1, /* dx = conv_transpose(dy, w)        */
+  CONVJIT_CONV_BWDFILT = 2  /* dw = correlate(x, dy)             */
+} convjit_conv_direction_t;
+
+/* Per spatial dim, in the order of the tensor's spatial dims. */
+typedef struct convjit_conv_params {
+  int spatial_dims; /* 1, 2 or 3 */
+  int64_t pad_begin[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t pad_end[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t stride[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t dilation[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t groups;
+} convjit_conv_params_t;
+
+typedef enum convjit_pool_mode {
+  CONVJIT_POOL_MAX = 0,
+  CONVJIT_POOL_AVG_EXCLUDE_PAD = 1, /* divisor counts input elements only */
+  CONVJIT_POOL_AVG_INCLUDE_PAD = 2  /* divisor counts padding as well     */
+} convjit_pool_mode_t;
+
+typedef enum convjit_pool_direction {
+  CONVJIT_POOL_FWD = 0,
+  CONVJIT_POOL_BWD = 1
+} convjit_pool_direction_t;
+
+/* Ceil mode is not a parameter: it is expressed through y's shape, which
+ * convjit_pool_output_dims computes for either rounding. */
+typedef struct convjit_pool_params {
+  int spatial_dims; /* 1, 2 or 3 */
+  convjit_pool_mode_t mode;
+  int64_t window[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t pad_begin[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t pad_end[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t stride[CONVJIT_MAX_SPATIAL_DIMS];
+  int64_t dilation[CONVJIT_MAX_SPATIAL_DIMS]; /* max pooling only; else 1 */
+} convjit_pool_params_t;
+
+/* Members of a combined convolution backward. */
+typedef enum convjit_grad_mask {
+  CONVJIT_GRAD_INPUT = 1,  /* dx */
+  CONVJIT_GRAD_WEIGHT = 2, /* dw */
+  CONVJIT_GRAD_BIAS = 4    /* db */
+} convjit_grad_mask_t;
+
+/* ---- library information --------------------------------------------- */
+
+CONVJIT_API const char* convjit_version_string(void);
+CONVJIT_API const char* convjit_status_string(convjit_status_t status);
+/* Message of the last failed call on this thread ("" after a success). */
+CONVJIT_API const char* convjit_last_error_message(void);
+
+/* ---- helpers to fill descriptors -------------------------------------- */
+
+/* dims are logical (N, C, spatial...); strides are made contiguous in the
+ * given layout. */
+CONVJIT_API convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc,
+                                                      convjit_dtype_t dtype, int rank,
+                                                      const int64_t* dims,
+                                                      convjit_layout_t layout);
+/* Stride 1, dilation 1, no padding, one group. */
+CONVJIT_API convjit_status_t convjit_conv_params_init(convjit_conv_params_t* params,
+                                                      int spatial_dims);
+/* Window 1, stride 1, dilation 1, no padding. */
+CONVJIT_API convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params,
+                                                      int spatial_dims,
+                                                      convjit_pool_mode_t mode);
+
+/* y_dims receives rank(x) entries: N, K, spatial... */
+CONVJIT_API convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
+                                                      const convjit_tensor_desc_t* x_desc,
+                                                      const convjit_tensor_desc_t* w_desc,
+                                                      int64_t* y_dims);
+CONVJIT_API convjit_status_t convjit_pool_output_dims(const convjit_pool_params_t* params,
+                                                      const convjit_tensor_desc_t* x_desc,
+                                                      int ceil_mode, int64_t* y_dims);
+
+/* ---- descriptor names -------------------------------------------------- */
+
+/* Writes the canonical descriptor name (LBANN grammar, see README) into
+ * buf.  x_desc/y_desc are the tensors in the x and y slots: (x, y) for fwd,
+ * (dx, dy) for bwddata, (x, dy) for bwdfilt; w_desc is w or dw.  With
+ * symbolic_batch != 0 the batch entries are written as "B".
+ * *required receives the size needed including the terminating NUL. */
+CONVJIT_API convjit_status_t convjit_conv_descriptor_name(
+    const convjit_conv_params_t* params, convjit_conv_direction_t direction,
+    const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* w_desc,
+    const convjit_tensor_desc_t* y_desc, int symbolic_batch, char* buf, size_t buf_size,
+    size_t* required);
+CONVJIT_API convjit_status_t convjit_pool_descriptor_name(
+    const convjit_pool_params_t* params, convjit_pool_direction_t direction,
+    const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* y_desc,
+    int symbolic_batch, char* buf, size_t buf_size, size_t* required);
+
+/* Name of the backend that served the last successful operation on this
+ * thread (e.g. "reference"). */
+CONVJIT_API const char* convjit_last_backend(void);
+
+/* ---- convolution ------------------------------------------------------- */
+
+CONVJIT_API convjit_status_t convjit_conv_forward(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const convjit_tensor_desc_t* w_desc, const void* w, const convjit_tensor_desc_t* y_desc,
+    void* y, double alpha, double beta, const convjit_exec_t* exec);
+
+CONVJIT_API convjit_status_t convjit_conv_backward_data(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* dy_desc,
+    const void* dy, const convjit_tensor_desc_t* w_desc, const void* w,
+    const convjit_tensor_desc_t* dx_desc, void* dx, double alpha, double beta,
+    const convjit_exec_t* exec);
+
+CONVJIT_API convjit_status_t convjit_conv_backward_filter(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const convjit_tensor_desc_t* dy_desc, const void* dy,
+    const convjit_tensor_desc_t* dw_desc, void* dw, double alpha, double beta,
+    const convjit_exec_t* exec);
+
+/* db[k] = alpha * sum over batch and spatial dims of dy[:, k, ...] + beta * db[k].
+ * db holds K contiguous elements of dy's dtype. */
+CONVJIT_API convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc,
+                                                        const void* dy, void* db,
+                                                        double alpha, double beta,
+                                                        const convjit_exec_t* exec);
+
+/* PyTorch's convolution_backward: computes exactly the members of
+ * (dx, dw, db) selected by grad_mask (CONVJIT_GRAD_*), overwriting them
+ * (alpha 1, beta 0).  Unselected outputs are never touched and may be NULL;
+ * so may x (when dw is not wanted) and w (when dx is not wanted). */
+CONVJIT_API convjit_status_t convjit_conv_backward(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const convjit_tensor_desc_t* w_desc, const void* w, const convjit_tensor_desc_t* dy_desc,
+    const void* dy, unsigned grad_mask, void* dx, void* dw, void* db,
+    const convjit_exec_t* exec);
+
+/* ---- pooling ----------------------------------------------------------- */
+
+CONVJIT_API convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
+                                                  const convjit_tensor_desc_t* x_desc,
+                                                  const void* x,
+                                                  const convjit_tensor_desc_t* y_desc, void* y,
+                                                  double alpha, double beta,
+                                                  const convjit_exec_t* exec);
+
+/* dx has x_desc's shape and strides.  x is read for max pooling (the argmax
+ * is recomputed, ties going to the first element in window order) and may
+ * be NULL for average pooling. */
+CONVJIT_API convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
+                                                   const convjit_tensor_desc_t* x_desc,
+                                                   const void* x,
+                                                   const convjit_tensor_desc_t* dy_desc,
+                                                   const void* dy, void* dx, double alpha,
+                                                   double beta, const convjit_exec_t* exec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONVJIT_CONVJIT_H */

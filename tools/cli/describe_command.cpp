@@ -1,0 +1,113 @@
+#include "describe_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <span>
+
+#include "cli_status.hpp"
+#include "descriptor_flags.hpp"
+#include "descriptor_name.hpp"
+#include "descriptor_validation.hpp"
+#include "problem_flags.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+template <std::size_t N>
+std::string list(const std::array<std::int64_t, N>& values, int count, bool symbolic = false) {
+  std::vector<std::string> items;
+  for (int i = 0; i < count; ++i)
+    items.push_back(i == 0 && symbolic ? "B" : fmt::format("{}", values[static_cast<std::size_t>(i)]));
+  return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+std::string op_title(const OpDescriptor& d) {
+  switch (d.kind) {
+    case OpKind::conv:
+      return fmt::format("conv{}d {} (groups {})", d.spatial_dims, direction_name(d.direction), d.groups);
+    case OpKind::pool:
+      return fmt::format("{} pool{}d {}", pool_mode_name(d.pool_mode), d.spatial_dims,
+                         direction_name(d.direction));
+    case OpKind::bias_grad: return fmt::format("conv{}d bias gradient", d.spatial_dims);
+  }
+  return "?";
+}
+
+void print_tensor(const char* name, const Dims5& dims, const Dims5& strides, const OpDescriptor& d) {
+  fmt::print("{:<10}shape {}  strides {}\n", name, list(dims, d.rank(), d.symbolic_batch != 0),
+             list(strides, d.rank()));
+}
+
+void print_descriptor(const OpDescriptor& d) {
+  const SlotNames slots = slot_names(d);
+  fmt::print("{}\n", descriptor_name(d));
+  fmt::print("{:<10}{}\n", "op", op_title(d));
+  fmt::print("{:<10}{}\n", "dtype", dtype_name(d.dtype));
+  if (d.kind != OpKind::bias_grad) print_tensor(slots.x, d.x_dims, d.x_strides, d);
+  if (d.is_conv()) print_tensor(slots.w, d.w_dims, d.w_strides, d);
+  if (d.is_pool()) fmt::print("{:<10}{}\n", "window", list(d.window, d.spatial_dims));
+  print_tensor(slots.y, d.y_dims, d.y_strides, d);
+  if (d.kind != OpKind::bias_grad) {
+    fmt::print("{:<10}begin {}  end {}\n", "padding", list(d.pad_begin, d.spatial_dims),
+               list(d.pad_end, d.spatial_dims));
+    fmt::print("{:<10}{}\n", "stride", list(d.stride, d.spatial_dims));
+    fmt::print("{:<10}{}\n", "dilation", list(d.dilation, d.spatial_dims));
+  }
+  if (!d.symbolic_batch) fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(d)));
+  fmt::print("{:<10}{}\n", "flags", descriptor_flags(d));
+}
+
+}  // namespace
+
+struct DescribeCommand::State {
+  CLI::App* command = nullptr;
+  CLI::App* conv = nullptr;
+  CLI::App* pool = nullptr;
+  CLI::App* bias = nullptr;
+  std::string name;
+  ProblemFlags conv_flags, pool_flags, bias_flags;
+};
+
+DescribeCommand::DescribeCommand(CLI::App& app) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.command = app.add_subcommand("describe", "Print an operation's canonical descriptor name and fields");
+  s.command->add_option("--name", s.name, "parse a descriptor name (or lib<name>.so) instead of flags");
+  s.command->require_subcommand(0, 1);
+  s.command->footer(
+      "Examples:\n"
+      "  convjit describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
+      "  convjit describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --mode max\n"
+      "  convjit describe --name conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd");
+  s.conv = s.command->add_subcommand("conv", "a convolution (fwd, bwddata, bwdfilt)");
+  s.pool = s.command->add_subcommand("pool", "a max or average pooling (fwd, bwd)");
+  s.bias = s.command->add_subcommand("bias", "a convolution bias gradient");
+  add_problem_flags(*s.conv, ProblemKind::conv, s.conv_flags);
+  add_problem_flags(*s.pool, ProblemKind::pool, s.pool_flags);
+  add_problem_flags(*s.bias, ProblemKind::bias, s.bias_flags);
+}
+
+DescribeCommand::~DescribeCommand() = default;
+
+bool DescribeCommand::selected() const { return state_->command->parsed(); }
+
+int DescribeCommand::run() const {
+  const State& s = *state_;
+  const bool has_problem = s.conv->parsed() || s.pool->parsed() || s.bias->parsed();
+  if (!s.name.empty() && has_problem)
+    throw UsageError("give either --name or a conv|pool|bias problem, not both");
+  if (!s.name.empty()) {
+    auto parsed = parse_descriptor_name(s.name);
+    if (!parsed.is_ok()) throw UsageError(fmt::format("--name: {}", parsed.status().message()));
+    print_descriptor(parsed.value());
+    return kExitOk;
+  }
+  if (s.conv->parsed()) print_descriptor(build_descriptor(ProblemKind::conv, s.conv_flags));
+  else if (s.pool->parsed()) print_descriptor(build_descriptor(ProblemKind::pool, s.pool_flags));
+  else if (s.bias->parsed()) print_descriptor(build_descriptor(ProblemKind::bias, s.bias_flags));
+  else throw UsageError("name an operation: describe conv|pool|bias <flags>, or describe --name <descriptor>");
+  return kExitOk;
+}
+
+}  // namespace convjit::cli

@@ -1,0 +1,161 @@
+#include "problem_flags.hpp"
+
+#include <fmt/format.h>
+
+#include "cli_status.hpp"
+#include "convjit/convjit.h"
+#include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+CLI::Option* add_list(CLI::App& command, const std::string& name,
+                      std::vector<std::int64_t>& target, const std::string& help) {
+  return command.add_option(name, target, help)->delimiter(',')->type_name("LIST");
+}
+
+void require_count(const std::vector<std::int64_t>& values, std::size_t count,
+                   const char* flag, const char* what) {
+  if (values.size() != count)
+    throw UsageError(fmt::format("{} needs {} comma-separated values ({}), got {}", flag, count,
+                                 what, values.size()));
+}
+
+convjit_tensor_desc_t tensor(const std::vector<std::int64_t>& dims,
+                             const std::vector<std::int64_t>& strides, convjit_dtype_t dtype,
+                             bool channels_last, const char* dims_flag,
+                             const char* strides_flag) {
+  if (dims.size() < 3 || dims.size() > 5)
+    throw UsageError(fmt::format("{} needs 3 to 5 comma-separated values (N,C,[D,][H,]W), got {}",
+                                 dims_flag, dims.size()));
+  convjit_tensor_desc_t t{};
+  t.dtype = dtype;
+  t.rank = static_cast<int>(dims.size());
+  Dims5 d{};
+  for (std::size_t i = 0; i < dims.size(); ++i) d[i] = t.dims[i] = dims[i];
+  if (strides.empty()) {
+    const Dims5 s = contiguous_strides(d, t.rank, channels_last);
+    for (int i = 0; i < t.rank; ++i) t.strides[i] = s[static_cast<std::size_t>(i)];
+  } else {
+    require_count(strides, dims.size(), strides_flag, "one stride per dim of the tensor");
+    for (std::size_t i = 0; i < strides.size(); ++i) t.strides[i] = strides[i];
+  }
+  return t;
+}
+
+// Copies a spatial flag into the params array, or leaves the default.
+void spatial(const std::vector<std::int64_t>& values, int spatial_dims, const char* flag,
+             int64_t* target) {
+  if (values.empty()) return;
+  require_count(values, static_cast<std::size_t>(spatial_dims), flag, "one per spatial dim");
+  for (int i = 0; i < spatial_dims; ++i) target[i] = values[static_cast<std::size_t>(i)];
+}
+
+template <class Params>
+void fill_padding(const ProblemFlags& f, int spatial_dims, Params& p) {
+  spatial(f.pad, spatial_dims, "--pad", p.pad_begin);
+  spatial(f.pad, spatial_dims, "--pad", p.pad_end);
+  spatial(f.pad_begin, spatial_dims, "--pad-begin", p.pad_begin);
+  spatial(f.pad_end, spatial_dims, "--pad-end", p.pad_end);
+  spatial(f.stride, spatial_dims, "--stride", p.stride);
+  spatial(f.dilation, spatial_dims, "--dilation", p.dilation);
+}
+
+convjit_dtype_t parse_dtype_flag(const std::string& text) {
+  const auto dtype = parse_dtype(text);
+  if (!dtype) throw UsageError(fmt::format("--dtype {} is not one of f32, f16, bf16, f64", text));
+  return static_cast<convjit_dtype_t>(*dtype);
+}
+
+bool channels_last(const ProblemFlags& f) { return f.layout == "nhwc"; }
+
+OpDescriptor unwrap(Result<OpDescriptor> result) {
+  if (!result.is_ok()) throw UsageError(result.status().message());
+  return std::move(result).value();
+}
+
+OpDescriptor build_conv(const ProblemFlags& f, convjit_dtype_t dtype) {
+  const convjit_tensor_desc_t x = tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  if (f.w.empty()) throw UsageError("--w is required: K,C/groups,[T,][R,]S");
+  require_count(f.w, f.x.size(), "--w", "K,C/groups and one filter size per spatial dim");
+  const convjit_tensor_desc_t w = tensor(f.w, f.w_strides, dtype, false, "--w", "--w-strides");
+  convjit_conv_params_t p{};
+  (void)convjit_conv_params_init(&p, x.rank - 2);
+  p.groups = f.groups;
+  fill_padding(f, x.rank - 2, p);
+  const Direction direction = f.op == "bwddata" ? Direction::bwddata
+                              : f.op == "bwdfilt" ? Direction::bwdfilt : Direction::fwd;
+  OpDescriptor shape = unwrap(make_conv_descriptor(&p, direction, &x, &w, nullptr));
+  std::vector<std::int64_t> y_dims(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
+  const convjit_tensor_desc_t y = tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
+  return unwrap(make_conv_descriptor(&p, direction, &x, &w, &y));
+}
+
+OpDescriptor build_pool(const ProblemFlags& f, convjit_dtype_t dtype) {
+  const convjit_tensor_desc_t x = tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  const convjit_pool_mode_t mode = f.mode == "avg" ? CONVJIT_POOL_AVG_EXCLUDE_PAD
+                                   : f.mode == "avg-include-pad" ? CONVJIT_POOL_AVG_INCLUDE_PAD
+                                                                 : CONVJIT_POOL_MAX;
+  convjit_pool_params_t p{};
+  (void)convjit_pool_params_init(&p, x.rank - 2, mode);
+  if (f.window.empty()) throw UsageError("--window is required: one size per spatial dim");
+  spatial(f.window, x.rank - 2, "--window", p.window);
+  fill_padding(f, x.rank - 2, p);
+  const Direction direction = f.op == "bwd" ? Direction::bwd : Direction::fwd;
+  OpDescriptor shape = unwrap(make_pool_descriptor(&p, direction, &x, nullptr, f.ceil));
+  std::vector<std::int64_t> y_dims(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
+  const convjit_tensor_desc_t y = tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
+  return unwrap(make_pool_descriptor(&p, direction, &x, &y, f.ceil));
+}
+
+OpDescriptor build_bias(const ProblemFlags& f, convjit_dtype_t dtype) {
+  const convjit_tensor_desc_t dy = tensor(f.dy, f.dy_strides, dtype, channels_last(f), "--dy", "--dy-strides");
+  return unwrap(make_bias_grad_descriptor(&dy));
+}
+
+}  // namespace
+
+void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
+  if (kind == ProblemKind::bias) {
+    add_list(c, "--dy", f.dy, "dy shape N,K,[D,][H,]W")->required();
+    add_list(c, "--dy-strides", f.dy_strides, "dy strides (default: contiguous in --layout)");
+  } else {
+    add_list(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
+    add_list(c, "--x-strides", f.x_strides, "x strides in elements (default: contiguous in --layout)");
+    add_list(c, "--y-strides", f.y_strides, "y strides (default: contiguous in --layout)");
+    add_list(c, "--stride", f.stride, "stride per spatial dim (default 1)");
+    auto* pad = add_list(c, "--pad", f.pad, "symmetric padding per spatial dim (default 0)");
+    auto* begin = add_list(c, "--pad-begin", f.pad_begin, "padding before, per spatial dim");
+    auto* end = add_list(c, "--pad-end", f.pad_end, "padding after, per spatial dim");
+    pad->excludes(begin)->excludes(end);
+    add_list(c, "--dilation", f.dilation, "dilation per spatial dim (default 1)");
+  }
+  if (kind == ProblemKind::conv) {
+    add_list(c, "--w", f.w, "w shape K,C/groups,[T,][R,]S")->required();
+    add_list(c, "--w-strides", f.w_strides, "w strides (default: contiguous K,C,T,R,S)");
+    c.add_option("--groups", f.groups, "groups (C/groups channels per filter; default 1)");
+    c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt"}));
+  }
+  if (kind == ProblemKind::pool) {
+    add_list(c, "--window", f.window, "window per spatial dim")->required();
+    c.add_option("--mode", f.mode, "pooling mode")
+        ->check(CLI::IsMember({"max", "avg", "avg-include-pad"}));
+    c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwd"}));
+    c.add_flag("--ceil", f.ceil, "ceil-mode output shape");
+  }
+  c.add_option("--layout", f.layout, "default stride order")->check(CLI::IsMember({"nchw", "nhwc"}));
+  c.add_option("--dtype", f.dtype, "element type")->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
+  c.add_flag("--symbolic-batch", f.symbolic_batch, "write the batch as B (LBANN symbolic batch)");
+}
+
+OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags) {
+  const convjit_dtype_t dtype = parse_dtype_flag(flags.dtype);
+  OpDescriptor d = kind == ProblemKind::conv   ? build_conv(flags, dtype)
+                   : kind == ProblemKind::pool ? build_pool(flags, dtype)
+                                               : build_bias(flags, dtype);
+  return flags.symbolic_batch ? with_symbolic_batch(d) : d;
+}
+
+}  // namespace convjit::cli

@@ -1,0 +1,36 @@
+// The problem flags shared by `describe conv|pool|bias` (and later commands)
+// and their translation into a validated OpDescriptor.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "op_descriptor.hpp"
+
+namespace convjit::cli {
+
+enum class ProblemKind { conv, pool, bias };
+
+struct ProblemFlags {
+  std::vector<std::int64_t> x, x_strides, w, w_strides, window, y_strides;
+  std::vector<std::int64_t> dy, dy_strides;
+  std::vector<std::int64_t> stride, pad, pad_begin, pad_end, dilation;
+  std::int64_t groups = 1;
+  std::string layout = "nchw";
+  std::string dtype = "f32";
+  std::string op = "fwd";
+  std::string mode = "max";
+  bool ceil = false;
+  bool symbolic_batch = false;
+};
+
+// Registers the flags of `kind` on a (sub)command.
+void add_problem_flags(CLI::App& command, ProblemKind kind, ProblemFlags& flags);
+
+// Builds the descriptor; throws UsageError naming the flag at fault.
+[[nodiscard]] OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags);
+
+}  // namespace convjit::cli

@@ -1,0 +1,213 @@
+#include "run_command.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli_status.hpp"
+#include "convjit/convjit.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+// One layer of the built-in network.
+struct LayerSpec {
+  const char* name;
+  bool is_conv;
+  std::int64_t out_channels;  // conv: K
+  std::int64_t kernel;        // conv filter / pool window (square); 0 = global pool
+  std::int64_t stride;
+  std::int64_t pad;
+  std::int64_t groups;        // conv; -1 = depthwise
+  PoolMode pool_mode;
+};
+
+// A small network touching every op family: conv with bias, strided conv,
+// depthwise conv, 1x1 conv, max pool with padding, global average pool.
+constexpr LayerSpec kTinyNet[] = {
+    {"conv1", true, 16, 3, 1, 1, 1, CONVJIT_POOL_MAX},
+    {"pool1", false, 0, 3, 2, 1, 0, CONVJIT_POOL_MAX},
+    {"conv2", true, 32, 3, 2, 1, 1, CONVJIT_POOL_MAX},
+    {"conv3_dw", true, 32, 3, 1, 1, -1, CONVJIT_POOL_MAX},
+    {"conv4_1x1", true, 64, 1, 1, 0, 1, CONVJIT_POOL_MAX},
+    {"pool2_global", false, 0, 0, 1, 0, 0, CONVJIT_POOL_AVG_EXCLUDE_PAD},
+};
+
+void check(const Status& status, const std::string& what) {
+  if (!status.is_ok()) throw RuntimeError(fmt::format("{}: {}", what, status.message()));
+}
+
+std::vector<float> random_tensor(std::int64_t elements, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(elements));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+std::int64_t element_span(const TensorDesc& t) {
+  std::int64_t last = 0;
+  for (int i = 0; i < t.rank; ++i) last += (t.dims[i] - 1) * t.strides[i];
+  return last + 1;
+}
+
+struct Layer {
+  LayerSpec spec;
+  TensorDesc x, w, y;
+  ConvParams conv;
+  PoolParams pool;
+  std::vector<float> weights, bias_grad, weight_grad;
+};
+
+class TinyNetRun {
+ public:
+  TinyNetRun(std::int64_t batch, std::int64_t image, Layout layout) : layout_(layout) {
+    TensorDesc x;
+    check(TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {batch, 3, image, image}, layout), "input");
+    for (const LayerSpec& spec : kTinyNet) {
+      layers_.push_back(make_layer(spec, x));
+      x = layers_.back().y;
+    }
+  }
+
+  void run() {
+    fmt::print("{:<13} {:<8} {:<10} {:>9}  {}\n", "layer", "op", "backend", "ms", "descriptor");
+    std::vector<std::vector<float>> activations{random_tensor(element_span(layers_[0].x), rng_)};
+    for (Layer& layer : layers_) {
+      activations.push_back(std::vector<float>(static_cast<std::size_t>(element_span(layer.y))));
+      forward(layer, activations[activations.size() - 2], activations.back());
+    }
+    std::vector<float> grad = random_tensor(element_span(layers_.back().y), rng_);
+    for (std::size_t i = layers_.size(); i-- > 0;) {
+      std::vector<float> input_grad(static_cast<std::size_t>(element_span(layers_[i].x)));
+      backward(layers_[i], activations[i], grad, input_grad);
+      grad = std::move(input_grad);
+    }
+    fmt::print("{} calls, {:.2f} ms in total\n", calls_, total_ms_);
+  }
+
+ private:
+  Layer make_layer(const LayerSpec& spec, const TensorDesc& x) {
+    Layer layer{spec, x, {}, {}, ConvParams(2), PoolParams(2, spec.pool_mode), {}, {}, {}};
+    std::int64_t y_dims[CONVJIT_MAX_RANK] = {};
+    if (spec.is_conv) {
+      const std::int64_t channels = x.dims[1];
+      layer.conv.groups = spec.groups < 0 ? channels : spec.groups;
+      for (int i = 0; i < 2; ++i) {
+        layer.conv.stride[i] = spec.stride;
+        layer.conv.pad_begin[i] = layer.conv.pad_end[i] = spec.pad;
+      }
+      check(TensorDesc::contiguous(layer.w, CONVJIT_DTYPE_F32,
+                                   {spec.out_channels, channels / layer.conv.groups, spec.kernel, spec.kernel}),
+            spec.name);
+      check(conv_output_dims(layer.conv, x, layer.w, y_dims), spec.name);
+      layer.weights = random_tensor(element_span(layer.w), rng_);
+      layer.weight_grad.resize(layer.weights.size());
+      layer.bias_grad.resize(static_cast<std::size_t>(spec.out_channels));
+    } else {
+      for (int i = 0; i < 2; ++i) {
+        layer.pool.window[i] = spec.kernel == 0 ? x.dims[2 + i] : spec.kernel;
+        layer.pool.stride[i] = spec.stride;
+        layer.pool.pad_begin[i] = layer.pool.pad_end[i] = spec.pad;
+      }
+      check(pool_output_dims(layer.pool, x, false, y_dims), spec.name);
+    }
+    check(TensorDesc::contiguous(layer.y, CONVJIT_DTYPE_F32, {y_dims[0], y_dims[1], y_dims[2], y_dims[3]},
+                                 layout_),
+          spec.name);
+    return layer;
+  }
+
+  template <class F>
+  void timed(const Layer& layer, const char* op, const std::string& descriptor, F&& call) {
+    const auto start = std::chrono::steady_clock::now();
+    check(call(), fmt::format("{} {}", layer.spec.name, op));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    total_ms_ += ms;
+    ++calls_;
+    fmt::print("{:<13} {:<8} {:<10} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms, descriptor);
+  }
+
+  std::string conv_name(const Layer& l, ConvDirection direction) {
+    std::string name;
+    check(conv_descriptor_name(l.conv, direction, l.x, l.w, l.y, false, name), l.spec.name);
+    return name;
+  }
+  std::string pool_name(const Layer& l, PoolDirection direction) {
+    std::string name;
+    check(pool_descriptor_name(l.pool, direction, l.x, l.y, false, name), l.spec.name);
+    return name;
+  }
+
+  void forward(const Layer& l, const std::vector<float>& x, std::vector<float>& y) {
+    if (l.spec.is_conv) {
+      timed(l, "fwd", conv_name(l, CONVJIT_CONV_FWD), [&] {
+        return conv_forward(l.conv, l.x, x.data(), l.w, l.weights.data(), l.y, y.data());
+      });
+    } else {
+      timed(l, "fwd", pool_name(l, CONVJIT_POOL_FWD),
+            [&] { return pool_forward(l.pool, l.x, x.data(), l.y, y.data()); });
+    }
+  }
+
+  void backward(Layer& l, const std::vector<float>& x, const std::vector<float>& dy,
+                std::vector<float>& dx) {
+    if (!l.spec.is_conv) {
+      timed(l, "bwd", pool_name(l, CONVJIT_POOL_BWD),
+            [&] { return pool_backward(l.pool, l.x, x.data(), l.y, dy.data(), dx.data()); });
+      return;
+    }
+    timed(l, "bwddata", conv_name(l, CONVJIT_CONV_BWDDATA), [&] {
+      return conv_backward_data(l.conv, l.y, dy.data(), l.w, l.weights.data(), l.x, dx.data());
+    });
+    timed(l, "bwdfilt", conv_name(l, CONVJIT_CONV_BWDFILT), [&] {
+      return conv_backward_filter(l.conv, l.x, x.data(), l.y, dy.data(), l.w, l.weight_grad.data());
+    });
+    timed(l, "bwdbias", "(bias gradient of the layer above)",
+          [&] { return conv_backward_bias(l.y, dy.data(), l.bias_grad.data()); });
+  }
+
+  Layout layout_;
+  std::mt19937 rng_{20261121};
+  std::vector<Layer> layers_;
+  double total_ms_ = 0;
+  int calls_ = 0;
+};
+
+}  // namespace
+
+struct RunCommand::State {
+  CLI::App* command = nullptr;
+  std::int64_t batch = 2;
+  std::int64_t image = 32;
+  std::string layout = "nchw";
+};
+
+RunCommand::RunCommand(CLI::App& app) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.command = app.add_subcommand(
+      "run", "Run the built-in network forward and backward through the dispatcher");
+  s.command->add_option("--batch", s.batch, "batch size")->check(CLI::Range(1, 1024));
+  s.command->add_option("--image", s.image, "input height and width")->check(CLI::Range(8, 1024));
+  s.command->add_option("--layout", s.layout, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
+  s.command->footer("Example:\n  convjit run --batch 4 --image 64 --layout nhwc");
+}
+
+RunCommand::~RunCommand() = default;
+
+bool RunCommand::selected() const { return state_->command->parsed(); }
+
+int RunCommand::run() const {
+  const State& s = *state_;
+  fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
+             version(), s.batch, s.image, s.image, s.layout);
+  TinyNetRun net(s.batch, s.image, s.layout == "nhwc" ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
+  net.run();
+  return kExitOk;
+}
+
+}  // namespace convjit::cli
