@@ -235,6 +235,14 @@ convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* param
   });
 }
 
+convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
+                                                   int symbolic_batch, char* buf, size_t buf_size,
+                                                   size_t* required) {
+  return guarded([&] {
+    return write_name(make_bias_grad_descriptor(dy_desc), symbolic_batch, buf, buf_size, required);
+  });
+}
+
 convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
                                       const convjit_tensor_desc_t* x_desc, const void* x,
                                       const convjit_tensor_desc_t* w_desc, const void* w,

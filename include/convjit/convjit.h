@@ -182,6 +182,11 @@ CONVJIT_API convjit_status_t convjit_pool_descriptor_name(
     const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* y_desc,
     int symbolic_batch, char* buf, size_t buf_size, size_t* required);
 
+/* Name of the bias-gradient op for dy (see convjit_conv_backward_bias). */
+CONVJIT_API convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
+                                                               int symbolic_batch, char* buf,
+                                                               size_t buf_size, size_t* required);
+
 /* Name of the backend that served the last successful operation on this
  * thread (e.g. "reference"). */
 CONVJIT_API const char* convjit_last_backend(void);

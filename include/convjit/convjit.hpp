@@ -94,33 +94,50 @@ inline Status pool_output_dims(const PoolParams& p, const TensorDesc& x, bool ce
   return detail::status_from(convjit_pool_output_dims(&p, &x, ceil_mode ? 1 : 0, y_dims));
 }
 
+namespace detail {
+// Calls a C name function twice: once for the size, once to fill.
+template <class NameFn>
+Status query_name(NameFn&& fn, std::string& name) {
+  size_t required = 0;
+  auto code = fn(nullptr, 0, &required);
+  if (code != CONVJIT_STATUS_SUCCESS) return status_from(code);
+  name.resize(required);
+  code = fn(name.data(), name.size(), &required);
+  name.resize(code == CONVJIT_STATUS_SUCCESS ? required - 1 : 0);
+  return status_from(code);
+}
+}  // namespace detail
+
 inline Status conv_descriptor_name(const ConvParams& p, ConvDirection direction,
                                    const TensorDesc& x, const TensorDesc& w,
                                    const TensorDesc& y, bool symbolic_batch,
                                    std::string& name) {
-  size_t required = 0;
-  auto code = convjit_conv_descriptor_name(&p, direction, &x, &w, &y, symbolic_batch, nullptr,
-                                           0, &required);
-  if (code != CONVJIT_STATUS_SUCCESS) return detail::status_from(code);
-  name.resize(required);
-  code = convjit_conv_descriptor_name(&p, direction, &x, &w, &y, symbolic_batch, name.data(),
-                                      name.size(), &required);
-  name.resize(required - 1);
-  return detail::status_from(code);
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_conv_descriptor_name(&p, direction, &x, &w, &y, symbolic_batch, buf, size,
+                                            required);
+      },
+      name);
+}
+
+inline Status bias_grad_descriptor_name(const TensorDesc& dy, bool symbolic_batch,
+                                        std::string& name) {
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_bias_grad_descriptor_name(&dy, symbolic_batch, buf, size, required);
+      },
+      name);
 }
 
 inline Status pool_descriptor_name(const PoolParams& p, PoolDirection direction,
                                    const TensorDesc& x, const TensorDesc& y, bool symbolic_batch,
                                    std::string& name) {
-  size_t required = 0;
-  auto code = convjit_pool_descriptor_name(&p, direction, &x, &y, symbolic_batch, nullptr, 0,
-                                           &required);
-  if (code != CONVJIT_STATUS_SUCCESS) return detail::status_from(code);
-  name.resize(required);
-  code = convjit_pool_descriptor_name(&p, direction, &x, &y, symbolic_batch, name.data(),
-                                      name.size(), &required);
-  name.resize(required - 1);
-  return detail::status_from(code);
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_pool_descriptor_name(&p, direction, &x, &y, symbolic_batch, buf, size,
+                                            required);
+      },
+      name);
 }
 
 inline Status conv_forward(const ConvParams& p, const TensorDesc& x_desc, const void* x,

@@ -167,7 +167,9 @@ class TinyNetRun {
     timed(l, "bwdfilt", conv_name(l, CONVJIT_CONV_BWDFILT), [&] {
       return conv_backward_filter(l.conv, l.x, x.data(), l.y, dy.data(), l.w, l.weight_grad.data());
     });
-    timed(l, "bwdbias", "(bias gradient of the layer above)",
+    std::string bias_name;
+    check(bias_grad_descriptor_name(l.y, false, bias_name), l.spec.name);
+    timed(l, "bwdbias", bias_name,
           [&] { return conv_backward_bias(l.y, dy.data(), l.bias_grad.data()); });
   }
 

@@ -1,0 +1,170 @@
+// Test helper: compact conv and pool problem specs, their tensors, and
+// random problem generators covering dims, strides, padding, dilation,
+// groups and layouts.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "host_tensor.hpp"
+
+namespace convjit::test {
+
+struct ConvCase {
+  std::int64_t batch = 1, channels = 1, filters = 1, groups = 1;
+  std::vector<std::int64_t> input, kernel, stride, pad_begin, pad_end, dilation;
+  TestLayout layout = TestLayout::nchw;
+
+  int spatial() const { return static_cast<int>(input.size()); }
+
+  ConvParams params() const {
+    ConvParams p(spatial());
+    p.groups = groups;
+    for (int i = 0; i < spatial(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      p.stride[i] = stride.empty() ? 1 : stride[at];
+      p.dilation[i] = dilation.empty() ? 1 : dilation[at];
+      p.pad_begin[i] = pad_begin.empty() ? 0 : pad_begin[at];
+      p.pad_end[i] = pad_end.empty() ? p.pad_begin[i] : pad_end[at];
+    }
+    return p;
+  }
+
+  std::string describe() const {
+    auto list = [](const std::vector<std::int64_t>& v) {
+      std::string s;
+      for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+      return "[" + s + "]";
+    };
+    return "N=" + std::to_string(batch) + " C=" + std::to_string(channels) +
+           " K=" + std::to_string(filters) + " G=" + std::to_string(groups) +
+           " in=" + list(input) + " k=" + list(kernel) + " s=" + list(stride) +
+           " pb=" + list(pad_begin) + " pe=" + list(pad_end) + " d=" + list(dilation) +
+           " layout=" + layout_name(layout);
+  }
+};
+
+template <class T>
+struct ConvTensors {
+  ConvParams params;
+  HostTensor<T> x, w, y;
+};
+
+template <class T>
+ConvTensors<T> make_conv_tensors(const ConvCase& c) {
+  ConvTensors<T> t{c.params(), {}, {}, {}};
+  std::vector<std::int64_t> x_dims{c.batch, c.channels};
+  std::vector<std::int64_t> w_dims{c.filters, c.channels / c.groups};
+  x_dims.insert(x_dims.end(), c.input.begin(), c.input.end());
+  w_dims.insert(w_dims.end(), c.kernel.begin(), c.kernel.end());
+  t.x = HostTensor<T>(x_dims, c.layout);
+  t.w = HostTensor<T>(w_dims, TestLayout::nchw);
+  std::int64_t y_dims[CONVJIT_MAX_RANK] = {};
+  const Status s = conv_output_dims(t.params, t.x.desc(), t.w.desc(), y_dims);
+  EXPECT_TRUE(s.is_ok()) << s.message() << " for " << c.describe();
+  t.y = HostTensor<T>(std::vector<std::int64_t>(y_dims, y_dims + x_dims.size()), c.layout);
+  return t;
+}
+
+// A random valid conv: 1D/2D/3D, strides, asymmetric padding, dilation,
+// groups (depthwise included), any layout.
+inline ConvCase random_conv_case(std::mt19937& rng, int spatial) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  ConvCase c;
+  c.groups = std::vector<std::int64_t>{1, 1, 2, 3}[static_cast<std::size_t>(pick(0, 3))];
+  const bool depthwise = pick(0, 4) == 0;
+  c.channels = c.groups * pick(1, 3);
+  c.filters = c.groups * pick(1, 3);
+  if (depthwise) c.groups = c.filters = c.channels = pick(2, 4);
+  c.batch = pick(1, 3);
+  const std::int64_t max_in = spatial == 3 ? 6 : (spatial == 2 ? 9 : 13);
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(1, 3), d = pick(1, 2), extent = d * (k - 1) + 1;
+    const std::int64_t in = pick(extent, max_in);
+    c.kernel.push_back(k);
+    c.dilation.push_back(d);
+    c.stride.push_back(pick(1, 3));
+    c.input.push_back(in);
+    c.pad_begin.push_back(pick(0, extent - 1));
+    c.pad_end.push_back(pick(0, extent - 1));
+  }
+  c.layout = static_cast<TestLayout>(pick(0, 2));
+  return c;
+}
+
+struct PoolCase {
+  std::int64_t batch = 1, channels = 1;
+  std::vector<std::int64_t> input, window, stride, pad_begin, pad_end, dilation;
+  convjit_pool_mode_t mode = CONVJIT_POOL_MAX;
+  bool ceil = false;
+  TestLayout layout = TestLayout::nchw;
+
+  int spatial() const { return static_cast<int>(input.size()); }
+
+  PoolParams params() const {
+    PoolParams p(spatial(), mode);
+    for (int i = 0; i < spatial(); ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      p.window[i] = window[at];
+      p.stride[i] = stride.empty() ? 1 : stride[at];
+      p.dilation[i] = dilation.empty() ? 1 : dilation[at];
+      p.pad_begin[i] = pad_begin.empty() ? 0 : pad_begin[at];
+      p.pad_end[i] = pad_end.empty() ? p.pad_begin[i] : pad_end[at];
+    }
+    return p;
+  }
+};
+
+template <class T>
+struct PoolTensors {
+  PoolParams params;
+  HostTensor<T> x, y;
+};
+
+template <class T>
+PoolTensors<T> make_pool_tensors(const PoolCase& c) {
+  PoolTensors<T> t{c.params(), {}, {}};
+  std::vector<std::int64_t> x_dims{c.batch, c.channels};
+  x_dims.insert(x_dims.end(), c.input.begin(), c.input.end());
+  t.x = HostTensor<T>(x_dims, c.layout);
+  std::int64_t y_dims[CONVJIT_MAX_RANK] = {};
+  const Status s = pool_output_dims(t.params, t.x.desc(), c.ceil, y_dims);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  t.y = HostTensor<T>(std::vector<std::int64_t>(y_dims, y_dims + x_dims.size()), c.layout);
+  return t;
+}
+
+inline PoolCase random_pool_case(std::mt19937& rng, int spatial, convjit_pool_mode_t mode) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  PoolCase c;
+  c.mode = mode;
+  c.batch = pick(1, 2);
+  c.channels = pick(1, 3);
+  c.ceil = pick(0, 1) == 1;
+  const std::int64_t max_in = spatial == 3 ? 7 : (spatial == 2 ? 10 : 14);
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(1, 4);
+    // Dilation only for max; windows with dilation stay input-overlapping
+    // when padding is at most a third of the extent.
+    const std::int64_t d = mode == CONVJIT_POOL_MAX ? pick(1, 2) : 1;
+    const std::int64_t extent = d * (k - 1) + 1;
+    c.window.push_back(k);
+    c.dilation.push_back(d);
+    c.stride.push_back(pick(1, 3));
+    c.input.push_back(pick(extent, max_in));
+    const std::int64_t max_pad = d == 1 ? extent / 2 : (k - 1) / 2;
+    c.pad_begin.push_back(pick(0, max_pad));
+    c.pad_end.push_back(pick(0, max_pad));
+  }
+  c.layout = static_cast<TestLayout>(pick(0, 2));
+  return c;
+}
+
+}  // namespace convjit::test
