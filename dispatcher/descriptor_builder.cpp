@@ -120,7 +120,7 @@ Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
   for (Status s : {check_tensor_desc(x, names.x), check_y(x, names.x, y, names.y)})
     if (!s.is_ok()) return s;
   if (Status s = check_spatial_dims(params->spatial_dims, *x, names.x); !s.is_ok()) return s;
-  d.pool_mode = static_cast<PoolMode>(static_cast<int>(params->mode) + 1);
+  d.pool_mode = static_cast<PoolingMode>(static_cast<int>(params->mode) + 1);
   d.dtype = static_cast<DataType>(x->dtype);
   d.spatial_dims = params->spatial_dims;
   copy_tensor(*x, d.x_dims, d.x_strides);

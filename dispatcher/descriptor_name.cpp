@@ -18,14 +18,14 @@ constexpr std::string_view kSymbolicBatch = "B";
 struct PrefixInfo {
   std::string_view stem;
   OpKind kind;
-  PoolMode mode;
+  PoolingMode mode;
 };
 constexpr PrefixInfo kPrefixes[] = {
-    {"conv", OpKind::conv, PoolMode::none},
-    {"maxpool", OpKind::pool, PoolMode::max},
-    {"avgpool", OpKind::pool, PoolMode::avg_exclude_pad},
-    {"avgpadpool", OpKind::pool, PoolMode::avg_include_pad},
-    {"biasgrad", OpKind::bias_grad, PoolMode::none},
+    {"conv", OpKind::conv, PoolingMode::none},
+    {"maxpool", OpKind::pool, PoolingMode::max},
+    {"avgpool", OpKind::pool, PoolingMode::avg_exclude_pad},
+    {"avgpadpool", OpKind::pool, PoolingMode::avg_include_pad},
+    {"biasgrad", OpKind::bias_grad, PoolingMode::none},
 };
 
 std::string_view prefix_stem(const OpDescriptor& d) {

@@ -48,14 +48,14 @@ class Checker {
 bool has_valid_structure(const OpDescriptor& d) {
   switch (d.kind) {
     case OpKind::conv:
-      return d.pool_mode == PoolMode::none &&
+      return d.pool_mode == PoolingMode::none &&
              (d.direction == Direction::fwd || d.direction == Direction::bwddata ||
               d.direction == Direction::bwdfilt);
     case OpKind::pool:
-      return d.pool_mode != PoolMode::none &&
+      return d.pool_mode != PoolingMode::none &&
              (d.direction == Direction::fwd || d.direction == Direction::bwd);
     case OpKind::bias_grad:
-      return d.pool_mode == PoolMode::none && d.direction == Direction::bwd;
+      return d.pool_mode == PoolingMode::none && d.direction == Direction::bwd;
   }
   return false;
 }
@@ -67,14 +67,15 @@ void check_unused_slots_zero(Checker& c, const char* name, std::span<const std::
               used_count);
 }
 
+// has_batch: dims[0] is a batch (x, y), which a symbolic descriptor leaves 0.
 void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
-                  const Dims5& strides) {
+                  const Dims5& strides, bool has_batch = true) {
   const int rank = d.rank();
   check_unused_slots_zero(c, fmt::format("{} shape", name).c_str(), dims, rank);
   check_unused_slots_zero(c, fmt::format("{} strides", name).c_str(), strides, rank);
   for (int i = 0; i < rank; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    if (i == 0 && d.symbolic_batch) {
+    if (i == 0 && has_batch && d.symbolic_batch) {
       c.require(dims[0] == 0, "{} batch must be left 0 in a symbolic-batch descriptor", name);
       continue;
     }
@@ -144,7 +145,7 @@ void check_pool_params(Checker& c, const OpDescriptor& d) {
     const WindowGeometry g = geometry(d, i);
     c.require(g.window >= 1, "window[{}] = {} must be at least 1", i, g.window);
     if (c.failed()) return;
-    c.require(d.pool_mode == PoolMode::max || g.dilation == 1,
+    c.require(d.pool_mode == PoolingMode::max || g.dilation == 1,
               "dilation[{}] = {}: dilation is supported for max pooling only; use 1", i,
               g.dilation);
     // PyTorch's and cuDNN's rule: each window must overlap the input.
@@ -305,7 +306,7 @@ Status validate_descriptor(const OpDescriptor& d) {
   }
   // Root causes first: inputs and parameters, then the y shape they imply.
   check_tensor(c, d, n.x, d.x_dims, d.x_strides);
-  if (d.is_conv()) check_tensor(c, d, n.w, d.w_dims, d.w_strides);
+  if (d.is_conv()) check_tensor(c, d, n.w, d.w_dims, d.w_strides, /*has_batch=*/false);
   check_spatial_params(c, d);
   if (c.failed()) return c.take();
   if (d.is_conv()) {

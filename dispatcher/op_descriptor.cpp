@@ -38,12 +38,12 @@ std::string_view direction_name(Direction direction) {
   return "?";
 }
 
-std::string_view pool_mode_name(PoolMode mode) {
+std::string_view pool_mode_name(PoolingMode mode) {
   switch (mode) {
-    case PoolMode::none: return "none";
-    case PoolMode::max: return "max";
-    case PoolMode::avg_exclude_pad: return "avg";
-    case PoolMode::avg_include_pad: return "avg-include-pad";
+    case PoolingMode::none: return "none";
+    case PoolingMode::max: return "max";
+    case PoolingMode::avg_exclude_pad: return "avg";
+    case PoolingMode::avg_include_pad: return "avg-include-pad";
   }
   return "?";
 }

@@ -29,7 +29,7 @@ enum class OpKind : std::int32_t { conv, pool, bias_grad };
 // Conv uses fwd/bwddata/bwdfilt, pool fwd/bwd, bias_grad only bwd.
 enum class Direction : std::int32_t { fwd, bwddata, bwdfilt, bwd };
 
-enum class PoolMode : std::int32_t { none, max, avg_exclude_pad, avg_include_pad };
+enum class PoolingMode : std::int32_t { none, max, avg_exclude_pad, avg_include_pad };
 
 // Slot meaning per op (LBANN's convention for conv):
 //   conv fwd (x, w, y)   conv bwddata (dx, w, dy)   conv bwdfilt (x, dw, dy)
@@ -37,7 +37,7 @@ enum class PoolMode : std::int32_t { none, max, avg_exclude_pad, avg_include_pad
 struct OpDescriptor {
   OpKind kind = OpKind::conv;
   Direction direction = Direction::fwd;
-  PoolMode pool_mode = PoolMode::none;
+  PoolingMode pool_mode = PoolingMode::none;
   DataType dtype = DataType::f32;
   std::int32_t spatial_dims = 0;
   std::int32_t symbolic_batch = 0;  // batch entries are the literal B in names
@@ -71,6 +71,6 @@ struct OpDescriptorHash {
 [[nodiscard]] Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last);
 
 [[nodiscard]] std::string_view direction_name(Direction direction);
-[[nodiscard]] std::string_view pool_mode_name(PoolMode mode);
+[[nodiscard]] std::string_view pool_mode_name(PoolingMode mode);
 
 }  // namespace convjit

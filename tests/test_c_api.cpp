@@ -1,1 +1,96 @@
+// C API behaviour: status strings, the thread-local last error, name
+// buffers, devices, and the backend report.
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "convjit/convjit.h"
+#include "support/problems.hpp"
+#include "version.hpp"
+
+namespace convjit::test {
+namespace {
+
+TEST(CApi, VersionAndStatusStrings) {
+  EXPECT_STREQ(convjit_version_string(), kVersionString);
+  EXPECT_STREQ(convjit_status_string(CONVJIT_STATUS_SUCCESS), "success");
+  EXPECT_STREQ(convjit_status_string(CONVJIT_STATUS_NOT_AVAILABLE), "not available");
+  EXPECT_STREQ(convjit_status_string(static_cast<convjit_status_t>(6)), "internal error");
+}
+
+TEST(CApi, LastErrorIsPerThreadAndClearedBySuccess) {
+  convjit_conv_params_t params;
+  EXPECT_EQ(convjit_conv_params_init(&params, 4), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("spatial_dims = 4"), std::string::npos);
+  std::string other_thread_message = "unset";
+  std::thread([&] { other_thread_message = convjit_last_error_message(); }).join();
+  EXPECT_EQ(other_thread_message, "");
+  EXPECT_EQ(convjit_conv_params_init(&params, 2), CONVJIT_STATUS_SUCCESS);
+  EXPECT_STREQ(convjit_last_error_message(), "");
+}
+
+TEST(CApi, NameBufferSizeQueryAndTooSmallBuffer) {
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  size_t required = 0;
+  ASSERT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
+                                         &t.y.desc(), 0, nullptr, 0, &required),
+            CONVJIT_STATUS_SUCCESS);
+  std::vector<char> buf(required);
+  char tiny[8];
+  EXPECT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
+                                         &t.y.desc(), 0, tiny, sizeof tiny, &required),
+            CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("8 bytes is too small"), std::string::npos);
+  ASSERT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
+                                         &t.y.desc(), 0, buf.data(), buf.size(), &required),
+            CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(std::strlen(buf.data()) + 1, required);
+  EXPECT_EQ(std::string(buf.data()).rfind("conv2d_1_2_5_5_0_50_25_5_1_0_", 0), 0u) << buf.data();
+  EXPECT_EQ(convjit_conv_descriptor_name(&t.params, static_cast<convjit_conv_direction_t>(3),
+                                         &t.x.desc(), &t.w.desc(), &t.y.desc(), 0, nullptr, 0, &required),
+            CONVJIT_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(CApi, HostExecutionReportsTheReferenceBackend) {
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  const convjit_exec_t host{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
+  ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &t.y.desc(), t.y.data(), 1.0, 0.0, &host),
+            CONVJIT_STATUS_SUCCESS) << convjit_last_error_message();
+  EXPECT_STREQ(convjit_last_backend(), "reference");
+}
+
+TEST(CApi, CudaDeviceIsNotAvailableInThisBuild) {
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  t.y.fill(9.0);
+  const convjit_exec_t cuda{{CONVJIT_DEVICE_CUDA, 0}, nullptr, nullptr, 0};
+  EXPECT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &t.y.desc(), t.y.data(), 1.0, 0.0, &cuda),
+            CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("on cuda:0"), std::string::npos)
+      << convjit_last_error_message();
+  for (double v : t.y.values()) EXPECT_EQ(v, 9.0);
+  const convjit_exec_t bogus{{static_cast<convjit_device_kind_t>(1), -2}, nullptr, nullptr, 0};
+  EXPECT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &t.y.desc(), t.y.data(), 1.0, 0.0, &bogus),
+            CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("ordinal -2"), std::string::npos);
+}
+
+TEST(CApi, PoolBackwardNeedsXOnlyForMax) {
+  PoolCase c{1, 1, {4, 4}, {2, 2}, {2, 2}, {}, {}, {}, CONVJIT_POOL_AVG_EXCLUDE_PAD};
+  auto t = make_pool_tensors<float>(c);
+  HostTensor<float> dy = t.y, dx = t.x;
+  dy.fill(4);
+  EXPECT_TRUE(pool_backward(t.params, t.x.desc(), nullptr, dy.desc(), dy.data(), dx.data()).is_ok());
+  for (double v : dx.values()) EXPECT_EQ(v, 1.0);
+  c.mode = CONVJIT_POOL_MAX;
+  auto m = make_pool_tensors<float>(c);
+  const Status s = pool_backward(m.params, m.x.desc(), nullptr, dy.desc(), dy.data(), dx.data());
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("x (max pooling recomputes the argmax from it) is NULL"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convjit::test

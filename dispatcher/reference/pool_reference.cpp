@@ -95,7 +95,7 @@ class PoolReference {
   Acc divisor(const Window& w) const {
     std::int64_t count = 1;
     for (std::size_t i = 0; i < 3; ++i) {
-      if (mode_ == PoolMode::avg_exclude_pad) {
+      if (mode_ == PoolingMode::avg_exclude_pad) {
         count *= w.range[i].end - w.range[i].begin;
       } else {
         const std::int64_t end = std::min(w.start[i] + win_.size[i], x_.dims[i + 2] + win_.pad_end[i]);
@@ -124,7 +124,7 @@ class PoolReference {
   Acc pooled_value(const T* x, std::int64_t n, std::int64_t c, std::int64_t od,
                    std::int64_t oh, std::int64_t ow) const {
     const Window w = window_at(od, oh, ow);
-    if (mode_ == PoolMode::max) return argmax(x, n, c, w).value;
+    if (mode_ == PoolingMode::max) return argmax(x, n, c, w).value;
     Acc sum = 0;
     for_each_input(w, [&](std::int64_t id, std::int64_t ih, std::int64_t iw) {
       sum += Element<T>::load(x[x_.offset(n, c, id, ih, iw)]);
@@ -135,7 +135,7 @@ class PoolReference {
   void scatter_gradient(std::vector<Acc>& plane, const T* x, Acc grad, std::int64_t n,
                         std::int64_t c, std::int64_t od, std::int64_t oh, std::int64_t ow) const {
     const Window w = window_at(od, oh, ow);
-    if (mode_ == PoolMode::max) {
+    if (mode_ == PoolingMode::max) {
       const ArgMax best = argmax(x, n, c, w);
       if (best.found) plane[best.plane] += grad;
       return;
@@ -160,7 +160,7 @@ class PoolReference {
 
   View5 x_, y_;
   Window3 win_;
-  PoolMode mode_;
+  PoolingMode mode_;
   const ExecArgs& args_;
 };
 
