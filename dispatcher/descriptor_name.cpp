@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 #include <vector>
 
 #include "descriptor_validation.hpp"
@@ -80,6 +81,15 @@ void write_extensions(NameWriter& w, const OpDescriptor& d) {
 
 // ---- parsing --------------------------------------------------------------
 
+// Canonical decimal only: no sign, no leading zeros, fits in int64.
+std::optional<std::int64_t> canonical_integer(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const bool canonical = !text.empty() && text[0] != '-' && (text.size() == 1 || text[0] != '0');
+  if (error != std::errc() || end != text.data() + text.size() || !canonical) return std::nullopt;
+  return value;
+}
+
 struct ParseError {
   std::string message;
 };
@@ -112,17 +122,13 @@ class TokenReader {
   }
   void back() { --index_; }
 
-  // Canonical decimal only: no sign, no leading zeros, fits in int64.
   std::int64_t integer(std::string_view field) {
-    const std::string_view text = next(field);
-    std::int64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    const bool canonical = !text.empty() && text[0] != '-' && (text.size() == 1 || text[0] != '0');
-    if (error != std::errc() || end != text.data() + text.size() || !canonical) {
+    const auto value = canonical_integer(next(field));
+    if (!value) {
       back();
       fail(fmt::format("{} as a non-negative integer without leading zeros", field));
     }
-    return value;
+    return *value;
   }
 
   template <std::size_t N>
@@ -138,8 +144,10 @@ class TokenReader {
     Dims5 dims{};
     if (symbolic) {
       next(field);
+    } else if (!canonical_integer(peek())) {
+      fail(fmt::format("{}[0] as an integer or B", field));
     } else {
-      dims[0] = integer(fmt::format("{}[0] (an integer or B)", field));
+      dims[0] = integer(field);
     }
     for (std::size_t i = 1; i < dims.size(); ++i)
       dims[i] = integer(fmt::format("{}[{}]", field, i));

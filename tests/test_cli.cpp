@@ -1,0 +1,134 @@
+// The convjit CLI driven as a user would: spawn the binary, check its
+// output and exit codes (0 ok, 1 runtime failure, 2 usage).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string output;  // stdout and stderr
+  std::string first_line() const { return output.substr(0, output.find('\n')); }
+  std::string line_starting(const std::string& prefix) const {
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(prefix, 0) == 0) return line;
+    return "";
+  }
+};
+
+Outcome convjit(const std::string& args) {
+  const std::string command = std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+constexpr const char* kCosmoFlowName =
+    "conv3d_2_4_66_512_512_69206016_17301504_262144_512_1_32_4_3_3_3_2_32_64_512_512_553648128_"
+    "17301504_262144_512_1_0_1_1_1_1_1_1_1_1_1_fwd";
+
+TEST(Cli, DescribePrintsTheCosmoFlowNameFromDesignDoc) {
+  const Outcome r = convjit(
+      "describe conv --x 2,4,66,512,512 --x-strides 69206016,17301504,262144,512,1 --w 32,4,3,3,3 "
+      "--y-strides 553648128,17301504,262144,512,1 --pad 0,1,1 --op fwd");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.first_line(), kCosmoFlowName);
+}
+
+TEST(Cli, DescribePrintsTheResNetStemName) {
+  const Outcome r = convjit("describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.first_line(),
+            "conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_12544_112_"
+            "1_0_3_3_0_2_2_0_1_1_0_1_fwd");
+}
+
+TEST(Cli, DescribeNameParsesAndItsFlagsLineReproducesTheName) {
+  for (const std::string& name :
+       {std::string(kCosmoFlowName),
+        std::string("conv2d_1_6_9_8_0_432_1_48_6_0_4_3_3_2_0_1_4_5_3_0_60_1_12_4_0_2_0_0_2_3_0_1_1_0_2_"
+                    "bwdfilt_pe_0_1_0_bf16"),
+        std::string("conv3d_1_4_10_10_10_4000_1000_100_10_1_8_4_3_3_3_1_8_10_10_10_8000_1000_100_10_1_"
+                    "2_1_1_1_1_1_2_1_1_1_bwddata_f16"),
+        std::string("avgpadpool1d_2_3_9_0_0_27_9_1_0_0_3_0_0_2_3_5_0_0_15_5_1_0_0_1_0_0_2_0_0_1_0_0_bwd")}) {
+    const Outcome described = convjit("describe --name " + name);
+    ASSERT_EQ(described.exit_code, 0) << described.output;
+    EXPECT_EQ(described.first_line(), name);
+    const std::string flags = described.line_starting("flags");
+    ASSERT_FALSE(flags.empty()) << described.output;
+    const Outcome again = convjit("describe " + flags.substr(flags.find_first_not_of(' ', 5)));
+    EXPECT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_EQ(again.first_line(), name) << flags;
+  }
+}
+
+TEST(Cli, SymbolicBatchAndPoolCeilMode) {
+  const Outcome r = convjit(
+      "describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --ceil --symbolic-batch");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.first_line(),
+            "maxpool2d_B_64_112_112_0_802816_12544_112_1_0_3_3_0_B_64_57_57_0_207936_3249_57_1_0_1_1_"
+            "0_2_2_0_1_1_0_fwd");
+}
+
+TEST(Cli, UsageErrorsExitTwoAndNameTheFlag) {
+  struct Case {
+    const char* args;
+    const char* fragment;
+  };
+  for (const Case& c : {
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3", "--w needs 4 comma-separated values"},
+           Case{"describe conv --x 1,2 --w 4,2,3", "--x needs 3 to 5 comma-separated values"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --stride 2", "--stride needs 2"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --pad 1,1 --pad-begin 1,1", "--pad excludes --pad-begin"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --groups abc", "--groups"},
+           Case{"describe conv --x 1,4,8,8 --w 4,2,3,3 --groups 3", "groups = 3 does not divide"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --dtype f8", "--dtype"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --op sideways", "--op"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --bogus", "--bogus"},
+           Case{"describe --name conv2d_1_x", "token 3 'x'"},
+           Case{"describe", "name an operation"},
+           Case{"", "A subcommand is required"},
+       }) {
+    const Outcome r = convjit(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.fragment), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(Cli, HelpAndVersionExitZero) {
+  EXPECT_EQ(convjit("--help").exit_code, 0);
+  const Outcome describe_help = convjit("describe --help");
+  EXPECT_EQ(describe_help.exit_code, 0);
+  EXPECT_NE(describe_help.output.find("Examples:"), std::string::npos);
+  const Outcome version = convjit("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.output.find(CONVJIT_VERSION), std::string::npos) << version.output;
+}
+
+TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
+  const Outcome r = convjit("run --batch 1 --image 16 --layout nhwc");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int calls = 0;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" reference ") != std::string::npos) ++calls;
+  EXPECT_EQ(calls, 20) << r.output;  // 6 fwd, 2 pool bwd, 4 convs x 3 backward
+  EXPECT_NE(r.output.find("conv3_dw      fwd      reference"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("maxpool2d_1_16_16_16_0_4096_1_256_16_0_3_3_0_1_16_8_8_0_1024_1_128_16_0_1_1_0_2_2_0_1_1_0_bwd"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("20 calls"), std::string::npos);
+}
+
+}  // namespace
