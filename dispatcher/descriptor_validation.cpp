@@ -27,21 +27,23 @@ std::string op_label(const OpDescriptor& d) {
 }
 
 // Collects the first failure; later checks are skipped once one fails so
-// the message always describes the root cause.
+// the message always describes the root cause.  Messages are formatted only
+// on failure: validation runs on every API call and must not allocate.
 class Checker {
  public:
-  explicit Checker(const OpDescriptor& d) : label_(op_label(d)) {}
+  explicit Checker(const OpDescriptor& d) : desc_(d) {}
 
   template <class... Args>
   void require(bool condition, fmt::format_string<Args...> format, Args&&... args) {
     if (condition || !status_.is_ok()) return;
-    status_ = Status::invalid(label_ + ": " + fmt::format(format, std::forward<Args>(args)...));
+    status_ = Status::invalid(op_label(desc_) + ": " +
+                              fmt::format(format, std::forward<Args>(args)...));
   }
   [[nodiscard]] bool failed() const { return !status_.is_ok(); }
   [[nodiscard]] Status take() { return std::move(status_); }
 
  private:
-  std::string label_;
+  const OpDescriptor& desc_;
   Status status_;
 };
 
@@ -60,19 +62,20 @@ bool has_valid_structure(const OpDescriptor& d) {
   return false;
 }
 
-void check_unused_slots_zero(Checker& c, const char* name, std::span<const std::int64_t> all,
-                             int used_count) {
+// name and part together name the field, e.g. ("x", " shape") or ("pad", "").
+void check_unused_slots_zero(Checker& c, const char* name, const char* part,
+                             std::span<const std::int64_t> all, int used_count) {
   for (std::size_t i = static_cast<std::size_t>(used_count); i < all.size(); ++i)
-    c.require(all[i] == 0, "{}[{}] = {} must be 0: only {} entries are used", name, i, all[i],
-              used_count);
+    c.require(all[i] == 0, "{}{}[{}] = {} must be 0: only {} entries are used", name, part, i,
+              all[i], used_count);
 }
 
 // has_batch: dims[0] is a batch (x, y), which a symbolic descriptor leaves 0.
 void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
                   const Dims5& strides, bool has_batch = true) {
   const int rank = d.rank();
-  check_unused_slots_zero(c, fmt::format("{} shape", name).c_str(), dims, rank);
-  check_unused_slots_zero(c, fmt::format("{} strides", name).c_str(), strides, rank);
+  check_unused_slots_zero(c, name, " shape", dims, rank);
+  check_unused_slots_zero(c, name, " strides", strides, rank);
   for (int i = 0; i < rank; ++i) {
     const auto at = static_cast<std::size_t>(i);
     if (i == 0 && has_batch && d.symbolic_batch) {
@@ -88,10 +91,10 @@ void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dim
 
 void check_spatial_params(Checker& c, const OpDescriptor& d) {
   const int s = d.spatial_dims;
-  check_unused_slots_zero(c, "pad", d.pad_begin, s);
-  check_unused_slots_zero(c, "pad end", d.pad_end, s);
-  check_unused_slots_zero(c, "stride", d.stride, s);
-  check_unused_slots_zero(c, "dilation", d.dilation, s);
+  check_unused_slots_zero(c, "pad", "", d.pad_begin, s);
+  check_unused_slots_zero(c, "pad end", "", d.pad_end, s);
+  check_unused_slots_zero(c, "stride", "", d.stride, s);
+  check_unused_slots_zero(c, "dilation", "", d.dilation, s);
   for (int i = 0; i < s; ++i) {
     const auto at = static_cast<std::size_t>(i);
     c.require(d.stride[at] >= 1, "stride[{}] = {} must be at least 1", i, d.stride[at]);
@@ -140,7 +143,7 @@ void check_conv_params(Checker& c, const OpDescriptor& d) {
 }
 
 void check_pool_params(Checker& c, const OpDescriptor& d) {
-  check_unused_slots_zero(c, "window", d.window, d.spatial_dims);
+  check_unused_slots_zero(c, "window", "", d.window, d.spatial_dims);
   for (int i = 0; i < d.spatial_dims; ++i) {
     const WindowGeometry g = geometry(d, i);
     c.require(g.window >= 1, "window[{}] = {} must be at least 1", i, g.window);

@@ -21,6 +21,8 @@ class ConvReference {
         y_(canonical_view(d.y_dims, d.y_strides, d.spatial_dims)),
         win_(canonical_window(d)),
         filters_per_group_(w_.dims[0] / d.groups),
+        parallel_(worth_parallel(y_.dims[0] * y_.dims[1] * y_.spatial_size() * w_.dims[1] *
+                                 w_.spatial_size())),
         args_(args) {}
 
   void forward() const {
@@ -28,15 +30,16 @@ class ConvReference {
     const T* w = static_cast<const T*>(args_.w);
     T* y = static_cast<T*>(args_.out);
     const std::int64_t batch = x_.dims[0], filters = w_.dims[0];
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (parallel_)
     for (std::int64_t nk = 0; nk < batch * filters; ++nk) {
       const std::int64_t n = nk / filters, k = nk % filters;
       const std::int64_t c0 = first_channel(k);
       for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
+        const Taps taps = taps_at(od, oh, ow);
         Acc acc = 0;
         for (std::int64_t c = 0; c < w_.dims[1]; ++c)
-          for_each_tap(od, oh, ow, [&](std::int64_t t, std::int64_t r, std::int64_t s,
-                                       std::int64_t id, std::int64_t ih, std::int64_t iw) {
+          for_each_tap(taps, od, oh, ow, [&](std::int64_t t, std::int64_t r, std::int64_t s,
+                                             std::int64_t id, std::int64_t ih, std::int64_t iw) {
             acc += Element<T>::load(x[x_.offset(n, c0 + c, id, ih, iw)]) *
                    Element<T>::load(w[w_.offset(k, c, t, r, s)]);
           });
@@ -53,7 +56,7 @@ class ConvReference {
     T* dx = static_cast<T*>(args_.out);
     const std::int64_t batch = x_.dims[0], channels = x_.dims[1];
     const std::int64_t per_group = w_.dims[1];
-#pragma omp parallel
+#pragma omp parallel if (parallel_)
     {
       std::vector<Acc> plane(static_cast<std::size_t>(x_.spatial_size()));
 #pragma omp for schedule(dynamic)
@@ -64,8 +67,9 @@ class ConvReference {
         for (std::int64_t k = k0; k < k0 + filters_per_group_; ++k)
           for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
             const Acc grad = Element<T>::load(dy[y_.offset(n, k, od, oh, ow)]);
-            for_each_tap(od, oh, ow, [&](std::int64_t t, std::int64_t r, std::int64_t s,
-                                         std::int64_t id, std::int64_t ih, std::int64_t iw) {
+            for_each_tap(taps_at(od, oh, ow), od, oh, ow,
+                         [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
+                             std::int64_t ih, std::int64_t iw) {
               plane[plane_index(id, ih, iw)] += grad * Element<T>::load(w[w_.offset(k, cw, t, r, s)]);
             });
           });
@@ -80,7 +84,7 @@ class ConvReference {
     const T* dy = static_cast<const T*>(args_.dy);
     T* dw = static_cast<T*>(args_.out);
     const std::int64_t filters = w_.dims[0], per_group = w_.dims[1];
-#pragma omp parallel
+#pragma omp parallel if (parallel_)
     {
       std::vector<Acc> taps(static_cast<std::size_t>(w_.spatial_size()));
 #pragma omp for schedule(dynamic)
@@ -91,8 +95,9 @@ class ConvReference {
         for (std::int64_t n = 0; n < x_.dims[0]; ++n)
           for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
             const Acc grad = Element<T>::load(dy[y_.offset(n, k, od, oh, ow)]);
-            for_each_tap(od, oh, ow, [&](std::int64_t t, std::int64_t r, std::int64_t s,
-                                         std::int64_t id, std::int64_t ih, std::int64_t iw) {
+            for_each_tap(taps_at(od, oh, ow), od, oh, ow,
+                         [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
+                             std::int64_t ih, std::int64_t iw) {
               taps[static_cast<std::size_t>((t * w_.dims[3] + r) * w_.dims[4] + s)] +=
                   Element<T>::load(x[x_.offset(n, c, id, ih, iw)]) * grad;
             });
@@ -128,13 +133,22 @@ class ConvReference {
     return out_index * win_.stride[i] - win_.pad_begin[i] + tap * win_.dilation[i];
   }
 
+  // The in-bounds taps of one output position, per spatial dim.  Computed
+  // once per output: the divisions in valid_taps dominate otherwise.
+  struct Taps {
+    TapRange d, h, w;
+  };
+  Taps taps_at(std::int64_t od, std::int64_t oh, std::int64_t ow) const {
+    return {taps_of(0, od), taps_of(1, oh), taps_of(2, ow)};
+  }
+
   // Calls f(t, r, s, id, ih, iw) for every tap whose input lies inside x.
   template <class F>
-  void for_each_tap(std::int64_t od, std::int64_t oh, std::int64_t ow, F&& f) const {
-    const TapRange td = taps_of(0, od), th = taps_of(1, oh), tw = taps_of(2, ow);
-    for (std::int64_t t = td.begin; t < td.end; ++t)
-      for (std::int64_t r = th.begin; r < th.end; ++r)
-        for (std::int64_t s = tw.begin; s < tw.end; ++s)
+  void for_each_tap(const Taps& taps, std::int64_t od, std::int64_t oh, std::int64_t ow,
+                    F&& f) const {
+    for (std::int64_t t = taps.d.begin; t < taps.d.end; ++t)
+      for (std::int64_t r = taps.h.begin; r < taps.h.end; ++r)
+        for (std::int64_t s = taps.w.begin; s < taps.w.end; ++s)
           f(t, r, s, input_index(0, od, t), input_index(1, oh, r), input_index(2, ow, s));
   }
 
@@ -153,6 +167,7 @@ class ConvReference {
   View5 x_, w_, y_;
   Window3 win_;
   std::int64_t filters_per_group_;
+  bool parallel_;
   const ExecArgs& args_;
 };
 
@@ -162,7 +177,7 @@ void bias_grad_typed(const OpDescriptor& d, const ExecArgs& args) {
   const View5 dy_view = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const T* dy = static_cast<const T*>(args.dy);
   T* db = static_cast<T*>(args.out);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(dy_view.dims[0] * dy_view.dims[1] * dy_view.spatial_size()))
   for (std::int64_t k = 0; k < dy_view.dims[1]; ++k) {
     Acc sum = 0;
     for (std::int64_t n = 0; n < dy_view.dims[0]; ++n)

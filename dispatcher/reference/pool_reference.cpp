@@ -22,12 +22,14 @@ class PoolReference {
         y_(canonical_view(d.y_dims, d.y_strides, d.spatial_dims)),
         win_(canonical_window(d)),
         mode_(d.pool_mode),
+        parallel_(worth_parallel(y_.dims[0] * y_.dims[1] * y_.spatial_size() * win_.size[0] *
+                                 win_.size[1] * win_.size[2])),
         args_(args) {}
 
   void forward() const {
     const T* x = static_cast<const T*>(args_.x);
     T* y = static_cast<T*>(args_.out);
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (parallel_)
     for (std::int64_t nc = 0; nc < x_.dims[0] * x_.dims[1]; ++nc) {
       const std::int64_t n = nc / x_.dims[1], c = nc % x_.dims[1];
       for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
@@ -41,7 +43,7 @@ class PoolReference {
     const T* x = static_cast<const T*>(args_.x);
     const T* dy = static_cast<const T*>(args_.dy);
     T* dx = static_cast<T*>(args_.out);
-#pragma omp parallel
+#pragma omp parallel if (parallel_)
     {
       std::vector<Acc> plane(static_cast<std::size_t>(x_.spatial_size()));
 #pragma omp for schedule(dynamic)
@@ -161,6 +163,7 @@ class PoolReference {
   View5 x_, y_;
   Window3 win_;
   PoolingMode mode_;
+  bool parallel_;
   const ExecArgs& args_;
 };
 

@@ -41,6 +41,10 @@ struct TapRange {
 TapRange valid_taps(std::int64_t out_index, std::int64_t input, std::int64_t taps,
                     std::int64_t pad_begin, std::int64_t stride, std::int64_t dilation);
 
+// Whether an op of `work` multiply-adds is worth an OpenMP team: waking
+// threads costs microseconds, which dominates small problems.
+inline bool worth_parallel(std::int64_t work) { return work >= (std::int64_t{1} << 16); }
+
 // Storage type -> accumulation type, and conversions between them.  f32 is
 // accumulated in double so the reference is more exact than the kernels it
 // judges; f16 and bf16 accumulate in f32 as the GPU kernels do.
