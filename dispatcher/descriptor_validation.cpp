@@ -89,8 +89,26 @@ void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dim
   }
 }
 
+// Spatial parameters and filter/window sizes are 32-bit, as in cuDNN; the
+// bound also keeps extent and output-size arithmetic far from overflow.
+constexpr std::int64_t kMaxSpatialParam = 2147483647;
+
+void check_spatial_bound(Checker& c, const char* name, int i, std::int64_t value) {
+  c.require(value <= kMaxSpatialParam, "{}[{}] = {} exceeds {}; spatial parameters are 32-bit",
+            name, i, value, kMaxSpatialParam);
+}
+
 void check_spatial_params(Checker& c, const OpDescriptor& d) {
   const int s = d.spatial_dims;
+  for (int i = 0; i < s; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    check_spatial_bound(c, "stride", i, d.stride[at]);
+    check_spatial_bound(c, "dilation", i, d.dilation[at]);
+    check_spatial_bound(c, "pad begin", i, d.pad_begin[at]);
+    check_spatial_bound(c, "pad end", i, d.pad_end[at]);
+    check_spatial_bound(c, d.is_conv() ? "w spatial shape" : "window", i,
+                        d.is_conv() ? d.w_dims[at + 2] : d.window[at]);
+  }
   check_unused_slots_zero(c, "pad", "", d.pad_begin, s);
   check_unused_slots_zero(c, "pad end", "", d.pad_end, s);
   check_unused_slots_zero(c, "stride", "", d.stride, s);
@@ -308,8 +326,11 @@ Status validate_descriptor(const OpDescriptor& d) {
     return c.take();
   }
   // Root causes first: inputs and parameters, then the y shape they imply.
+  // Sizes are bounded before any arithmetic on them can overflow.
   check_tensor(c, d, n.x, d.x_dims, d.x_strides);
   if (d.is_conv()) check_tensor(c, d, n.w, d.w_dims, d.w_strides, /*has_batch=*/false);
+  check_overflow(c, d, n.x, d.x_dims, d.x_strides);
+  if (d.is_conv()) check_overflow(c, d, n.w, d.w_dims, d.w_strides);
   check_spatial_params(c, d);
   if (c.failed()) return c.take();
   if (d.is_conv()) {
@@ -320,8 +341,6 @@ Status validate_descriptor(const OpDescriptor& d) {
   if (c.failed()) return c.take();
   check_output_shape(c, d);
   check_tensor(c, d, n.y, d.y_dims, d.y_strides);
-  check_overflow(c, d, n.x, d.x_dims, d.x_strides);
-  if (d.is_conv()) check_overflow(c, d, n.w, d.w_dims, d.w_strides);
   check_overflow(c, d, n.y, d.y_dims, d.y_strides);
   check_output_overlap(c, d);
   return c.take();

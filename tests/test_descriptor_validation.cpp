@@ -173,6 +173,23 @@ TEST(Validation, SizesOverflowing64Bits) {
                CONVJIT_STATUS_INVALID_ARGUMENT, {"overflows 64 bits"});
 }
 
+TEST(Validation, HugeParametersAreRejectedBeforeAnyArithmeticOverflows) {
+  ConvSetup dilation;
+  dilation.params.dilation[0] = std::numeric_limits<std::int64_t>::max();
+  expect_error(dilation.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"dilation[0] = 9223372036854775807 exceeds 2147483647"});
+  ConvSetup pad;
+  pad.params.pad_end[1] = std::numeric_limits<std::int64_t>::max();
+  expect_error(pad.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"pad end[1] = 9223372036854775807 exceeds"});
+  ConvSetup stride;
+  stride.params.stride[1] = std::int64_t{1} << 40;
+  expect_error(stride.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"stride[1] = 1099511627776 exceeds"});
+  ConvSetup input;
+  input.x = TensorDesc::strided(CONVJIT_DTYPE_F32, {1, 4, std::numeric_limits<std::int64_t>::max(), 8},
+                                {0, 0, 1, 0});
+  expect_error(input.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"addresses more than 2^63 bytes"});
+}
+
 TEST(Validation, DtypesMustAgreeAndBeSupported) {
   ConvSetup mixed;
   mixed.w.dtype = CONVJIT_DTYPE_F16;

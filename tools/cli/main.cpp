@@ -5,11 +5,15 @@
 #include "convjit/convjit.h"
 #include "describe_command.hpp"
 #include "run_command.hpp"
+#include "version.hpp"
 
 int main(int argc, char** argv) {
   using namespace convjit::cli;
   CLI::App app{"convjit: shape-specialised convolution and pooling kernels"};
-  app.set_version_flag("--version", convjit_version_string());
+  app.set_version_flag("--version", std::string("convjit ") + convjit::kVersionString +
+                                        " (built with CUDA toolkit " +
+                                        convjit::kCudaToolkitVersion + ", cuDNN headers " +
+                                        convjit::kCudnnHeaderVersion + ")");
   app.require_subcommand(1);
   DescribeCommand describe(app);
   RunCommand run(app);

@@ -31,14 +31,12 @@ convjit_tensor_desc_t tensor(const std::vector<std::int64_t>& dims,
     throw UsageError(fmt::format("{} needs 3 to 5 comma-separated values (N,C,[D,][H,]W), got {}",
                                  dims_flag, dims.size()));
   convjit_tensor_desc_t t{};
-  t.dtype = dtype;
-  t.rank = static_cast<int>(dims.size());
-  Dims5 d{};
-  for (std::size_t i = 0; i < dims.size(); ++i) d[i] = t.dims[i] = dims[i];
-  if (strides.empty()) {
-    const Dims5 s = contiguous_strides(d, t.rank, channels_last);
-    for (int i = 0; i < t.rank; ++i) t.strides[i] = s[static_cast<std::size_t>(i)];
-  } else {
+  const int rank = static_cast<int>(dims.size());
+  if (convjit_tensor_desc_init(&t, dtype, rank, dims.data(),
+                               channels_last ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW) !=
+      CONVJIT_STATUS_SUCCESS)
+    throw UsageError(fmt::format("{}: {}", dims_flag, convjit_last_error_message()));
+  if (!strides.empty()) {
     require_count(strides, dims.size(), strides_flag, "one stride per dim of the tensor");
     for (std::size_t i = 0; i < strides.size(); ++i) t.strides[i] = strides[i];
   }
