@@ -70,10 +70,10 @@ class ConvReference {
             for_each_tap(taps_at(od, oh, ow), od, oh, ow,
                          [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
                              std::int64_t ih, std::int64_t iw) {
-              plane[plane_index(id, ih, iw)] += grad * Element<T>::load(w[w_.offset(k, cw, t, r, s)]);
+              plane[x_.plane_index(id, ih, iw)] += grad * Element<T>::load(w[w_.offset(k, cw, t, r, s)]);
             });
           });
-        store_plane(plane, dx, n, c);
+        store_plane(plane, x_, dx, n, c, args_.alpha, args_.beta);
       }
     }
   }
@@ -150,18 +150,6 @@ class ConvReference {
       for (std::int64_t r = taps.h.begin; r < taps.h.end; ++r)
         for (std::int64_t s = taps.w.begin; s < taps.w.end; ++s)
           f(t, r, s, input_index(0, od, t), input_index(1, oh, r), input_index(2, ow, s));
-  }
-
-  std::size_t plane_index(std::int64_t d, std::int64_t h, std::int64_t w) const {
-    return static_cast<std::size_t>((d * x_.dims[3] + h) * x_.dims[4] + w);
-  }
-
-  void store_plane(const std::vector<Acc>& plane, T* dx, std::int64_t n, std::int64_t c) const {
-    for (std::int64_t d = 0; d < x_.dims[2]; ++d)
-      for (std::int64_t h = 0; h < x_.dims[3]; ++h)
-        for (std::int64_t w = 0; w < x_.dims[4]; ++w)
-          scale_store(dx[x_.offset(n, c, d, h, w)], plane[plane_index(d, h, w)], args_.alpha,
-                      args_.beta);
   }
 
   View5 x_, w_, y_;

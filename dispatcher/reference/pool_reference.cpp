@@ -54,7 +54,7 @@ class PoolReference {
           const Acc grad = Element<T>::load(dy[y_.offset(n, c, od, oh, ow)]);
           scatter_gradient(plane, x, grad, n, c, od, oh, ow);
         });
-        store_plane(plane, dx, n, c);
+        store_plane(plane, x_, dx, n, c, args_.alpha, args_.beta);
       }
     }
   }
@@ -118,7 +118,7 @@ class PoolReference {
     for_each_input(w, [&](std::int64_t id, std::int64_t ih, std::int64_t iw) {
       if (best.found && std::isnan(best.value)) return;
       const Acc v = Element<T>::load(x[x_.offset(n, c, id, ih, iw)]);
-      if (!best.found || v > best.value || std::isnan(v)) best = {true, plane_index(id, ih, iw), v};
+      if (!best.found || v > best.value || std::isnan(v)) best = {true, x_.plane_index(id, ih, iw), v};
     });
     return best;
   }
@@ -144,20 +144,8 @@ class PoolReference {
     }
     const Acc share = grad / divisor(w);
     for_each_input(w, [&](std::int64_t id, std::int64_t ih, std::int64_t iw) {
-      plane[plane_index(id, ih, iw)] += share;
+      plane[x_.plane_index(id, ih, iw)] += share;
     });
-  }
-
-  std::size_t plane_index(std::int64_t d, std::int64_t h, std::int64_t w) const {
-    return static_cast<std::size_t>((d * x_.dims[3] + h) * x_.dims[4] + w);
-  }
-
-  void store_plane(const std::vector<Acc>& plane, T* dx, std::int64_t n, std::int64_t c) const {
-    for (std::int64_t d = 0; d < x_.dims[2]; ++d)
-      for (std::int64_t h = 0; h < x_.dims[3]; ++h)
-        for (std::int64_t w = 0; w < x_.dims[4]; ++w)
-          scale_store(dx[x_.offset(n, c, d, h, w)], plane[plane_index(d, h, w)], args_.alpha,
-                      args_.beta);
   }
 
   View5 x_, y_;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "../half_precision.hpp"
 #include "../op_descriptor.hpp"
@@ -20,6 +22,10 @@ struct View5 {
     return n * strides[0] + c * strides[1] + d * strides[2] + h * strides[3] + w * strides[4];
   }
   [[nodiscard]] std::int64_t spatial_size() const { return dims[2] * dims[3] * dims[4]; }
+  // Position of (d, h, w) in a dense buffer holding one (n, c) plane.
+  [[nodiscard]] std::size_t plane_index(std::int64_t d, std::int64_t h, std::int64_t w) const {
+    return static_cast<std::size_t>((d * dims[3] + h) * dims[4] + w);
+  }
 };
 
 // Spatial parameters aligned with View5's D, H, W.
@@ -77,6 +83,16 @@ void scale_store(T& out, typename Element<T>::Acc value, double alpha, double be
   Acc result = static_cast<Acc>(alpha) * value;
   if (beta != 0.0) result += static_cast<Acc>(beta) * Element<T>::load(out);
   out = Element<T>::store(result);
+}
+
+// Writes an accumulated dense (n, c) plane into the strided tensor `view`.
+template <class T, class Acc>
+void store_plane(const std::vector<Acc>& plane, const View5& view, T* out, std::int64_t n,
+                 std::int64_t c, double alpha, double beta) {
+  for (std::int64_t d = 0; d < view.dims[2]; ++d)
+    for (std::int64_t h = 0; h < view.dims[3]; ++h)
+      for (std::int64_t w = 0; w < view.dims[4]; ++w)
+        scale_store(out[view.offset(n, c, d, h, w)], plane[view.plane_index(d, h, w)], alpha, beta);
 }
 
 }  // namespace convjit::reference
