@@ -18,12 +18,14 @@ Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
   for (int d = 2; d < rank; ++d) memory_order[n++] = d;
   if (channels_last) memory_order[n++] = 1;
 
+  // Unsigned arithmetic: unvalidated huge dims wrap instead of invoking
+  // undefined behaviour; validation then rejects the tensor's size.
   Dims5 strides{};
-  std::int64_t running = 1;
+  std::uint64_t running = 1;
   for (int i = rank - 1; i >= 0; --i) {
     const auto dim = static_cast<std::size_t>(memory_order[static_cast<std::size_t>(i)]);
-    strides[dim] = running;
-    running *= dims[dim];
+    strides[dim] = static_cast<std::int64_t>(running);
+    running *= static_cast<std::uint64_t>(dims[dim]);
   }
   return strides;
 }
