@@ -14,8 +14,10 @@ std::int64_t output_size(const WindowGeometry& g, Rounding rounding) {
     return 0;
   if (span < 0) return 0;
   if (rounding == Rounding::floor) return span / g.stride + 1;
-  std::int64_t out = (span + g.stride - 1) / g.stride + 1;
-  if ((out - 1) * g.stride >= g.input + g.pad_begin) --out;
+  std::int64_t out = span / g.stride + (span % g.stride != 0) + 1;
+  std::int64_t last_start = 0;
+  if (__builtin_mul_overflow(out - 1, g.stride, &last_start) || last_start >= padded - g.pad_end)
+    --out;  // padded - pad_end = input + pad_begin
   return out;
 }
 
