@@ -4,27 +4,37 @@
 #include <xxhash.h>
 
 #include <array>
-#include <atomic>
 
 #include "descriptor_name.hpp"
 #include "reference/reference_backend.hpp"
+#include "tuned/tuned_library_backend.hpp"
 
 namespace convjit {
 
+struct Dispatcher::Entry {
+  std::mutex mutex;
+  std::condition_variable resolved;
+  bool pending = true;
+  std::unique_ptr<Resolution> resolution;  // set on success
+  Status failure;                          // set on failure
+};
+
 namespace {
 
-DispatchKey make_key(const OpDescriptor& desc, const convjit_device_t& device) {
+DispatchKey make_key(const OpDescriptor& desc, const convjit_device_t& device, Policy policy) {
   DispatchKey key;
   key.desc = desc;
   key.device_kind = static_cast<std::int32_t>(device.kind);
   key.device_ordinal = device.kind == CONVJIT_DEVICE_HOST ? 0 : device.ordinal;
+  key.policy = static_cast<std::int32_t>(policy);
   return key;
 }
 
 // A small direct-mapped cache per thread in front of the shared table: the
 // hot path hashes the key, compares one slot and calls the kernel.
 struct ThreadCacheSlot {
-  std::uint64_t owner = 0;  // Dispatcher::id_, never reused, unlike addresses
+  std::uint64_t owner = 0;       // Dispatcher::id_, never reused, unlike addresses
+  std::uint64_t generation = 0;  // the owner's rescan generation when cached
   DispatchKey key;
   const Resolution* resolution = nullptr;
 };
@@ -50,6 +60,18 @@ std::string device_label(const convjit_device_t& device) {
                                             : fmt::format("cuda:{}", device.ordinal);
 }
 
+// Which backends a policy lets the chain use.
+bool policy_allows(Policy policy, std::string_view backend) {
+  switch (policy) {
+    case Policy::automatic: return true;
+    case Policy::reference: return backend == "reference";
+    case Policy::jit: return backend == "jit";
+    case Policy::cudnn: return backend == "cudnn";
+    case Policy::tuned: return backend == "tuned";
+  }
+  return false;
+}
+
 }  // namespace
 
 std::size_t DispatchKeyHash::operator()(const DispatchKey& key) const {
@@ -57,66 +79,104 @@ std::size_t DispatchKeyHash::operator()(const DispatchKey& key) const {
 }
 
 Dispatcher& Dispatcher::instance() {
-  static Dispatcher dispatcher([] {
+  static Dispatcher* dispatcher = new Dispatcher([] {
     std::vector<std::unique_ptr<Backend>> chain;
+    chain.push_back(std::make_unique<TunedLibraryBackend>());
     chain.push_back(std::make_unique<ReferenceBackend>());
     return chain;
   }());
-  return dispatcher;
+  return *dispatcher;
 }
 
 Dispatcher::Dispatcher(std::vector<std::unique_ptr<Backend>> chain)
     : id_(next_dispatcher_id.fetch_add(1) + 1), chain_(std::move(chain)) {}
 
-Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc,
-                                          const convjit_device_t& device) {
+Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convjit_device_t& device,
+                                          Policy policy) {
   std::string rejections;
   bool all_unavailable = true;
   for (const auto& backend : chain_) {
+    if (!policy_allows(policy, backend->name())) continue;
     Status support = backend->check_support(desc, device);
     if (support.is_ok()) {
       auto kernel = backend->build(desc, device);
       if (kernel.is_ok())
         return Resolution{std::move(kernel).value(), backend->name(),
                           rejections.empty() ? "first backend in the chain that supports it"
-                                             : "earlier backends declined:" + rejections};
+                                             : "earlier backends declined:" + rejections,
+                          !rejections.empty()};
       support = kernel.status();
     }
     all_unavailable = all_unavailable && support.code() == CONVJIT_STATUS_NOT_AVAILABLE;
     rejections += fmt::format(" {}: {};", backend->name(), support.message());
   }
-  const std::string message =
-      fmt::format("no backend can run {} on {}:{}", descriptor_name(desc), device_label(device),
-                  rejections);
+  if (rejections.empty())
+    return Status::not_available(fmt::format(
+        "policy {} selects no backend of this build for {}", policy_name(policy), device_label(device)));
   return Status(all_unavailable ? CONVJIT_STATUS_NOT_AVAILABLE : CONVJIT_STATUS_UNSUPPORTED,
-                message);
+                fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
+                            device_label(device), rejections));
+}
+
+std::shared_ptr<Dispatcher::Entry> Dispatcher::claim_entry(const DispatchKey& key, bool& owner) {
+  std::lock_guard lock(table_mutex_);
+  auto [it, inserted] = table_.try_emplace(key, nullptr);
+  if (inserted) it->second = std::make_shared<Entry>();
+  owner = inserted;
+  return it->second;
 }
 
 Result<const Resolution*> Dispatcher::resolve(const OpDescriptor& desc,
                                               const convjit_device_t& device) {
   if (Status capable = device_capability(desc, device); !capable.is_ok()) return capable;
-  const DispatchKey key = make_key(desc, device);
-  {
-    std::lock_guard lock(table_mutex_);
-    if (auto it = table_.find(key); it != table_.end()) return it->second.get();
+  const Policy policy = SettingsStore::instance().snapshot()->policy.value;
+  bool owner = false;
+  const std::shared_ptr<Entry> entry = claim_entry(make_key(desc, device, policy), owner);
+  std::unique_lock lock(entry->mutex);
+  if (owner) {
+    lock.unlock();  // resolve without holding any lock others could need
+    auto resolved = walk_chain(desc, device, policy);
+    lock.lock();
+    if (resolved.is_ok()) {
+      entry->resolution = std::make_unique<Resolution>(std::move(resolved).value());
+    } else {
+      entry->failure = resolved.status();
+    }
+    entry->pending = false;
+    entry->resolved.notify_all();
   }
-  auto resolved = walk_chain(desc, device);
-  if (!resolved.is_ok()) return resolved.status();
+  entry->resolved.wait(lock, [&] { return !entry->pending; });
+  if (!entry->resolution) return entry->failure;
+  return static_cast<const Resolution*>(entry->resolution.get());
+}
+
+void Dispatcher::rescan() {
   std::lock_guard lock(table_mutex_);
-  // Another thread may have resolved the same key meanwhile; keep the first.
-  auto [it, inserted] =
-      table_.try_emplace(key, std::make_unique<Resolution>(std::move(resolved).value()));
-  return it->second.get();
+  for (auto it = table_.begin(); it != table_.end();) {
+    Entry& entry = *it->second;
+    std::lock_guard entry_lock(entry.mutex);
+    const bool forget = !entry.pending && (!entry.resolution || entry.resolution->rescannable);
+    if (forget) {
+      retired_.push_back(std::move(it->second));
+      it = table_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& device,
                            const ExecArgs& args, std::string_view* backend) {
-  const DispatchKey key = make_key(desc, device);
+  const Policy policy = SettingsStore::instance().snapshot()->policy.value;
+  const DispatchKey key = make_key(desc, device, policy);
+  const std::uint64_t generation = generation_.load(std::memory_order_acquire);
   ThreadCacheSlot& slot = t_cache[DispatchKeyHash{}(key) % kThreadCacheSlots];
-  if (slot.owner != id_ || slot.resolution == nullptr || !(slot.key == key)) {
+  if (slot.owner != id_ || slot.generation != generation || slot.resolution == nullptr ||
+      !(slot.key == key)) {
     auto resolved = resolve(desc, device);
     if (!resolved.is_ok()) return resolved.status();
-    slot = {id_, key, resolved.value()};
+    slot = {id_, generation, key, resolved.value()};
   }
   if (backend) *backend = slot.resolution->backend;
   return slot.resolution->kernel->execute(args);

@@ -1,8 +1,14 @@
-// The dispatcher: walks the backend chain once per (descriptor, device),
-// remembers the kernel it chose and why, and serves later calls from a
-// thread-local cache without locking or allocating.
+// The dispatcher: resolves each (descriptor, device, policy) once by walking
+// the backend chain, remembers the kernel it chose and why, and serves
+// later calls from a thread-local cache without locking or allocating.
+//
+// Resolution is single-flight: threads asking for the same new key wait for
+// the one resolving it; different keys resolve in parallel, and no global
+// lock is held while a backend probes, loads or builds.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,20 +17,26 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "settings.hpp"
 
 namespace convjit {
 
-// The outcome of resolving one descriptor on one device.
+// The outcome of resolving one key.
 struct Resolution {
   std::unique_ptr<Kernel> kernel;
   std::string_view backend;  // static name of the backend that serves it
   std::string reason;        // why the chain stopped there
+  // A backend earlier in the chain declined: a rescan may find it now
+  // (say, a tuned library added to the cache since).
+  bool rescannable = false;
 };
 
 struct DispatchKey {
   OpDescriptor desc;
   std::int32_t device_kind = 0;
   std::int32_t device_ordinal = 0;
+  std::int32_t policy = 0;
+  std::int32_t unused = 0;  // keeps the key free of padding bytes (hashed as raw memory)
   friend bool operator==(const DispatchKey&, const DispatchKey&) = default;
 };
 static_assert(std::has_unique_object_representations_v<DispatchKey>);
@@ -35,7 +47,8 @@ struct DispatchKeyHash {
 
 class Dispatcher {
  public:
-  // The process-wide dispatcher with the default chain.
+  // The process-wide dispatcher with the default chain (never destroyed:
+  // tuned libraries are unloaded by their own atexit handler instead).
   static Dispatcher& instance();
 
   explicit Dispatcher(std::vector<std::unique_ptr<Backend>> chain);
@@ -45,20 +58,28 @@ class Dispatcher {
   [[nodiscard]] Status execute(const OpDescriptor& desc, const convjit_device_t& device,
                                const ExecArgs& args, std::string_view* backend = nullptr);
 
-  // Resolves without executing (first call of a descriptor: walks the chain).
+  // Resolves without executing (the first call of a key walks the chain).
   [[nodiscard]] Result<const Resolution*> resolve(const OpDescriptor& desc,
                                                   const convjit_device_t& device);
 
+  // Forgets failed and rescannable outcomes, so their next call walks the
+  // chain again.  Resolutions in use stay valid.
+  void rescan();
+
  private:
+  struct Entry;
   [[nodiscard]] Result<Resolution> walk_chain(const OpDescriptor& desc,
-                                              const convjit_device_t& device);
+                                              const convjit_device_t& device, Policy policy);
+  [[nodiscard]] std::shared_ptr<Entry> claim_entry(const DispatchKey& key, bool& owner);
 
   const std::uint64_t id_;
   std::vector<std::unique_ptr<Backend>> chain_;
-  std::mutex table_mutex_;  // guards table_; never held while a backend builds
-  // Entries are never erased, so Resolution pointers stay valid for the
-  // dispatcher's lifetime (thread-local caches rely on it).
-  std::unordered_map<DispatchKey, std::unique_ptr<Resolution>, DispatchKeyHash> table_;
+  std::atomic<std::uint64_t> generation_{0};  // bumped by rescan()
+  std::mutex table_mutex_;  // guards table_ and retired_; never held while resolving
+  std::unordered_map<DispatchKey, std::shared_ptr<Entry>, DispatchKeyHash> table_;
+  // Entries dropped by rescan() stay alive: thread-local caches may still
+  // point at their resolutions until they notice the new generation.
+  std::vector<std::shared_ptr<Entry>> retired_;
 };
 
 }  // namespace convjit

@@ -1,0 +1,223 @@
+#include "settings.hpp"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+namespace convjit {
+
+namespace {
+
+constexpr std::string_view kPolicyNames[] = {"auto", "jit", "cudnn", "reference", "tuned"};
+
+// The first variable of `names` that is set, with its name.
+std::optional<std::pair<std::string, std::string>> first_set(EnvLookup lookup,
+                                                             std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const char* value = lookup(name); value != nullptr) return std::pair{name, std::string(value)};
+  return std::nullopt;
+}
+
+void read_cache_path(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  auto found = first_set(lookup, {"CONVJIT_CACHE_PATH", "DISTCONV_JIT_CACHEPATH"});
+  if (found) {
+    auto list = split_search_path(found->second);
+    if (!list.empty()) {
+      s.cache_path = {std::move(list), SettingSource::environment, found->first};
+      return;
+    }
+    warnings.push_back(fmt::format("{} is set but lists no directory; using the default",
+                                   found->first));
+  }
+  const std::string fallback = default_cache_directory(lookup);
+  s.cache_path = {fallback.empty() ? std::vector<std::string>{} : std::vector{fallback},
+                  SettingSource::default_value, "default"};
+  if (fallback.empty())
+    warnings.push_back("no cache directory: neither XDG_CACHE_HOME nor a home directory is "
+                       "known; set CONVJIT_CACHE_PATH");
+}
+
+void read_verbose(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  auto found = first_set(lookup, {"CONVJIT_VERBOSE", "DISTCONV_JIT_VERBOSE"});
+  if (!found) return;
+  const std::string& v = found->second;
+  if (v == "0" || v == "1" || v == "2") {
+    s.verbose = {v[0] - '0', SettingSource::environment, found->first};
+    return;
+  }
+  warnings.push_back(fmt::format("{}='{}' is not 0, 1 or 2; ignored (logging stays off)",
+                                 found->first, v));
+}
+
+void read_path(EnvLookup lookup, const char* name, Setting<std::string>& target,
+               std::vector<std::string>& warnings) {
+  const char* value = lookup(name);
+  if (value == nullptr) return;
+  if (*value == '\0') {
+    warnings.push_back(fmt::format("{} is set but empty; ignored", name));
+    return;
+  }
+  target = {value, SettingSource::environment, name};
+}
+
+void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_POLICY");
+  if (value == nullptr) return;
+  if (auto policy = parse_policy(value)) {
+    s.policy = {*policy, SettingSource::environment, "CONVJIT_POLICY"};
+    return;
+  }
+  warnings.push_back(fmt::format(
+      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned; ignored", value));
+}
+
+// Each distinct warning is printed once per process.
+void report_once(const std::vector<std::string>& warnings) {
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard lock(mutex);
+  for (const auto& warning : warnings)
+    if (reported.insert(warning).second) std::fprintf(stderr, "convjit: warning: %s\n", warning.c_str());
+}
+
+}  // namespace
+
+std::string_view policy_name(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
+
+std::optional<Policy> parse_policy(std::string_view text) {
+  for (std::size_t i = 0; i < std::size(kPolicyNames); ++i)
+    if (kPolicyNames[i] == text) return static_cast<Policy>(i);
+  return std::nullopt;
+}
+
+std::string_view source_name(SettingSource source) {
+  switch (source) {
+    case SettingSource::default_value: return "default";
+    case SettingSource::environment: return "env";
+    case SettingSource::api: return "api";
+  }
+  return "?";
+}
+
+std::vector<std::string> split_search_path(std::string_view list) {
+  std::vector<std::string> entries;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(':', start), list.size());
+    if (end > start) entries.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return entries;
+}
+
+std::string default_cache_directory(EnvLookup lookup) {
+  if (const char* xdg = lookup("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return std::string(xdg) + "/convjit";
+  const char* home = lookup("HOME");
+  if (home == nullptr || *home == '\0') {
+    const passwd* entry = getpwuid(geteuid());
+    home = entry ? entry->pw_dir : nullptr;
+  }
+  if (home == nullptr || *home == '\0') return {};
+  return std::string(home) + "/.cache/convjit";
+}
+
+Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& warnings) {
+  Settings s;
+  read_cache_path(lookup, s, warnings);
+  read_verbose(lookup, s, warnings);
+  read_path(lookup, "CONVJIT_LOG_FILE", s.log_file, warnings);
+  read_path(lookup, "CONVJIT_RECORD", s.record_file, warnings);
+  read_policy(lookup, s, warnings);
+  return s;
+}
+
+// ---- SettingsStore ----------------------------------------------------------
+
+struct SettingsStore::Overrides {
+  std::mutex mutex;
+  Settings environment;
+  std::optional<std::vector<std::string>> cache_path;
+  std::optional<int> verbose;
+  std::optional<std::string> log_file, record_file;
+  std::optional<Policy> policy;
+  std::atomic<std::shared_ptr<const Settings>> published;
+};
+
+namespace {
+const char* process_getenv(const char* name) { return std::getenv(name); }
+
+template <class T>
+void apply(Setting<T>& target, const std::optional<T>& value, const char* origin) {
+  if (value) target = {*value, SettingSource::api, origin};
+}
+}  // namespace
+
+SettingsStore& SettingsStore::instance() {
+  static SettingsStore store;
+  return store;
+}
+
+SettingsStore::SettingsStore() : overrides_(std::make_shared<Overrides>()) { reload_environment(); }
+
+std::shared_ptr<const Settings> SettingsStore::snapshot() const { return overrides_->published.load(); }
+
+void SettingsStore::reload_environment() {
+  std::vector<std::string> warnings;
+  Settings fresh = settings_from_environment(process_getenv, warnings);
+  report_once(warnings);
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->environment = std::move(fresh);
+  publish();
+}
+
+// Caller holds overrides_->mutex.
+void SettingsStore::publish() {
+  Overrides& o = *overrides_;
+  auto s = std::make_shared<Settings>(o.environment);
+  apply(s->cache_path, o.cache_path, "convjit_set_cache_path");
+  apply(s->verbose, o.verbose, "convjit_set_verbose");
+  apply(s->log_file, o.log_file, "convjit_set_log_file");
+  apply(s->record_file, o.record_file, "convjit_set_record_file");
+  apply(s->policy, o.policy, "convjit_set_policy");
+  o.published.store(std::move(s));
+}
+
+void SettingsStore::set_cache_path(std::optional<std::string> list) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->cache_path.reset();
+  if (list) overrides_->cache_path = split_search_path(*list);
+  publish();
+}
+
+void SettingsStore::set_verbose(std::optional<int> level) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->verbose = level;
+  publish();
+}
+
+void SettingsStore::set_log_file(std::optional<std::string> path) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->log_file = std::move(path);
+  publish();
+}
+
+void SettingsStore::set_record_file(std::optional<std::string> path) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->record_file = std::move(path);
+  publish();
+}
+
+void SettingsStore::set_policy(std::optional<Policy> policy) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->policy = policy;
+  publish();
+}
+
+}  // namespace convjit

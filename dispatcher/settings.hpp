@@ -1,0 +1,86 @@
+// All of convjit's settings in one place: environment variables, read once,
+// overridden by API setters.  See the README's environment-variable table.
+//
+//   CONVJIT_CACHE_PATH   ':'-separated search list (alias DISTCONV_JIT_CACHEPATH)
+//   CONVJIT_VERBOSE      0 off, 1 decisions, 2 plus executions (alias DISTCONV_JIT_VERBOSE)
+//   CONVJIT_LOG_FILE     log destination (default stderr)
+//   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
+//   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned
+//
+// Parsing is strict: "0" means off (LBANN treats any value as on), and an
+// invalid value is reported once on stderr, naming the variable, and ignored.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convjit {
+
+enum class Policy { automatic, jit, cudnn, reference, tuned };
+
+[[nodiscard]] std::string_view policy_name(Policy policy);
+[[nodiscard]] std::optional<Policy> parse_policy(std::string_view text);
+
+// Where a setting's value came from, for `convjit doctor` and the log header.
+enum class SettingSource { default_value, environment, api };
+
+[[nodiscard]] std::string_view source_name(SettingSource source);
+
+template <class T>
+struct Setting {
+  T value{};
+  SettingSource source = SettingSource::default_value;
+  std::string origin;  // the variable or API call that set it
+};
+
+struct Settings {
+  Setting<std::vector<std::string>> cache_path;
+  Setting<int> verbose;
+  Setting<std::string> log_file;
+  Setting<std::string> record_file;
+  Setting<Policy> policy{Policy::automatic, SettingSource::default_value, "default"};
+};
+
+// Reads settings from an environment lookup (getenv in production).
+// Problems (invalid values) are appended to `warnings`.
+using EnvLookup = const char* (*)(const char*);
+[[nodiscard]] Settings settings_from_environment(EnvLookup lookup,
+                                                 std::vector<std::string>& warnings);
+
+// The default cache directory: $XDG_CACHE_HOME/convjit, else
+// $HOME/.cache/convjit (the passwd entry if HOME is unset); never /tmp.
+[[nodiscard]] std::string default_cache_directory(EnvLookup lookup);
+
+// Splits a ':'-separated list, dropping empty entries.
+[[nodiscard]] std::vector<std::string> split_search_path(std::string_view list);
+
+// The process-wide settings: the environment, read on first use, with API
+// overrides applied.  Snapshots are immutable and cheap to share.
+class SettingsStore {
+ public:
+  static SettingsStore& instance();
+
+  [[nodiscard]] std::shared_ptr<const Settings> snapshot() const;
+
+  // nullopt restores the environment's (or the default) value.
+  void set_cache_path(std::optional<std::string> list);
+  void set_verbose(std::optional<int> level);
+  void set_log_file(std::optional<std::string> path);
+  void set_record_file(std::optional<std::string> path);
+  void set_policy(std::optional<Policy> policy);
+
+  // Re-reads the environment, keeping API overrides (tests, long-lived hosts).
+  void reload_environment();
+
+ private:
+  SettingsStore();
+  struct Overrides;
+  void publish();
+
+  std::shared_ptr<Overrides> overrides_;
+};
+
+}  // namespace convjit

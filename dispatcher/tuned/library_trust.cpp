@@ -1,0 +1,65 @@
+#include "library_trust.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+namespace convjit {
+
+namespace {
+
+Status check_not_shared(const std::string& path, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::not_available(fmt::format("cannot stat {} {}: {}", what, path, std::strerror(errno)));
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return Status::not_available(fmt::format(
+        "refusing to load from {} {}: it is writable by other users (mode {:04o}); run "
+        "'chmod go-w {}'",
+        what, path, st.st_mode & 07777, path));
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return Status::not_available(fmt::format(
+        "refusing to load from {} {}: it is owned by uid {}, not by you (uid {}) or root; "
+        "copy it into a cache directory you own",
+        what, path, st.st_uid, ::geteuid()));
+  return Status::ok();
+}
+
+std::string real_path(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr), &std::free);
+  return resolved ? std::string(resolved.get()) : std::string();
+}
+
+}  // namespace
+
+Status check_library_trust(const std::string& path) {
+  const std::filesystem::path file(path);
+  const std::string directory = file.has_parent_path() ? file.parent_path().string() : ".";
+  if (Status s = check_not_shared(directory, "directory"); !s.is_ok()) return s;
+
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0)
+    return Status::not_available(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  std::string target = path;
+  if (S_ISLNK(link.st_mode)) {
+    target = real_path(path);
+    if (target.empty())
+      return Status::not_available(fmt::format("{} is a dangling symlink; remove it or fix its target", path));
+    const std::string target_directory = std::filesystem::path(target).parent_path().string();
+    if (target_directory != real_path(directory))
+      if (Status s = check_not_shared(target_directory, "directory"); !s.is_ok()) return s;
+  }
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Status::not_available(fmt::format("{} is not a regular file", target));
+  return check_not_shared(target, "file");
+}
+
+}  // namespace convjit

@@ -1,0 +1,68 @@
+/*
+ * convjit tuned-kernel library ABI, version 1.
+ *
+ * A tuned library is a shared object named lib<descriptor>.so placed in a
+ * directory of the cache search path (see the README).  convjit accepts two
+ * ABIs: LBANN's DaCe ABI (convolutions, f32, as existing LBANN libraries
+ * export it) and this one, which covers every op and dtype, the host and
+ * CUDA devices, and says which descriptor it implements.
+ *
+ * A library in this ABI exports, with C linkage:
+ *
+ *   uint32_t    convjit_kernel_abi_version(void);   returns CONVJIT_KERNEL_ABI_VERSION
+ *   const char* convjit_kernel_descriptor(void);    the canonical descriptor name it
+ *                                                    implements (concrete or with batch B);
+ *                                                    must equal the file's lib<...>.so name
+ *   int         convjit_kernel_device(void);        CONVJIT_DEVICE_HOST or CONVJIT_DEVICE_CUDA
+ *   int         convjit_kernel_run(const convjit_kernel_args_t* args);
+ *                                                    0 on success, anything else is a failure
+ * and optionally:
+ *   size_t      convjit_kernel_workspace_size(int64_t batch);
+ *                                                    bytes of scratch memory needed for `batch`
+ *
+ * Pointers in args follow the descriptor's slots: x (conv fwd/bwdfilt, pool
+ * fwd, max-pool bwd), w (conv fwd/bwddata), dy (conv bwddata/bwdfilt, pool
+ * bwd, bias grad) and out (y, dx, dw or db).  Scaling is cuDNN's:
+ * out = alpha * op + beta * out, and out must not be read when beta == 0.
+ * On the CUDA device, pointers are device memory and the work is enqueued
+ * on `stream` (a CUstream); on the host, stream is NULL and the call is
+ * synchronous.  convjit may call convjit_kernel_run from several threads,
+ * but never concurrently for one library.
+ */
+#ifndef CONVJIT_KERNEL_ABI_H
+#define CONVJIT_KERNEL_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONVJIT_KERNEL_ABI_VERSION 1u
+
+typedef struct convjit_kernel_args {
+  uint32_t abi_version; /* CONVJIT_KERNEL_ABI_VERSION of the caller */
+  const void* x;
+  const void* w;
+  const void* dy;
+  void* out;
+  double alpha;
+  double beta;
+  void* workspace; /* at least convjit_kernel_workspace_size(batch) bytes, or NULL if 0 */
+  size_t workspace_bytes;
+  void* stream;
+  int64_t batch;   /* the call's batch size (what B stands for in a symbolic library) */
+} convjit_kernel_args_t;
+
+typedef uint32_t (*convjit_kernel_abi_version_fn)(void);
+typedef const char* (*convjit_kernel_descriptor_fn)(void);
+typedef int (*convjit_kernel_device_fn)(void);
+typedef int (*convjit_kernel_run_fn)(const convjit_kernel_args_t* args);
+typedef size_t (*convjit_kernel_workspace_size_fn)(int64_t batch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONVJIT_KERNEL_ABI_H */
