@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "convjit/convjit.h"
@@ -12,6 +13,7 @@
 #include "descriptor_name.hpp"
 #include "descriptor_validation.hpp"
 #include "dispatcher.hpp"
+#include "settings.hpp"
 #include "version.hpp"
 
 using namespace convjit;
@@ -128,6 +130,65 @@ const char* convjit_status_string(convjit_status_t status) {
 const char* convjit_last_error_message(void) { return t_last_error.c_str(); }
 
 const char* convjit_last_backend(void) { return t_last_backend; }
+
+namespace {
+std::optional<std::string> optional_text(const char* text) {
+  return text ? std::optional<std::string>(text) : std::nullopt;
+}
+}  // namespace
+
+convjit_status_t convjit_set_cache_path(const char* search_path) {
+  return guarded([&]() -> Status {
+    if (search_path != nullptr && split_search_path(search_path).empty())
+      return Status::invalid("the cache path lists no directory; pass NULL for the default");
+    SettingsStore::instance().set_cache_path(optional_text(search_path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_verbose(int level) {
+  return guarded([&]() -> Status {
+    if (level > 2) return Status::invalid(fmt::format("verbose level {} is not 0, 1 or 2", level));
+    SettingsStore::instance().set_verbose(level < 0 ? std::nullopt : std::optional<int>(level));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_log_file(const char* path) {
+  return guarded([&] {
+    SettingsStore::instance().set_log_file(optional_text(path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_record_file(const char* path) {
+  return guarded([&] {
+    SettingsStore::instance().set_record_file(optional_text(path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_policy(const char* policy) {
+  return guarded([&]() -> Status {
+    if (policy == nullptr) {
+      SettingsStore::instance().set_policy(std::nullopt);
+      return Status::ok();
+    }
+    const auto parsed = parse_policy(policy);
+    if (!parsed)
+      return Status::invalid(fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned",
+                                         policy));
+    SettingsStore::instance().set_policy(parsed);
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_rescan(void) {
+  return guarded([] {
+    Dispatcher::instance().rescan();
+    return Status::ok();
+  });
+}
 
 convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_dtype_t dtype,
                                           int rank, const int64_t* dims,

@@ -140,6 +140,26 @@ CONVJIT_API const char* convjit_status_string(convjit_status_t status);
 /* Message of the last failed call on this thread ("" after a success). */
 CONVJIT_API const char* convjit_last_error_message(void);
 
+/* ---- settings ---------------------------------------------------------- *
+ * Each setter overrides the matching environment variable (see the README's
+ * table) for this process; NULL (or a negative level) restores the
+ * environment's value or the default. */
+
+/* ':'-separated directories searched for tuned libraries, in order. */
+CONVJIT_API convjit_status_t convjit_set_cache_path(const char* search_path);
+/* 0 off, 1 decisions, 2 decisions and executions. */
+CONVJIT_API convjit_status_t convjit_set_verbose(int level);
+CONVJIT_API convjit_status_t convjit_set_log_file(const char* path);
+CONVJIT_API convjit_status_t convjit_set_record_file(const char* path);
+/* "auto", "jit", "cudnn", "reference" or "tuned". */
+CONVJIT_API convjit_status_t convjit_set_policy(const char* policy);
+
+/* Forgets failed lookups and choices made because a better backend was
+ * missing, so the next call of those descriptors probes again (for example
+ * after adding a tuned library to the cache).  Safe while other threads run
+ * operations. */
+CONVJIT_API convjit_status_t convjit_rescan(void);
+
 /* ---- helpers to fill descriptors -------------------------------------- */
 
 /* dims are logical (N, C, spatial...); strides are made contiguous in the

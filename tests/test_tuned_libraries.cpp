@@ -1,0 +1,345 @@
+// Tuned lib<descriptor>.so libraries in both ABIs: probing order, argument
+// passing, workspace, every rejection, rescan, single flight and unloading
+// at exit.  The libraries (tests/tuned_libraries/) write a recognisable
+// record into their output instead of computing the op.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
+#include "dispatcher.hpp"
+#include "reference/reference_backend.hpp"
+#include "tuned/tuned_library_backend.hpp"
+
+namespace convjit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+constexpr const char* kFwd = CONVJIT_TEST_FWD_NAME;
+constexpr const char* kFwdSymbolic = CONVJIT_TEST_FWD_SYMBOLIC_NAME;
+
+convjit_tensor_desc_t contiguous(std::initializer_list<std::int64_t> dims) {
+  convjit_tensor_desc_t t{};
+  std::vector<std::int64_t> d(dims);
+  EXPECT_EQ(convjit_tensor_desc_init(&t, CONVJIT_DTYPE_F32, static_cast<int>(d.size()), d.data(),
+                                     CONVJIT_LAYOUT_NCHW), CONVJIT_STATUS_SUCCESS);
+  return t;
+}
+
+std::vector<std::unique_ptr<Backend>> default_chain() {
+  std::vector<std::unique_ptr<Backend>> chain;
+  chain.push_back(std::make_unique<TunedLibraryBackend>());
+  chain.push_back(std::make_unique<ReferenceBackend>());
+  return chain;
+}
+
+class TunedLibraries : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "convjit-tuned-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    cache_ = make_directory("cache");
+    ASSERT_EQ(convjit_set_cache_path(cache_.c_str()), CONVJIT_STATUS_SUCCESS);
+    x_.assign(100, 1.0f), w_.assign(54, 2.0f), dy_.assign(150, 3.0f), out_.assign(150, 0.0f);
+  }
+  void TearDown() override {
+    dispatcher_.reset();
+    (void)convjit_set_cache_path(nullptr);
+    fs::remove_all(root_);
+  }
+
+  std::string make_directory(const std::string& name, fs::perms perms = fs::perms::owner_all) {
+    const fs::path dir = root_ / name;
+    fs::create_directories(dir);
+    fs::permissions(dir, perms);
+    return dir.string();
+  }
+
+  // Copies build/tests/tuned_libraries/lib<library>.so to <directory>/lib<name>.so.
+  std::string install(const std::string& library, const std::string& name, std::string directory = "") {
+    if (directory.empty()) directory = cache_;
+    const fs::path target = fs::path(directory) / ("lib" + name + ".so");
+    fs::copy_file(fs::path(CONVJIT_TEST_LIBRARY_DIR) / ("lib" + library + ".so"), target,
+                  fs::copy_options::overwrite_existing);
+    fs::permissions(target, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+    return target.string();
+  }
+
+  OpDescriptor descriptor(Direction direction) const {
+    convjit_conv_params_t p{};
+    (void)convjit_conv_params_init(&p, 2);
+    p.pad_begin[0] = p.pad_begin[1] = p.pad_end[0] = p.pad_end[1] = 1;
+    const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}), y = contiguous({2, 3, 5, 5});
+    return make_conv_descriptor(&p, direction, &x, &w, &y).value();
+  }
+
+  Status run(Direction direction, double alpha = 1, double beta = 0, void* workspace = nullptr,
+             std::size_t workspace_bytes = 0) {
+    ExecArgs args;
+    args.alpha = alpha, args.beta = beta, args.workspace = workspace, args.workspace_bytes = workspace_bytes;
+    if (direction == Direction::fwd) args.x = x_.data(), args.w = w_.data();
+    if (direction == Direction::bwddata) args.dy = dy_.data(), args.w = w_.data();
+    if (direction == Direction::bwdfilt) args.x = x_.data(), args.dy = dy_.data();
+    args.out = out_.data();
+    return dispatcher_->execute(descriptor(direction), kHost, args, &backend_);
+  }
+
+  ProbeReport probe(Direction direction = Direction::fwd) const {
+    return probe_tuned_libraries(descriptor(direction), kHost, {cache_}, ProbeMode::load);
+  }
+
+  // Runs fwd and expects the reference to have served it, the tuned library
+  // rejected with `reason`.
+  void expect_rejected(const std::string& reason) {
+    const ProbeReport report = probe();
+    EXPECT_EQ(report.kernel, nullptr);
+    EXPECT_NE(report.summary().find(reason), std::string::npos) << report.summary();
+    ASSERT_TRUE(run(Direction::fwd).is_ok());
+    EXPECT_EQ(backend_, "reference");
+    EXPECT_EQ(out_[0], 2.0f * 2 * 4);  // a real conv: corner output sees 2x2 taps per channel
+  }
+
+  fs::path root_;
+  std::string cache_;
+  std::unique_ptr<Dispatcher> dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  std::vector<float> x_, w_, dy_, out_;
+  std::string_view backend_;
+};
+
+TEST_F(TunedLibraries, WithoutALibraryTheReferenceServes) {
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(backend_, "reference");
+  const ProbeReport report = probe();
+  ASSERT_EQ(report.steps.size(), 2u);
+  EXPECT_EQ(report.steps[0].candidate.path, cache_ + "/lib" + kFwd + ".so");
+  EXPECT_EQ(report.steps[1].candidate.path, cache_ + "/lib" + kFwdSymbolic + ".so");
+  EXPECT_EQ(report.steps[0].outcome, "not found");
+}
+
+TEST_F(TunedLibraries, DaceConcreteLibraryGetsPointersInDacesOrderAndAlphaBeta) {
+  install("dace_fwd", kFwd);
+  const Status s = run(Direction::fwd, 0.5, 0.25);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(out_[0], 1);     // marker
+  EXPECT_EQ(out_[1], 0.5f);  // alpha
+  EXPECT_EQ(out_[2], 0.25f); // beta
+  EXPECT_EQ(out_[3], -1);    // concrete: no B
+  EXPECT_EQ(out_[5], 2);     // p0 = w
+  EXPECT_EQ(out_[6], 1);     // p1 = x, p2 = y (written)
+}
+
+TEST_F(TunedLibraries, DacePointerOrderForBackwardDirections) {
+  install("dace_bwddata", descriptor_name(descriptor(Direction::bwddata)));
+  install("dace_bwdfilt", descriptor_name(descriptor(Direction::bwdfilt)));
+  ASSERT_TRUE(run(Direction::bwddata).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(out_[0], 3);
+  EXPECT_EQ(out_[5], 2);  // p0 = w, p1 = dx (written)
+  EXPECT_EQ(out_[6], 3);  // p2 = dy
+  ASSERT_TRUE(run(Direction::bwdfilt).is_ok());
+  EXPECT_EQ(out_[0], 4);  // p0 = dw (written)
+  EXPECT_EQ(out_[5], 1);  // p1 = x
+  EXPECT_EQ(out_[6], 3);  // p2 = dy
+}
+
+TEST_F(TunedLibraries, SymbolicLibraryReceivesTheBatchInInitAndProgram) {
+  install("dace_fwd_symbolic", kFwdSymbolic);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 2);
+  EXPECT_EQ(out_[3], 2);  // B == batch 2
+}
+
+TEST_F(TunedLibraries, ConcreteBeatsSymbolic) {
+  install("dace_fwd_symbolic", kFwdSymbolic);
+  install("dace_fwd", kFwd);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 1);
+}
+
+TEST_F(TunedLibraries, SearchPathDirectoriesAreProbedInOrder) {
+  const std::string first = make_directory("first"), second = make_directory("second");
+  install("dace_fwd", kFwd, second);
+  ASSERT_EQ(convjit_set_cache_path((first + ":" + second).c_str()), CONVJIT_STATUS_SUCCESS);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 1);
+  // A library in an earlier directory wins, even under the symbolic name.
+  install("dace_fwd_symbolic", kFwdSymbolic, first);
+  dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 2);
+}
+
+TEST_F(TunedLibraries, DaceWorkspaceIsSetBeforeTheProgramAndChecked) {
+  install("dace_fwd_workspace", kFwd);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 5);
+  EXPECT_EQ(out_[4], 1);  // dispatcher-owned workspace was set and writable
+  std::vector<std::byte> small(16), enough(64);
+  out_[4] = 0;
+  const Status too_small = run(Direction::fwd, 1, 0, small.data(), small.size());
+  EXPECT_EQ(too_small.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(too_small.message().find("workspace of 16 bytes is smaller than the 64 bytes"),
+            std::string::npos) << too_small.message();
+  EXPECT_EQ(out_[4], 0);  // not run
+  ASSERT_TRUE(run(Direction::fwd, 1, 0, enough.data(), enough.size()).is_ok());
+  EXPECT_EQ(out_[4], 1);
+  EXPECT_EQ(enough[0], std::byte{0x5a});  // the caller's memory was the one used
+}
+
+TEST_F(TunedLibraries, SymbolicDaceWorkspaceTakesTheBatch) {
+  install("dace_fwd_symbolic_workspace", kFwdSymbolic);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 6);
+  EXPECT_EQ(out_[3], 2);
+  EXPECT_EQ(out_[4], 1);
+}
+
+TEST_F(TunedLibraries, ConvjitAbiLibraryGetsNamedPointersBatchAndWorkspace) {
+  install("abi_fwd", kFwd);
+  ASSERT_TRUE(run(Direction::fwd, 2.0, 0.5).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(out_[0], 10);
+  EXPECT_EQ(out_[1], 2.0f);
+  EXPECT_EQ(out_[2], 0.5f);
+  EXPECT_EQ(out_[3], 2);   // batch
+  EXPECT_EQ(out_[5], 1);   // x
+  EXPECT_EQ(out_[6], 2);   // w
+  EXPECT_EQ(out_[7], -1);  // no dy for fwd
+}
+
+TEST_F(TunedLibraries, ConvjitAbiSymbolicAndWorkspaceVariants) {
+  install("abi_fwd_symbolic", kFwdSymbolic);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 11);
+  EXPECT_EQ(out_[3], 2);
+  fs::remove(cache_ + "/lib" + kFwdSymbolic + ".so");
+  install("abi_fwd_workspace", kFwd);
+  dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(out_[0], 12);
+  EXPECT_EQ(out_[4], 1);
+}
+
+TEST_F(TunedLibraries, RejectsAMissingRequiredSymbol) {
+  install("dace_without_exit", kFwd);
+  expect_rejected("rejected (DaCe ABI): missing required DaCe symbol __dace_exit_conv");
+}
+
+TEST_F(TunedLibraries, RejectsAWrongAbiVersion) {
+  install("abi_wrong_version", kFwd);
+  expect_rejected("convjit kernel ABI version 2, but this convjit speaks 1");
+}
+
+TEST_F(TunedLibraries, RejectsALibraryImplementingAnotherDescriptor) {
+  install("abi_wrong_descriptor", kFwd);
+  expect_rejected(std::string("implements '") +
+                  descriptor_name(descriptor(Direction::bwddata)) + "', not the '" + kFwd);
+}
+
+TEST_F(TunedLibraries, RejectsALibraryForAnotherDevice) {
+  install("abi_cuda_device", kFwd);
+  expect_rejected("built for the CUDA device, not the host");
+}
+
+TEST_F(TunedLibraries, RejectsAFileThatIsNoLibrary) {
+  std::ofstream(cache_ + "/lib" + kFwd + ".so") << "this is not an ELF file";
+  expect_rejected("dlopen failed: ");
+}
+
+TEST_F(TunedLibraries, RejectsAWorldWritableLibrary) {
+  const std::string path = install("dace_fwd", kFwd);
+  fs::permissions(path, fs::perms::others_write, fs::perm_options::add);
+  expect_rejected("it is writable by other users (mode 0757); run 'chmod go-w " + path + "'");
+}
+
+TEST_F(TunedLibraries, RejectsAGroupWritableDirectory) {
+  install("dace_fwd", kFwd);
+  fs::permissions(cache_, fs::perms::group_write, fs::perm_options::add);
+  expect_rejected("refusing to load from directory " + cache_);
+}
+
+TEST_F(TunedLibraries, SymlinksMayLeaveTheDirectoryOnlyForATrustedTarget) {
+  const std::string unsafe = make_directory("unsafe", fs::perms::all);
+  const std::string target = install("dace_fwd", "anything", unsafe);
+  fs::permissions(unsafe, fs::perms::all);  // mkdir's umask may have dropped bits
+  fs::create_symlink(target, cache_ + "/lib" + kFwd + ".so");
+  expect_rejected("refusing to load from directory " + unsafe);
+
+  const std::string safe = make_directory("safe");
+  fs::remove(cache_ + "/lib" + kFwd + ".so");
+  fs::create_symlink(install("dace_fwd", "anything", safe), cache_ + "/lib" + kFwd + ".so");
+  dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+}
+
+TEST_F(TunedLibraries, AFailingKernelReportsExecutionFailure) {
+  install("abi_failing", kFwd);
+  const Status s = run(Direction::fwd);
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_EXECUTION_FAILED);
+  EXPECT_NE(s.message().find("convjit_kernel_run returned 7"), std::string::npos) << s.message();
+}
+
+TEST_F(TunedLibraries, RescanFindsALibraryAddedLater) {
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(backend_, "reference");
+  install("dace_fwd", kFwd);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(backend_, "reference");  // the miss is remembered
+  dispatcher_->rescan();
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(out_[0], 1);
+}
+
+TEST_F(TunedLibraries, ManyThreadsLoadANewLibraryOnce) {
+  install("dace_fwd", kFwd);
+  const OpDescriptor desc = descriptor(Direction::fwd);
+  std::vector<std::vector<float>> outs(8, std::vector<float>(150));
+  std::vector<std::thread> threads;
+  for (auto& out : outs)
+    threads.emplace_back([&] {
+      ExecArgs args;
+      args.x = x_.data(), args.w = w_.data(), args.out = out.data();
+      EXPECT_TRUE(dispatcher_->execute(desc, kHost, args).is_ok());
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& out : outs) {
+    EXPECT_EQ(out[0], 1);
+    EXPECT_EQ(out[7], 1);  // __dace_init_conv ran once in this process
+  }
+}
+
+TEST_F(TunedLibraries, LibrariesAreShutDownAtProcessExit) {
+  install("dace_fwd", kFwd);
+  const std::string log = (root_ / "exit.log").string();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv("CONVJIT_TEST_EXIT_LOG", log.c_str(), 1);
+    const bool ok = run(Direction::fwd).is_ok() && backend_ == "tuned-library";
+    std::exit(ok ? 0 : 3);  // no destructors of this frame run: only atexit handlers
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream in(log);
+  std::string line;
+  EXPECT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "exit");
+}
+
+}  // namespace
+}  // namespace convjit
