@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 #include <string_view>
 
 #include "convjit/convjit.h"
@@ -21,6 +23,16 @@ class Kernel {
   [[nodiscard]] virtual Status execute(const ExecArgs& args) const = 0;
 };
 
+// What a backend looked at while building: the verbose log and
+// `convjit query` show it.
+struct BuildTrace {
+  struct Probe {
+    std::string path;
+    std::string outcome;
+  };
+  std::vector<Probe> probes;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -34,8 +46,9 @@ class Backend {
                                              const convjit_device_t& device) const = 0;
 
   // Prepares a kernel; called once per descriptor and device.
-  [[nodiscard]] virtual Result<std::unique_ptr<Kernel>> build(
-      const OpDescriptor& desc, const convjit_device_t& device) = 0;
+  [[nodiscard]] virtual Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              BuildTrace& trace) = 0;
 };
 
 }  // namespace convjit

@@ -4,8 +4,11 @@
 #include <xxhash.h>
 
 #include <array>
+#include <chrono>
 
 #include "descriptor_name.hpp"
+#include "recorder.hpp"
+#include "verbose_log.hpp"
 #include "reference/reference_backend.hpp"
 #include "tuned/tuned_library_backend.hpp"
 
@@ -92,14 +95,15 @@ Dispatcher::Dispatcher(std::vector<std::unique_ptr<Backend>> chain)
     : id_(next_dispatcher_id.fetch_add(1) + 1), chain_(std::move(chain)) {}
 
 Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convjit_device_t& device,
-                                          Policy policy) {
+                                          Policy policy, Traces& traces) {
   std::string rejections;
   bool all_unavailable = true;
   for (const auto& backend : chain_) {
     if (!policy_allows(policy, backend->name())) continue;
+    BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
     Status support = backend->check_support(desc, device);
     if (support.is_ok()) {
-      auto kernel = backend->build(desc, device);
+      auto kernel = backend->build(desc, device, trace);
       if (kernel.is_ok())
         return Resolution{std::move(kernel).value(), backend->name(),
                           rejections.empty() ? "first backend in the chain that supports it"
@@ -118,6 +122,22 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
                             device_label(device), rejections));
 }
 
+// Walks the chain for a new key, then logs and records what it decided.
+Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_device_t& device,
+                                      Policy policy) {
+  const auto start = std::chrono::steady_clock::now();
+  Traces traces;
+  auto resolved = walk_chain(desc, device, policy, traces);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::string_view backend = resolved.is_ok() ? resolved.value().backend : std::string_view();
+  if (VerboseLog::enabled(1))
+    VerboseLog::decision({desc, device, traces, backend,
+                          resolved.is_ok() ? resolved.value().reason : resolved.status().message(), ms});
+  if (resolved.is_ok()) Recorder::instance().record(desc, backend);
+  return resolved;
+}
+
 std::shared_ptr<Dispatcher::Entry> Dispatcher::claim_entry(const DispatchKey& key, bool& owner) {
   std::lock_guard lock(table_mutex_);
   auto [it, inserted] = table_.try_emplace(key, nullptr);
@@ -129,13 +149,13 @@ std::shared_ptr<Dispatcher::Entry> Dispatcher::claim_entry(const DispatchKey& ke
 Result<const Resolution*> Dispatcher::resolve(const OpDescriptor& desc,
                                               const convjit_device_t& device) {
   if (Status capable = device_capability(desc, device); !capable.is_ok()) return capable;
-  const Policy policy = SettingsStore::instance().snapshot()->policy.value;
+  const Policy policy = SettingsStore::instance().policy();
   bool owner = false;
   const std::shared_ptr<Entry> entry = claim_entry(make_key(desc, device, policy), owner);
   std::unique_lock lock(entry->mutex);
   if (owner) {
     lock.unlock();  // resolve without holding any lock others could need
-    auto resolved = walk_chain(desc, device, policy);
+    auto resolved = decide(desc, device, policy);
     lock.lock();
     if (resolved.is_ok()) {
       entry->resolution = std::make_unique<Resolution>(std::move(resolved).value());
@@ -168,7 +188,7 @@ void Dispatcher::rescan() {
 
 Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& device,
                            const ExecArgs& args, std::string_view* backend) {
-  const Policy policy = SettingsStore::instance().snapshot()->policy.value;
+  const Policy policy = SettingsStore::instance().policy();
   const DispatchKey key = make_key(desc, device, policy);
   const std::uint64_t generation = generation_.load(std::memory_order_acquire);
   ThreadCacheSlot& slot = t_cache[DispatchKeyHash{}(key) % kThreadCacheSlots];
@@ -179,7 +199,12 @@ Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& dev
     slot = {id_, generation, key, resolved.value()};
   }
   if (backend) *backend = slot.resolution->backend;
-  return slot.resolution->kernel->execute(args);
+  if (!VerboseLog::enabled(2)) return slot.resolution->kernel->execute(args);
+  const auto start = std::chrono::steady_clock::now();
+  Status status = slot.resolution->kernel->execute(args);
+  VerboseLog::execution(desc, slot.resolution->backend,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return status;
 }
 
 }  // namespace convjit

@@ -68,8 +68,12 @@ class Dispatcher {
 
  private:
   struct Entry;
+  using Traces = std::vector<std::pair<std::string_view, BuildTrace>>;
+  [[nodiscard]] Result<Resolution> decide(const OpDescriptor& desc, const convjit_device_t& device,
+                                          Policy policy);
   [[nodiscard]] Result<Resolution> walk_chain(const OpDescriptor& desc,
-                                              const convjit_device_t& device, Policy policy);
+                                              const convjit_device_t& device, Policy policy,
+                                              Traces& traces);
   [[nodiscard]] std::shared_ptr<Entry> claim_entry(const DispatchKey& key, bool& owner);
 
   const std::uint64_t id_;

@@ -186,6 +186,8 @@ void SettingsStore::publish() {
   apply(s->log_file, o.log_file, "convjit_set_log_file");
   apply(s->record_file, o.record_file, "convjit_set_record_file");
   apply(s->policy, o.policy, "convjit_set_policy");
+  verbose_level_.store(s->verbose.value, std::memory_order_relaxed);
+  policy_.store(static_cast<int>(s->policy.value), std::memory_order_relaxed);
   o.published.store(std::move(s));
 }
 

@@ -11,6 +11,7 @@
 // invalid value is reported once on stderr, naming the variable, and ignored.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,12 @@ class SettingsStore {
 
   [[nodiscard]] std::shared_ptr<const Settings> snapshot() const;
 
+  // Lock-free copies of the two settings the hot path reads.
+  [[nodiscard]] int verbose_level() const { return verbose_level_.load(std::memory_order_relaxed); }
+  [[nodiscard]] Policy policy() const {
+    return static_cast<Policy>(policy_.load(std::memory_order_relaxed));
+  }
+
   // nullopt restores the environment's (or the default) value.
   void set_cache_path(std::optional<std::string> list);
   void set_verbose(std::optional<int> level);
@@ -81,6 +88,8 @@ class SettingsStore {
   void publish();
 
   std::shared_ptr<Overrides> overrides_;
+  std::atomic<int> verbose_level_{0};
+  std::atomic<int> policy_{0};
 };
 
 }  // namespace convjit

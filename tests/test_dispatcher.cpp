@@ -21,9 +21,10 @@ class CountingBackend final : public Backend {
   Status check_support(const OpDescriptor&, const convjit_device_t&) const override {
     return supports_ ? Status::ok() : Status::unsupported("declines on purpose");
   }
-  Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc, const convjit_device_t& device) override {
+  Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc, const convjit_device_t& device,
+                                        BuildTrace& trace) override {
     ++builds_;
-    return reference_.build(desc, device);
+    return reference_.build(desc, device, trace);
   }
 
  private:

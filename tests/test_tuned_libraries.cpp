@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "descriptor_builder.hpp"
+#include "descriptor_flags.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
 #include "reference/reference_backend.hpp"
@@ -339,6 +340,75 @@ TEST_F(TunedLibraries, LibrariesAreShutDownAtProcessExit) {
   std::string line;
   EXPECT_TRUE(std::getline(in, line));
   EXPECT_EQ(line, "exit");
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> lines_with(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& line : lines)
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  return out;
+}
+
+TEST_F(TunedLibraries, VerboseLogHasHeaderTemplateProbeAndDecisionLines) {
+  const std::string log = (root_ / "verbose.log").string();
+  ASSERT_EQ(convjit_set_log_file(log.c_str()), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_verbose(1), CONVJIT_STATUS_SUCCESS);
+  install("abi_wrong_version", kFwdSymbolic);       // rejected
+  install("dace_bwddata", descriptor_name(descriptor(Direction::bwddata)));  // loaded
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  ASSERT_TRUE(run(Direction::bwddata).is_ok());
+  ASSERT_TRUE(run(Direction::bwddata).is_ok());  // resolved: no new decision
+  (void)convjit_set_verbose(-1);
+  (void)convjit_set_log_file(nullptr);
+
+  const auto lines = read_lines(log);
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_EQ(lines[0], "convjit_verbose,v1,info,version,0.1.0");
+  EXPECT_EQ(lines_with(lines, "convjit_verbose,v1,info,cache_path,").at(0),
+            "convjit_verbose,v1,info,cache_path," + cache_);
+  EXPECT_EQ(lines_with(lines, "convjit_verbose,v1,template,").at(0),
+            "convjit_verbose,v1,template,event,descriptor,symbolic,backend,detail,ms,problem");
+  const auto probes = lines_with(lines, "convjit_verbose,v1,probe,");
+  const auto decisions = lines_with(lines, "convjit_verbose,v1,decide,");
+  ASSERT_EQ(probes.size(), 3u);
+  ASSERT_EQ(decisions.size(), 2u);
+  const std::string fwd_prefix =
+      std::string("convjit_verbose,v1,probe,") + kFwd + "," + kFwdSymbolic + ",tuned-library,";
+  EXPECT_EQ(probes[0], fwd_prefix + cache_ + "/lib" + kFwd + ".so: not found,,\"" +
+                           descriptor_flags(descriptor(Direction::fwd)) + "\"");
+  EXPECT_NE(probes[1].find("rejected (convjit ABI): convjit kernel ABI version 2"), std::string::npos)
+      << probes[1];
+  EXPECT_NE(probes[2].find(".so: loaded (DaCe ABI),,"), std::string::npos) << probes[2];
+  EXPECT_NE(decisions[0].find(",reference,\"earlier backends declined: tuned-library: no usable"),
+            std::string::npos) << decisions[0];
+  EXPECT_NE(decisions[1].find(",tuned-library,first backend in the chain that supports it,"),
+            std::string::npos) << decisions[1];
+  EXPECT_TRUE(lines_with(lines, "convjit_verbose,v1,exec,").empty());
+}
+
+TEST_F(TunedLibraries, VerboseLevelTwoAddsOneLinePerExecutionAndZeroLogsNothing) {
+  const std::string quiet = (root_ / "quiet.log").string(), chatty = (root_ / "chatty.log").string();
+  ASSERT_EQ(convjit_set_log_file(quiet.c_str()), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_verbose(0), CONVJIT_STATUS_SUCCESS);
+  ASSERT_TRUE(run(Direction::fwd).is_ok());
+  EXPECT_FALSE(fs::exists(quiet));
+  dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  ASSERT_EQ(convjit_set_log_file(chatty.c_str()), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_verbose(2), CONVJIT_STATUS_SUCCESS);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(Direction::fwd).is_ok());
+  (void)convjit_set_verbose(-1);
+  (void)convjit_set_log_file(nullptr);
+  const auto execs = lines_with(read_lines(chatty), "convjit_verbose,v1,exec,");
+  ASSERT_EQ(execs.size(), 3u);
+  EXPECT_EQ(execs[0].rfind(std::string("convjit_verbose,v1,exec,") + kFwd + "," + kFwdSymbolic +
+                               ",reference,,", 0), 0u) << execs[0];
 }
 
 }  // namespace

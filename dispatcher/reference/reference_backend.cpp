@@ -36,7 +36,7 @@ Status ReferenceBackend::check_support(const OpDescriptor& desc,
 }
 
 Result<std::unique_ptr<Kernel>> ReferenceBackend::build(const OpDescriptor& desc,
-                                                        const convjit_device_t&) {
+                                                        const convjit_device_t&, BuildTrace&) {
   return std::unique_ptr<Kernel>(std::make_unique<ReferenceKernel>(desc));
 }
 

@@ -12,7 +12,8 @@ class ReferenceBackend final : public Backend {
   [[nodiscard]] Status check_support(const OpDescriptor& desc,
                                      const convjit_device_t& device) const override;
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
-                                                      const convjit_device_t& device) override;
+                                                      const convjit_device_t& device,
+                                                      BuildTrace& trace) override;
 };
 
 }  // namespace convjit

@@ -92,9 +92,11 @@ Status TunedLibraryBackend::check_support(const OpDescriptor& desc, const convji
 }
 
 Result<std::unique_ptr<Kernel>> TunedLibraryBackend::build(const OpDescriptor& desc,
-                                                           const convjit_device_t& device) {
+                                                           const convjit_device_t& device,
+                                                           BuildTrace& trace) {
   const auto settings = SettingsStore::instance().snapshot();
   ProbeReport report = probe_tuned_libraries(desc, device, settings->cache_path.value, ProbeMode::load);
+  for (const ProbeStep& step : report.steps) trace.probes.push_back({step.candidate.path, step.outcome});
   if (report.kernel) return std::move(report.kernel);
   return Status::not_available(fmt::format("no usable tuned library ({})", report.summary()));
 }

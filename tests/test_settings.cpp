@@ -1,0 +1,128 @@
+// Settings: strict parsing of every variable, the LBANN aliases, defaults
+// and API overrides.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "convjit/convjit.h"
+#include "settings.hpp"
+
+namespace convjit {
+namespace {
+
+// A fake environment for settings_from_environment.
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+Settings read(std::map<std::string, std::string> env, std::vector<std::string>* warnings = nullptr) {
+  g_env = std::move(env);
+  std::vector<std::string> local;
+  Settings s = settings_from_environment(fake_getenv, warnings ? *warnings : local);
+  return s;
+}
+
+TEST(Settings, VerboseZeroMeansOffAndOtherValuesAreRejected) {
+  EXPECT_EQ(read({{"CONVJIT_VERBOSE", "0"}}).verbose.value, 0);
+  EXPECT_EQ(read({{"CONVJIT_VERBOSE", "2"}}).verbose.value, 2);
+  EXPECT_EQ(read({{"DISTCONV_JIT_VERBOSE", "0"}}).verbose.value, 0);  // LBANN treats this as on
+  EXPECT_EQ(read({{"DISTCONV_JIT_VERBOSE", "1"}}).verbose.value, 1);
+  std::vector<std::string> warnings;
+  const Settings bad = read({{"CONVJIT_VERBOSE", "yes"}}, &warnings);
+  EXPECT_EQ(bad.verbose.value, 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "CONVJIT_VERBOSE='yes' is not 0, 1 or 2; ignored (logging stays off)");
+  EXPECT_EQ(read({{"CONVJIT_VERBOSE", "1"}, {"DISTCONV_JIT_VERBOSE", "2"}}).verbose.value, 1);
+}
+
+TEST(Settings, CachePathListAliasAndDefaults) {
+  const Settings s = read({{"CONVJIT_CACHE_PATH", "/a::/b/c:"}, {"HOME", "/home/u"}});
+  EXPECT_EQ(s.cache_path.value, (std::vector<std::string>{"/a", "/b/c"}));
+  EXPECT_EQ(s.cache_path.source, SettingSource::environment);
+  EXPECT_EQ(s.cache_path.origin, "CONVJIT_CACHE_PATH");
+  const Settings alias = read({{"DISTCONV_JIT_CACHEPATH", "/lbann"}, {"HOME", "/home/u"}});
+  EXPECT_EQ(alias.cache_path.value, (std::vector<std::string>{"/lbann"}));
+  EXPECT_EQ(alias.cache_path.origin, "DISTCONV_JIT_CACHEPATH");
+  EXPECT_EQ(read({{"CONVJIT_CACHE_PATH", "/mine"}, {"DISTCONV_JIT_CACHEPATH", "/lbann"}}).cache_path.value,
+            (std::vector<std::string>{"/mine"}));
+  EXPECT_EQ(read({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}).cache_path.value,
+            (std::vector<std::string>{"/xdg/convjit"}));
+  const Settings home = read({{"HOME", "/home/u"}});
+  EXPECT_EQ(home.cache_path.value, (std::vector<std::string>{"/home/u/.cache/convjit"}));
+  EXPECT_EQ(home.cache_path.source, SettingSource::default_value);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(read({{"CONVJIT_CACHE_PATH", ":"}, {"HOME", "/h"}}, &warnings).cache_path.value,
+            (std::vector<std::string>{"/h/.cache/convjit"}));
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST(Settings, NeverDefaultsToTmp) {
+  // A relative XDG_CACHE_HOME is invalid per the XDG spec and ignored.
+  const Settings s = read({{"XDG_CACHE_HOME", "relative"}, {"HOME", "/home/u"}});
+  EXPECT_EQ(s.cache_path.value, (std::vector<std::string>{"/home/u/.cache/convjit"}));
+  for (const auto& dir : read({}).cache_path.value) EXPECT_NE(dir.rfind("/tmp", 0), 0u) << dir;
+}
+
+TEST(Settings, PolicyAndFiles) {
+  EXPECT_EQ(read({{"CONVJIT_POLICY", "reference"}}).policy.value, Policy::reference);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(read({{"CONVJIT_POLICY", "fastest"}}, &warnings).policy.value, Policy::automatic);
+  EXPECT_NE(warnings.at(0).find("CONVJIT_POLICY='fastest' is not one of"), std::string::npos);
+  const Settings s = read({{"CONVJIT_LOG_FILE", "/x/log"}, {"CONVJIT_RECORD", "/x/rec"}});
+  EXPECT_EQ(s.log_file.value, "/x/log");
+  EXPECT_EQ(s.record_file.value, "/x/rec");
+  warnings.clear();
+  EXPECT_EQ(read({{"CONVJIT_RECORD", ""}}, &warnings).record_file.value, "");
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST(Settings, ApiSettersOverrideAndNullRestores) {
+  auto& store = SettingsStore::instance();
+  const auto before = store.snapshot();
+  ASSERT_EQ(convjit_set_cache_path("/p1:/p2"), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_verbose(2), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
+  auto s = store.snapshot();
+  EXPECT_EQ(s->cache_path.value, (std::vector<std::string>{"/p1", "/p2"}));
+  EXPECT_EQ(s->cache_path.source, SettingSource::api);
+  EXPECT_EQ(store.verbose_level(), 2);
+  EXPECT_EQ(store.policy(), Policy::reference);
+  EXPECT_EQ(convjit_set_policy("fastest"), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(convjit_set_verbose(3), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(convjit_set_cache_path(":"), CONVJIT_STATUS_INVALID_ARGUMENT);
+  ASSERT_EQ(convjit_set_cache_path(nullptr), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_verbose(-1), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_policy(nullptr), CONVJIT_STATUS_SUCCESS);
+  s = store.snapshot();
+  EXPECT_EQ(s->cache_path.value, before->cache_path.value);
+  EXPECT_EQ(store.verbose_level(), before->verbose.value);
+  EXPECT_EQ(store.policy(), before->policy.value);
+}
+
+TEST(Settings, ReferencePolicyRestrictsTheChain) {
+  // With the reference policy the tuned library is never probed; with a
+  // policy whose backend is not in this build, calls fail clearly.
+  ASSERT_EQ(convjit_set_policy("jit"), CONVJIT_STATUS_SUCCESS);
+  convjit_tensor_desc_t x{}, w{}, y{};
+  const int64_t xd[3] = {1, 1, 4}, wd[3] = {1, 1, 2}, yd[3] = {1, 1, 3};
+  ASSERT_EQ(convjit_tensor_desc_init(&x, CONVJIT_DTYPE_F32, 3, xd, CONVJIT_LAYOUT_NCHW), 0);
+  ASSERT_EQ(convjit_tensor_desc_init(&w, CONVJIT_DTYPE_F32, 3, wd, CONVJIT_LAYOUT_NCHW), 0);
+  ASSERT_EQ(convjit_tensor_desc_init(&y, CONVJIT_DTYPE_F32, 3, yd, CONVJIT_LAYOUT_NCHW), 0);
+  convjit_conv_params_t p{};
+  ASSERT_EQ(convjit_conv_params_init(&p, 1), 0);
+  float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
+  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("policy jit selects no backend of this build"),
+            std::string::npos) << convjit_last_error_message();
+  ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_SUCCESS);
+  EXPECT_STREQ(convjit_last_backend(), "reference");
+  EXPECT_EQ(yv[2], 7.0f);
+  ASSERT_EQ(convjit_set_policy(nullptr), CONVJIT_STATUS_SUCCESS);
+}
+
+}  // namespace
+}  // namespace convjit
