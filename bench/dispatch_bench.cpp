@@ -1,26 +1,86 @@
-// Per-call overhead of the dispatch path for an already resolved descriptor:
-// API argument checks, descriptor build and validation, table lookup and
-// the kernel call, on a 1-element problem whose compute is negligible.
+// Dispatch overhead through the C++ API (and so the C API):
+// - a resolved call: argument checks, the raw-argument cache lookup and the
+//   call into a tuned library whose kernel does nothing;
+// - the same on the reference backend (a 1-element conv);
+// - the first call of a new descriptor: build, validate, probe the cache
+//   path for two library names, choose the reference.
 #include <benchmark/benchmark.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "convjit/convjit.hpp"
 
 namespace {
 
-void BM_ResolvedTinyConvForward(benchmark::State& state) {
-  using namespace convjit;
+namespace fs = std::filesystem;
+using namespace convjit;
+
+// A private cache directory holding the no-op library under the tiny
+// conv's name, for the duration of one benchmark.
+class NoopCache {
+ public:
+  NoopCache() {
+    std::string pattern = (fs::temp_directory_path() / "convjit-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return;
+    dir_ = pattern;
+    fs::copy_file(CONVJIT_BENCH_NOOP_LIBRARY, dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
+    (void)convjit_set_cache_path(dir_.c_str());
+  }
+  ~NoopCache() {
+    (void)convjit_set_cache_path(nullptr);
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// A 1x1 conv on `batch` single-pixel, single-channel images.
+struct TinyConv {
   TensorDesc x, w, y;
-  (void)TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {1, 1, 1, 1});
-  (void)TensorDesc::contiguous(w, CONVJIT_DTYPE_F32, {1, 1, 1, 1});
-  (void)TensorDesc::contiguous(y, CONVJIT_DTYPE_F32, {1, 1, 1, 1});
-  const ConvParams params(2);
-  float xv = 2, wv = 3, yv = 0;
-  if (!conv_forward(params, x, &xv, w, &wv, y, &yv).is_ok()) state.SkipWithError("setup failed");
+  ConvParams params{2};
+  std::vector<float> xv, wv{3.0f}, yv;
+  explicit TinyConv(std::int64_t batch = 1)
+      : xv(static_cast<std::size_t>(batch), 2.0f), yv(static_cast<std::size_t>(batch)) {
+    (void)TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {batch, 1, 1, 1});
+    (void)TensorDesc::contiguous(w, CONVJIT_DTYPE_F32, {1, 1, 1, 1});
+    (void)TensorDesc::contiguous(y, CONVJIT_DTYPE_F32, {batch, 1, 1, 1});
+  }
+  Status forward() { return conv_forward(params, x, xv.data(), w, wv.data(), y, yv.data()); }
+};
+
+void BM_ResolvedCallNoopTunedKernel(benchmark::State& state) {
+  NoopCache cache;
+  TinyConv conv;
+  if (!conv.forward().is_ok() || last_backend() != "tuned-library") {
+    state.SkipWithError("the no-op tuned library was not used");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(conv.forward());
+}
+BENCHMARK(BM_ResolvedCallNoopTunedKernel);
+
+void BM_ResolvedCallReferenceTinyConv(benchmark::State& state) {
+  TinyConv conv(3);
+  if (!conv.forward().is_ok()) state.SkipWithError("setup failed");
+  for (auto _ : state) benchmark::DoNotOptimize(conv.forward());
+}
+BENCHMARK(BM_ResolvedCallReferenceTinyConv);
+
+// Each iteration's x has a new (irrelevant) batch stride, so each call is a
+// descriptor never seen before, while the compute stays one multiply.
+void BM_FirstCallResolve(benchmark::State& state) {
+  TinyConv conv;
+  std::int64_t batch_stride = 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(conv_forward(params, x, &xv, w, &wv, y, &yv));
-    benchmark::ClobberMemory();
+    conv.x.strides[0] = ++batch_stride;
+    benchmark::DoNotOptimize(conv.forward());
   }
 }
-BENCHMARK(BM_ResolvedTinyConvForward);
+BENCHMARK(BM_FirstCallResolve)->Iterations(3000);
 
 }  // namespace

@@ -29,7 +29,7 @@ template <class Body>
 convjit_status_t guarded(Body&& body) noexcept {
   try {
     Status status = body();
-    t_last_error = status.message();
+    if (!status.is_ok() || !t_last_error.empty()) t_last_error = status.message();
     return status.code();
   } catch (const std::bad_alloc&) {
     t_last_error = "out of host memory";
@@ -64,13 +64,31 @@ ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
   return args;
 }
 
-Status run(const Result<OpDescriptor>& desc, const convjit_exec_t* exec, const ExecArgs& args) {
-  if (!desc.is_ok()) return desc.status();
+// Identifies each API entry point in call keys.
+enum class ApiOp : std::int64_t { conv_fwd = 1, conv_bwddata, conv_bwdfilt, bias_grad, pool_fwd, pool_bwd };
+
+// Runs an API call through the dispatcher's call cache.  `describe` builds
+// the validated descriptor; it runs only when the call was not seen before.
+// Every descriptor and params pointer must be non-NULL (checked by callers,
+// since the key reads them).
+template <class Describe>
+Status run(ApiCallKey& key, const convjit_exec_t* exec, const ExecArgs& args, Describe&& describe) {
   std::string_view backend;
-  Status status = Dispatcher::instance().execute(desc.value(), device_of(exec), args, &backend);
+  Status status = Dispatcher::instance().execute_call(key, device_of(exec), args,
+                                                      std::forward<Describe>(describe), &backend);
   if (status.is_ok()) t_last_backend = backend.data();  // backend names are static literals
   return status;
 }
+
+// The name of the first NULL pointer, or nullptr when all are set.  Cheap on
+// success: it runs on every call.
+const char* first_null(std::initializer_list<std::pair<const void*, const char*>> pointers) {
+  for (const auto& [pointer, name] : pointers)
+    if (pointer == nullptr) return name;
+  return nullptr;
+}
+
+Status null_argument(const char* name) { return Status::invalid(fmt::format("{} is NULL", name)); }
 
 Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
                   size_t* required) {
@@ -310,12 +328,17 @@ convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
                                       const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                       double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    for (Status s : {require_pointer(x, "x"), require_pointer(w, "w"), require_pointer(y, "y"),
-                     require_pointer(y_desc, "y descriptor")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{x, "x"}, {w, "w"}, {y, "y"},
+                                          {params, "conv params"}, {x_desc, "x descriptor"}, {w_desc, "w descriptor"}, {y_desc, "y descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.w = w, args.out = y;
-    return run(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc), exec, args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd)).add(*params)
+                         .add(*x_desc).add(*w_desc).add(*y_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc);
+    });
   });
 }
 
@@ -326,13 +349,17 @@ convjit_status_t convjit_conv_backward_data(const convjit_conv_params_t* params,
                                             double alpha, double beta,
                                             const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    for (Status s : {require_pointer(dy, "dy"), require_pointer(w, "w"), require_pointer(dx, "dx"),
-                     require_pointer(dy_desc, "dy descriptor")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{dy, "dy"}, {w, "w"}, {dx, "dx"},
+                                          {params, "conv params"}, {dy_desc, "dy descriptor"}, {w_desc, "w descriptor"}, {dx_desc, "dx descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.dy = dy, args.w = w, args.out = dx;
-    return run(make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc), exec,
-               args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwddata)).add(*params)
+                         .add(*dx_desc).add(*w_desc).add(*dy_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc);
+    });
   });
 }
 
@@ -343,13 +370,17 @@ convjit_status_t convjit_conv_backward_filter(const convjit_conv_params_t* param
                                               double alpha, double beta,
                                               const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    for (Status s : {require_pointer(x, "x"), require_pointer(dy, "dy"), require_pointer(dw, "dw"),
-                     require_pointer(dy_desc, "dy descriptor")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{x, "x"}, {dy, "dy"}, {dw, "dw"},
+                                          {params, "conv params"}, {x_desc, "x descriptor"}, {dw_desc, "dw descriptor"}, {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.dy = dy, args.out = dw;
-    return run(make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc), exec,
-               args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwdfilt)).add(*params)
+                         .add(*x_desc).add(*dw_desc).add(*dy_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc);
+    });
   });
 }
 
@@ -357,11 +388,14 @@ convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc
                                             void* db, double alpha, double beta,
                                             const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    for (Status s : {require_pointer(dy, "dy"), require_pointer(db, "db")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{dy, "dy"}, {db, "db"},
+                                          {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.dy = dy, args.out = db;
-    return run(make_bias_grad_descriptor(dy_desc), exec, args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::bias_grad)).add(*dy_desc);
+    return run(key, exec, args, [&] { return make_bias_grad_descriptor(dy_desc); });
   });
 }
 
@@ -410,12 +444,15 @@ convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
                                       const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                       double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    for (Status s : {require_pointer(x, "x"), require_pointer(y, "y"),
-                     require_pointer(y_desc, "y descriptor")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{x, "x"}, {y, "y"},
+                                          {params, "pool params"}, {x_desc, "x descriptor"}, {y_desc, "y descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.out = y;
-    return run(make_pool_descriptor(params, Direction::fwd, x_desc, y_desc), exec, args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params)
+                         .add(*x_desc).add(*y_desc);
+    return run(key, exec, args, [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
   });
 }
 
@@ -428,12 +465,15 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
     if (params != nullptr && params->mode == CONVJIT_POOL_MAX)
       if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)"); !s.is_ok())
         return s;
-    for (Status s : {require_pointer(dy, "dy"), require_pointer(dx, "dx"),
-                     require_pointer(dy_desc, "dy descriptor")})
-      if (!s.is_ok()) return s;
+    if (const char* missing = first_null({{dy, "dy"}, {dx, "dx"},
+                                          {params, "pool params"}, {x_desc, "x descriptor"}, {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.dy = dy, args.out = dx;
-    return run(make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc), exec, args);
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params)
+                         .add(*x_desc).add(*dy_desc);
+    return run(key, exec, args, [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
   });
 }
 

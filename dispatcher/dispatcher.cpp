@@ -43,6 +43,17 @@ struct ThreadCacheSlot {
 };
 constexpr std::size_t kThreadCacheSlots = 64;
 thread_local std::array<ThreadCacheSlot, kThreadCacheSlots> t_cache;
+
+// The same, keyed by raw API arguments (Dispatcher::execute_call).
+struct CallCacheSlot {
+  std::uint64_t owner = 0;
+  std::uint64_t generation = 0;
+  ApiCallKey key;
+  const Resolution* resolution = nullptr;
+};
+thread_local std::array<CallCacheSlot, kThreadCacheSlots> t_call_cache;
+
+std::size_t call_slot(const ApiCallKey& key) { return key.hash() % kThreadCacheSlots; }
 std::atomic<std::uint64_t> next_dispatcher_id{0};
 
 Status device_capability(const OpDescriptor& desc, const convjit_device_t& device) {
@@ -105,7 +116,7 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
     if (support.is_ok()) {
       auto kernel = backend->build(desc, device, trace);
       if (kernel.is_ok())
-        return Resolution{std::move(kernel).value(), backend->name(),
+        return Resolution{desc, std::move(kernel).value(), backend->name(),
                           rejections.empty() ? "first backend in the chain that supports it"
                                              : "earlier backends declined:" + rejections,
                           !rejections.empty()};
@@ -186,6 +197,29 @@ void Dispatcher::rescan() {
   generation_.fetch_add(1, std::memory_order_release);
 }
 
+Status Dispatcher::run(const Resolution& resolution, const ExecArgs& args, std::string_view* backend) {
+  if (backend) *backend = resolution.backend;
+  if (!VerboseLog::enabled(2)) return resolution.kernel->execute(args);
+  const auto start = std::chrono::steady_clock::now();
+  Status status = resolution.kernel->execute(args);
+  VerboseLog::execution(resolution.desc, resolution.backend,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return status;
+}
+
+const Resolution* Dispatcher::cached_call(const ApiCallKey& key) const {
+  const CallCacheSlot& slot = t_call_cache[call_slot(key)];
+  if (slot.owner != id_ || slot.generation != generation_.load(std::memory_order_acquire) ||
+      !(slot.key == key))
+    return nullptr;
+  return slot.resolution;
+}
+
+void Dispatcher::remember_call(const ApiCallKey& key, const Resolution* resolution) {
+  t_call_cache[call_slot(key)] = {
+      id_, generation_.load(std::memory_order_acquire), key, resolution};
+}
+
 Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& device,
                            const ExecArgs& args, std::string_view* backend) {
   const Policy policy = SettingsStore::instance().policy();
@@ -198,13 +232,7 @@ Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& dev
     if (!resolved.is_ok()) return resolved.status();
     slot = {id_, generation, key, resolved.value()};
   }
-  if (backend) *backend = slot.resolution->backend;
-  if (!VerboseLog::enabled(2)) return slot.resolution->kernel->execute(args);
-  const auto start = std::chrono::steady_clock::now();
-  Status status = slot.resolution->kernel->execute(args);
-  VerboseLog::execution(desc, slot.resolution->backend,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  return status;
+  return run(*slot.resolution, args, backend);
 }
 
 }  // namespace convjit

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api_call_key.hpp"
 #include "backend.hpp"
 #include "settings.hpp"
 
@@ -23,6 +24,7 @@ namespace convjit {
 
 // The outcome of resolving one key.
 struct Resolution {
+  OpDescriptor desc;
   std::unique_ptr<Kernel> kernel;
   std::string_view backend;  // static name of the backend that serves it
   std::string reason;        // why the chain stopped there
@@ -58,6 +60,26 @@ class Dispatcher {
   [[nodiscard]] Status execute(const OpDescriptor& desc, const convjit_device_t& device,
                                const ExecArgs& args, std::string_view* backend = nullptr);
 
+  // The API's entry point.  A call whose raw arguments (`key`) were seen on
+  // this thread runs straight away: no descriptor is built or validated, no
+  // lock taken, nothing allocated.  Otherwise `describe()` builds the
+  // validated descriptor (Result<OpDescriptor>) and the call is resolved.
+  // `key` gains the device and policy.
+  template <class Describe>
+  [[nodiscard]] Status execute_call(ApiCallKey& key, const convjit_device_t& device,
+                                    const ExecArgs& args, Describe&& describe,
+                                    std::string_view* backend = nullptr) {
+    key.add(std::int64_t{device.kind}).add(std::int64_t{device.ordinal})
+        .add(static_cast<std::int64_t>(SettingsStore::instance().policy()));
+    if (const Resolution* hit = cached_call(key)) return run(*hit, args, backend);
+    auto desc = describe();
+    if (!desc.is_ok()) return desc.status();
+    auto resolved = resolve(desc.value(), device);
+    if (!resolved.is_ok()) return resolved.status();
+    remember_call(key, resolved.value());
+    return run(*resolved.value(), args, backend);
+  }
+
   // Resolves without executing (the first call of a key walks the chain).
   [[nodiscard]] Result<const Resolution*> resolve(const OpDescriptor& desc,
                                                   const convjit_device_t& device);
@@ -68,6 +90,10 @@ class Dispatcher {
 
  private:
   struct Entry;
+  [[nodiscard]] const Resolution* cached_call(const ApiCallKey& key) const;
+  void remember_call(const ApiCallKey& key, const Resolution* resolution);
+  [[nodiscard]] static Status run(const Resolution& resolution, const ExecArgs& args,
+                                  std::string_view* backend);
   using Traces = std::vector<std::pair<std::string_view, BuildTrace>>;
   [[nodiscard]] Result<Resolution> decide(const OpDescriptor& desc, const convjit_device_t& device,
                                           Policy policy);

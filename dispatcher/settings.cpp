@@ -159,11 +159,6 @@ void apply(Setting<T>& target, const std::optional<T>& value, const char* origin
 }
 }  // namespace
 
-SettingsStore& SettingsStore::instance() {
-  static SettingsStore store;
-  return store;
-}
-
 SettingsStore::SettingsStore() : overrides_(std::make_shared<Overrides>()) { reload_environment(); }
 
 std::shared_ptr<const Settings> SettingsStore::snapshot() const { return overrides_->published.load(); }

@@ -62,7 +62,10 @@ using EnvLookup = const char* (*)(const char*);
 // overrides applied.  Snapshots are immutable and cheap to share.
 class SettingsStore {
  public:
-  static SettingsStore& instance();
+  static SettingsStore& instance() {
+    static SettingsStore store;  // inline: the hot path reads policy() through it
+    return store;
+  }
 
   [[nodiscard]] std::shared_ptr<const Settings> snapshot() const;
 

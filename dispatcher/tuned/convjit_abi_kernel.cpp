@@ -24,11 +24,14 @@ class ConvjitAbiKernel final : public TunedKernel {
     enable_release_at_exit({});
   }
 
+  // The convjit ABI's run is reentrant (all state comes in args), so calls
+  // run concurrently; only the kernel's own workspace is shared and locked.
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    std::lock_guard lock(call_mutex_);
-    if (released_) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
+    if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());
     if (!workspace.is_ok()) return workspace.status();
+    std::unique_lock lock(call_mutex_, std::defer_lock);
+    if (workspace.value() != nullptr && workspace.value() != args.workspace) lock.lock();
     const convjit_kernel_args_t call{CONVJIT_KERNEL_ABI_VERSION, args.x, args.w, args.dy, args.out,
                                      args.alpha, args.beta, workspace.value(), workspace_.needed(),
                                      args.stream, batch_};

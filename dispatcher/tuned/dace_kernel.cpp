@@ -54,7 +54,7 @@ class DaceKernel final : public TunedKernel {
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     std::lock_guard lock(call_mutex_);
-    if (released_) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
+    if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());
     if (!workspace.is_ok()) return workspace.status();
     if (entry_.set_streams) (void)reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);

@@ -30,8 +30,7 @@ TunedKernel::~TunedKernel() {
 
 void TunedKernel::release() noexcept {
   std::lock_guard lock(call_mutex_);
-  if (released_) return;
-  released_ = true;
+  if (released_.exchange(true)) return;
   if (shut_down_) shut_down_();
   library_.close();
 }

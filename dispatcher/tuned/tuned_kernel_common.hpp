@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -55,10 +56,12 @@ class TunedKernel : public Kernel, public ReleasableAtExit {
     register_release_at_exit(this);
   }
 
+  [[nodiscard]] bool released() const { return released_.load(std::memory_order_acquire); }
+
   SharedLibrary library_;
   std::function<void()> shut_down_;
   mutable std::mutex call_mutex_;  // per kernel, never global
-  bool released_ = false;
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace convjit

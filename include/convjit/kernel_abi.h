@@ -26,8 +26,9 @@
  * out = alpha * op + beta * out, and out must not be read when beta == 0.
  * On the CUDA device, pointers are device memory and the work is enqueued
  * on `stream` (a CUstream); on the host, stream is NULL and the call is
- * synchronous.  convjit may call convjit_kernel_run from several threads,
- * but never concurrently for one library.
+ * synchronous.  convjit_kernel_run must be reentrant: convjit calls it from
+ * several threads at once (with distinct arguments), except that calls
+ * sharing the workspace convjit allocated for the library are serialised.
  */
 #ifndef CONVJIT_KERNEL_ABI_H
 #define CONVJIT_KERNEL_ABI_H

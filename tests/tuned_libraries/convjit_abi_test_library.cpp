@@ -4,7 +4,7 @@
 //   out[4] 1 if a writable workspace of the declared size came
 //   out[5..7] the first element of x, w and dy (-1 where NULL)
 // Build options: KERNEL_DESCRIPTOR (the name it claims), KERNEL_ABI_VERSION,
-// KERNEL_DEVICE, KERNEL_WORKSPACE_BYTES, KERNEL_MARKER, KERNEL_FAIL.
+// KERNEL_DEVICE, KERNEL_WORKSPACE_BYTES, KERNEL_MARKER, KERNEL_FAIL, KERNEL_NOOP.
 #include <cstring>
 
 #include "convjit/kernel_abi.h"
@@ -36,6 +36,9 @@ size_t convjit_kernel_workspace_size(int64_t) { return KERNEL_WORKSPACE_BYTES; }
 int convjit_kernel_run(const convjit_kernel_args_t* args) {
 #ifdef KERNEL_FAIL
   return 7;
+#endif
+#ifdef KERNEL_NOOP
+  return args == nullptr;  // for measuring dispatch overhead alone
 #endif
   auto* out = static_cast<float*>(args->out);
   out[0] = KERNEL_MARKER;
