@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <filesystem>
+#include <unistd.h>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -129,6 +131,102 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
   EXPECT_NE(r.output.find("maxpool2d_1_16_16_16_0_4096_1_256_16_0_3_3_0_1_16_8_8_0_1024_1_128_16_0_1_1_0_2_2_0_1_1_0_bwd"),
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("20 calls"), std::string::npos);
+}
+
+// ---- tuned libraries through the CLI -------------------------------------------
+
+// A private cache directory for one test.
+struct TempCache {
+  std::string dir;
+  TempCache() {
+    std::string pattern = "/tmp/convjit-cli-XXXXXX";
+    dir = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempCache() {
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+  std::string install(const std::string& library, const std::string& name) const {
+    const std::string target = dir + "/lib" + name + ".so";
+    std::filesystem::copy_file(std::string(CONVJIT_TEST_LIBRARY_DIR) + "/lib" + library + ".so", target);
+    return target;
+  }
+  std::string env() const { return "CONVJIT_CACHE_PATH=" + dir + " "; }
+};
+
+Outcome convjit_with_env(const std::string& env, const std::string& args) {
+  const std::string command = env + std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+constexpr const char* kRunConv1 =
+    "conv2d_1_3_8_8_0_192_64_8_1_0_16_3_3_3_0_1_16_8_8_0_1024_64_8_1_0_1_1_0_1_1_0_1_1_0_1_fwd";
+
+TEST(CliTuned, DescribeListsTheFilesItWouldProbe) {
+  TempCache cache;
+  const Outcome r = convjit_with_env(cache.env(), "describe --name " + std::string(kRunConv1));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("probes    " + cache.dir + "/lib" + kRunConv1 + ".so\n"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("probes    " + cache.dir + "/libconv2d_B_3_8_8_"), std::string::npos);
+}
+
+TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
+  TempCache cache;
+  const std::string args = "query --name " + std::string(kRunConv1);
+  Outcome r = convjit_with_env(cache.env(), args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cache     " + cache.dir + "  [env CONVJIT_CACHE_PATH]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(".so: not found"), std::string::npos);
+  EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
+
+  const std::string path = cache.install("dace_fwd", kRunConv1);
+  r = convjit_with_env(cache.env(), args);
+  EXPECT_NE(r.output.find("probe     " + path + ": would load"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("result    tuned-library: " + path), std::string::npos);
+  r = convjit_with_env(cache.env(), args + " --load");
+  EXPECT_NE(r.output.find(path + ": loaded (DaCe ABI)"), std::string::npos) << r.output;
+
+  std::filesystem::permissions(path, std::filesystem::perms::others_write, std::filesystem::perm_options::add);
+  r = convjit_with_env(cache.env(), args);
+  EXPECT_NE(r.output.find(path + ": rejected: refusing to load from file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
+}
+
+TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
+  TempCache cache;
+  const Outcome plain = convjit_with_env(cache.env(), "run --batch 1 --image 8");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("tuned-library"), std::string::npos);
+  cache.install("dace_fwd", kRunConv1);
+  const Outcome tuned = convjit_with_env(cache.env(), "run --batch 1 --image 8");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  EXPECT_NE(tuned.output.find("conv1         fwd      tuned-library"), std::string::npos) << tuned.output;
+  const Outcome passes = convjit_with_env(cache.env(), "run --batch 1 --image 8 --passes 2 --rescan");
+  ASSERT_EQ(passes.exit_code, 0) << passes.output;
+  EXPECT_NE(passes.output.find("pass 2\n"), std::string::npos);
+  // Each pass reports its own 20 calls.
+  EXPECT_NE(passes.output.find("20 calls"), passes.output.rfind("20 calls")) << passes.output;
+}
+
+TEST(CliTuned, VerboseLogAndInvalidSettingsAreReported) {
+  TempCache cache;
+  Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "run --batch 1 --image 8");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("convjit_verbose,v1,template,event,descriptor"), std::string::npos);
+  EXPECT_NE(r.output.find(std::string("convjit_verbose,v1,decide,") + kRunConv1), std::string::npos);
+  r = convjit_with_env("CONVJIT_VERBOSE=yes DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("convjit: warning: CONVJIT_VERBOSE='yes' is not 0, 1 or 2; ignored"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);
+  r = convjit_with_env("DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
+  EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);  // 0 means off, unlike LBANN
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "descriptor_name.hpp"
 #include "descriptor_validation.hpp"
 #include "problem_flags.hpp"
+#include "settings.hpp"
+#include "tuned/tuned_library_backend.hpp"
 
 namespace convjit::cli {
 
@@ -57,35 +59,28 @@ void print_descriptor(const OpDescriptor& d) {
   }
   if (!d.symbolic_batch) fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(d)));
   fmt::print("{:<10}{}\n", "flags", descriptor_flags(d));
+  if (d.symbolic_batch) return;  // only concrete ops are looked up
+  const auto settings = SettingsStore::instance().snapshot();
+  for (const TunedCandidate& c : tuned_library_candidates(d, settings->cache_path.value))
+    fmt::print("{:<10}{}\n", "probes", c.path);
 }
 
 }  // namespace
 
 struct DescribeCommand::State {
   CLI::App* command = nullptr;
-  CLI::App* conv = nullptr;
-  CLI::App* pool = nullptr;
-  CLI::App* bias = nullptr;
-  std::string name;
-  ProblemFlags conv_flags, pool_flags, bias_flags;
+  std::unique_ptr<ProblemInput> problem;
 };
 
 DescribeCommand::DescribeCommand(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.command = app.add_subcommand("describe", "Print an operation's canonical descriptor name and fields");
-  s.command->add_option("--name", s.name, "parse a descriptor name (or lib<name>.so) instead of flags");
-  s.command->require_subcommand(0, 1);
   s.command->footer(
       "Examples:\n"
       "  convjit describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
       "  convjit describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --mode max\n"
       "  convjit describe --name conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd");
-  s.conv = s.command->add_subcommand("conv", "a convolution (fwd, bwddata, bwdfilt)");
-  s.pool = s.command->add_subcommand("pool", "a max or average pooling (fwd, bwd)");
-  s.bias = s.command->add_subcommand("bias", "a convolution bias gradient");
-  add_problem_flags(*s.conv, ProblemKind::conv, s.conv_flags);
-  add_problem_flags(*s.pool, ProblemKind::pool, s.pool_flags);
-  add_problem_flags(*s.bias, ProblemKind::bias, s.bias_flags);
+  s.problem = std::make_unique<ProblemInput>(*s.command);
 }
 
 DescribeCommand::~DescribeCommand() = default;
@@ -93,20 +88,7 @@ DescribeCommand::~DescribeCommand() = default;
 bool DescribeCommand::selected() const { return state_->command->parsed(); }
 
 int DescribeCommand::run() const {
-  const State& s = *state_;
-  const bool has_problem = s.conv->parsed() || s.pool->parsed() || s.bias->parsed();
-  if (!s.name.empty() && has_problem)
-    throw UsageError("give either --name or a conv|pool|bias problem, not both");
-  if (!s.name.empty()) {
-    auto parsed = parse_descriptor_name(s.name);
-    if (!parsed.is_ok()) throw UsageError(fmt::format("--name: {}", parsed.status().message()));
-    print_descriptor(parsed.value());
-    return kExitOk;
-  }
-  if (s.conv->parsed()) print_descriptor(build_descriptor(ProblemKind::conv, s.conv_flags));
-  else if (s.pool->parsed()) print_descriptor(build_descriptor(ProblemKind::pool, s.pool_flags));
-  else if (s.bias->parsed()) print_descriptor(build_descriptor(ProblemKind::bias, s.bias_flags));
-  else throw UsageError("name an operation: describe conv|pool|bias <flags>, or describe --name <descriptor>");
+  print_descriptor(state_->problem->descriptor());
   return kExitOk;
 }
 

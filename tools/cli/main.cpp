@@ -4,6 +4,7 @@
 #include "cli_status.hpp"
 #include "convjit/convjit.h"
 #include "describe_command.hpp"
+#include "query_command.hpp"
 #include "run_command.hpp"
 #include "version.hpp"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
                                         convjit::kCudnnHeaderVersion + ")");
   app.require_subcommand(1);
   DescribeCommand describe(app);
+  QueryCommand query(app);
   RunCommand run(app);
   try {
     app.parse(argc, argv);
@@ -25,5 +27,6 @@ int main(int argc, char** argv) {
   }
   if (describe.selected())
     return run_reporting_errors("describe", [&] { return describe.run(); });
+  if (query.selected()) return run_reporting_errors("query", [&] { return query.run(); });
   return run_reporting_errors("run", [&] { return run.run(); });
 }

@@ -156,4 +156,32 @@ OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags) {
   return flags.symbolic_batch ? with_symbolic_batch(d) : d;
 }
 
+ProblemInput::ProblemInput(CLI::App& command)
+    : command_name_(command.get_name()),
+      conv_(command.add_subcommand("conv", "a convolution (fwd, bwddata, bwdfilt)")),
+      pool_(command.add_subcommand("pool", "a max or average pooling (fwd, bwd)")),
+      bias_(command.add_subcommand("bias", "a convolution bias gradient")) {
+  command.add_option("--name", name_, "a descriptor name (or lib<name>.so) instead of flags");
+  command.require_subcommand(0, 1);
+  add_problem_flags(*conv_, ProblemKind::conv, conv_flags_);
+  add_problem_flags(*pool_, ProblemKind::pool, pool_flags_);
+  add_problem_flags(*bias_, ProblemKind::bias, bias_flags_);
+}
+
+OpDescriptor ProblemInput::descriptor() const {
+  const bool has_problem = conv_->parsed() || pool_->parsed() || bias_->parsed();
+  if (!name_.empty() && has_problem)
+    throw UsageError("give either --name or a conv|pool|bias problem, not both");
+  if (!name_.empty()) {
+    auto parsed = parse_descriptor_name(name_);
+    if (!parsed.is_ok()) throw UsageError(fmt::format("--name: {}", parsed.status().message()));
+    return parsed.value();
+  }
+  if (conv_->parsed()) return build_descriptor(ProblemKind::conv, conv_flags_);
+  if (pool_->parsed()) return build_descriptor(ProblemKind::pool, pool_flags_);
+  if (bias_->parsed()) return build_descriptor(ProblemKind::bias, bias_flags_);
+  throw UsageError(fmt::format("name an operation: {0} conv|pool|bias <flags>, or {0} --name <descriptor>",
+                               command_name_));
+}
+
 }  // namespace convjit::cli

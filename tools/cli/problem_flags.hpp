@@ -33,4 +33,25 @@ void add_problem_flags(CLI::App& command, ProblemKind kind, ProblemFlags& flags)
 // Builds the descriptor; throws UsageError naming the flag at fault.
 [[nodiscard]] OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags);
 
+// A command's operation, given either as `conv|pool|bias <flags>`
+// subcommands or as `--name <descriptor>`.  Registers both on `command`.
+class ProblemInput {
+ public:
+  explicit ProblemInput(CLI::App& command);
+  ProblemInput(const ProblemInput&) = delete;
+  ProblemInput& operator=(const ProblemInput&) = delete;
+
+  // The validated operation; throws UsageError when it is missing,
+  // ambiguous or invalid.
+  [[nodiscard]] OpDescriptor descriptor() const;
+
+ private:
+  std::string command_name_;
+  CLI::App* conv_;
+  CLI::App* pool_;
+  CLI::App* bias_;
+  std::string name_;
+  ProblemFlags conv_flags_, pool_flags_, bias_flags_;
+};
+
 }  // namespace convjit::cli

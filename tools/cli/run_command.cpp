@@ -74,7 +74,8 @@ class TinyNetRun {
   }
 
   void run() {
-    fmt::print("{:<13} {:<8} {:<10} {:>9}  {}\n", "layer", "op", "backend", "ms", "descriptor");
+    total_ms_ = 0, calls_ = 0;
+    fmt::print("{:<13} {:<8} {:<13} {:>9}  {}\n", "layer", "op", "backend", "ms", "descriptor");
     std::vector<std::vector<float>> activations{random_tensor(element_span(layers_[0].x), rng_)};
     for (Layer& layer : layers_) {
       activations.push_back(std::vector<float>(static_cast<std::size_t>(element_span(layer.y))));
@@ -129,7 +130,7 @@ class TinyNetRun {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     total_ms_ += ms;
     ++calls_;
-    fmt::print("{:<13} {:<8} {:<10} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms, descriptor);
+    fmt::print("{:<13} {:<8} {:<13} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms, descriptor);
   }
 
   std::string conv_name(const Layer& l, ConvDirection direction) {
@@ -187,6 +188,8 @@ struct RunCommand::State {
   std::int64_t batch = 2;
   std::int64_t image = 32;
   std::string layout = "nchw";
+  int passes = 1;
+  bool rescan = false;
 };
 
 RunCommand::RunCommand(CLI::App& app) : state_(std::make_unique<State>()) {
@@ -196,7 +199,12 @@ RunCommand::RunCommand(CLI::App& app) : state_(std::make_unique<State>()) {
   s.command->add_option("--batch", s.batch, "batch size")->check(CLI::Range(1, 1024));
   s.command->add_option("--image", s.image, "input height and width")->check(CLI::Range(8, 1024));
   s.command->add_option("--layout", s.layout, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
-  s.command->footer("Example:\n  convjit run --batch 4 --image 64 --layout nhwc");
+  s.command->add_option("--passes", s.passes, "forward+backward passes to run")->check(CLI::Range(1, 1000));
+  s.command->add_flag("--rescan", s.rescan,
+                      "before each pass after the first, forget cached misses so tuned libraries "
+                      "added to the cache meanwhile are picked up");
+  s.command->footer("Examples:\n  convjit run --batch 4 --image 64 --layout nhwc\n"
+                    "  CONVJIT_VERBOSE=1 convjit run --passes 2 --rescan");
 }
 
 RunCommand::~RunCommand() = default;
@@ -208,7 +216,12 @@ int RunCommand::run() const {
   fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
              version(), s.batch, s.image, s.image, s.layout);
   TinyNetRun net(s.batch, s.image, s.layout == "nhwc" ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
-  net.run();
+  for (int pass = 0; pass < s.passes; ++pass) {
+    if (pass > 0 && s.rescan && convjit_rescan() != CONVJIT_STATUS_SUCCESS)
+      throw RuntimeError(convjit_last_error_message());
+    if (s.passes > 1) fmt::print("pass {}\n", pass + 1);
+    net.run();
+  }
   return kExitOk;
 }
 
