@@ -304,6 +304,25 @@ TEST_F(TunedLibraries, RescanFindsALibraryAddedLater) {
   EXPECT_EQ(out_[0], 1);
 }
 
+TEST_F(TunedLibraries, ApiRescanReachesTheThreadLocalCallCache) {
+  convjit_conv_params_t p{};
+  ASSERT_EQ(convjit_conv_params_init(&p, 2), 0);
+  p.pad_begin[0] = p.pad_begin[1] = p.pad_end[0] = p.pad_end[1] = 1;
+  const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}), y = contiguous({2, 3, 5, 5});
+  auto call = [&] {
+    return convjit_conv_forward(&p, &x, x_.data(), &w, w_.data(), &y, out_.data(), 1, 0, nullptr);
+  };
+  ASSERT_EQ(call(), CONVJIT_STATUS_SUCCESS) << convjit_last_error_message();
+  EXPECT_STREQ(convjit_last_backend(), "reference");
+  install("dace_fwd", kFwd);
+  ASSERT_EQ(call(), CONVJIT_STATUS_SUCCESS);
+  EXPECT_STREQ(convjit_last_backend(), "reference");  // the cached miss
+  ASSERT_EQ(convjit_rescan(), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(call(), CONVJIT_STATUS_SUCCESS);
+  EXPECT_STREQ(convjit_last_backend(), "tuned-library");
+  EXPECT_EQ(out_[0], 1);
+}
+
 TEST_F(TunedLibraries, ManyThreadsLoadANewLibraryOnce) {
   install("dace_fwd", kFwd);
   const OpDescriptor desc = descriptor(Direction::fwd);
