@@ -27,7 +27,8 @@ class NoopCache {
     std::string pattern = (fs::temp_directory_path() / "convjit-bench-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) return;
     dir_ = pattern;
-    fs::copy_file(CONVJIT_BENCH_NOOP_LIBRARY, dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
+    fs::copy_file(CONVJIT_BENCH_NOOP_LIBRARY,
+                  dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
     (void)convjit_set_cache_path(dir_.c_str());
   }
   ~NoopCache() {

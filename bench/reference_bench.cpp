@@ -31,8 +31,8 @@ struct YoloLayer {
 constexpr double kMacs = 80.0 * 80 * 64 * 64 * 9;
 
 void report(benchmark::State& state) {
-  state.counters["GMAC/s"] = benchmark::Counter(kMacs * static_cast<double>(state.iterations()) / 1e9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GMAC/s"] = benchmark::Counter(
+      kMacs * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 void BM_ReferenceYoloConvForward(benchmark::State& state) {
@@ -56,7 +56,8 @@ BENCHMARK(BM_ReferenceYoloConvBackwardData)->Unit(benchmark::kMillisecond)->UseR
 void BM_ReferenceYoloConvBackwardFilter(benchmark::State& state) {
   YoloLayer l;
   for (auto _ : state)
-    if (!conv_backward_filter(l.params, l.x, l.xv.data(), l.y, l.yv.data(), l.w, l.wv.data()).is_ok())
+    if (!conv_backward_filter(l.params, l.x, l.xv.data(), l.y, l.yv.data(), l.w, l.wv.data())
+             .is_ok())
       state.SkipWithError("conv_backward_filter failed");
   report(state);
 }

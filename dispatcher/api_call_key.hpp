@@ -19,8 +19,8 @@ namespace convjit {
 class ApiCallKey {
  public:
   // The largest call: 3 header words, pool params and three tensor descriptors.
-  static constexpr std::size_t kCapacityBytes = 3 * 8 + sizeof(convjit_pool_params_t) +
-                                                3 * sizeof(convjit_tensor_desc_t);
+  static constexpr std::size_t kCapacityBytes =
+      3 * 8 + sizeof(convjit_pool_params_t) + 3 * sizeof(convjit_tensor_desc_t);
 
   ApiCallKey& add(std::int64_t word) { return add_bytes(&word, sizeof word); }
 
@@ -36,10 +36,12 @@ class ApiCallKey {
   // together), each mixed once at the end.  XXH3's long-input path would
   // cost more than the rest of the hot path.
   [[nodiscard]] std::uint64_t hash() const {
-    std::uint64_t a = size_, b = 0x9e3779b97f4a7c15ull, c = 0xc2b2ae3d27d4eb4full, d = 0x165667b19e3779f9ull;
+    std::uint64_t a = size_, b = 0x9e3779b97f4a7c15ull, c = 0xc2b2ae3d27d4eb4full,
+                  d = 0x165667b19e3779f9ull;
     const std::size_t n = size_ / 8;
     std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) a ^= load_word(i), b ^= load_word(i + 1), c ^= load_word(i + 2), d ^= load_word(i + 3);
+    for (; i + 4 <= n; i += 4)
+      a ^= load_word(i), b ^= load_word(i + 1), c ^= load_word(i + 2), d ^= load_word(i + 3);
     for (; i < n; ++i) b ^= load_word(i) * 0xff51afd7ed558ccdull;
     std::uint64_t h = 0;
     for (std::uint64_t v : {a, b, c, d}) h = (h ^ v) * 0x9e3779b97f4a7c15ull, h ^= h >> 31;

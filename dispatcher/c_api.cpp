@@ -65,7 +65,14 @@ ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
 }
 
 // Identifies each API entry point in call keys.
-enum class ApiOp : std::int64_t { conv_fwd = 1, conv_bwddata, conv_bwdfilt, bias_grad, pool_fwd, pool_bwd };
+enum class ApiOp : std::int64_t {
+  conv_fwd = 1,
+  conv_bwddata,
+  conv_bwdfilt,
+  bias_grad,
+  pool_fwd,
+  pool_bwd
+};
 
 // Runs an API call through the dispatcher's call cache.  `describe` builds
 // the validated descriptor; it runs only when the call was not seen before.
@@ -98,8 +105,8 @@ Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, siz
   if (required) *required = name.size() + 1;
   if (buf == nullptr && size == 0) return Status::ok();  // size query
   if (buf == nullptr || size < name.size() + 1)
-    return Status::invalid(fmt::format("name buffer of {} bytes is too small: {} are needed",
-                                       size, name.size() + 1));
+    return Status::invalid(
+        fmt::format("name buffer of {} bytes is too small: {} are needed", size, name.size() + 1));
   std::memcpy(buf, name.c_str(), name.size() + 1);
   return Status::ok();
 }
@@ -107,15 +114,19 @@ Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, siz
 Status write_dims(const Result<OpDescriptor>& desc, int64_t* y_dims) {
   if (!desc.is_ok()) return desc.status();
   if (y_dims == nullptr) return Status::invalid("y_dims is NULL");
-  for (int i = 0; i < desc.value().rank(); ++i) y_dims[i] = desc.value().y_dims[static_cast<size_t>(i)];
+  for (int i = 0; i < desc.value().rank(); ++i)
+    y_dims[i] = desc.value().y_dims[static_cast<size_t>(i)];
   return Status::ok();
 }
 
 Direction conv_direction(convjit_conv_direction_t direction) {
   switch (direction) {
-    case CONVJIT_CONV_BWDDATA: return Direction::bwddata;
-    case CONVJIT_CONV_BWDFILT: return Direction::bwdfilt;
-    default: return Direction::fwd;
+    case CONVJIT_CONV_BWDDATA:
+      return Direction::bwddata;
+    case CONVJIT_CONV_BWDFILT:
+      return Direction::bwdfilt;
+    default:
+      return Direction::fwd;
   }
 }
 
@@ -134,13 +145,20 @@ const char* convjit_version_string(void) { return kVersionString; }
 
 const char* convjit_status_string(convjit_status_t status) {
   switch (status) {
-    case CONVJIT_STATUS_SUCCESS: return "success";
-    case CONVJIT_STATUS_INVALID_ARGUMENT: return "invalid argument";
-    case CONVJIT_STATUS_UNSUPPORTED: return "unsupported";
-    case CONVJIT_STATUS_NOT_AVAILABLE: return "not available";
-    case CONVJIT_STATUS_OUT_OF_MEMORY: return "out of memory";
-    case CONVJIT_STATUS_EXECUTION_FAILED: return "execution failed";
-    case CONVJIT_STATUS_INTERNAL_ERROR: return "internal error";
+    case CONVJIT_STATUS_SUCCESS:
+      return "success";
+    case CONVJIT_STATUS_INVALID_ARGUMENT:
+      return "invalid argument";
+    case CONVJIT_STATUS_UNSUPPORTED:
+      return "unsupported";
+    case CONVJIT_STATUS_NOT_AVAILABLE:
+      return "not available";
+    case CONVJIT_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case CONVJIT_STATUS_EXECUTION_FAILED:
+      return "execution failed";
+    case CONVJIT_STATUS_INTERNAL_ERROR:
+      return "internal error";
   }
   return "unknown status";
 }
@@ -194,8 +212,8 @@ convjit_status_t convjit_set_policy(const char* policy) {
     }
     const auto parsed = parse_policy(policy);
     if (!parsed)
-      return Status::invalid(fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned",
-                                         policy));
+      return Status::invalid(
+          fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned", policy));
     SettingsStore::instance().set_policy(parsed);
     return Status::ok();
   });
@@ -209,15 +227,17 @@ convjit_status_t convjit_rescan(void) {
 }
 
 convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_dtype_t dtype,
-                                          int rank, const int64_t* dims,
-                                          convjit_layout_t layout) {
+                                          int rank, const int64_t* dims, convjit_layout_t layout) {
   return guarded([&]() -> Status {
     if (desc == nullptr || dims == nullptr) return Status::invalid("desc or dims is NULL");
     if (rank < 3 || rank > kMaxRank)
       return Status::invalid(fmt::format("rank = {} must be 3, 4 or 5", rank));
-    if (!is_valid_dtype(dtype)) return Status::invalid(fmt::format("dtype = {} is not a convjit_dtype_t", static_cast<int>(dtype)));
+    if (!is_valid_dtype(dtype))
+      return Status::invalid(
+          fmt::format("dtype = {} is not a convjit_dtype_t", static_cast<int>(dtype)));
     if (layout != CONVJIT_LAYOUT_NCHW && layout != CONVJIT_LAYOUT_NHWC)
-      return Status::invalid(fmt::format("layout = {} is not a convjit_layout_t", static_cast<int>(layout)));
+      return Status::invalid(
+          fmt::format("layout = {} is not a convjit_layout_t", static_cast<int>(layout)));
     Dims5 d{};
     int64_t count = 1;
     for (int i = 0; i < rank; ++i) {
@@ -271,7 +291,8 @@ convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
                                           const convjit_tensor_desc_t* x_desc,
                                           const convjit_tensor_desc_t* w_desc, int64_t* y_dims) {
   return guarded([&] {
-    return write_dims(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, nullptr), y_dims);
+    return write_dims(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, nullptr),
+                      y_dims);
   });
 }
 
@@ -279,8 +300,8 @@ convjit_status_t convjit_pool_output_dims(const convjit_pool_params_t* params,
                                           const convjit_tensor_desc_t* x_desc, int ceil_mode,
                                           int64_t* y_dims) {
   return guarded([&] {
-    return write_dims(
-        make_pool_descriptor(params, Direction::fwd, x_desc, nullptr, ceil_mode != 0), y_dims);
+    return write_dims(make_pool_descriptor(params, Direction::fwd, x_desc, nullptr, ceil_mode != 0),
+                      y_dims);
   });
 }
 
@@ -293,8 +314,9 @@ convjit_status_t convjit_conv_descriptor_name(const convjit_conv_params_t* param
                                               size_t* required) {
   return guarded([&]() -> Status {
     if (Status s = check_conv_direction(direction); !s.is_ok()) return s;
-    return write_name(make_conv_descriptor(params, conv_direction(direction), x_desc, w_desc, y_desc),
-                      symbolic_batch, buf, buf_size, required);
+    return write_name(
+        make_conv_descriptor(params, conv_direction(direction), x_desc, w_desc, y_desc),
+        symbolic_batch, buf, buf_size, required);
   });
 }
 
@@ -328,14 +350,22 @@ convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
                                       const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                       double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"}, {w, "w"}, {y, "y"},
-                                          {params, "conv params"}, {x_desc, "x descriptor"}, {w_desc, "w descriptor"}, {y_desc, "y descriptor"}}))
+    if (const char* missing = first_null({{x, "x"},
+                                          {w, "w"},
+                                          {y, "y"},
+                                          {params, "conv params"},
+                                          {x_desc, "x descriptor"},
+                                          {w_desc, "w descriptor"},
+                                          {y_desc, "y descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.w = w, args.out = y;
     ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd)).add(*params)
-                         .add(*x_desc).add(*w_desc).add(*y_desc);
+    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd))
+        .add(*params)
+        .add(*x_desc)
+        .add(*w_desc)
+        .add(*y_desc);
     return run(key, exec, args, [&] {
       return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc);
     });
@@ -346,17 +376,24 @@ convjit_status_t convjit_conv_backward_data(const convjit_conv_params_t* params,
                                             const convjit_tensor_desc_t* dy_desc, const void* dy,
                                             const convjit_tensor_desc_t* w_desc, const void* w,
                                             const convjit_tensor_desc_t* dx_desc, void* dx,
-                                            double alpha, double beta,
-                                            const convjit_exec_t* exec) {
+                                            double alpha, double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{dy, "dy"}, {w, "w"}, {dx, "dx"},
-                                          {params, "conv params"}, {dy_desc, "dy descriptor"}, {w_desc, "w descriptor"}, {dx_desc, "dx descriptor"}}))
+    if (const char* missing = first_null({{dy, "dy"},
+                                          {w, "w"},
+                                          {dx, "dx"},
+                                          {params, "conv params"},
+                                          {dy_desc, "dy descriptor"},
+                                          {w_desc, "w descriptor"},
+                                          {dx_desc, "dx descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.dy = dy, args.w = w, args.out = dx;
     ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::conv_bwddata)).add(*params)
-                         .add(*dx_desc).add(*w_desc).add(*dy_desc);
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwddata))
+        .add(*params)
+        .add(*dx_desc)
+        .add(*w_desc)
+        .add(*dy_desc);
     return run(key, exec, args, [&] {
       return make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc);
     });
@@ -370,14 +407,22 @@ convjit_status_t convjit_conv_backward_filter(const convjit_conv_params_t* param
                                               double alpha, double beta,
                                               const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"}, {dy, "dy"}, {dw, "dw"},
-                                          {params, "conv params"}, {x_desc, "x descriptor"}, {dw_desc, "dw descriptor"}, {dy_desc, "dy descriptor"}}))
+    if (const char* missing = first_null({{x, "x"},
+                                          {dy, "dy"},
+                                          {dw, "dw"},
+                                          {params, "conv params"},
+                                          {x_desc, "x descriptor"},
+                                          {dw_desc, "dw descriptor"},
+                                          {dy_desc, "dy descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.dy = dy, args.out = dw;
     ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::conv_bwdfilt)).add(*params)
-                         .add(*x_desc).add(*dw_desc).add(*dy_desc);
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwdfilt))
+        .add(*params)
+        .add(*x_desc)
+        .add(*dw_desc)
+        .add(*dy_desc);
     return run(key, exec, args, [&] {
       return make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc);
     });
@@ -388,8 +433,7 @@ convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc
                                             void* db, double alpha, double beta,
                                             const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{dy, "dy"}, {db, "db"},
-                                          {dy_desc, "dy descriptor"}}))
+    if (const char* missing = first_null({{dy, "dy"}, {db, "db"}, {dy_desc, "dy descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.dy = dy, args.out = db;
@@ -408,20 +452,23 @@ convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
   constexpr unsigned kAll = CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS;
   if (grad_mask & ~kAll)
     return guarded([&] {
-      return Status::invalid(fmt::format("grad_mask = {:#x} has bits outside CONVJIT_GRAD_INPUT | "
-                                         "CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS", grad_mask));
+      return Status::invalid(
+          fmt::format("grad_mask = {:#x} has bits outside CONVJIT_GRAD_INPUT | "
+                      "CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS",
+                      grad_mask));
     });
   // Validate the whole problem once, before writing any output, so a bad
   // argument never leaves some gradients written and others not.
   convjit_status_t status = guarded([&]() -> Status {
     const bool want_dx = grad_mask & CONVJIT_GRAD_INPUT, want_dw = grad_mask & CONVJIT_GRAD_WEIGHT;
-    for (Status s : {require_pointer(dy, "dy"),
-                     want_dx ? require_pointer(dx, "dx (CONVJIT_GRAD_INPUT is set)") : Status(),
-                     want_dx ? require_pointer(w, "w (needed for dx)") : Status(),
-                     want_dw ? require_pointer(dw, "dw (CONVJIT_GRAD_WEIGHT is set)") : Status(),
-                     want_dw ? require_pointer(x, "x (needed for dw)") : Status(),
-                     grad_mask & CONVJIT_GRAD_BIAS ? require_pointer(db, "db (CONVJIT_GRAD_BIAS is set)")
-                                                   : Status()})
+    for (Status s :
+         {require_pointer(dy, "dy"),
+          want_dx ? require_pointer(dx, "dx (CONVJIT_GRAD_INPUT is set)") : Status(),
+          want_dx ? require_pointer(w, "w (needed for dx)") : Status(),
+          want_dw ? require_pointer(dw, "dw (CONVJIT_GRAD_WEIGHT is set)") : Status(),
+          want_dw ? require_pointer(x, "x (needed for dw)") : Status(),
+          grad_mask & CONVJIT_GRAD_BIAS ? require_pointer(db, "db (CONVJIT_GRAD_BIAS is set)")
+                                        : Status()})
       if (!s.is_ok()) return s;
     return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, dy_desc).status();
   });
@@ -431,7 +478,8 @@ convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
     if (status != CONVJIT_STATUS_SUCCESS) return status;
   }
   if ((grad_mask & CONVJIT_GRAD_WEIGHT) != 0) {
-    status = convjit_conv_backward_filter(params, x_desc, x, dy_desc, dy, w_desc, dw, 1.0, 0.0, exec);
+    status =
+        convjit_conv_backward_filter(params, x_desc, x, dy_desc, dy, w_desc, dw, 1.0, 0.0, exec);
     if (status != CONVJIT_STATUS_SUCCESS) return status;
   }
   if ((grad_mask & CONVJIT_GRAD_BIAS) != 0)
@@ -444,15 +492,18 @@ convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
                                       const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                       double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"}, {y, "y"},
-                                          {params, "pool params"}, {x_desc, "x descriptor"}, {y_desc, "y descriptor"}}))
+    if (const char* missing = first_null({{x, "x"},
+                                          {y, "y"},
+                                          {params, "pool params"},
+                                          {x_desc, "x descriptor"},
+                                          {y_desc, "y descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.out = y;
     ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params)
-                         .add(*x_desc).add(*y_desc);
-    return run(key, exec, args, [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
+    key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params).add(*x_desc).add(*y_desc);
+    return run(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
   });
 }
 
@@ -463,17 +514,21 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
                                        const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
     if (params != nullptr && params->mode == CONVJIT_POOL_MAX)
-      if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)"); !s.is_ok())
+      if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)");
+          !s.is_ok())
         return s;
-    if (const char* missing = first_null({{dy, "dy"}, {dx, "dx"},
-                                          {params, "pool params"}, {x_desc, "x descriptor"}, {dy_desc, "dy descriptor"}}))
+    if (const char* missing = first_null({{dy, "dy"},
+                                          {dx, "dx"},
+                                          {params, "pool params"},
+                                          {x_desc, "x descriptor"},
+                                          {dy_desc, "dy descriptor"}}))
       return null_argument(missing);
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.dy = dy, args.out = dx;
     ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params)
-                         .add(*x_desc).add(*dy_desc);
-    return run(key, exec, args, [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
+    key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params).add(*x_desc).add(*dy_desc);
+    return run(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
   });
 }
 

@@ -14,29 +14,34 @@ Status check_tensor_desc(const convjit_tensor_desc_t* t, const char* name) {
     return Status::invalid(fmt::format(
         "{} rank = {} must be 3, 4 or 5 (N, C and 1 to 3 spatial dims)", name, t->rank));
   if (!is_valid_dtype(static_cast<int>(t->dtype)))
-    return Status::invalid(fmt::format("{} dtype = {} is not a convjit_dtype_t (f32, f16, bf16, "
-                                       "f64)", name, static_cast<int>(t->dtype)));
+    return Status::invalid(
+        fmt::format("{} dtype = {} is not a convjit_dtype_t (f32, f16, bf16, "
+                    "f64)",
+                    name, static_cast<int>(t->dtype)));
   return Status::ok();
 }
 
 Status check_same_kind(const convjit_tensor_desc_t& a, const char* a_name,
                        const convjit_tensor_desc_t& b, const char* b_name) {
   if (a.rank != b.rank)
-    return Status::invalid(fmt::format("{} rank = {} differs from {} rank = {}; all tensors of "
-                                       "one op have the same rank", b_name, b.rank, a_name, a.rank));
+    return Status::invalid(
+        fmt::format("{} rank = {} differs from {} rank = {}; all tensors of "
+                    "one op have the same rank",
+                    b_name, b.rank, a_name, a.rank));
   if (a.dtype != b.dtype)
-    return Status::invalid(fmt::format(
-        "{} dtype {} differs from {} dtype {}; all tensors of one op share a dtype", b_name,
-        dtype_name(static_cast<DataType>(b.dtype)), a_name,
-        dtype_name(static_cast<DataType>(a.dtype))));
+    return Status::invalid(
+        fmt::format("{} dtype {} differs from {} dtype {}; all tensors of one op share a dtype",
+                    b_name, dtype_name(static_cast<DataType>(b.dtype)), a_name,
+                    dtype_name(static_cast<DataType>(a.dtype))));
   return Status::ok();
 }
 
 Status check_spatial_dims(int spatial_dims, const convjit_tensor_desc_t& x, const char* x_name) {
   if (spatial_dims != x.rank - 2)
-    return Status::invalid(fmt::format("params.spatial_dims = {} but {} has rank {} ({} spatial "
-                                       "dims); make them agree", spatial_dims, x_name, x.rank,
-                                       x.rank - 2));
+    return Status::invalid(
+        fmt::format("params.spatial_dims = {} but {} has rank {} ({} spatial "
+                    "dims); make them agree",
+                    spatial_dims, x_name, x.rank, x.rank - 2));
   return Status::ok();
 }
 
@@ -64,8 +69,8 @@ void derive_y(OpDescriptor& d, Rounding rounding) {
   d.y_strides = contiguous_strides(d.y_dims, d.rank(), /*channels_last=*/false);
 }
 
-Status check_y(const convjit_tensor_desc_t* x, const char* x_name,
-               const convjit_tensor_desc_t* y, const char* y_name) {
+Status check_y(const convjit_tensor_desc_t* x, const char* x_name, const convjit_tensor_desc_t* y,
+               const char* y_name) {
   if (y == nullptr) return Status::ok();
   if (Status s = check_tensor_desc(y, y_name); !s.is_ok()) return s;
   return check_same_kind(*x, x_name, *y, y_name);
@@ -82,8 +87,8 @@ Status validate_or_derive(OpDescriptor& d, const convjit_tensor_desc_t* y, Round
 
 }  // namespace
 
-Result<OpDescriptor> make_conv_descriptor(const convjit_conv_params_t* params,
-                                          Direction direction, const convjit_tensor_desc_t* x,
+Result<OpDescriptor> make_conv_descriptor(const convjit_conv_params_t* params, Direction direction,
+                                          const convjit_tensor_desc_t* x,
                                           const convjit_tensor_desc_t* w,
                                           const convjit_tensor_desc_t* y) {
   OpDescriptor d;
@@ -106,8 +111,8 @@ Result<OpDescriptor> make_conv_descriptor(const convjit_conv_params_t* params,
   return d;
 }
 
-Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
-                                          Direction direction, const convjit_tensor_desc_t* x,
+Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params, Direction direction,
+                                          const convjit_tensor_desc_t* x,
                                           const convjit_tensor_desc_t* y, bool ceil_mode) {
   OpDescriptor d;
   d.kind = OpKind::pool;
@@ -115,8 +120,8 @@ Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
   const SlotNames names = slot_names(d);
   if (params == nullptr) return Status::invalid("pool params are NULL");
   if (params->mode < CONVJIT_POOL_MAX || params->mode > CONVJIT_POOL_AVG_INCLUDE_PAD)
-    return Status::invalid(fmt::format("pool mode = {} is not a convjit_pool_mode_t",
-                                       static_cast<int>(params->mode)));
+    return Status::invalid(
+        fmt::format("pool mode = {} is not a convjit_pool_mode_t", static_cast<int>(params->mode)));
   for (Status s : {check_tensor_desc(x, names.x), check_y(x, names.x, y, names.y)})
     if (!s.is_ok()) return s;
   if (Status s = check_spatial_dims(params->spatial_dims, *x, names.x); !s.is_ok()) return s;
@@ -125,7 +130,8 @@ Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
   d.spatial_dims = params->spatial_dims;
   copy_tensor(*x, d.x_dims, d.x_strides);
   copy_spatial(*params, d);
-  for (int i = 0; i < d.spatial_dims; ++i) d.window[static_cast<std::size_t>(i)] = params->window[i];
+  for (int i = 0; i < d.spatial_dims; ++i)
+    d.window[static_cast<std::size_t>(i)] = params->window[i];
   const Rounding rounding = ceil_mode ? Rounding::ceil : Rounding::floor;
   if (Status s = validate_or_derive(d, y, rounding); !s.is_ok()) return s;
   return d;

@@ -13,7 +13,8 @@ namespace {
 
 template <std::size_t N>
 std::string list(const std::array<std::int64_t, N>& values, int count) {
-  return fmt::format("{}", fmt::join(std::span(values.data(), static_cast<std::size_t>(count)), ","));
+  return fmt::format("{}",
+                     fmt::join(std::span(values.data(), static_cast<std::size_t>(count)), ","));
 }
 
 Dims5 with_concrete_batch(Dims5 dims, const OpDescriptor& d) {

@@ -110,8 +110,8 @@ class TokenReader {
     if (at_end())
       throw ParseError{fmt::format("the name ends after {} tokens where {} was expected",
                                    tokens_.size(), expected)};
-    throw ParseError{fmt::format("token {} '{}': expected {}", index_ + 1, tokens_[index_],
-                                 expected)};
+    throw ParseError{
+        fmt::format("token {} '{}': expected {}", index_ + 1, tokens_[index_], expected)};
   }
 
   [[nodiscard]] bool at_end() const { return index_ >= tokens_.size(); }
@@ -178,14 +178,29 @@ void parse_prefix(TokenReader& r, OpDescriptor& d) {
 void parse_direction(TokenReader& r, OpDescriptor& d) {
   const std::string_view token = r.next("the op direction");
   if (d.is_conv()) {
-    if (token == "fwd") { d.direction = Direction::fwd; return; }
-    if (token == "bwddata") { d.direction = Direction::bwddata; return; }
-    if (token == "bwdfilt") { d.direction = Direction::bwdfilt; return; }
+    if (token == "fwd") {
+      d.direction = Direction::fwd;
+      return;
+    }
+    if (token == "bwddata") {
+      d.direction = Direction::bwddata;
+      return;
+    }
+    if (token == "bwdfilt") {
+      d.direction = Direction::bwdfilt;
+      return;
+    }
     r.back();
     r.fail("fwd, bwddata or bwdfilt");
   }
-  if (token == "fwd") { d.direction = Direction::fwd; return; }
-  if (token == "bwd") { d.direction = Direction::bwd; return; }
+  if (token == "fwd") {
+    d.direction = Direction::fwd;
+    return;
+  }
+  if (token == "bwd") {
+    d.direction = Direction::bwd;
+    return;
+  }
   r.back();
   r.fail("fwd or bwd");
 }
@@ -314,8 +329,8 @@ Result<OpDescriptor> parse_descriptor_name(std::string_view name) {
   }
   Status valid = validate_descriptor(desc);
   if (!valid.is_ok())
-    return Status::invalid(fmt::format("descriptor name '{}' describes an invalid op: {}", bare,
-                                       valid.message()));
+    return Status::invalid(
+        fmt::format("descriptor name '{}' describes an invalid op: {}", bare, valid.message()));
   return desc;
 }
 

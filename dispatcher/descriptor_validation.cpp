@@ -17,11 +17,13 @@ std::span<const std::int64_t> used(const Dims5& dims, int rank) {
 
 std::string op_label(const OpDescriptor& d) {
   switch (d.kind) {
-    case OpKind::conv: return fmt::format("conv{}d {}", d.spatial_dims, direction_name(d.direction));
+    case OpKind::conv:
+      return fmt::format("conv{}d {}", d.spatial_dims, direction_name(d.direction));
     case OpKind::pool:
       return fmt::format("{} pool{}d {}", pool_mode_name(d.pool_mode), d.spatial_dims,
                          direction_name(d.direction));
-    case OpKind::bias_grad: return fmt::format("bias grad {}d", d.spatial_dims);
+    case OpKind::bias_grad:
+      return fmt::format("bias grad {}d", d.spatial_dims);
   }
   return "op";
 }
@@ -36,8 +38,8 @@ class Checker {
   template <class... Args>
   void require(bool condition, fmt::format_string<Args...> format, Args&&... args) {
     if (condition || !status_.is_ok()) return;
-    status_ = Status::invalid(op_label(desc_) + ": " +
-                              fmt::format(format, std::forward<Args>(args)...));
+    status_ =
+        Status::invalid(op_label(desc_) + ": " + fmt::format(format, std::forward<Args>(args)...));
   }
   [[nodiscard]] bool failed() const { return !status_.is_ok(); }
   [[nodiscard]] Status take() { return std::move(status_); }
@@ -82,10 +84,9 @@ void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dim
       c.require(dims[0] == 0, "{} batch must be left 0 in a symbolic-batch descriptor", name);
       continue;
     }
-    c.require(dims[at] > 0, "{} shape[{}] = {} must be positive (shape {})", name, i,
-              dims[at], used(dims, rank));
-    c.require(strides[at] >= 0, "{} strides[{}] = {} must be non-negative", name, i,
-              strides[at]);
+    c.require(dims[at] > 0, "{} shape[{}] = {} must be positive (shape {})", name, i, dims[at],
+              used(dims, rank));
+    c.require(strides[at] >= 0, "{} strides[{}] = {} must be non-negative", name, i, strides[at]);
   }
 }
 
@@ -117,8 +118,7 @@ void check_spatial_params(Checker& c, const OpDescriptor& d) {
     const auto at = static_cast<std::size_t>(i);
     c.require(d.stride[at] >= 1, "stride[{}] = {} must be at least 1", i, d.stride[at]);
     c.require(d.dilation[at] >= 1, "dilation[{}] = {} must be at least 1", i, d.dilation[at]);
-    c.require(d.pad_begin[at] >= 0, "pad begin[{}] = {} must be non-negative", i,
-              d.pad_begin[at]);
+    c.require(d.pad_begin[at] >= 0, "pad begin[{}] = {} must be non-negative", i, d.pad_begin[at]);
     c.require(d.pad_end[at] >= 0, "pad end[{}] = {} must be non-negative", i, d.pad_end[at]);
   }
 }
@@ -126,8 +126,7 @@ void check_spatial_params(Checker& c, const OpDescriptor& d) {
 WindowGeometry geometry(const OpDescriptor& d, int i) {
   const auto at = static_cast<std::size_t>(i);
   const std::int64_t window = d.is_conv() ? d.w_dims[at + 2] : d.window[at];
-  return {d.x_dims[at + 2], window, d.pad_begin[at], d.pad_end[at], d.stride[at],
-          d.dilation[at]};
+  return {d.x_dims[at + 2], window, d.pad_begin[at], d.pad_end[at], d.stride[at], d.dilation[at]};
 }
 
 void check_conv_params(Checker& c, const OpDescriptor& d) {
@@ -182,16 +181,19 @@ void check_output_shape(Checker& c, const OpDescriptor& d) {
   const int rank = d.rank();
   const Dims5 floor_dims = implied_y_dims(d, Rounding::floor);
   for (int i = 2; i < rank; ++i)
-    c.require(floor_dims[static_cast<std::size_t>(i)] > 0 ||
-                  (d.is_pool() && implied_y_dims(d, Rounding::ceil)[static_cast<std::size_t>(i)] > 0),
-              "the window does not fit in spatial dim {}: {} size {} plus padding is smaller "
-              "than the window extent {}",
-              i - 2, n.x, d.x_dims[static_cast<std::size_t>(i)], geometry(d, i - 2).extent());
+    c.require(
+        floor_dims[static_cast<std::size_t>(i)] > 0 ||
+            (d.is_pool() && implied_y_dims(d, Rounding::ceil)[static_cast<std::size_t>(i)] > 0),
+        "the window does not fit in spatial dim {}: {} size {} plus padding is smaller "
+        "than the window extent {}",
+        i - 2, n.x, d.x_dims[static_cast<std::size_t>(i)], geometry(d, i - 2).extent());
   if (c.failed()) return;
   const bool matches_floor = d.y_dims == floor_dims;
   if (d.is_conv() || matches_floor) {
-    c.require(matches_floor, "{} shape {} is inconsistent with {}, {} and the parameters: it "
-              "should be {}", n.y, used(d.y_dims, rank), n.x, n.w, used(floor_dims, rank));
+    c.require(matches_floor,
+              "{} shape {} is inconsistent with {}, {} and the parameters: it "
+              "should be {}",
+              n.y, used(d.y_dims, rank), n.x, n.w, used(floor_dims, rank));
     return;
   }
   const Dims5 ceil_dims = implied_y_dims(d, Rounding::ceil);
@@ -202,8 +204,7 @@ void check_output_shape(Checker& c, const OpDescriptor& d) {
 }
 
 // Largest element offset plus one, in bytes, or nullopt on overflow.
-bool extent_fits_int64(const Dims5& dims, const Dims5& strides, int rank,
-                       std::size_t elem_size) {
+bool extent_fits_int64(const Dims5& dims, const Dims5& strides, int rank, std::size_t elem_size) {
   std::int64_t last = 0;
   std::int64_t count = 1;
   for (int i = 0; i < rank; ++i) {
@@ -272,8 +273,10 @@ bool is_zero(std::span<const std::int64_t> values) {
 // Fields an op does not use stay zero, so equal ops have equal descriptors.
 bool unused_fields_are_zero(const OpDescriptor& d) {
   switch (d.kind) {
-    case OpKind::conv: return is_zero(d.window);
-    case OpKind::pool: return is_zero(d.w_dims) && is_zero(d.w_strides) && d.groups == 0;
+    case OpKind::conv:
+      return is_zero(d.window);
+    case OpKind::pool:
+      return is_zero(d.w_dims) && is_zero(d.w_strides) && d.groups == 0;
     case OpKind::bias_grad:
       return is_zero(d.x_dims) && is_zero(d.x_strides) && is_zero(d.w_dims) &&
              is_zero(d.w_strides) && is_zero(d.window) && is_zero(d.pad_begin) &&
@@ -285,8 +288,10 @@ bool unused_fields_are_zero(const OpDescriptor& d) {
 void check_structure(Checker& c, const OpDescriptor& d) {
   c.require(d.spatial_dims >= 1 && d.spatial_dims <= kMaxSpatialDims,
             "spatial dims = {} must be 1, 2 or 3 (tensor rank 3, 4 or 5)", d.spatial_dims);
-  c.require(is_valid_dtype(static_cast<int>(d.dtype)), "dtype {} is not one of f32, f16, "
-            "bf16, f64", static_cast<int>(d.dtype));
+  c.require(is_valid_dtype(static_cast<int>(d.dtype)),
+            "dtype {} is not one of f32, f16, "
+            "bf16, f64",
+            static_cast<int>(d.dtype));
   c.require(has_valid_structure(d), "direction {} is not valid for this op",
             direction_name(d.direction));
   c.require(unused_fields_are_zero(d), "fields this op does not use must be zero");

@@ -8,9 +8,9 @@
 
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
-#include "verbose_log.hpp"
 #include "reference/reference_backend.hpp"
 #include "tuned/tuned_library_backend.hpp"
+#include "verbose_log.hpp"
 
 namespace convjit {
 
@@ -58,14 +58,17 @@ std::atomic<std::uint64_t> next_dispatcher_id{0};
 
 Status device_capability(const OpDescriptor& desc, const convjit_device_t& device) {
   if (device.kind != CONVJIT_DEVICE_HOST && device.kind != CONVJIT_DEVICE_CUDA)
-    return Status::invalid(fmt::format("device kind {} is neither CONVJIT_DEVICE_HOST nor "
-                                       "CONVJIT_DEVICE_CUDA", static_cast<int>(device.kind)));
+    return Status::invalid(
+        fmt::format("device kind {} is neither CONVJIT_DEVICE_HOST nor "
+                    "CONVJIT_DEVICE_CUDA",
+                    static_cast<int>(device.kind)));
   if (device.kind == CONVJIT_DEVICE_CUDA && device.ordinal < 0)
-    return Status::invalid(fmt::format("CUDA device ordinal {} must be non-negative",
-                                       device.ordinal));
+    return Status::invalid(
+        fmt::format("CUDA device ordinal {} must be non-negative", device.ordinal));
   if (device.kind == CONVJIT_DEVICE_CUDA && desc.dtype == DataType::f64)
-    return Status::unsupported("f64 is computed on the host device only; use "
-                               "CONVJIT_DEVICE_HOST or a f32/f16/bf16 tensor");
+    return Status::unsupported(
+        "f64 is computed on the host device only; use "
+        "CONVJIT_DEVICE_HOST or a f32/f16/bf16 tensor");
   return Status::ok();
 }
 
@@ -77,11 +80,16 @@ std::string device_label(const convjit_device_t& device) {
 // Which backends a policy lets the chain use.
 bool policy_allows(Policy policy, std::string_view backend) {
   switch (policy) {
-    case Policy::automatic: return true;
-    case Policy::reference: return backend == "reference";
-    case Policy::jit: return backend == "jit";
-    case Policy::cudnn: return backend == "cudnn";
-    case Policy::tuned: return backend == "tuned";
+    case Policy::automatic:
+      return true;
+    case Policy::reference:
+      return backend == "reference";
+    case Policy::jit:
+      return backend == "jit";
+    case Policy::cudnn:
+      return backend == "cudnn";
+    case Policy::tuned:
+      return backend == "tuned";
   }
   return false;
 }
@@ -126,8 +134,8 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
     rejections += fmt::format(" {}: {};", backend->name(), support.message());
   }
   if (rejections.empty())
-    return Status::not_available(fmt::format(
-        "policy {} selects no backend of this build for {}", policy_name(policy), device_label(device)));
+    return Status::not_available(fmt::format("policy {} selects no backend of this build for {}",
+                                             policy_name(policy), device_label(device)));
   return Status(all_unavailable ? CONVJIT_STATUS_NOT_AVAILABLE : CONVJIT_STATUS_UNSUPPORTED,
                 fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
                             device_label(device), rejections));
@@ -144,7 +152,8 @@ Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_de
   const std::string_view backend = resolved.is_ok() ? resolved.value().backend : std::string_view();
   if (VerboseLog::enabled(1))
     VerboseLog::decision({desc, device, traces, backend,
-                          resolved.is_ok() ? resolved.value().reason : resolved.status().message(), ms});
+                          resolved.is_ok() ? resolved.value().reason : resolved.status().message(),
+                          ms});
   if (resolved.is_ok()) Recorder::instance().record(desc, backend);
   return resolved;
 }
@@ -197,13 +206,15 @@ void Dispatcher::rescan() {
   generation_.fetch_add(1, std::memory_order_release);
 }
 
-Status Dispatcher::run(const Resolution& resolution, const ExecArgs& args, std::string_view* backend) {
+Status Dispatcher::run(const Resolution& resolution, const ExecArgs& args,
+                       std::string_view* backend) {
   if (backend) *backend = resolution.backend;
   if (!VerboseLog::enabled(2)) return resolution.kernel->execute(args);
   const auto start = std::chrono::steady_clock::now();
   Status status = resolution.kernel->execute(args);
-  VerboseLog::execution(resolution.desc, resolution.backend,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  VerboseLog::execution(
+      resolution.desc, resolution.backend,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return status;
 }
 
@@ -216,8 +227,8 @@ const Resolution* Dispatcher::cached_call(const ApiCallKey& key) const {
 }
 
 void Dispatcher::remember_call(const ApiCallKey& key, const Resolution* resolution) {
-  t_call_cache[call_slot(key)] = {
-      id_, generation_.load(std::memory_order_acquire), key, resolution};
+  t_call_cache[call_slot(key)] = {id_, generation_.load(std::memory_order_acquire), key,
+                                  resolution};
 }
 
 Status Dispatcher::execute(const OpDescriptor& desc, const convjit_device_t& device,

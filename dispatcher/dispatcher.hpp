@@ -69,7 +69,8 @@ class Dispatcher {
   [[nodiscard]] Status execute_call(ApiCallKey& key, const convjit_device_t& device,
                                     const ExecArgs& args, Describe&& describe,
                                     std::string_view* backend = nullptr) {
-    key.add(std::int64_t{device.kind}).add(std::int64_t{device.ordinal})
+    key.add(std::int64_t{device.kind})
+        .add(std::int64_t{device.ordinal})
         .add(static_cast<std::int64_t>(SettingsStore::instance().policy()));
     if (const Resolution* hit = cached_call(key)) return run(*hit, args, backend);
     auto desc = describe();

@@ -15,7 +15,7 @@ struct ExecArgs {
   double beta = 0.0;
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
-  void* stream = nullptr;    // CUstream on a CUDA device; null on the host
+  void* stream = nullptr;  // CUstream on a CUDA device; null on the host
 };
 
 }  // namespace convjit

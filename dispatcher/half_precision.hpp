@@ -53,13 +53,14 @@ inline Half float_to_half(float value) {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(value);
   const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return {static_cast<std::uint16_t>(sign | 0x7e00u)};  // NaN
+  if (abs > 0x7f800000u) return {static_cast<std::uint16_t>(sign | 0x7e00u)};   // NaN
   if (abs >= 0x477ff000u) return {static_cast<std::uint16_t>(sign | 0x7c00u)};  // overflow
   if (abs < 0x38800000u) {
     // Result is subnormal or zero: let float addition do the rounding by
     // aligning the value against 0.5 (the smallest normal half is 2^-14).
     const float aligned = std::bit_cast<float>(abs) + 0.5f;
-    return {static_cast<std::uint16_t>(sign | (std::bit_cast<std::uint32_t>(aligned) - 0x3f000000u))};
+    return {
+        static_cast<std::uint16_t>(sign | (std::bit_cast<std::uint32_t>(aligned) - 0x3f000000u))};
   }
   const std::uint32_t odd = (abs >> 13) & 1u;
   const std::uint32_t rounded = abs + 0xc8000fffu + odd;  // rebias exponent, round to even

@@ -4,9 +4,7 @@
 
 namespace convjit {
 
-std::uint64_t hash_descriptor(const OpDescriptor& desc) {
-  return XXH3_64bits(&desc, sizeof desc);
-}
+std::uint64_t hash_descriptor(const OpDescriptor& desc) { return XXH3_64bits(&desc, sizeof desc); }
 
 Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
   // Logical dim order N, C, S0.. ; memory order (outermost first):
@@ -32,20 +30,28 @@ Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
 
 std::string_view direction_name(Direction direction) {
   switch (direction) {
-    case Direction::fwd: return "fwd";
-    case Direction::bwddata: return "bwddata";
-    case Direction::bwdfilt: return "bwdfilt";
-    case Direction::bwd: return "bwd";
+    case Direction::fwd:
+      return "fwd";
+    case Direction::bwddata:
+      return "bwddata";
+    case Direction::bwdfilt:
+      return "bwdfilt";
+    case Direction::bwd:
+      return "bwd";
   }
   return "?";
 }
 
 std::string_view pool_mode_name(PoolingMode mode) {
   switch (mode) {
-    case PoolingMode::none: return "none";
-    case PoolingMode::max: return "max";
-    case PoolingMode::avg_exclude_pad: return "avg";
-    case PoolingMode::avg_include_pad: return "avg-include-pad";
+    case PoolingMode::none:
+      return "none";
+    case PoolingMode::max:
+      return "max";
+    case PoolingMode::avg_exclude_pad:
+      return "avg";
+    case PoolingMode::avg_include_pad:
+      return "avg-include-pad";
   }
   return "?";
 }

@@ -45,9 +45,9 @@ struct OpDescriptor {
   Dims5 x_dims{}, x_strides{};
   Dims5 w_dims{}, w_strides{};  // conv only
   Dims5 y_dims{}, y_strides{};
-  Dims3 window{};               // pool only
+  Dims3 window{};  // pool only
   Dims3 pad_begin{}, pad_end{}, stride{}, dilation{};
-  std::int64_t groups = 0;      // conv only
+  std::int64_t groups = 0;  // conv only
 
   [[nodiscard]] int rank() const { return spatial_dims + 2; }
   [[nodiscard]] bool is_conv() const { return kind == OpKind::conv; }

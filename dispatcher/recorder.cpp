@@ -25,9 +25,12 @@ nlohmann::json list(const std::array<std::int64_t, N>& values, int count) {
 
 std::string_view kind_name(OpKind kind) {
   switch (kind) {
-    case OpKind::conv: return "conv";
-    case OpKind::pool: return "pool";
-    case OpKind::bias_grad: return "bias_grad";
+    case OpKind::conv:
+      return "conv";
+    case OpKind::pool:
+      return "pool";
+    case OpKind::bias_grad:
+      return "bias_grad";
   }
   return "?";
 }
@@ -44,7 +47,8 @@ void warn_once(const std::string& message) {
   static std::mutex mutex;
   static std::unordered_set<std::string> warned;
   std::lock_guard lock(mutex);
-  if (warned.insert(message).second) std::fprintf(stderr, "convjit: warning: %s\n", message.c_str());
+  if (warned.insert(message).second)
+    std::fprintf(stderr, "convjit: warning: %s\n", message.c_str());
 }
 
 bool write_all(int fd, const std::string& text) {
@@ -76,8 +80,10 @@ std::string Recorder::json_line(const OpDescriptor& d, std::string_view backend)
   if (d.is_pool()) j["mode"] = pool_mode_name(d.pool_mode);
   j["dtype"] = dtype_name(d.dtype);
   j["spatial_dims"] = spatial;
-  if (d.kind != OpKind::bias_grad) j["x"] = list(d.x_dims, rank), j["x_strides"] = list(d.x_strides, rank);
-  if (d.is_conv()) j["w"] = list(d.w_dims, rank), j["w_strides"] = list(d.w_strides, rank), j["groups"] = d.groups;
+  if (d.kind != OpKind::bias_grad)
+    j["x"] = list(d.x_dims, rank), j["x_strides"] = list(d.x_strides, rank);
+  if (d.is_conv())
+    j["w"] = list(d.w_dims, rank), j["w_strides"] = list(d.w_strides, rank), j["groups"] = d.groups;
   if (d.is_pool()) j["window"] = list(d.window, spatial);
   j["y"] = list(d.y_dims, rank);
   j["y_strides"] = list(d.y_strides, rank);
@@ -100,9 +106,11 @@ void Recorder::scan_new_lines(int fd) {
   if (n <= 0) return;
   text.resize(static_cast<std::size_t>(n));
   std::size_t start = 0;
-  for (std::size_t newline; (newline = text.find('\n', start)) != std::string::npos; start = newline + 1) {
-    const auto line = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
-                                            text.begin() + static_cast<std::ptrdiff_t>(newline), nullptr, false);
+  for (std::size_t newline; (newline = text.find('\n', start)) != std::string::npos;
+       start = newline + 1) {
+    const auto line =
+        nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
+                              text.begin() + static_cast<std::ptrdiff_t>(newline), nullptr, false);
     if (line.is_object() && line.contains("name") && line["name"].is_string())
       seen_.insert(line["name"].get<std::string>());
   }

@@ -12,16 +12,14 @@ namespace convjit {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : state_(std::move(status)) {}    // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : state_(std::move(status)) {}  // NOLINT: implicit by design
 
   [[nodiscard]] bool is_ok() const { return std::holds_alternative<T>(state_); }
   [[nodiscard]] const T& value() const& { return std::get<T>(state_); }
   [[nodiscard]] T& value() & { return std::get<T>(state_); }
   [[nodiscard]] T&& value() && { return std::get<T>(std::move(state_)); }
-  [[nodiscard]] Status status() const {
-    return is_ok() ? Status::ok() : std::get<Status>(state_);
-  }
+  [[nodiscard]] Status status() const { return is_ok() ? Status::ok() : std::get<Status>(state_); }
 
  private:
   std::variant<T, Status> state_;

@@ -17,10 +17,11 @@ namespace {
 constexpr std::string_view kPolicyNames[] = {"auto", "jit", "cudnn", "reference", "tuned"};
 
 // The first variable of `names` that is set, with its name.
-std::optional<std::pair<std::string, std::string>> first_set(EnvLookup lookup,
-                                                             std::initializer_list<const char*> names) {
+std::optional<std::pair<std::string, std::string>> first_set(
+    EnvLookup lookup, std::initializer_list<const char*> names) {
   for (const char* name : names)
-    if (const char* value = lookup(name); value != nullptr) return std::pair{name, std::string(value)};
+    if (const char* value = lookup(name); value != nullptr)
+      return std::pair{name, std::string(value)};
   return std::nullopt;
 }
 
@@ -32,15 +33,16 @@ void read_cache_path(EnvLookup lookup, Settings& s, std::vector<std::string>& wa
       s.cache_path = {std::move(list), SettingSource::environment, found->first};
       return;
     }
-    warnings.push_back(fmt::format("{} is set but lists no directory; using the default",
-                                   found->first));
+    warnings.push_back(
+        fmt::format("{} is set but lists no directory; using the default", found->first));
   }
   const std::string fallback = default_cache_directory(lookup);
   s.cache_path = {fallback.empty() ? std::vector<std::string>{} : std::vector{fallback},
                   SettingSource::default_value, "default"};
   if (fallback.empty())
-    warnings.push_back("no cache directory: neither XDG_CACHE_HOME nor a home directory is "
-                       "known; set CONVJIT_CACHE_PATH");
+    warnings.push_back(
+        "no cache directory: neither XDG_CACHE_HOME nor a home directory is "
+        "known; set CONVJIT_CACHE_PATH");
 }
 
 void read_verbose(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
@@ -51,8 +53,8 @@ void read_verbose(EnvLookup lookup, Settings& s, std::vector<std::string>& warni
     s.verbose = {v[0] - '0', SettingSource::environment, found->first};
     return;
   }
-  warnings.push_back(fmt::format("{}='{}' is not 0, 1 or 2; ignored (logging stays off)",
-                                 found->first, v));
+  warnings.push_back(
+      fmt::format("{}='{}' is not 0, 1 or 2; ignored (logging stays off)", found->first, v));
 }
 
 void read_path(EnvLookup lookup, const char* name, Setting<std::string>& target,
@@ -83,7 +85,8 @@ void report_once(const std::vector<std::string>& warnings) {
   static std::set<std::string> reported;
   std::lock_guard lock(mutex);
   for (const auto& warning : warnings)
-    if (reported.insert(warning).second) std::fprintf(stderr, "convjit: warning: %s\n", warning.c_str());
+    if (reported.insert(warning).second)
+      std::fprintf(stderr, "convjit: warning: %s\n", warning.c_str());
 }
 
 }  // namespace
@@ -98,9 +101,12 @@ std::optional<Policy> parse_policy(std::string_view text) {
 
 std::string_view source_name(SettingSource source) {
   switch (source) {
-    case SettingSource::default_value: return "default";
-    case SettingSource::environment: return "env";
-    case SettingSource::api: return "api";
+    case SettingSource::default_value:
+      return "default";
+    case SettingSource::environment:
+      return "env";
+    case SettingSource::api:
+      return "api";
   }
   return "?";
 }
@@ -161,7 +167,9 @@ void apply(Setting<T>& target, const std::optional<T>& value, const char* origin
 
 SettingsStore::SettingsStore() : overrides_(std::make_shared<Overrides>()) { reload_environment(); }
 
-std::shared_ptr<const Settings> SettingsStore::snapshot() const { return overrides_->published.load(); }
+std::shared_ptr<const Settings> SettingsStore::snapshot() const {
+  return overrides_->published.load();
+}
 
 void SettingsStore::reload_environment() {
   std::vector<std::string> warnings;

@@ -24,10 +24,12 @@ std::string joined(const std::vector<std::string>& items, char separator) {
 
 void write_header(spdlog::logger& log, const Settings& settings) {
   const auto info = [&](std::string_view key, const std::string& value) {
-    log.info("convjit_verbose,{},info,{},{}", kVerboseLineVersion, key, VerboseLog::csv_field(value));
+    log.info("convjit_verbose,{},info,{},{}", kVerboseLineVersion, key,
+             VerboseLog::csv_field(value));
   };
   info("version", kVersionString);
-  info("build", fmt::format("CUDA toolkit {} cuDNN headers {}", kCudaToolkitVersion, kCudnnHeaderVersion));
+  info("build",
+       fmt::format("CUDA toolkit {} cuDNN headers {}", kCudaToolkitVersion, kCudnnHeaderVersion));
   info("devices", "host (no CUDA backend in this build)");
   info("cache_path", joined(settings.cache_path.value, ':'));
   info("policy", std::string(policy_name(settings.policy.value)));
@@ -94,7 +96,8 @@ void VerboseLog::decision(const DecisionEvent& e) {
             n.problem);
 }
 
-void VerboseLog::execution(const OpDescriptor& desc, std::string_view backend, double milliseconds) {
+void VerboseLog::execution(const OpDescriptor& desc, std::string_view backend,
+                           double milliseconds) {
   const Names n(desc);
   logger()->info("convjit_verbose,{},exec,{},{},{},,{:.4f},{}", kVerboseLineVersion, n.name,
                  n.symbolic, backend, milliseconds, n.problem);

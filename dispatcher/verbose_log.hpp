@@ -30,7 +30,7 @@ struct DecisionEvent {
   const OpDescriptor& desc;
   const convjit_device_t& device;
   const std::vector<std::pair<std::string_view, BuildTrace>>& traces;  // per backend tried
-  std::string_view backend;  // empty if none could serve
+  std::string_view backend;                                            // empty if none could serve
   std::string_view reason;
   double milliseconds;
 };

@@ -41,15 +41,17 @@ TEST(CApi, NameBufferSizeQueryAndTooSmallBuffer) {
   EXPECT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
                                          &t.y.desc(), 0, tiny, sizeof tiny, &required),
             CONVJIT_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(convjit_last_error_message()).find("8 bytes is too small"), std::string::npos);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("8 bytes is too small"),
+            std::string::npos);
   ASSERT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
                                          &t.y.desc(), 0, buf.data(), buf.size(), &required),
             CONVJIT_STATUS_SUCCESS);
   EXPECT_EQ(std::strlen(buf.data()) + 1, required);
   EXPECT_EQ(std::string(buf.data()).rfind("conv2d_1_2_5_5_0_50_25_5_1_0_", 0), 0u) << buf.data();
-  EXPECT_EQ(convjit_conv_descriptor_name(&t.params, static_cast<convjit_conv_direction_t>(3),
-                                         &t.x.desc(), &t.w.desc(), &t.y.desc(), 0, nullptr, 0, &required),
-            CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      convjit_conv_descriptor_name(&t.params, static_cast<convjit_conv_direction_t>(3), &t.x.desc(),
+                                   &t.w.desc(), &t.y.desc(), 0, nullptr, 0, &required),
+      CONVJIT_STATUS_INVALID_ARGUMENT);
 }
 
 TEST(CApi, HostExecutionReportsTheReferenceBackend) {
@@ -57,7 +59,8 @@ TEST(CApi, HostExecutionReportsTheReferenceBackend) {
   const convjit_exec_t host{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
   ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
                                  &t.y.desc(), t.y.data(), 1.0, 0.0, &host),
-            CONVJIT_STATUS_SUCCESS) << convjit_last_error_message();
+            CONVJIT_STATUS_SUCCESS)
+      << convjit_last_error_message();
   EXPECT_STREQ(convjit_last_backend(), "reference");
 }
 
@@ -83,13 +86,15 @@ TEST(CApi, PoolBackwardNeedsXOnlyForMax) {
   auto t = make_pool_tensors<float>(c);
   HostTensor<float> dy = t.y, dx = t.x;
   dy.fill(4);
-  EXPECT_TRUE(pool_backward(t.params, t.x.desc(), nullptr, dy.desc(), dy.data(), dx.data()).is_ok());
+  EXPECT_TRUE(
+      pool_backward(t.params, t.x.desc(), nullptr, dy.desc(), dy.data(), dx.data()).is_ok());
   for (double v : dx.values()) EXPECT_EQ(v, 1.0);
   c.mode = CONVJIT_POOL_MAX;
   auto m = make_pool_tensors<float>(c);
   const Status s = pool_backward(m.params, m.x.desc(), nullptr, dy.desc(), dy.data(), dx.data());
   EXPECT_EQ(s.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(s.message().find("x (max pooling recomputes the argmax from it) is NULL"), std::string::npos);
+  EXPECT_NE(s.message().find("x (max pooling recomputes the argmax from it) is NULL"),
+            std::string::npos);
 }
 
 }  // namespace

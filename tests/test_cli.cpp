@@ -1,13 +1,12 @@
 // The convjit CLI driven as a user would: spawn the binary, check its
 // output and exit codes (0 ok, 1 runtime failure, 2 usage).
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
-#include <filesystem>
-#include <unistd.h>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -25,8 +24,8 @@ struct Outcome {
   }
 };
 
-Outcome convjit(const std::string& args) {
-  const std::string command = std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
+Outcome convjit_with_env(const std::string& env, const std::string& args) {
+  const std::string command = env + std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
@@ -35,6 +34,8 @@ Outcome convjit(const std::string& args) {
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
+
+Outcome convjit(const std::string& args) { return convjit_with_env("", args); }
 
 constexpr const char* kCosmoFlowName =
     "conv3d_2_4_66_512_512_69206016_17301504_262144_512_1_32_4_3_3_3_2_32_64_512_512_553648128_"
@@ -51,19 +52,23 @@ TEST(Cli, DescribePrintsTheCosmoFlowNameFromDesignDoc) {
 TEST(Cli, DescribePrintsTheResNetStemName) {
   const Outcome r = convjit("describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.first_line(),
-            "conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_12544_112_"
-            "1_0_3_3_0_2_2_0_1_1_0_1_fwd");
+  EXPECT_EQ(
+      r.first_line(),
+      "conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_12544_112_"
+      "1_0_3_3_0_2_2_0_1_1_0_1_fwd");
 }
 
 TEST(Cli, DescribeNameParsesAndItsFlagsLineReproducesTheName) {
   for (const std::string& name :
        {std::string(kCosmoFlowName),
-        std::string("conv2d_1_6_9_8_0_432_1_48_6_0_4_3_3_2_0_1_4_5_3_0_60_1_12_4_0_2_0_0_2_3_0_1_1_0_2_"
-                    "bwdfilt_pe_0_1_0_bf16"),
-        std::string("conv3d_1_4_10_10_10_4000_1000_100_10_1_8_4_3_3_3_1_8_10_10_10_8000_1000_100_10_1_"
-                    "2_1_1_1_1_1_2_1_1_1_bwddata_f16"),
-        std::string("avgpadpool1d_2_3_9_0_0_27_9_1_0_0_3_0_0_2_3_5_0_0_15_5_1_0_0_1_0_0_2_0_0_1_0_0_bwd")}) {
+        std::string(
+            "conv2d_1_6_9_8_0_432_1_48_6_0_4_3_3_2_0_1_4_5_3_0_60_1_12_4_0_2_0_0_2_3_0_1_1_0_2_"
+            "bwdfilt_pe_0_1_0_bf16"),
+        std::string(
+            "conv3d_1_4_10_10_10_4000_1000_100_10_1_8_4_3_3_3_1_8_10_10_10_8000_1000_100_10_1_"
+            "2_1_1_1_1_1_2_1_1_1_bwddata_f16"),
+        std::string("avgpadpool1d_2_3_9_0_0_27_9_1_0_0_3_0_0_2_3_5_0_0_15_5_1_0_0_1_0_0_2_0_0_1_0_"
+                    "0_bwd")}) {
     const Outcome described = convjit("describe --name " + name);
     ASSERT_EQ(described.exit_code, 0) << described.output;
     EXPECT_EQ(described.first_line(), name);
@@ -79,9 +84,10 @@ TEST(Cli, SymbolicBatchAndPoolCeilMode) {
   const Outcome r = convjit(
       "describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --ceil --symbolic-batch");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.first_line(),
-            "maxpool2d_B_64_112_112_0_802816_12544_112_1_0_3_3_0_B_64_57_57_0_207936_3249_57_1_0_1_1_"
-            "0_2_2_0_1_1_0_fwd");
+  EXPECT_EQ(
+      r.first_line(),
+      "maxpool2d_B_64_112_112_0_802816_12544_112_1_0_3_3_0_B_64_57_57_0_207936_3249_57_1_0_1_1_"
+      "0_2_2_0_1_1_0_fwd");
 }
 
 TEST(Cli, UsageErrorsExitTwoAndNameTheFlag) {
@@ -93,7 +99,8 @@ TEST(Cli, UsageErrorsExitTwoAndNameTheFlag) {
            Case{"describe conv --x 1,2,8,8 --w 4,2,3", "--w needs 4 comma-separated values"},
            Case{"describe conv --x 1,2 --w 4,2,3", "--x needs 3 to 5 comma-separated values"},
            Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --stride 2", "--stride needs 2"},
-           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --pad 1,1 --pad-begin 1,1", "--pad excludes --pad-begin"},
+           Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --pad 1,1 --pad-begin 1,1",
+                "--pad excludes --pad-begin"},
            Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --groups abc", "--groups"},
            Case{"describe conv --x 1,4,8,8 --w 4,2,3,3 --groups 3", "groups = 3 does not divide"},
            Case{"describe conv --x 1,2,8,8 --w 4,2,3,3 --dtype f8", "--dtype"},
@@ -128,8 +135,10 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
     if (line.find(" reference ") != std::string::npos) ++calls;
   EXPECT_EQ(calls, 20) << r.output;  // 6 fwd, 2 pool bwd, 4 convs x 3 backward
   EXPECT_NE(r.output.find("conv3_dw      fwd      reference"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("maxpool2d_1_16_16_16_0_4096_1_256_16_0_3_3_0_1_16_8_8_0_1024_1_128_16_0_1_1_0_2_2_0_1_1_0_bwd"),
-            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("maxpool2d_1_16_16_16_0_4096_1_256_16_0_3_3_0_1_16_8_8_0_1024_1_128_16_0_"
+                          "1_1_0_2_2_0_1_1_0_bwd"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("20 calls"), std::string::npos);
 }
 
@@ -147,22 +156,13 @@ struct TempCache {
   }
   std::string install(const std::string& library, const std::string& name) const {
     const std::string target = dir + "/lib" + name + ".so";
-    std::filesystem::copy_file(std::string(CONVJIT_TEST_LIBRARY_DIR) + "/lib" + library + ".so", target);
+    std::filesystem::copy_file(std::string(CONVJIT_TEST_LIBRARY_DIR) + "/lib" + library + ".so",
+                               target);
     return target;
   }
   std::string env() const { return "CONVJIT_CACHE_PATH=" + dir + " "; }
 };
 
-Outcome convjit_with_env(const std::string& env, const std::string& args) {
-  const std::string command = env + std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
 
 constexpr const char* kRunConv1 =
     "conv2d_1_3_8_8_0_192_64_8_1_0_16_3_3_3_0_1_16_8_8_0_1024_64_8_1_0_1_1_0_1_1_0_1_1_0_1_fwd";
@@ -171,7 +171,8 @@ TEST(CliTuned, DescribeListsTheFilesItWouldProbe) {
   TempCache cache;
   const Outcome r = convjit_with_env(cache.env(), "describe --name " + std::string(kRunConv1));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("probes    " + cache.dir + "/lib" + kRunConv1 + ".so\n"), std::string::npos)
+  EXPECT_NE(r.output.find("probes    " + cache.dir + "/lib" + kRunConv1 + ".so\n"),
+            std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("probes    " + cache.dir + "/libconv2d_B_3_8_8_"), std::string::npos);
 }
@@ -181,7 +182,9 @@ TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
   const std::string args = "query --name " + std::string(kRunConv1);
   Outcome r = convjit_with_env(cache.env(), args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cache     " + cache.dir + "  [env CONVJIT_CACHE_PATH]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cache     " + cache.dir + "  [env CONVJIT_CACHE_PATH]"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find(".so: not found"), std::string::npos);
   EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
 
@@ -192,9 +195,11 @@ TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
   r = convjit_with_env(cache.env(), args + " --load");
   EXPECT_NE(r.output.find(path + ": loaded (DaCe ABI)"), std::string::npos) << r.output;
 
-  std::filesystem::permissions(path, std::filesystem::perms::others_write, std::filesystem::perm_options::add);
+  std::filesystem::permissions(path, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
   r = convjit_with_env(cache.env(), args);
-  EXPECT_NE(r.output.find(path + ": rejected: refusing to load from file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(path + ": rejected: refusing to load from file"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
 }
 
@@ -206,8 +211,10 @@ TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
   cache.install("dace_fwd", kRunConv1);
   const Outcome tuned = convjit_with_env(cache.env(), "run --batch 1 --image 8");
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
-  EXPECT_NE(tuned.output.find("conv1         fwd      tuned-library"), std::string::npos) << tuned.output;
-  const Outcome passes = convjit_with_env(cache.env(), "run --batch 1 --image 8 --passes 2 --rescan");
+  EXPECT_NE(tuned.output.find("conv1         fwd      tuned-library"), std::string::npos)
+      << tuned.output;
+  const Outcome passes =
+      convjit_with_env(cache.env(), "run --batch 1 --image 8 --passes 2 --rescan");
   ASSERT_EQ(passes.exit_code, 0) << passes.output;
   EXPECT_NE(passes.output.find("pass 2\n"), std::string::npos);
   // Each pass reports its own 20 calls.
@@ -219,11 +226,13 @@ TEST(CliTuned, VerboseLogAndInvalidSettingsAreReported) {
   Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "run --batch 1 --image 8");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("convjit_verbose,v1,template,event,descriptor"), std::string::npos);
-  EXPECT_NE(r.output.find(std::string("convjit_verbose,v1,decide,") + kRunConv1), std::string::npos);
+  EXPECT_NE(r.output.find(std::string("convjit_verbose,v1,decide,") + kRunConv1),
+            std::string::npos);
   r = convjit_with_env("CONVJIT_VERBOSE=yes DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("convjit: warning: CONVJIT_VERBOSE='yes' is not 0, 1 or 2; ignored"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);
   r = convjit_with_env("DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);  // 0 means off, unlike LBANN

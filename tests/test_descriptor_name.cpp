@@ -111,9 +111,11 @@ TEST(DescriptorNameExtension, PoolingAndBiasNames) {
   PoolCase c{1, 64, {112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, CONVJIT_POOL_MAX};
   auto t = make_pool_tensors<float>(c);
   std::string name;
-  ASSERT_TRUE(pool_descriptor_name(t.params, CONVJIT_POOL_FWD, t.x.desc(), t.y.desc(), false, name).is_ok());
-  EXPECT_EQ(name, "maxpool2d_1_64_112_112_0_802816_12544_112_1_0_3_3_0_1_64_56_56_0_200704_3136_"
-                  "56_1_0_1_1_0_2_2_0_1_1_0_fwd");
+  ASSERT_TRUE(pool_descriptor_name(t.params, CONVJIT_POOL_FWD, t.x.desc(), t.y.desc(), false, name)
+                  .is_ok());
+  EXPECT_EQ(name,
+            "maxpool2d_1_64_112_112_0_802816_12544_112_1_0_3_3_0_1_64_56_56_0_200704_3136_"
+            "56_1_0_1_1_0_2_2_0_1_1_0_fwd");
   TensorDesc dy;
   ASSERT_TRUE(TensorDesc::contiguous(dy, CONVJIT_DTYPE_F16, {8, 16, 10}).is_ok());
   ASSERT_TRUE(bias_grad_descriptor_name(dy, true, name).is_ok());
@@ -134,7 +136,8 @@ TEST(DescriptorNameRoundTrip, EveryOpFormatsAndParsesBack) {
     const ConvCase conv = random_conv_case(rng, spatial);
     for (Direction dir : {Direction::fwd, Direction::bwddata, Direction::bwdfilt})
       descs.push_back(conv_from_case(conv, dir, dtype));
-    for (auto mode : {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD}) {
+    for (auto mode :
+         {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD}) {
       const PoolCase pool = random_pool_case(rng, spatial, mode);
       auto t = make_pool_tensors<float>(pool);
       auto x = t.x.desc(), y = t.y.desc();
@@ -163,7 +166,8 @@ TEST(DescriptorNameRoundTrip, EveryOpFormatsAndParsesBack) {
 }
 
 TEST(DescriptorNameRoundTrip, DistinctOpsHaveDistinctNamesAndHashes) {
-  const OpDescriptor a = conv_from_case({1, 2, 2, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}}, Direction::fwd, CONVJIT_DTYPE_F32);
+  const OpDescriptor a = conv_from_case({1, 2, 2, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}},
+                                        Direction::fwd, CONVJIT_DTYPE_F32);
   OpDescriptor b = a;
   b.dtype = DataType::f16;
   OpDescriptor c = a;
@@ -199,18 +203,23 @@ TEST(DescriptorNameErrors, NameTheBadTokenAndItsPosition) {
       {"deconv2d_1", "token 1 'deconv2d'"},
       {replace_token(stem, 3, "x"), "token 4 'x': expected x shape[2]"},
       {replace_token(stem, 7, "-1"), "token 8 '-1': expected x strides[1]"},
-      {replace_token(stem, 11, "007"), "token 12 '007': expected w shape[0] as a non-negative integer without leading zeros"},
+      {replace_token(stem, 11, "007"),
+       "token 12 '007': expected w shape[0] as a non-negative integer without leading zeros"},
       {replace_token(stem, 36, "bwd"), "token 37 'bwd': expected fwd, bwddata or bwdfilt"},
       {replace_token(stem, 1, "B"), "token 17 '32': expected B as the y batch"},
       {replace_token(stem, 16, "B"), "token 17 'B': expected an integer y batch"},
-      {stem.substr(0, stem.rfind('_')), "the name ends after 36 tokens where the op direction was expected"},
-      {stem + "_f32", "token 38 'f32': expected pe, ws, f16, bf16, f64 or the end of the name (f32 is the default)"},
+      {stem.substr(0, stem.rfind('_')),
+       "the name ends after 36 tokens where the op direction was expected"},
+      {stem + "_f32",
+       "token 38 'f32': expected pe, ws, f16, bf16, f64 or the end of the name (f32 is the "
+       "default)"},
       {stem + "_f16_f16", "token 39 'f16': expected the end of the name"},
       {stem + "_pe_3_3_0", "token 41 '0': expected a pad end different from the pads"},
       {stem + "_pe_3_3", "ends after 40 tokens where pad end[2] was expected"},
       {stem + "_ws_147_49_7_1_0", "token 43 '0': expected non-contiguous w strides"},
       {replace_token(stem, 1, "99999999999999999999"), "token 2 '99999999999999999999'"},
-      {"biasgrad2d_2_64_8_8_0_4096_64_8_1_0_bwd", "token 12 'bwd': expected f16, bf16, f64 or the end"},
+      {"biasgrad2d_2_64_8_8_0_4096_64_8_1_0_bwd",
+       "token 12 'bwd': expected f16, bf16, f64 or the end"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_descriptor_name(c.name);
@@ -227,7 +236,8 @@ TEST(DescriptorNameErrors, WellFormedButInvalidOpsAreRejectedWithTheReason) {
   auto parsed = parse_descriptor_name(bad);
   ASSERT_FALSE(parsed.is_ok());
   EXPECT_NE(parsed.status().message().find("y shape [32, 64, 111, 112] is inconsistent"),
-            std::string::npos) << parsed.status().message();
+            std::string::npos)
+      << parsed.status().message();
   EXPECT_NE(parsed.status().message().find("should be [32, 64, 112, 112]"), std::string::npos);
   // Unused trailing slots must be 0.
   auto slot = parse_descriptor_name(replace_token(kResNetStemName, 28, "1"));

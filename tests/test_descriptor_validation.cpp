@@ -28,7 +28,8 @@ struct ConvSetup {
   }
 };
 
-void expect_error(const Status& s, convjit_status_t code, std::initializer_list<const char*> fragments) {
+void expect_error(const Status& s, convjit_status_t code,
+                  std::initializer_list<const char*> fragments) {
   ASSERT_EQ(s.code(), code) << s.message();
   for (const char* fragment : fragments)
     EXPECT_NE(s.message().find(fragment), std::string::npos)
@@ -71,11 +72,12 @@ TEST(Validation, NonPositiveSizes) {
                  {"x shape[2] =", "must be positive"});
     ConvSetup w;
     w.w.dims[0] = bad;
-    expect_error(w.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"w shape[0] =", "must be positive"});
+    expect_error(w.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+                 {"w shape[0] =", "must be positive"});
   }
   TensorDesc t;
-  expect_error(TensorDesc::contiguous(t, CONVJIT_DTYPE_F32, {1, 0, 4}), CONVJIT_STATUS_INVALID_ARGUMENT,
-               {"dims[1] = 0 must be positive"});
+  expect_error(TensorDesc::contiguous(t, CONVJIT_DTYPE_F32, {1, 0, 4}),
+               CONVJIT_STATUS_INVALID_ARGUMENT, {"dims[1] = 0 must be positive"});
 }
 
 TEST(Validation, StrideAndDilationBelowOne) {
@@ -84,10 +86,12 @@ TEST(Validation, StrideAndDilationBelowOne) {
   expect_error(s.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"stride[1] = 0 must be at least 1"});
   ConvSetup d;
   d.params.dilation[0] = -1;
-  expect_error(d.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"dilation[0] = -1 must be at least 1"});
+  expect_error(d.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"dilation[0] = -1 must be at least 1"});
   ConvSetup p;
   p.params.pad_begin[0] = -1;
-  expect_error(p.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"pad begin[0] = -1 must be non-negative"});
+  expect_error(p.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"pad begin[0] = -1 must be non-negative"});
 }
 
 TEST(Validation, PaddingLargerThanTheWindowAllows) {
@@ -102,9 +106,9 @@ TEST(Validation, PaddingLargerThanTheWindowAllows) {
   TensorDesc x;
   ASSERT_TRUE(TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {1, 1, 8, 8}).is_ok());
   std::int64_t y_dims[4];
-  expect_error(pool_output_dims(p, x, false, y_dims), CONVJIT_STATUS_INVALID_ARGUMENT,
-               {"padding [2, 0] in spatial dim 1 is more than half the window extent 3",
-                "at most 1"});
+  expect_error(
+      pool_output_dims(p, x, false, y_dims), CONVJIT_STATUS_INVALID_ARGUMENT,
+      {"padding [2, 0] in spatial dim 1 is more than half the window extent 3", "at most 1"});
 }
 
 TEST(Validation, WindowLargerThanPaddedInput) {
@@ -140,7 +144,8 @@ TEST(Validation, InconsistentYShapeSaysWhatItShouldBe) {
 TEST(Validation, NegativeOrOverlappingOutputStrides) {
   ConvSetup neg;
   neg.y.strides[3] = -1;
-  expect_error(neg.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"y strides[3] = -1 must be non-negative"});
+  expect_error(neg.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"y strides[3] = -1 must be non-negative"});
   ConvSetup overlap;
   overlap.y.strides[2] = 3;  // rows of 6 elements 3 apart
   expect_error(overlap.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
@@ -167,7 +172,8 @@ TEST(Validation, SizesOverflowing64Bits) {
                {"x shape", "addresses more than 2^63 bytes"});
   ConvSetup offset;
   offset.x.strides[0] = kHuge;
-  expect_error(offset.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"x shape [2, 4, 8, 8] with strides"});
+  expect_error(offset.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"x shape [2, 4, 8, 8] with strides"});
   TensorDesc t;
   expect_error(TensorDesc::contiguous(t, CONVJIT_DTYPE_F32, {kHuge, kHuge, 4}),
                CONVJIT_STATUS_INVALID_ARGUMENT, {"overflows 64 bits"});
@@ -180,14 +186,17 @@ TEST(Validation, HugeParametersAreRejectedBeforeAnyArithmeticOverflows) {
                {"dilation[0] = 9223372036854775807 exceeds 2147483647"});
   ConvSetup pad;
   pad.params.pad_end[1] = std::numeric_limits<std::int64_t>::max();
-  expect_error(pad.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"pad end[1] = 9223372036854775807 exceeds"});
+  expect_error(pad.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"pad end[1] = 9223372036854775807 exceeds"});
   ConvSetup stride;
   stride.params.stride[1] = std::int64_t{1} << 40;
-  expect_error(stride.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"stride[1] = 1099511627776 exceeds"});
+  expect_error(stride.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"stride[1] = 1099511627776 exceeds"});
   ConvSetup input;
-  input.x = TensorDesc::strided(CONVJIT_DTYPE_F32, {1, 4, std::numeric_limits<std::int64_t>::max(), 8},
-                                {0, 0, 1, 0});
-  expect_error(input.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"addresses more than 2^63 bytes"});
+  input.x = TensorDesc::strided(CONVJIT_DTYPE_F32,
+                                {1, 4, std::numeric_limits<std::int64_t>::max(), 8}, {0, 0, 1, 0});
+  expect_error(input.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"addresses more than 2^63 bytes"});
 }
 
 TEST(Validation, DtypesMustAgreeAndBeSupported) {
@@ -198,7 +207,8 @@ TEST(Validation, DtypesMustAgreeAndBeSupported) {
   ConvSetup unknown;
   const int bad_dtype = 9;  // as a C caller could pass; memcpy avoids an out-of-range enum cast
   std::memcpy(&unknown.x.dtype, &bad_dtype, sizeof bad_dtype);
-  expect_error(unknown.forward(), CONVJIT_STATUS_INVALID_ARGUMENT, {"x dtype = 9 is not a convjit_dtype_t"});
+  expect_error(unknown.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"x dtype = 9 is not a convjit_dtype_t"});
   // f64 runs on the host reference only.
   ConvSetup f64;
   f64.x.dtype = f64.w.dtype = f64.y.dtype = CONVJIT_DTYPE_F64;

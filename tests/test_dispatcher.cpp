@@ -92,9 +92,12 @@ TEST(Dispatcher, NoBackendForTheDeviceIsAClearNotAvailable) {
   Fixture f;
   const Status s = dispatcher.execute(f.desc, {CONVJIT_DEVICE_CUDA, 0}, f.args);
   EXPECT_EQ(s.code(), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_NE(s.message().find("no backend can run conv2d_1_2_6_6_0"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("on cuda:0: reference: the reference backend runs on the host device only"),
-            std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("no backend can run conv2d_1_2_6_6_0"), std::string::npos)
+      << s.message();
+  EXPECT_NE(
+      s.message().find("on cuda:0: reference: the reference backend runs on the host device only"),
+      std::string::npos)
+      << s.message();
 }
 
 TEST(Dispatcher, ManyThreadsAskingForANewDescriptorBuildItOnce) {
@@ -114,7 +117,9 @@ TEST(Dispatcher, ManyThreadsAskingForANewDescriptorBuildItOnce) {
 class RendezvousBackend final : public Backend {
  public:
   std::string_view name() const override { return "rendezvous"; }
-  Status check_support(const OpDescriptor&, const convjit_device_t&) const override { return Status::ok(); }
+  Status check_support(const OpDescriptor&, const convjit_device_t&) const override {
+    return Status::ok();
+  }
   Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc, const convjit_device_t& device,
                                         BuildTrace& trace) override {
     std::unique_lock lock(mutex_);

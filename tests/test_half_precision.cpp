@@ -25,8 +25,8 @@ TEST(HalfPrecision, EveryHalfRoundTripsThroughFloat) {
 TEST(HalfPrecision, KnownValues) {
   EXPECT_EQ(float_to_half(1.0f).bits, 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f).bits, 0x7bff);            // largest finite
-  EXPECT_EQ(float_to_half(65520.0f).bits, 0x7c00);            // rounds to inf
+  EXPECT_EQ(float_to_half(65504.0f).bits, 0x7bff);               // largest finite
+  EXPECT_EQ(float_to_half(65520.0f).bits, 0x7c00);               // rounds to inf
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -26)).bits, 0x0000);  // underflows to zero
   EXPECT_EQ(half_to_float(Half{0x0001}), std::ldexp(1.0f, -24));

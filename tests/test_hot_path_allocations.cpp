@@ -35,7 +35,8 @@ TEST(HotPath, ResolvedConvForwardAllocatesNothing) {
   auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
   auto call = [&] {
     ASSERT_TRUE(conv_forward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), t.y.desc(),
-                             t.y.data()).is_ok());
+                             t.y.data())
+                    .is_ok());
   };
   EXPECT_GT(allocations_of(call), 0);  // the first call resolves: the counter works
   EXPECT_EQ(allocations_of(call), 0);

@@ -10,9 +10,9 @@ TEST(OutputShape, FloorRule) {
   EXPECT_EQ(output_size({224, 7, 3, 3, 2, 1}, Rounding::floor), 112);  // ResNet stem
   EXPECT_EQ(output_size({56, 3, 1, 1, 1, 1}, Rounding::floor), 56);
   EXPECT_EQ(output_size({7, 2, 0, 0, 2, 1}, Rounding::floor), 3);
-  EXPECT_EQ(output_size({10, 3, 0, 0, 1, 3}, Rounding::floor), 4);      // extent 7
-  EXPECT_EQ(output_size({3, 3, 2, 0, 1, 1}, Rounding::floor), 3);       // asymmetric
-  EXPECT_EQ(output_size({2, 3, 0, 0, 1, 1}, Rounding::floor), 0);       // does not fit
+  EXPECT_EQ(output_size({10, 3, 0, 0, 1, 3}, Rounding::floor), 4);  // extent 7
+  EXPECT_EQ(output_size({3, 3, 2, 0, 1, 1}, Rounding::floor), 3);   // asymmetric
+  EXPECT_EQ(output_size({2, 3, 0, 0, 1, 1}, Rounding::floor), 0);   // does not fit
 }
 
 TEST(OutputShape, CeilRuleDropsWindowsStartingInTheEndPadding) {

@@ -102,8 +102,8 @@ TEST_F(RecorderTest, EightThreadsInThreeProcessesRecordEachDescriptorOnce) {
       for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
           for (int i = 0; i < kDescriptors; ++i)
-            Recorder::instance().record(descs[static_cast<std::size_t>((i * 7 + t * 3 + p) % kDescriptors)],
-                                        "reference");
+            Recorder::instance().record(
+                descs[static_cast<std::size_t>((i * 7 + t * 3 + p) % kDescriptors)], "reference");
         });
       for (auto& thread : threads) thread.join();
       std::_Exit(0);

@@ -71,20 +71,21 @@ TEST_P(ConvAdjoint, IdentitiesHoldOnRandomProblems) {
   for (int i = 0; i < 60; ++i) check_adjoint(random_conv_case(rng, spatial), rng);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dims, ConvAdjoint, ::testing::Values(1, 2, 3),
-                         [](const auto& param_info) { return std::to_string(param_info.param) + "d"; });
+INSTANTIATE_TEST_SUITE_P(Dims, ConvAdjoint, ::testing::Values(1, 2, 3), [](const auto& param_info) {
+  return std::to_string(param_info.param) + "d";
+});
 
 TEST(ConvAdjoint, ConfigurationFamilies) {
   std::mt19937 rng(7);
   const std::vector<ConvCase> families = {
-      {2, 4, 6, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},         // plain 3x3
-      {1, 6, 4, 2, {9, 8}, {3, 2}, {2, 3}, {2, 0}, {0, 1}, {1, 1}},         // groups, asym pad
-      {2, 5, 5, 5, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},         // depthwise
-      {1, 3, 2, 1, {11, 10}, {3, 2}, {1, 2}, {2, 1}, {1, 0}, {2, 3}},       // dilation
-      {1, 4, 8, 1, {5, 5}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1}},         // strided 1x1
-      {2, 2, 3, 1, {13}, {4}, {3}, {3}, {1}, {1}},                          // 1D
+      {2, 4, 6, 1, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},    // plain 3x3
+      {1, 6, 4, 2, {9, 8}, {3, 2}, {2, 3}, {2, 0}, {0, 1}, {1, 1}},    // groups, asym pad
+      {2, 5, 5, 5, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},    // depthwise
+      {1, 3, 2, 1, {11, 10}, {3, 2}, {1, 2}, {2, 1}, {1, 0}, {2, 3}},  // dilation
+      {1, 4, 8, 1, {5, 5}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1}},    // strided 1x1
+      {2, 2, 3, 1, {13}, {4}, {3}, {3}, {1}, {1}},                     // 1D
       {1, 2, 4, 2, {5, 4, 6}, {3, 2, 3}, {1, 2, 2}, {1, 1, 2}, {1, 0, 0}, {1, 1, 2}},  // 3D
-      {1, 3, 3, 1, {7, 7}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}},         // large window
+      {1, 3, 3, 1, {7, 7}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}},  // large window
   };
   for (ConvCase c : families)
     for (TestLayout layout : {TestLayout::nchw, TestLayout::nhwc, TestLayout::halo}) {
@@ -143,8 +144,16 @@ TEST(ConvFiniteDifferences, GradientsMatchForwardPerturbations) {
 
 std::vector<double> conv1d(std::vector<double> x, std::vector<double> w, std::int64_t stride,
                            std::int64_t pad_begin, std::int64_t pad_end, std::int64_t dilation) {
-  ConvCase c{1, 1, 1, 1, {static_cast<std::int64_t>(x.size())}, {static_cast<std::int64_t>(w.size())},
-             {stride}, {pad_begin}, {pad_end}, {dilation}};
+  ConvCase c{1,
+             1,
+             1,
+             1,
+             {static_cast<std::int64_t>(x.size())},
+             {static_cast<std::int64_t>(w.size())},
+             {stride},
+             {pad_begin},
+             {pad_end},
+             {dilation}};
   auto t = make_conv_tensors<double>(c);
   for (std::size_t i = 0; i < x.size(); ++i) t.x.set(static_cast<std::int64_t>(i), x[i]);
   for (std::size_t i = 0; i < w.size(); ++i) t.w.set(static_cast<std::int64_t>(i), w[i]);
@@ -190,8 +199,8 @@ TEST(ConvHandWorked, ThreeDimensional) {
   t.w.fill(1);
   forward(t);
   // Windows over w in {0,1} and {1,2}: sums of the 8 corner elements.
-  EXPECT_EQ(t.y.values(), (std::vector<double>{0 + 1 + 3 + 4 + 6 + 7 + 9 + 10,
-                                               1 + 2 + 4 + 5 + 7 + 8 + 10 + 11}));
+  EXPECT_EQ(t.y.values(),
+            (std::vector<double>{0 + 1 + 3 + 4 + 6 + 7 + 9 + 10, 1 + 2 + 4 + 5 + 7 + 8 + 10 + 11}));
 }
 
 TEST(ConvHandWorked, BackwardDataScattersThroughStrideAndPadding) {
@@ -277,10 +286,12 @@ TEST(ConvScaling, BackwardDirectionsHonourAlphaBeta) {
   backward_filter(t, dy, dw);
   const auto dx1 = dx.values(), dw1 = dw.values();
   dx.fill(1.0), dw.fill(1.0);
-  ASSERT_TRUE(conv_backward_data(t.params, dy.desc(), dy.data(), t.w.desc(), t.w.data(),
-                                 dx.desc(), dx.data(), 3.0, -1.0).is_ok());
+  ASSERT_TRUE(conv_backward_data(t.params, dy.desc(), dy.data(), t.w.desc(), t.w.data(), dx.desc(),
+                                 dx.data(), 3.0, -1.0)
+                  .is_ok());
   ASSERT_TRUE(conv_backward_filter(t.params, t.x.desc(), t.x.data(), dy.desc(), dy.data(),
-                                   dw.desc(), dw.data(), 3.0, -1.0).is_ok());
+                                   dw.desc(), dw.data(), 3.0, -1.0)
+                  .is_ok());
   for (std::size_t i = 0; i < dx1.size(); ++i) EXPECT_NEAR(dx.values()[i], 3 * dx1[i] - 1, 1e-12);
   for (std::size_t i = 0; i < dw1.size(); ++i) EXPECT_NEAR(dw.values()[i], 3 * dw1[i] - 1, 1e-12);
 }
@@ -344,10 +355,12 @@ TEST(ConvBackwardCombined, ComputesExactlyTheRequestedOutputs) {
     const Status s = conv_backward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(),
                                    dy.desc(), dy.data(), mask, dx.data(), dw.data(), db.data());
     ASSERT_TRUE(s.is_ok()) << s.message();
-    EXPECT_EQ(dx.values(), (mask & CONVJIT_GRAD_INPUT) ? dx_ref.values()
-                                                       : std::vector<double>(dx.values().size(), sentinel));
-    EXPECT_EQ(dw.values(), (mask & CONVJIT_GRAD_WEIGHT) ? dw_ref.values()
-                                                        : std::vector<double>(dw.values().size(), sentinel));
+    EXPECT_EQ(dx.values(), (mask & CONVJIT_GRAD_INPUT)
+                               ? dx_ref.values()
+                               : std::vector<double>(dx.values().size(), sentinel));
+    EXPECT_EQ(dw.values(), (mask & CONVJIT_GRAD_WEIGHT)
+                               ? dw_ref.values()
+                               : std::vector<double>(dw.values().size(), sentinel));
     EXPECT_EQ(db, (mask & CONVJIT_GRAD_BIAS) ? db_ref : std::vector<double>(6, sentinel));
   }
 }
@@ -368,9 +381,9 @@ TEST(ConvBackwardCombined, ARequestedButNullOutputWritesNothing) {
   HostTensor<float> dy = t.y, dx = t.x;
   dy.fill_random(rng), t.w.fill_random(rng), t.x.fill_random(rng);
   dx.fill(7.0);
-  const Status s = conv_backward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), dy.desc(),
-                                 dy.data(), CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT, dx.data(),
-                                 nullptr, nullptr);
+  const Status s =
+      conv_backward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), dy.desc(), dy.data(),
+                    CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT, dx.data(), nullptr, nullptr);
   EXPECT_EQ(s.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(s.message().find("dw"), std::string::npos) << s.message();
   for (double v : dx.values()) EXPECT_EQ(v, 7.0);

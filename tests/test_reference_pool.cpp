@@ -15,23 +15,26 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <class T>
 void forward(PoolTensors<T>& t, double alpha = 1, double beta = 0) {
-  const Status s = pool_forward(t.params, t.x.desc(), t.x.data(), t.y.desc(), t.y.data(), alpha, beta);
+  const Status s =
+      pool_forward(t.params, t.x.desc(), t.x.data(), t.y.desc(), t.y.data(), alpha, beta);
   ASSERT_TRUE(s.is_ok()) << s.message();
 }
 
 template <class T>
 void backward(PoolTensors<T>& t, const HostTensor<T>& dy, HostTensor<T>& dx, double alpha = 1,
               double beta = 0) {
-  const Status s = pool_backward(t.params, t.x.desc(), t.x.data(), dy.desc(), dy.data(),
-                                 dx.data(), alpha, beta);
+  const Status s =
+      pool_backward(t.params, t.x.desc(), t.x.data(), dy.desc(), dy.data(), dx.data(), alpha, beta);
   ASSERT_TRUE(s.is_ok()) << s.message();
 }
 
 PoolTensors<double> pool1d(const std::vector<double>& x, std::int64_t window, std::int64_t stride,
                            std::int64_t pad, convjit_pool_mode_t mode, bool ceil,
                            std::int64_t dilation = 1) {
-  PoolCase c{1, 1, {static_cast<std::int64_t>(x.size())}, {window}, {stride}, {pad}, {pad},
-             {dilation}, mode, ceil};
+  PoolCase c{1,        1,          {static_cast<std::int64_t>(x.size())},
+             {window}, {stride},   {pad},
+             {pad},    {dilation}, mode,
+             ceil};
   auto t = make_pool_tensors<double>(c);
   for (std::size_t i = 0; i < x.size(); ++i) t.x.set(static_cast<std::int64_t>(i), x[i]);
   forward(t);
@@ -151,11 +154,11 @@ TEST_P(PoolAdjoint, IdentityHoldsOnRandomProblems) {
   for (int i = 0; i < 40; ++i) check_adjoint(random_pool_case(rng, spatial, mode), rng);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DimsModes, PoolAdjoint,
-    ::testing::Combine(::testing::Values(1, 2, 3),
-                       ::testing::Values(CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD,
-                                         CONVJIT_POOL_AVG_INCLUDE_PAD)));
+INSTANTIATE_TEST_SUITE_P(DimsModes, PoolAdjoint,
+                         ::testing::Combine(::testing::Values(1, 2, 3),
+                                            ::testing::Values(CONVJIT_POOL_MAX,
+                                                              CONVJIT_POOL_AVG_EXCLUDE_PAD,
+                                                              CONVJIT_POOL_AVG_INCLUDE_PAD)));
 
 TEST(PoolFiniteDifferences, GradientMatchesForwardPerturbations) {
   std::mt19937 rng(31);
@@ -220,7 +223,8 @@ TEST(PoolScaling, AlphaBetaAndBetaZeroNeverReadsTheOutput) {
   EXPECT_EQ(t.y.values(), plain);
   t.y.fill(2.0);
   forward(t, 0.5, 3.0);
-  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_NEAR(t.y.values()[i], 0.5 * plain[i] + 6, 1e-12);
+  for (std::size_t i = 0; i < plain.size(); ++i)
+    EXPECT_NEAR(t.y.values()[i], 0.5 * plain[i] + 6, 1e-12);
 }
 
 // Max pooling is exact in any dtype; averages add f32 summation and

@@ -18,7 +18,8 @@ const char* fake_getenv(const char* name) {
   return it == g_env.end() ? nullptr : it->second.c_str();
 }
 
-Settings read(std::map<std::string, std::string> env, std::vector<std::string>* warnings = nullptr) {
+Settings read(std::map<std::string, std::string> env,
+              std::vector<std::string>* warnings = nullptr) {
   g_env = std::move(env);
   std::vector<std::string> local;
   Settings s = settings_from_environment(fake_getenv, warnings ? *warnings : local);
@@ -46,7 +47,8 @@ TEST(Settings, CachePathListAliasAndDefaults) {
   const Settings alias = read({{"DISTCONV_JIT_CACHEPATH", "/lbann"}, {"HOME", "/home/u"}});
   EXPECT_EQ(alias.cache_path.value, (std::vector<std::string>{"/lbann"}));
   EXPECT_EQ(alias.cache_path.origin, "DISTCONV_JIT_CACHEPATH");
-  EXPECT_EQ(read({{"CONVJIT_CACHE_PATH", "/mine"}, {"DISTCONV_JIT_CACHEPATH", "/lbann"}}).cache_path.value,
+  EXPECT_EQ(read({{"CONVJIT_CACHE_PATH", "/mine"}, {"DISTCONV_JIT_CACHEPATH", "/lbann"}})
+                .cache_path.value,
             (std::vector<std::string>{"/mine"}));
   EXPECT_EQ(read({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}).cache_path.value,
             (std::vector<std::string>{"/xdg/convjit"}));
@@ -114,11 +116,15 @@ TEST(Settings, ReferencePolicyRestrictsTheChain) {
   convjit_conv_params_t p{};
   ASSERT_EQ(convjit_conv_params_init(&p, 1), 0);
   float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
-  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_NE(std::string(convjit_last_error_message()).find("policy jit selects no backend of this build"),
-            std::string::npos) << convjit_last_error_message();
+  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
+            CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(
+      std::string(convjit_last_error_message()).find("policy jit selects no backend of this build"),
+      std::string::npos)
+      << convjit_last_error_message();
   ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
-  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
+            CONVJIT_STATUS_SUCCESS);
   EXPECT_STREQ(convjit_last_backend(), "reference");
   EXPECT_EQ(yv[2], 7.0f);
   ASSERT_EQ(convjit_set_policy(nullptr), CONVJIT_STATUS_SUCCESS);

@@ -31,7 +31,8 @@ convjit_tensor_desc_t contiguous(std::initializer_list<std::int64_t> dims) {
   convjit_tensor_desc_t t{};
   std::vector<std::int64_t> d(dims);
   EXPECT_EQ(convjit_tensor_desc_init(&t, CONVJIT_DTYPE_F32, static_cast<int>(d.size()), d.data(),
-                                     CONVJIT_LAYOUT_NCHW), CONVJIT_STATUS_SUCCESS);
+                                     CONVJIT_LAYOUT_NCHW),
+            CONVJIT_STATUS_SUCCESS);
   return t;
 }
 
@@ -66,7 +67,8 @@ class TunedLibraries : public ::testing::Test {
   }
 
   // Copies build/tests/tuned_libraries/lib<library>.so to <directory>/lib<name>.so.
-  std::string install(const std::string& library, const std::string& name, std::string directory = "") {
+  std::string install(const std::string& library, const std::string& name,
+                      std::string directory = "") {
     if (directory.empty()) directory = cache_;
     const fs::path target = fs::path(directory) / ("lib" + name + ".so");
     fs::copy_file(fs::path(CONVJIT_TEST_LIBRARY_DIR) / ("lib" + library + ".so"), target,
@@ -80,14 +82,16 @@ class TunedLibraries : public ::testing::Test {
     convjit_conv_params_t p{};
     (void)convjit_conv_params_init(&p, 2);
     p.pad_begin[0] = p.pad_begin[1] = p.pad_end[0] = p.pad_end[1] = 1;
-    const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}), y = contiguous({2, 3, 5, 5});
+    const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}),
+               y = contiguous({2, 3, 5, 5});
     return make_conv_descriptor(&p, direction, &x, &w, &y).value();
   }
 
   Status run(Direction direction, double alpha = 1, double beta = 0, void* workspace = nullptr,
              std::size_t workspace_bytes = 0) {
     ExecArgs args;
-    args.alpha = alpha, args.beta = beta, args.workspace = workspace, args.workspace_bytes = workspace_bytes;
+    args.alpha = alpha, args.beta = beta, args.workspace = workspace,
+    args.workspace_bytes = workspace_bytes;
     if (direction == Direction::fwd) args.x = x_.data(), args.w = w_.data();
     if (direction == Direction::bwddata) args.dy = dy_.data(), args.w = w_.data();
     if (direction == Direction::bwdfilt) args.x = x_.data(), args.dy = dy_.data();
@@ -132,12 +136,12 @@ TEST_F(TunedLibraries, DaceConcreteLibraryGetsPointersInDacesOrderAndAlphaBeta) 
   const Status s = run(Direction::fwd, 0.5, 0.25);
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(backend_, "tuned-library");
-  EXPECT_EQ(out_[0], 1);     // marker
-  EXPECT_EQ(out_[1], 0.5f);  // alpha
-  EXPECT_EQ(out_[2], 0.25f); // beta
-  EXPECT_EQ(out_[3], -1);    // concrete: no B
-  EXPECT_EQ(out_[5], 2);     // p0 = w
-  EXPECT_EQ(out_[6], 1);     // p1 = x, p2 = y (written)
+  EXPECT_EQ(out_[0], 1);      // marker
+  EXPECT_EQ(out_[1], 0.5f);   // alpha
+  EXPECT_EQ(out_[2], 0.25f);  // beta
+  EXPECT_EQ(out_[3], -1);     // concrete: no B
+  EXPECT_EQ(out_[5], 2);      // p0 = w
+  EXPECT_EQ(out_[6], 1);      // p1 = x, p2 = y (written)
 }
 
 TEST_F(TunedLibraries, DacePointerOrderForBackwardDirections) {
@@ -191,7 +195,8 @@ TEST_F(TunedLibraries, DaceWorkspaceIsSetBeforeTheProgramAndChecked) {
   const Status too_small = run(Direction::fwd, 1, 0, small.data(), small.size());
   EXPECT_EQ(too_small.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(too_small.message().find("workspace of 16 bytes is smaller than the 64 bytes"),
-            std::string::npos) << too_small.message();
+            std::string::npos)
+      << too_small.message();
   EXPECT_EQ(out_[4], 0);  // not run
   ASSERT_TRUE(run(Direction::fwd, 1, 0, enough.data(), enough.size()).is_ok());
   EXPECT_EQ(out_[4], 1);
@@ -244,8 +249,8 @@ TEST_F(TunedLibraries, RejectsAWrongAbiVersion) {
 
 TEST_F(TunedLibraries, RejectsALibraryImplementingAnotherDescriptor) {
   install("abi_wrong_descriptor", kFwd);
-  expect_rejected(std::string("implements '") +
-                  descriptor_name(descriptor(Direction::bwddata)) + "', not the '" + kFwd);
+  expect_rejected(std::string("implements '") + descriptor_name(descriptor(Direction::bwddata)) +
+                  "', not the '" + kFwd);
 }
 
 TEST_F(TunedLibraries, RejectsALibraryForAnotherDevice) {
@@ -308,7 +313,8 @@ TEST_F(TunedLibraries, ApiRescanReachesTheThreadLocalCallCache) {
   convjit_conv_params_t p{};
   ASSERT_EQ(convjit_conv_params_init(&p, 2), 0);
   p.pad_begin[0] = p.pad_begin[1] = p.pad_end[0] = p.pad_end[1] = 1;
-  const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}), y = contiguous({2, 3, 5, 5});
+  const auto x = contiguous({2, 2, 5, 5}), w = contiguous({3, 2, 3, 3}),
+             y = contiguous({2, 3, 5, 5});
   auto call = [&] {
     return convjit_conv_forward(&p, &x, x_.data(), &w, w_.data(), &y, out_.data(), 1, 0, nullptr);
   };
@@ -368,7 +374,8 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-std::vector<std::string> lines_with(const std::vector<std::string>& lines, const std::string& prefix) {
+std::vector<std::string> lines_with(const std::vector<std::string>& lines,
+                                    const std::string& prefix) {
   std::vector<std::string> out;
   for (const auto& line : lines)
     if (line.rfind(prefix, 0) == 0) out.push_back(line);
@@ -379,7 +386,7 @@ TEST_F(TunedLibraries, VerboseLogHasHeaderTemplateProbeAndDecisionLines) {
   const std::string log = (root_ / "verbose.log").string();
   ASSERT_EQ(convjit_set_log_file(log.c_str()), CONVJIT_STATUS_SUCCESS);
   ASSERT_EQ(convjit_set_verbose(1), CONVJIT_STATUS_SUCCESS);
-  install("abi_wrong_version", kFwdSymbolic);       // rejected
+  install("abi_wrong_version", kFwdSymbolic);                                // rejected
   install("dace_bwddata", descriptor_name(descriptor(Direction::bwddata)));  // loaded
   ASSERT_TRUE(run(Direction::fwd).is_ok());
   ASSERT_TRUE(run(Direction::bwddata).is_ok());
@@ -402,18 +409,22 @@ TEST_F(TunedLibraries, VerboseLogHasHeaderTemplateProbeAndDecisionLines) {
       std::string("convjit_verbose,v1,probe,") + kFwd + "," + kFwdSymbolic + ",tuned-library,";
   EXPECT_EQ(probes[0], fwd_prefix + cache_ + "/lib" + kFwd + ".so: not found,,\"" +
                            descriptor_flags(descriptor(Direction::fwd)) + "\"");
-  EXPECT_NE(probes[1].find("rejected (convjit ABI): convjit kernel ABI version 2"), std::string::npos)
+  EXPECT_NE(probes[1].find("rejected (convjit ABI): convjit kernel ABI version 2"),
+            std::string::npos)
       << probes[1];
   EXPECT_NE(probes[2].find(".so: loaded (DaCe ABI),,"), std::string::npos) << probes[2];
   EXPECT_NE(decisions[0].find(",reference,\"earlier backends declined: tuned-library: no usable"),
-            std::string::npos) << decisions[0];
+            std::string::npos)
+      << decisions[0];
   EXPECT_NE(decisions[1].find(",tuned-library,first backend in the chain that supports it,"),
-            std::string::npos) << decisions[1];
+            std::string::npos)
+      << decisions[1];
   EXPECT_TRUE(lines_with(lines, "convjit_verbose,v1,exec,").empty());
 }
 
 TEST_F(TunedLibraries, VerboseLevelTwoAddsOneLinePerExecutionAndZeroLogsNothing) {
-  const std::string quiet = (root_ / "quiet.log").string(), chatty = (root_ / "chatty.log").string();
+  const std::string quiet = (root_ / "quiet.log").string(),
+                    chatty = (root_ / "chatty.log").string();
   ASSERT_EQ(convjit_set_log_file(quiet.c_str()), CONVJIT_STATUS_SUCCESS);
   ASSERT_EQ(convjit_set_verbose(0), CONVJIT_STATUS_SUCCESS);
   ASSERT_TRUE(run(Direction::fwd).is_ok());
@@ -426,8 +437,11 @@ TEST_F(TunedLibraries, VerboseLevelTwoAddsOneLinePerExecutionAndZeroLogsNothing)
   (void)convjit_set_log_file(nullptr);
   const auto execs = lines_with(read_lines(chatty), "convjit_verbose,v1,exec,");
   ASSERT_EQ(execs.size(), 3u);
-  EXPECT_EQ(execs[0].rfind(std::string("convjit_verbose,v1,exec,") + kFwd + "," + kFwdSymbolic +
-                               ",reference,,", 0), 0u) << execs[0];
+  EXPECT_EQ(
+      execs[0].rfind(
+          std::string("convjit_verbose,v1,exec,") + kFwd + "," + kFwdSymbolic + ",reference,,", 0),
+      0u)
+      << execs[0];
 }
 
 }  // namespace

@@ -38,11 +38,12 @@ class ConvReference {
         const Taps taps = taps_at(od, oh, ow);
         Acc acc = 0;
         for (std::int64_t c = 0; c < w_.dims[1]; ++c)
-          for_each_tap(taps, od, oh, ow, [&](std::int64_t t, std::int64_t r, std::int64_t s,
-                                             std::int64_t id, std::int64_t ih, std::int64_t iw) {
-            acc += Element<T>::load(x[x_.offset(n, c0 + c, id, ih, iw)]) *
-                   Element<T>::load(w[w_.offset(k, c, t, r, s)]);
-          });
+          for_each_tap(taps, od, oh, ow,
+                       [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
+                           std::int64_t ih, std::int64_t iw) {
+                         acc += Element<T>::load(x[x_.offset(n, c0 + c, id, ih, iw)]) *
+                                Element<T>::load(w[w_.offset(k, c, t, r, s)]);
+                       });
         scale_store(y[y_.offset(n, k, od, oh, ow)], acc, args_.alpha, args_.beta);
       });
     }
@@ -70,8 +71,9 @@ class ConvReference {
             for_each_tap(taps_at(od, oh, ow), od, oh, ow,
                          [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
                              std::int64_t ih, std::int64_t iw) {
-              plane[x_.plane_index(id, ih, iw)] += grad * Element<T>::load(w[w_.offset(k, cw, t, r, s)]);
-            });
+                           plane[x_.plane_index(id, ih, iw)] +=
+                               grad * Element<T>::load(w[w_.offset(k, cw, t, r, s)]);
+                         });
           });
         store_plane(plane, x_, dx, n, c, args_.alpha, args_.beta);
       }
@@ -98,9 +100,9 @@ class ConvReference {
             for_each_tap(taps_at(od, oh, ow), od, oh, ow,
                          [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
                              std::int64_t ih, std::int64_t iw) {
-              taps[static_cast<std::size_t>((t * w_.dims[3] + r) * w_.dims[4] + s)] +=
-                  Element<T>::load(x[x_.offset(n, c, id, ih, iw)]) * grad;
-            });
+                           taps[static_cast<std::size_t>((t * w_.dims[3] + r) * w_.dims[4] + s)] +=
+                               Element<T>::load(x[x_.offset(n, c, id, ih, iw)]) * grad;
+                         });
           });
         std::size_t i = 0;
         for (std::int64_t t = 0; t < w_.dims[2]; ++t)
@@ -112,9 +114,7 @@ class ConvReference {
   }
 
  private:
-  std::int64_t first_channel(std::int64_t k) const {
-    return (k / filters_per_group_) * w_.dims[1];
-  }
+  std::int64_t first_channel(std::int64_t k) const { return (k / filters_per_group_) * w_.dims[1]; }
 
   template <class F>
   void for_each_output(F&& f) const {
@@ -125,8 +125,8 @@ class ConvReference {
 
   TapRange taps_of(int dim, std::int64_t out_index) const {
     const auto i = static_cast<std::size_t>(dim);
-    return valid_taps(out_index, x_.dims[i + 2], win_.size[i], win_.pad_begin[i],
-                      win_.stride[i], win_.dilation[i]);
+    return valid_taps(out_index, x_.dims[i + 2], win_.size[i], win_.pad_begin[i], win_.stride[i],
+                      win_.dilation[i]);
   }
   std::int64_t input_index(int dim, std::int64_t out_index, std::int64_t tap) const {
     const auto i = static_cast<std::size_t>(dim);
@@ -165,7 +165,8 @@ void bias_grad_typed(const OpDescriptor& d, const ExecArgs& args) {
   const View5 dy_view = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const T* dy = static_cast<const T*>(args.dy);
   T* db = static_cast<T*>(args.out);
-#pragma omp parallel for schedule(static) if (worth_parallel(dy_view.dims[0] * dy_view.dims[1] * dy_view.spatial_size()))
+#pragma omp parallel for schedule( \
+    static) if (worth_parallel(dy_view.dims[0] * dy_view.dims[1] * dy_view.spatial_size()))
   for (std::int64_t k = 0; k < dy_view.dims[1]; ++k) {
     Acc sum = 0;
     for (std::int64_t n = 0; n < dy_view.dims[0]; ++n)
@@ -183,10 +184,17 @@ void conv_reference(const OpDescriptor& desc, const ExecArgs& args) {
   dispatch_dtype(desc.dtype, [&]<class T>() {
     const ConvReference<T> conv(desc, args);
     switch (desc.direction) {
-      case Direction::fwd: conv.forward(); break;
-      case Direction::bwddata: conv.backward_data(); break;
-      case Direction::bwdfilt: conv.backward_filter(); break;
-      case Direction::bwd: break;  // not a conv direction; rejected by validation
+      case Direction::fwd:
+        conv.forward();
+        break;
+      case Direction::bwddata:
+        conv.backward_data();
+        break;
+      case Direction::bwdfilt:
+        conv.backward_filter();
+        break;
+      case Direction::bwd:
+        break;  // not a conv direction; rejected by validation
     }
   });
 }

@@ -33,8 +33,8 @@ class PoolReference {
     for (std::int64_t nc = 0; nc < x_.dims[0] * x_.dims[1]; ++nc) {
       const std::int64_t n = nc / x_.dims[1], c = nc % x_.dims[1];
       for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
-        scale_store(y[y_.offset(n, c, od, oh, ow)], pooled_value(x, n, c, od, oh, ow),
-                    args_.alpha, args_.beta);
+        scale_store(y[y_.offset(n, c, od, oh, ow)], pooled_value(x, n, c, od, oh, ow), args_.alpha,
+                    args_.beta);
       });
     }
   }
@@ -100,7 +100,8 @@ class PoolReference {
       if (mode_ == PoolingMode::avg_exclude_pad) {
         count *= w.range[i].end - w.range[i].begin;
       } else {
-        const std::int64_t end = std::min(w.start[i] + win_.size[i], x_.dims[i + 2] + win_.pad_end[i]);
+        const std::int64_t end =
+            std::min(w.start[i] + win_.size[i], x_.dims[i + 2] + win_.pad_end[i]);
         count *= end - w.start[i];
       }
     }
@@ -118,13 +119,14 @@ class PoolReference {
     for_each_input(w, [&](std::int64_t id, std::int64_t ih, std::int64_t iw) {
       if (best.found && std::isnan(best.value)) return;
       const Acc v = Element<T>::load(x[x_.offset(n, c, id, ih, iw)]);
-      if (!best.found || v > best.value || std::isnan(v)) best = {true, x_.plane_index(id, ih, iw), v};
+      if (!best.found || v > best.value || std::isnan(v))
+        best = {true, x_.plane_index(id, ih, iw), v};
     });
     return best;
   }
 
-  Acc pooled_value(const T* x, std::int64_t n, std::int64_t c, std::int64_t od,
-                   std::int64_t oh, std::int64_t ow) const {
+  Acc pooled_value(const T* x, std::int64_t n, std::int64_t c, std::int64_t od, std::int64_t oh,
+                   std::int64_t ow) const {
     const Window w = window_at(od, oh, ow);
     if (mode_ == PoolingMode::max) return argmax(x, n, c, w).value;
     Acc sum = 0;

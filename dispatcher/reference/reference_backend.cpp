@@ -13,9 +13,15 @@ class ReferenceKernel final : public Kernel {
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     switch (desc_.kind) {
-      case OpKind::conv: reference::conv_reference(desc_, args); break;
-      case OpKind::pool: reference::pool_reference(desc_, args); break;
-      case OpKind::bias_grad: reference::bias_grad_reference(desc_, args); break;
+      case OpKind::conv:
+        reference::conv_reference(desc_, args);
+        break;
+      case OpKind::pool:
+        reference::pool_reference(desc_, args);
+        break;
+      case OpKind::bias_grad:
+        reference::bias_grad_reference(desc_, args);
+        break;
     }
     return Status::ok();
   }

@@ -17,8 +17,8 @@ struct View5 {
   std::array<std::int64_t, 5> dims{};
   std::array<std::int64_t, 5> strides{};
 
-  [[nodiscard]] std::int64_t offset(std::int64_t n, std::int64_t c, std::int64_t d,
-                                    std::int64_t h, std::int64_t w) const {
+  [[nodiscard]] std::int64_t offset(std::int64_t n, std::int64_t c, std::int64_t d, std::int64_t h,
+                                    std::int64_t w) const {
     return n * strides[0] + c * strides[1] + d * strides[2] + h * strides[3] + w * strides[4];
   }
   [[nodiscard]] std::int64_t spatial_size() const { return dims[2] * dims[3] * dims[4]; }
@@ -54,23 +54,28 @@ inline bool worth_parallel(std::int64_t work) { return work >= (std::int64_t{1} 
 // Storage type -> accumulation type, and conversions between them.  f32 is
 // accumulated in double so the reference is more exact than the kernels it
 // judges; f16 and bf16 accumulate in f32 as the GPU kernels do.
-template <class T> struct Element;
-template <> struct Element<float> {
+template <class T>
+struct Element;
+template <>
+struct Element<float> {
   using Acc = double;
   static Acc load(float v) { return v; }
   static float store(Acc v) { return static_cast<float>(v); }
 };
-template <> struct Element<double> {
+template <>
+struct Element<double> {
   using Acc = double;
   static Acc load(double v) { return v; }
   static double store(Acc v) { return v; }
 };
-template <> struct Element<Half> {
+template <>
+struct Element<Half> {
   using Acc = float;
   static Acc load(Half v) { return half_to_float(v); }
   static Half store(Acc v) { return float_to_half(v); }
 };
-template <> struct Element<BFloat16> {
+template <>
+struct Element<BFloat16> {
   using Acc = float;
   static Acc load(BFloat16 v) { return bf16_to_float(v); }
   static BFloat16 store(Acc v) { return float_to_bf16(v); }

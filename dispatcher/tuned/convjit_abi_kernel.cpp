@@ -20,7 +20,10 @@ class ConvjitAbiKernel final : public TunedKernel {
  public:
   ConvjitAbiKernel(SharedLibrary library, convjit_kernel_run_fn run, std::int64_t batch,
                    TunedWorkspace workspace)
-      : TunedKernel(std::move(library)), run_(run), batch_(batch), workspace_(std::move(workspace)) {
+      : TunedKernel(std::move(library)),
+        run_(run),
+        batch_(batch),
+        workspace_(std::move(workspace)) {
     enable_release_at_exit({});
   }
 
@@ -32,9 +35,17 @@ class ConvjitAbiKernel final : public TunedKernel {
     if (!workspace.is_ok()) return workspace.status();
     std::unique_lock lock(call_mutex_, std::defer_lock);
     if (workspace.value() != nullptr && workspace.value() != args.workspace) lock.lock();
-    const convjit_kernel_args_t call{CONVJIT_KERNEL_ABI_VERSION, args.x, args.w, args.dy, args.out,
-                                     args.alpha, args.beta, workspace.value(), workspace_.needed(),
-                                     args.stream, batch_};
+    const convjit_kernel_args_t call{CONVJIT_KERNEL_ABI_VERSION,
+                                     args.x,
+                                     args.w,
+                                     args.dy,
+                                     args.out,
+                                     args.alpha,
+                                     args.beta,
+                                     workspace.value(),
+                                     workspace_.needed(),
+                                     args.stream,
+                                     batch_};
     if (const int code = run_(&call); code != 0)
       return {CONVJIT_STATUS_EXECUTION_FAILED,
               fmt::format("{}: {} returned {}", library_.path(), kRun, code)};
@@ -52,21 +63,24 @@ Status check_identity(const SharedLibrary& lib, const TunedCandidate& candidate,
   const auto version = lib.function<convjit_kernel_abi_version_fn>(kVersion);
   const auto descriptor = lib.function<convjit_kernel_descriptor_fn>(kDescriptor);
   const auto kernel_device = lib.function<convjit_kernel_device_fn>(kDevice);
-  for (auto [symbol, name] : {std::pair<void*, const char*>{reinterpret_cast<void*>(descriptor), kDescriptor},
-                              {reinterpret_cast<void*>(kernel_device), kDevice},
-                              {lib.symbol(kRun), kRun}})
-    if (symbol == nullptr) return Status::unsupported(fmt::format("missing required symbol {}", name));
+  for (auto [symbol, name] :
+       {std::pair<void*, const char*>{reinterpret_cast<void*>(descriptor), kDescriptor},
+        {reinterpret_cast<void*>(kernel_device), kDevice},
+        {lib.symbol(kRun), kRun}})
+    if (symbol == nullptr)
+      return Status::unsupported(fmt::format("missing required symbol {}", name));
   if (const std::uint32_t v = version(); v != CONVJIT_KERNEL_ABI_VERSION)
-    return Status::unsupported(fmt::format("convjit kernel ABI version {}, but this convjit speaks {}",
-                                           v, CONVJIT_KERNEL_ABI_VERSION));
+    return Status::unsupported(
+        fmt::format("convjit kernel ABI version {}, but this convjit speaks {}", v,
+                    CONVJIT_KERNEL_ABI_VERSION));
   const char* implemented = descriptor();
   if (implemented == nullptr || std::string_view(implemented) != candidate.name)
     return Status::unsupported(fmt::format("implements '{}', not the '{}' its file name says",
                                            implemented ? implemented : "(null)", candidate.name));
   if (const int kind = kernel_device(); kind != static_cast<int>(device.kind))
-    return Status::unsupported(fmt::format("built for the {} device, not {}",
-                                           kind == CONVJIT_DEVICE_HOST ? "host" : "CUDA",
-                                           device.kind == CONVJIT_DEVICE_HOST ? "the host" : "CUDA"));
+    return Status::unsupported(fmt::format(
+        "built for the {} device, not {}", kind == CONVJIT_DEVICE_HOST ? "host" : "CUDA",
+        device.kind == CONVJIT_DEVICE_HOST ? "the host" : "CUDA"));
   return Status::ok();
 }
 
@@ -83,8 +97,8 @@ Result<std::unique_ptr<Kernel>> make_convjit_abi_kernel(SharedLibrary library,
   const auto workspace_size = library.function<convjit_kernel_workspace_size_fn>(kWorkspaceSize);
   const std::size_t needed = workspace_size ? workspace_size(batch) : 0;
   const auto run = library.function<convjit_kernel_run_fn>(kRun);
-  return std::unique_ptr<Kernel>(
-      std::make_unique<ConvjitAbiKernel>(std::move(library), run, batch, TunedWorkspace(needed, device)));
+  return std::unique_ptr<Kernel>(std::make_unique<ConvjitAbiKernel>(
+      std::move(library), run, batch, TunedWorkspace(needed, device)));
 }
 
 }  // namespace convjit

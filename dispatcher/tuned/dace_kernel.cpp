@@ -57,7 +57,8 @@ class DaceKernel final : public TunedKernel {
     if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());
     if (!workspace.is_ok()) return workspace.status();
-    if (entry_.set_streams) (void)reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);
+    if (entry_.set_streams)
+      (void)reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);
     if (workspace.value() != nullptr) set_workspace(workspace.value());
     run_program(args);
     return Status::ok();
@@ -82,7 +83,8 @@ class DaceKernel final : public TunedKernel {
     if (direction_ == Direction::bwdfilt) p[0] = args.out, p[1] = x, p[2] = dy;
     const auto alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
     if (symbolic_) {
-      reinterpret_cast<ProgramBatchFn>(entry_.program)(handle_, p[0], p[1], p[2], batch_, alpha, beta);
+      reinterpret_cast<ProgramBatchFn>(entry_.program)(handle_, p[0], p[1], p[2], batch_, alpha,
+                                                       beta);
     } else {
       reinterpret_cast<ProgramFn>(entry_.program)(handle_, p[0], p[1], p[2], alpha, beta);
     }
@@ -100,16 +102,19 @@ Status check_applicable(const OpDescriptor& desc, const convjit_device_t& device
                         const DaceEntryPoints& entry) {
   if (!desc.is_conv() || desc.dtype != DataType::f32)
     return Status::unsupported("the DaCe ABI covers f32 convolutions only; use the convjit ABI");
-  for (auto [symbol, name] : {std::pair{entry.init, kInit}, {entry.exit, kExit}, {entry.program, kProgram}})
+  for (auto [symbol, name] :
+       {std::pair{entry.init, kInit}, {entry.exit, kExit}, {entry.program, kProgram}})
     if (symbol == nullptr)
       return Status::unsupported(fmt::format("missing required DaCe symbol {}", name));
   if (entry.workspace_size != nullptr && entry.workspace_set == nullptr)
     return Status::unsupported(fmt::format("exports {} but not {}", kWorkspaceSize, kWorkspaceSet));
   const bool gpu_library = entry.set_streams != nullptr;
   if (gpu_library != (device.kind == CONVJIT_DEVICE_CUDA))
-    return Status::unsupported(gpu_library
-        ? fmt::format("a GPU DaCe library (exports {}); not used on the host device", kSetStreams)
-        : fmt::format("a CPU DaCe library (no {}); not used on a CUDA device", kSetStreams));
+    return Status::unsupported(
+        gpu_library
+            ? fmt::format("a GPU DaCe library (exports {}); not used on the host device",
+                          kSetStreams)
+            : fmt::format("a CPU DaCe library (no {}); not used on a CUDA device", kSetStreams));
   if (desc.x_dims[0] > INT_MAX)
     return Status::unsupported(fmt::format("batch {} does not fit DaCe's int B", desc.x_dims[0]));
   return Status::ok();
@@ -119,11 +124,12 @@ Status check_applicable(const OpDescriptor& desc, const convjit_device_t& device
 
 bool has_dace_abi(const SharedLibrary& library) { return library.symbol(kProgram) != nullptr; }
 
-Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library, const TunedCandidate& candidate,
+Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library,
+                                                 const TunedCandidate& candidate,
                                                  const OpDescriptor& desc,
                                                  const convjit_device_t& device) {
-  const DaceEntryPoints entry{library.symbol(kInit),    library.symbol(kExit),
-                              library.symbol(kSetStreams), library.symbol(kProgram),
+  const DaceEntryPoints entry{library.symbol(kInit),          library.symbol(kExit),
+                              library.symbol(kSetStreams),    library.symbol(kProgram),
                               library.symbol(kWorkspaceSize), library.symbol(kWorkspaceSet)};
   if (Status s = check_applicable(desc, device, entry); !s.is_ok()) return s;
   const int batch = static_cast<int>(desc.x_dims[0]);
@@ -132,11 +138,12 @@ Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library, const Tu
   if (handle == nullptr) return Status::unsupported(fmt::format("{} returned NULL", kInit));
   std::size_t needed = 0;
   if (entry.workspace_size != nullptr)
-    needed = candidate.symbolic ? reinterpret_cast<WorkspaceSizeBatchFn>(entry.workspace_size)(handle, batch)
-                                : reinterpret_cast<WorkspaceSizeFn>(entry.workspace_size)(handle);
-  return std::unique_ptr<Kernel>(std::make_unique<DaceKernel>(
-      std::move(library), entry, handle, batch, candidate.symbolic, desc.direction,
-      TunedWorkspace(needed, device)));
+    needed = candidate.symbolic
+                 ? reinterpret_cast<WorkspaceSizeBatchFn>(entry.workspace_size)(handle, batch)
+                 : reinterpret_cast<WorkspaceSizeFn>(entry.workspace_size)(handle);
+  return std::unique_ptr<Kernel>(
+      std::make_unique<DaceKernel>(std::move(library), entry, handle, batch, candidate.symbolic,
+                                   desc.direction, TunedWorkspace(needed, device)));
 }
 
 }  // namespace convjit

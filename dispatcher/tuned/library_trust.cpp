@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -18,12 +18,13 @@ namespace {
 Status check_not_shared(const std::string& path, const char* what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    return Status::not_available(fmt::format("cannot stat {} {}: {}", what, path, std::strerror(errno)));
+    return Status::not_available(
+        fmt::format("cannot stat {} {}: {}", what, path, std::strerror(errno)));
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return Status::not_available(fmt::format(
-        "refusing to load from {} {}: it is writable by other users (mode {:04o}); run "
-        "'chmod go-w {}'",
-        what, path, st.st_mode & 07777, path));
+    return Status::not_available(
+        fmt::format("refusing to load from {} {}: it is writable by other users (mode {:04o}); run "
+                    "'chmod go-w {}'",
+                    what, path, st.st_mode & 07777, path));
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
     return Status::not_available(fmt::format(
         "refusing to load from {} {}: it is owned by uid {}, not by you (uid {}) or root; "
@@ -33,7 +34,8 @@ Status check_not_shared(const std::string& path, const char* what) {
 }
 
 std::string real_path(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr), &std::free);
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
   return resolved ? std::string(resolved.get()) : std::string();
 }
 
@@ -51,7 +53,8 @@ Status check_library_trust(const std::string& path) {
   if (S_ISLNK(link.st_mode)) {
     target = real_path(path);
     if (target.empty())
-      return Status::not_available(fmt::format("{} is a dangling symlink; remove it or fix its target", path));
+      return Status::not_available(
+          fmt::format("{} is a dangling symlink; remove it or fix its target", path));
     const std::string target_directory = std::filesystem::path(target).parent_path().string();
     if (target_directory != real_path(directory))
       if (Status s = check_not_shared(target_directory, "directory"); !s.is_ok()) return s;

@@ -4,7 +4,8 @@
 
 namespace convjit {
 
-TunedWorkspace::TunedWorkspace(std::size_t needed, const convjit_device_t& device) : needed_(needed) {
+TunedWorkspace::TunedWorkspace(std::size_t needed, const convjit_device_t& device)
+    : needed_(needed) {
   if (needed_ > 0 && device.kind == CONVJIT_DEVICE_HOST) owned_.resize(needed_);
 }
 
@@ -12,14 +13,17 @@ Result<void*> TunedWorkspace::for_call(const ExecArgs& args, const std::string& 
   if (needed_ == 0) return static_cast<void*>(nullptr);
   if (args.workspace != nullptr) {
     if (args.workspace_bytes < needed_)
-      return Status::invalid(fmt::format("the workspace of {} bytes is smaller than the {} bytes "
-                                         "{} needs; pass a larger one or none",
-                                         args.workspace_bytes, needed_, library));
+      return Status::invalid(
+          fmt::format("the workspace of {} bytes is smaller than the {} bytes "
+                      "{} needs; pass a larger one or none",
+                      args.workspace_bytes, needed_, library));
     return args.workspace;
   }
   if (owned_.empty())
-    return Status::not_available(fmt::format("{} needs {} bytes of device workspace; pass one in "
-                                             "convjit_exec_t", library, needed_));
+    return Status::not_available(
+        fmt::format("{} needs {} bytes of device workspace; pass one in "
+                    "convjit_exec_t",
+                    library, needed_));
   return static_cast<void*>(owned_.data());
 }
 

@@ -1,8 +1,8 @@
 // Pieces shared by the kernels of both tuned-library ABIs.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <mutex>
 #include <string>

@@ -19,7 +19,8 @@ bool path_exists(const std::string& path) {
 }
 
 // `abi` receives which ABI the library speaks.
-Result<std::unique_ptr<Kernel>> load_candidate(const TunedCandidate& candidate, const OpDescriptor& desc,
+Result<std::unique_ptr<Kernel>> load_candidate(const TunedCandidate& candidate,
+                                               const OpDescriptor& desc,
                                                const convjit_device_t& device, std::string& abi) {
   auto library = SharedLibrary::open(candidate.path);
   if (!library.is_ok()) return library.status();
@@ -60,7 +61,8 @@ ProbeReport probe_tuned_libraries(const OpDescriptor& desc, const convjit_device
                                   const std::vector<std::string>& search_path, ProbeMode mode) {
   ProbeReport report;
   for (const TunedCandidate& candidate : tuned_library_candidates(desc, search_path)) {
-    ProbeStep& step = report.steps.emplace_back(ProbeStep{candidate, path_exists(candidate.path), ""});
+    ProbeStep& step =
+        report.steps.emplace_back(ProbeStep{candidate, path_exists(candidate.path), ""});
     if (!step.exists) {
       step.outcome = "not found";
       continue;
@@ -95,8 +97,10 @@ Result<std::unique_ptr<Kernel>> TunedLibraryBackend::build(const OpDescriptor& d
                                                            const convjit_device_t& device,
                                                            BuildTrace& trace) {
   const auto settings = SettingsStore::instance().snapshot();
-  ProbeReport report = probe_tuned_libraries(desc, device, settings->cache_path.value, ProbeMode::load);
-  for (const ProbeStep& step : report.steps) trace.probes.push_back({step.candidate.path, step.outcome});
+  ProbeReport report =
+      probe_tuned_libraries(desc, device, settings->cache_path.value, ProbeMode::load);
+  for (const ProbeStep& step : report.steps)
+    trace.probes.push_back({step.candidate.path, step.outcome});
   if (report.kernel) return std::move(report.kernel);
   return Status::not_available(fmt::format("no usable tuned library ({})", report.summary()));
 }

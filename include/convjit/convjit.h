@@ -73,8 +73,8 @@ typedef struct convjit_device {
 /* Where and how an operation runs.  NULL means: host, no workspace. */
 typedef struct convjit_exec {
   convjit_device_t device;
-  void* stream;           /* cudaStream_t / CUstream; NULL on the host */
-  void* workspace;        /* optional caller-provided scratch memory */
+  void* stream;    /* cudaStream_t / CUstream; NULL on the host */
+  void* workspace; /* optional caller-provided scratch memory */
   size_t workspace_bytes;
 } convjit_exec_t;
 
@@ -166,15 +166,13 @@ CONVJIT_API convjit_status_t convjit_rescan(void);
  * given layout. */
 CONVJIT_API convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc,
                                                       convjit_dtype_t dtype, int rank,
-                                                      const int64_t* dims,
-                                                      convjit_layout_t layout);
+                                                      const int64_t* dims, convjit_layout_t layout);
 /* Stride 1, dilation 1, no padding, one group. */
 CONVJIT_API convjit_status_t convjit_conv_params_init(convjit_conv_params_t* params,
                                                       int spatial_dims);
 /* Window 1, stride 1, dilation 1, no padding. */
 CONVJIT_API convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params,
-                                                      int spatial_dims,
-                                                      convjit_pool_mode_t mode);
+                                                      int spatial_dims, convjit_pool_mode_t mode);
 
 /* y_dims receives rank(x) entries: N, K, spatial... */
 CONVJIT_API convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
@@ -192,15 +190,19 @@ CONVJIT_API convjit_status_t convjit_pool_output_dims(const convjit_pool_params_
  * (dx, dy) for bwddata, (x, dy) for bwdfilt; w_desc is w or dw.  With
  * symbolic_batch != 0 the batch entries are written as "B".
  * *required receives the size needed including the terminating NUL. */
-CONVJIT_API convjit_status_t convjit_conv_descriptor_name(
-    const convjit_conv_params_t* params, convjit_conv_direction_t direction,
-    const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* w_desc,
-    const convjit_tensor_desc_t* y_desc, int symbolic_batch, char* buf, size_t buf_size,
-    size_t* required);
-CONVJIT_API convjit_status_t convjit_pool_descriptor_name(
-    const convjit_pool_params_t* params, convjit_pool_direction_t direction,
-    const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* y_desc,
-    int symbolic_batch, char* buf, size_t buf_size, size_t* required);
+CONVJIT_API convjit_status_t convjit_conv_descriptor_name(const convjit_conv_params_t* params,
+                                                          convjit_conv_direction_t direction,
+                                                          const convjit_tensor_desc_t* x_desc,
+                                                          const convjit_tensor_desc_t* w_desc,
+                                                          const convjit_tensor_desc_t* y_desc,
+                                                          int symbolic_batch, char* buf,
+                                                          size_t buf_size, size_t* required);
+CONVJIT_API convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* params,
+                                                          convjit_pool_direction_t direction,
+                                                          const convjit_tensor_desc_t* x_desc,
+                                                          const convjit_tensor_desc_t* y_desc,
+                                                          int symbolic_batch, char* buf,
+                                                          size_t buf_size, size_t* required);
 
 /* Name of the bias-gradient op for dy (see convjit_conv_backward_bias). */
 CONVJIT_API convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
@@ -219,23 +221,20 @@ CONVJIT_API convjit_status_t convjit_conv_forward(
     void* y, double alpha, double beta, const convjit_exec_t* exec);
 
 CONVJIT_API convjit_status_t convjit_conv_backward_data(
-    const convjit_conv_params_t* params, const convjit_tensor_desc_t* dy_desc,
-    const void* dy, const convjit_tensor_desc_t* w_desc, const void* w,
-    const convjit_tensor_desc_t* dx_desc, void* dx, double alpha, double beta,
-    const convjit_exec_t* exec);
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* dy_desc, const void* dy,
+    const convjit_tensor_desc_t* w_desc, const void* w, const convjit_tensor_desc_t* dx_desc,
+    void* dx, double alpha, double beta, const convjit_exec_t* exec);
 
 CONVJIT_API convjit_status_t convjit_conv_backward_filter(
     const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
-    const convjit_tensor_desc_t* dy_desc, const void* dy,
-    const convjit_tensor_desc_t* dw_desc, void* dw, double alpha, double beta,
-    const convjit_exec_t* exec);
+    const convjit_tensor_desc_t* dy_desc, const void* dy, const convjit_tensor_desc_t* dw_desc,
+    void* dw, double alpha, double beta, const convjit_exec_t* exec);
 
 /* db[k] = alpha * sum over batch and spatial dims of dy[:, k, ...] + beta * db[k].
  * db holds K contiguous elements of dy's dtype. */
 CONVJIT_API convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc,
-                                                        const void* dy, void* db,
-                                                        double alpha, double beta,
-                                                        const convjit_exec_t* exec);
+                                                        const void* dy, void* db, double alpha,
+                                                        double beta, const convjit_exec_t* exec);
 
 /* PyTorch's convolution_backward: computes exactly the members of
  * (dx, dw, db) selected by grad_mask (CONVJIT_GRAD_*), overwriting them
@@ -244,8 +243,7 @@ CONVJIT_API convjit_status_t convjit_conv_backward_bias(const convjit_tensor_des
 CONVJIT_API convjit_status_t convjit_conv_backward(
     const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
     const convjit_tensor_desc_t* w_desc, const void* w, const convjit_tensor_desc_t* dy_desc,
-    const void* dy, unsigned grad_mask, void* dx, void* dw, void* db,
-    const convjit_exec_t* exec);
+    const void* dy, unsigned grad_mask, void* dx, void* dw, void* db, const convjit_exec_t* exec);
 
 /* ---- pooling ----------------------------------------------------------- */
 

@@ -51,7 +51,10 @@ struct TensorDesc : convjit_tensor_desc_t {
     std::array<int64_t, CONVJIT_MAX_RANK> d{};
     int rank = 0;
     for (int64_t v : dims) {
-      if (rank == CONVJIT_MAX_RANK) { ++rank; break; }
+      if (rank == CONVJIT_MAX_RANK) {
+        ++rank;
+        break;
+      }
       d[static_cast<size_t>(rank++)] = v;
     }
     return detail::status_from(convjit_tensor_desc_init(&out, dtype, rank, d.data(), layout));
@@ -64,9 +67,11 @@ struct TensorDesc : convjit_tensor_desc_t {
     t.dtype = dtype;
     t.rank = static_cast<int>(dims.size());
     int i = 0;
-    for (int64_t v : dims) if (i < CONVJIT_MAX_RANK) t.dims[i++] = v;
+    for (int64_t v : dims)
+      if (i < CONVJIT_MAX_RANK) t.dims[i++] = v;
     i = 0;
-    for (int64_t v : strides) if (i < CONVJIT_MAX_RANK) t.strides[i++] = v;
+    for (int64_t v : strides)
+      if (i < CONVJIT_MAX_RANK) t.strides[i++] = v;
     return t;
   }
 };
@@ -109,9 +114,8 @@ Status query_name(NameFn&& fn, std::string& name) {
 }  // namespace detail
 
 inline Status conv_descriptor_name(const ConvParams& p, ConvDirection direction,
-                                   const TensorDesc& x, const TensorDesc& w,
-                                   const TensorDesc& y, bool symbolic_batch,
-                                   std::string& name) {
+                                   const TensorDesc& x, const TensorDesc& w, const TensorDesc& y,
+                                   bool symbolic_batch, std::string& name) {
   return detail::query_name(
       [&](char* buf, size_t size, size_t* required) {
         return convjit_conv_descriptor_name(&p, direction, &x, &w, &y, symbolic_batch, buf, size,
@@ -148,25 +152,24 @@ inline Status conv_forward(const ConvParams& p, const TensorDesc& x_desc, const 
       convjit_conv_forward(&p, &x_desc, x, &w_desc, w, &y_desc, y, alpha, beta, &exec));
 }
 
-inline Status conv_backward_data(const ConvParams& p, const TensorDesc& dy_desc,
-                                 const void* dy, const TensorDesc& w_desc, const void* w,
-                                 const TensorDesc& dx_desc, void* dx, double alpha = 1.0,
-                                 double beta = 0.0, const Exec& exec = Exec()) {
-  return detail::status_from(convjit_conv_backward_data(&p, &dy_desc, dy, &w_desc, w,
-                                                        &dx_desc, dx, alpha, beta, &exec));
+inline Status conv_backward_data(const ConvParams& p, const TensorDesc& dy_desc, const void* dy,
+                                 const TensorDesc& w_desc, const void* w, const TensorDesc& dx_desc,
+                                 void* dx, double alpha = 1.0, double beta = 0.0,
+                                 const Exec& exec = Exec()) {
+  return detail::status_from(
+      convjit_conv_backward_data(&p, &dy_desc, dy, &w_desc, w, &dx_desc, dx, alpha, beta, &exec));
 }
 
-inline Status conv_backward_filter(const ConvParams& p, const TensorDesc& x_desc,
-                                   const void* x, const TensorDesc& dy_desc, const void* dy,
+inline Status conv_backward_filter(const ConvParams& p, const TensorDesc& x_desc, const void* x,
+                                   const TensorDesc& dy_desc, const void* dy,
                                    const TensorDesc& dw_desc, void* dw, double alpha = 1.0,
                                    double beta = 0.0, const Exec& exec = Exec()) {
-  return detail::status_from(convjit_conv_backward_filter(&p, &x_desc, x, &dy_desc, dy,
-                                                          &dw_desc, dw, alpha, beta, &exec));
+  return detail::status_from(
+      convjit_conv_backward_filter(&p, &x_desc, x, &dy_desc, dy, &dw_desc, dw, alpha, beta, &exec));
 }
 
 inline Status conv_backward_bias(const TensorDesc& dy_desc, const void* dy, void* db,
-                                 double alpha = 1.0, double beta = 0.0,
-                                 const Exec& exec = Exec()) {
+                                 double alpha = 1.0, double beta = 0.0, const Exec& exec = Exec()) {
   return detail::status_from(convjit_conv_backward_bias(&dy_desc, dy, db, alpha, beta, &exec));
 }
 
@@ -179,15 +182,14 @@ inline Status conv_backward(const ConvParams& p, const TensorDesc& x_desc, const
 }
 
 inline Status pool_forward(const PoolParams& p, const TensorDesc& x_desc, const void* x,
-                           const TensorDesc& y_desc, void* y, double alpha = 1.0,
-                           double beta = 0.0, const Exec& exec = Exec()) {
-  return detail::status_from(
-      convjit_pool_forward(&p, &x_desc, x, &y_desc, y, alpha, beta, &exec));
+                           const TensorDesc& y_desc, void* y, double alpha = 1.0, double beta = 0.0,
+                           const Exec& exec = Exec()) {
+  return detail::status_from(convjit_pool_forward(&p, &x_desc, x, &y_desc, y, alpha, beta, &exec));
 }
 
 inline Status pool_backward(const PoolParams& p, const TensorDesc& x_desc, const void* x,
-                            const TensorDesc& dy_desc, const void* dy, void* dx,
-                            double alpha = 1.0, double beta = 0.0, const Exec& exec = Exec()) {
+                            const TensorDesc& dy_desc, const void* dy, void* dx, double alpha = 1.0,
+                            double beta = 0.0, const Exec& exec = Exec()) {
   return detail::status_from(
       convjit_pool_backward(&p, &x_desc, x, &dy_desc, dy, dx, alpha, beta, &exec));
 }

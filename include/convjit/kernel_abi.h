@@ -53,7 +53,7 @@ typedef struct convjit_kernel_args {
   void* workspace; /* at least convjit_kernel_workspace_size(batch) bytes, or NULL if 0 */
   size_t workspace_bytes;
   void* stream;
-  int64_t batch;   /* the call's batch size (what B stands for in a symbolic library) */
+  int64_t batch; /* the call's batch size (what B stands for in a symbolic library) */
 } convjit_kernel_args_t;
 
 typedef uint32_t (*convjit_kernel_abi_version_fn)(void);

@@ -13,8 +13,7 @@ namespace convjit {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(convjit_status_t code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(convjit_status_t code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status ok() { return {}; }
   static Status invalid(std::string message) {

@@ -1,6 +1,5 @@
 // Uses the installed C++ API: a global average pool of 1..4 must give 2.5.
 #include <convjit/convjit.hpp>
-
 #include <cstdio>
 
 int main() {

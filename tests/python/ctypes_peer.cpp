@@ -16,7 +16,8 @@ std::vector<float> read_floats(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> values(bytes.size() / sizeof(float));
-  std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(values.size() * sizeof(float)),
+  std::copy(bytes.begin(),
+            bytes.begin() + static_cast<std::ptrdiff_t>(values.size() * sizeof(float)),
             reinterpret_cast<char*>(values.data()));
   return values;
 }
@@ -46,17 +47,22 @@ int main(int argc, char** argv) {
   // Must match the problem in test_c_api_ctypes.py.
   TensorDesc xd, wd, yd, pd;
   ConvParams conv(2);
-  conv.stride[0] = 2, conv.pad_begin[0] = 1, conv.pad_end[0] = 2, conv.pad_begin[1] = conv.pad_end[1] = 1;
+  conv.stride[0] = 2, conv.pad_begin[0] = 1, conv.pad_end[0] = 2,
+  conv.pad_begin[1] = conv.pad_end[1] = 1;
   conv.groups = 2;
-  if (Status s = TensorDesc::contiguous(xd, CONVJIT_DTYPE_F32, {2, 4, 9, 7}); !s.is_ok()) return fail(s);
-  if (Status s = TensorDesc::contiguous(wd, CONVJIT_DTYPE_F32, {6, 2, 3, 3}); !s.is_ok()) return fail(s);
+  if (Status s = TensorDesc::contiguous(xd, CONVJIT_DTYPE_F32, {2, 4, 9, 7}); !s.is_ok())
+    return fail(s);
+  if (Status s = TensorDesc::contiguous(wd, CONVJIT_DTYPE_F32, {6, 2, 3, 3}); !s.is_ok())
+    return fail(s);
   std::int64_t y_dims[4];
   if (Status s = conv_output_dims(conv, xd, wd, y_dims); !s.is_ok()) return fail(s);
-  if (Status s = TensorDesc::contiguous(yd, CONVJIT_DTYPE_F32, {y_dims[0], y_dims[1], y_dims[2], y_dims[3]});
+  if (Status s = TensorDesc::contiguous(yd, CONVJIT_DTYPE_F32,
+                                        {y_dims[0], y_dims[1], y_dims[2], y_dims[3]});
       !s.is_ok())
     return fail(s);
   std::vector<float> y(static_cast<std::size_t>(y_dims[0] * y_dims[1] * y_dims[2] * y_dims[3]));
-  if (Status s = conv_forward(conv, xd, x.data(), wd, w.data(), yd, y.data()); !s.is_ok()) return fail(s);
+  if (Status s = conv_forward(conv, xd, x.data(), wd, w.data(), yd, y.data()); !s.is_ok())
+    return fail(s);
   write_floats(dir + "/y_cpp.bin", y);
 
   PoolParams pool(2, CONVJIT_POOL_MAX);
@@ -65,7 +71,8 @@ int main(int argc, char** argv) {
   pool.pad_begin[0] = pool.pad_end[0] = pool.pad_begin[1] = pool.pad_end[1] = 1;
   std::int64_t p_dims[4];
   if (Status s = pool_output_dims(pool, xd, true, p_dims); !s.is_ok()) return fail(s);
-  if (Status s = TensorDesc::contiguous(pd, CONVJIT_DTYPE_F32, {p_dims[0], p_dims[1], p_dims[2], p_dims[3]});
+  if (Status s = TensorDesc::contiguous(pd, CONVJIT_DTYPE_F32,
+                                        {p_dims[0], p_dims[1], p_dims[2], p_dims[3]});
       !s.is_ok())
     return fail(s);
   std::vector<float> p(static_cast<std::size_t>(p_dims[0] * p_dims[1] * p_dims[2] * p_dims[3]));

@@ -17,25 +17,59 @@ enum class TestLayout { nchw, nhwc, halo };
 
 inline const char* layout_name(TestLayout layout) {
   switch (layout) {
-    case TestLayout::nchw: return "nchw";
-    case TestLayout::nhwc: return "nhwc";
-    case TestLayout::halo: return "halo";
+    case TestLayout::nchw:
+      return "nchw";
+    case TestLayout::nhwc:
+      return "nhwc";
+    case TestLayout::halo:
+      return "halo";
   }
   return "?";
 }
 
-template <class T> double to_double(T v) { return static_cast<double>(v); }
-template <> inline double to_double(Half v) { return half_to_float(v); }
-template <> inline double to_double(BFloat16 v) { return bf16_to_float(v); }
-template <class T> T from_double(double v) { return static_cast<T>(v); }
-template <> inline Half from_double(double v) { return float_to_half(static_cast<float>(v)); }
-template <> inline BFloat16 from_double(double v) { return float_to_bf16(static_cast<float>(v)); }
+template <class T>
+double to_double(T v) {
+  return static_cast<double>(v);
+}
+template <>
+inline double to_double(Half v) {
+  return half_to_float(v);
+}
+template <>
+inline double to_double(BFloat16 v) {
+  return bf16_to_float(v);
+}
+template <class T>
+T from_double(double v) {
+  return static_cast<T>(v);
+}
+template <>
+inline Half from_double(double v) {
+  return float_to_half(static_cast<float>(v));
+}
+template <>
+inline BFloat16 from_double(double v) {
+  return float_to_bf16(static_cast<float>(v));
+}
 
-template <class T> constexpr convjit_dtype_t dtype_of();
-template <> constexpr convjit_dtype_t dtype_of<float>() { return CONVJIT_DTYPE_F32; }
-template <> constexpr convjit_dtype_t dtype_of<double>() { return CONVJIT_DTYPE_F64; }
-template <> constexpr convjit_dtype_t dtype_of<Half>() { return CONVJIT_DTYPE_F16; }
-template <> constexpr convjit_dtype_t dtype_of<BFloat16>() { return CONVJIT_DTYPE_BF16; }
+template <class T>
+constexpr convjit_dtype_t dtype_of();
+template <>
+constexpr convjit_dtype_t dtype_of<float>() {
+  return CONVJIT_DTYPE_F32;
+}
+template <>
+constexpr convjit_dtype_t dtype_of<double>() {
+  return CONVJIT_DTYPE_F64;
+}
+template <>
+constexpr convjit_dtype_t dtype_of<Half>() {
+  return CONVJIT_DTYPE_F16;
+}
+template <>
+constexpr convjit_dtype_t dtype_of<BFloat16>() {
+  return CONVJIT_DTYPE_BF16;
+}
 
 template <class T>
 class HostTensor {
@@ -54,9 +88,9 @@ class HostTensor {
     } else {
       std::array<std::int64_t, 5> d{};
       for (int i = 0; i < desc_.rank; ++i) d[static_cast<std::size_t>(i)] = desc_.dims[i];
-      (void)convjit_tensor_desc_init(&desc_, desc_.dtype, desc_.rank, d.data(),
-                                     layout == TestLayout::nhwc ? CONVJIT_LAYOUT_NHWC
-                                                                : CONVJIT_LAYOUT_NCHW);
+      (void)convjit_tensor_desc_init(
+          &desc_, desc_.dtype, desc_.rank, d.data(),
+          layout == TestLayout::nhwc ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
     }
     std::int64_t last = 0;
     for (int i = 0; i < desc_.rank; ++i) last += (desc_.dims[i] - 1) * desc_.strides[i];

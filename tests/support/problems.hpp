@@ -40,10 +40,9 @@ struct ConvCase {
       return "[" + s + "]";
     };
     return "N=" + std::to_string(batch) + " C=" + std::to_string(channels) +
-           " K=" + std::to_string(filters) + " G=" + std::to_string(groups) +
-           " in=" + list(input) + " k=" + list(kernel) + " s=" + list(stride) +
-           " pb=" + list(pad_begin) + " pe=" + list(pad_end) + " d=" + list(dilation) +
-           " layout=" + layout_name(layout);
+           " K=" + std::to_string(filters) + " G=" + std::to_string(groups) + " in=" + list(input) +
+           " k=" + list(kernel) + " s=" + list(stride) + " pb=" + list(pad_begin) +
+           " pe=" + list(pad_end) + " d=" + list(dilation) + " layout=" + layout_name(layout);
   }
 };
 

@@ -46,7 +46,8 @@ int convjit_kernel_run(const convjit_kernel_args_t* args) {
   out[2] = static_cast<float>(args->beta);
   out[3] = static_cast<float>(args->batch);
   out[4] = 0;
-  if (KERNEL_WORKSPACE_BYTES > 0 && args->workspace && args->workspace_bytes >= KERNEL_WORKSPACE_BYTES) {
+  if (KERNEL_WORKSPACE_BYTES > 0 && args->workspace &&
+      args->workspace_bytes >= KERNEL_WORKSPACE_BYTES) {
     std::memset(args->workspace, 0x5a, KERNEL_WORKSPACE_BYTES);
     out[4] = 1;
   }

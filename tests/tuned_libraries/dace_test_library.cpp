@@ -63,7 +63,9 @@ void __program_conv(void* h, void* p0, void* p1, void* p2, int B, float alpha, f
 }
 #if DACE_WORKSPACE_BYTES > 0
 size_t __dace_get_external_memory_size_GPU_Global(void*, int) { return DACE_WORKSPACE_BYTES; }
-void __dace_set_external_memory_GPU_Global(void* h, void* ws, int) { static_cast<State*>(h)->workspace = ws; }
+void __dace_set_external_memory_GPU_Global(void* h, void* ws, int) {
+  static_cast<State*>(h)->workspace = ws;
+}
 #endif
 #else
 void* __dace_init_conv() {
@@ -75,7 +77,9 @@ void __program_conv(void* h, void* p0, void* p1, void* p2, float alpha, float be
 }
 #if DACE_WORKSPACE_BYTES > 0
 size_t __dace_get_external_memory_size_GPU_Global(void*) { return DACE_WORKSPACE_BYTES; }
-void __dace_set_external_memory_GPU_Global(void* h, void* ws) { static_cast<State*>(h)->workspace = ws; }
+void __dace_set_external_memory_GPU_Global(void* h, void* ws) {
+  static_cast<State*>(h)->workspace = ws;
+}
 #endif
 #endif
 

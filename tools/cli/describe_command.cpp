@@ -1,11 +1,10 @@
-#include "describe_command.hpp"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <span>
 
 #include "cli_status.hpp"
+#include "command.hpp"
 #include "descriptor_flags.hpp"
 #include "descriptor_name.hpp"
 #include "descriptor_validation.hpp"
@@ -21,23 +20,27 @@ template <std::size_t N>
 std::string list(const std::array<std::int64_t, N>& values, int count, bool symbolic = false) {
   std::vector<std::string> items;
   for (int i = 0; i < count; ++i)
-    items.push_back(i == 0 && symbolic ? "B" : fmt::format("{}", values[static_cast<std::size_t>(i)]));
+    items.push_back(i == 0 && symbolic ? "B"
+                                       : fmt::format("{}", values[static_cast<std::size_t>(i)]));
   return fmt::format("[{}]", fmt::join(items, ", "));
 }
 
 std::string op_title(const OpDescriptor& d) {
   switch (d.kind) {
     case OpKind::conv:
-      return fmt::format("conv{}d {} (groups {})", d.spatial_dims, direction_name(d.direction), d.groups);
+      return fmt::format("conv{}d {} (groups {})", d.spatial_dims, direction_name(d.direction),
+                         d.groups);
     case OpKind::pool:
       return fmt::format("{} pool{}d {}", pool_mode_name(d.pool_mode), d.spatial_dims,
                          direction_name(d.direction));
-    case OpKind::bias_grad: return fmt::format("conv{}d bias gradient", d.spatial_dims);
+    case OpKind::bias_grad:
+      return fmt::format("conv{}d bias gradient", d.spatial_dims);
   }
   return "?";
 }
 
-void print_tensor(const char* name, const Dims5& dims, const Dims5& strides, const OpDescriptor& d) {
+void print_tensor(const char* name, const Dims5& dims, const Dims5& strides,
+                  const OpDescriptor& d) {
   fmt::print("{:<10}shape {}  strides {}\n", name, list(dims, d.rank(), d.symbolic_batch != 0),
              list(strides, d.rank()));
 }
@@ -57,7 +60,8 @@ void print_descriptor(const OpDescriptor& d) {
     fmt::print("{:<10}{}\n", "stride", list(d.stride, d.spatial_dims));
     fmt::print("{:<10}{}\n", "dilation", list(d.dilation, d.spatial_dims));
   }
-  if (!d.symbolic_batch) fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(d)));
+  if (!d.symbolic_batch)
+    fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(d)));
   fmt::print("{:<10}{}\n", "flags", descriptor_flags(d));
   if (d.symbolic_batch) return;  // only concrete ops are looked up
   const auto settings = SettingsStore::instance().snapshot();
@@ -65,31 +69,37 @@ void print_descriptor(const OpDescriptor& d) {
     fmt::print("{:<10}{}\n", "probes", c.path);
 }
 
-}  // namespace
+class DescribeCommand final : public Command {
+ public:
+  explicit DescribeCommand(CLI::App& app) {
+    command_ =
+        app.add_subcommand("describe", "Print an operation's canonical descriptor name and fields");
+    command_->footer(
+        "Examples:\n"
+        "  convjit describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
+        "  convjit describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --mode max\n"
+        "  convjit describe --name "
+        "conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_"
+        "3_3_0_2_2_0_1_1_0_1_fwd");
+    problem_ = std::make_unique<ProblemInput>(*command_);
+  }
 
-struct DescribeCommand::State {
-  CLI::App* command = nullptr;
-  std::unique_ptr<ProblemInput> problem;
+  [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
+  [[nodiscard]] bool selected() const override { return command_->parsed(); }
+  [[nodiscard]] int run() const override {
+    print_descriptor(problem_->descriptor());
+    return kExitOk;
+  }
+
+ private:
+  CLI::App* command_ = nullptr;
+  std::unique_ptr<ProblemInput> problem_;
 };
 
-DescribeCommand::DescribeCommand(CLI::App& app) : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.command = app.add_subcommand("describe", "Print an operation's canonical descriptor name and fields");
-  s.command->footer(
-      "Examples:\n"
-      "  convjit describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
-      "  convjit describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --mode max\n"
-      "  convjit describe --name conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd");
-  s.problem = std::make_unique<ProblemInput>(*s.command);
-}
+}  // namespace
 
-DescribeCommand::~DescribeCommand() = default;
-
-bool DescribeCommand::selected() const { return state_->command->parsed(); }
-
-int DescribeCommand::run() const {
-  print_descriptor(state_->problem->descriptor());
-  return kExitOk;
+std::unique_ptr<Command> make_describe_command(CLI::App& app) {
+  return std::make_unique<DescribeCommand>(app);
 }
 
 }  // namespace convjit::cli

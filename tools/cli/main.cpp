@@ -1,11 +1,9 @@
 // convjit command-line tool.  Exit codes: 0 ok, 1 runtime failure, 2 usage.
 #include <CLI/CLI.hpp>
+#include <vector>
 
 #include "cli_status.hpp"
-#include "convjit/convjit.h"
-#include "describe_command.hpp"
-#include "query_command.hpp"
-#include "run_command.hpp"
+#include "command.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
@@ -16,17 +14,18 @@ int main(int argc, char** argv) {
                                         convjit::kCudaToolkitVersion + ", cuDNN headers " +
                                         convjit::kCudnnHeaderVersion + ")");
   app.require_subcommand(1);
-  DescribeCommand describe(app);
-  QueryCommand query(app);
-  RunCommand run(app);
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_describe_command(app));
+  commands.push_back(make_query_command(app));
+  commands.push_back(make_run_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, version or the error
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (describe.selected())
-    return run_reporting_errors("describe", [&] { return describe.run(); });
-  if (query.selected()) return run_reporting_errors("query", [&] { return query.run(); });
-  return run_reporting_errors("run", [&] { return run.run(); });
+  for (const auto& command : commands)
+    if (command->selected())
+      return run_reporting_errors(command->name(), [&] { return command->run(); });
+  return kExitUsage;  // unreachable: CLI11 requires one subcommand
 }

@@ -11,13 +11,13 @@ namespace convjit::cli {
 
 namespace {
 
-CLI::Option* add_list(CLI::App& command, const std::string& name,
-                      std::vector<std::int64_t>& target, const std::string& help) {
+CLI::Option* add_list(CLI::App& command, const std::string& name, std::vector<std::int64_t>& target,
+                      const std::string& help) {
   return command.add_option(name, target, help)->delimiter(',')->type_name("LIST");
 }
 
-void require_count(const std::vector<std::int64_t>& values, std::size_t count,
-                   const char* flag, const char* what) {
+void require_count(const std::vector<std::int64_t>& values, std::size_t count, const char* flag,
+                   const char* what) {
   if (values.size() != count)
     throw UsageError(fmt::format("{} needs {} comma-separated values ({}), got {}", flag, count,
                                  what, values.size()));
@@ -25,8 +25,7 @@ void require_count(const std::vector<std::int64_t>& values, std::size_t count,
 
 convjit_tensor_desc_t tensor(const std::vector<std::int64_t>& dims,
                              const std::vector<std::int64_t>& strides, convjit_dtype_t dtype,
-                             bool channels_last, const char* dims_flag,
-                             const char* strides_flag) {
+                             bool channels_last, const char* dims_flag, const char* strides_flag) {
   if (dims.size() < 3 || dims.size() > 5)
     throw UsageError(fmt::format("{} needs 3 to 5 comma-separated values (N,C,[D,][H,]W), got {}",
                                  dims_flag, dims.size()));
@@ -75,7 +74,8 @@ OpDescriptor unwrap(Result<OpDescriptor> result) {
 }
 
 OpDescriptor build_conv(const ProblemFlags& f, convjit_dtype_t dtype) {
-  const convjit_tensor_desc_t x = tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  const convjit_tensor_desc_t x =
+      tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
   if (f.w.empty()) throw UsageError("--w is required: K,C/groups,[T,][R,]S");
   require_count(f.w, f.x.size(), "--w", "K,C/groups and one filter size per spatial dim");
   const convjit_tensor_desc_t w = tensor(f.w, f.w_strides, dtype, false, "--w", "--w-strides");
@@ -83,17 +83,20 @@ OpDescriptor build_conv(const ProblemFlags& f, convjit_dtype_t dtype) {
   (void)convjit_conv_params_init(&p, x.rank - 2);
   p.groups = f.groups;
   fill_padding(f, x.rank - 2, p);
-  const Direction direction = f.op == "bwddata" ? Direction::bwddata
-                              : f.op == "bwdfilt" ? Direction::bwdfilt : Direction::fwd;
+  const Direction direction = f.op == "bwddata"   ? Direction::bwddata
+                              : f.op == "bwdfilt" ? Direction::bwdfilt
+                                                  : Direction::fwd;
   OpDescriptor shape = unwrap(make_conv_descriptor(&p, direction, &x, &w, nullptr));
   std::vector<std::int64_t> y_dims(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
-  const convjit_tensor_desc_t y = tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
+  const convjit_tensor_desc_t y =
+      tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
   return unwrap(make_conv_descriptor(&p, direction, &x, &w, &y));
 }
 
 OpDescriptor build_pool(const ProblemFlags& f, convjit_dtype_t dtype) {
-  const convjit_tensor_desc_t x = tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
-  const convjit_pool_mode_t mode = f.mode == "avg" ? CONVJIT_POOL_AVG_EXCLUDE_PAD
+  const convjit_tensor_desc_t x =
+      tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  const convjit_pool_mode_t mode = f.mode == "avg"               ? CONVJIT_POOL_AVG_EXCLUDE_PAD
                                    : f.mode == "avg-include-pad" ? CONVJIT_POOL_AVG_INCLUDE_PAD
                                                                  : CONVJIT_POOL_MAX;
   convjit_pool_params_t p{};
@@ -104,12 +107,14 @@ OpDescriptor build_pool(const ProblemFlags& f, convjit_dtype_t dtype) {
   const Direction direction = f.op == "bwd" ? Direction::bwd : Direction::fwd;
   OpDescriptor shape = unwrap(make_pool_descriptor(&p, direction, &x, nullptr, f.ceil));
   std::vector<std::int64_t> y_dims(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
-  const convjit_tensor_desc_t y = tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
+  const convjit_tensor_desc_t y =
+      tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
   return unwrap(make_pool_descriptor(&p, direction, &x, &y, f.ceil));
 }
 
 OpDescriptor build_bias(const ProblemFlags& f, convjit_dtype_t dtype) {
-  const convjit_tensor_desc_t dy = tensor(f.dy, f.dy_strides, dtype, channels_last(f), "--dy", "--dy-strides");
+  const convjit_tensor_desc_t dy =
+      tensor(f.dy, f.dy_strides, dtype, channels_last(f), "--dy", "--dy-strides");
   return unwrap(make_bias_grad_descriptor(&dy));
 }
 
@@ -121,7 +126,8 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
     add_list(c, "--dy-strides", f.dy_strides, "dy strides (default: contiguous in --layout)");
   } else {
     add_list(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
-    add_list(c, "--x-strides", f.x_strides, "x strides in elements (default: contiguous in --layout)");
+    add_list(c, "--x-strides", f.x_strides,
+             "x strides in elements (default: contiguous in --layout)");
     add_list(c, "--y-strides", f.y_strides, "y strides (default: contiguous in --layout)");
     add_list(c, "--stride", f.stride, "stride per spatial dim (default 1)");
     auto* pad = add_list(c, "--pad", f.pad, "symmetric padding per spatial dim (default 0)");
@@ -143,8 +149,10 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
     c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwd"}));
     c.add_flag("--ceil", f.ceil, "ceil-mode output shape");
   }
-  c.add_option("--layout", f.layout, "default stride order")->check(CLI::IsMember({"nchw", "nhwc"}));
-  c.add_option("--dtype", f.dtype, "element type")->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
+  c.add_option("--layout", f.layout, "default stride order")
+      ->check(CLI::IsMember({"nchw", "nhwc"}));
+  c.add_option("--dtype", f.dtype, "element type")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
   c.add_flag("--symbolic-batch", f.symbolic_batch, "write the batch as B (LBANN symbolic batch)");
 }
 
@@ -180,8 +188,8 @@ OpDescriptor ProblemInput::descriptor() const {
   if (conv_->parsed()) return build_descriptor(ProblemKind::conv, conv_flags_);
   if (pool_->parsed()) return build_descriptor(ProblemKind::pool, pool_flags_);
   if (bias_->parsed()) return build_descriptor(ProblemKind::bias, bias_flags_);
-  throw UsageError(fmt::format("name an operation: {0} conv|pool|bias <flags>, or {0} --name <descriptor>",
-                               command_name_));
+  throw UsageError(fmt::format(
+      "name an operation: {0} conv|pool|bias <flags>, or {0} --name <descriptor>", command_name_));
 }
 
 }  // namespace convjit::cli

@@ -1,8 +1,7 @@
-#include "query_command.hpp"
-
 #include <fmt/format.h>
 
 #include "cli_status.hpp"
+#include "command.hpp"
 #include "descriptor_name.hpp"
 #include "problem_flags.hpp"
 #include "settings.hpp"
@@ -30,60 +29,68 @@ std::string fallback(const OpDescriptor& d) {
   return "reference (host); the JIT and cuDNN backends are not in this build";
 }
 
-}  // namespace
+class QueryCommand final : public Command {
+ public:
+  explicit QueryCommand(CLI::App& app) {
+    command_ = app.add_subcommand(
+        "query", "Show, as a dry run, where an operation would resolve and every file probed");
+    command_->add_flag("--load", load_,
+                       "also load each candidate library and check its ABI (runs its init code)");
+    command_->footer(
+        "Examples:\n"
+        "  convjit query conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
+        "  CONVJIT_CACHE_PATH=/opt/kernels convjit query --name <descriptor> --load");
+    problem_ = std::make_unique<ProblemInput>(*command_);
+  }
 
-struct QueryCommand::State {
-  CLI::App* command = nullptr;
-  std::unique_ptr<ProblemInput> problem;
-  bool load = false;
+  [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
+  [[nodiscard]] bool selected() const override { return command_->parsed(); }
+  [[nodiscard]] int run() const override {
+    const OpDescriptor desc = problem_->descriptor();
+    const auto settings = SettingsStore::instance().snapshot();
+    fmt::print("{}\n", descriptor_name(desc));
+    if (!desc.symbolic_batch)
+      fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(desc)));
+    fmt::print("{:<10}{}  [{}]\n", "cache", joined(settings->cache_path.value),
+               origin(settings->cache_path));
+    fmt::print("{:<10}{}  [{}]\n", "policy", policy_name(settings->policy.value),
+               origin(settings->policy));
+    fmt::print("{:<10}host\n", "device");
+    const Policy policy = settings->policy.value;
+    if (policy != Policy::automatic) {
+      fmt::print("{:<10}tuned libraries are not consulted under policy {}\n", "result",
+                 policy_name(policy));
+      return kExitOk;
+    }
+    if (desc.symbolic_batch) {
+      fmt::print("{:<10}{}\n", "result", fallback(desc));
+      return kExitOk;
+    }
+    const ProbeReport report =
+        probe_tuned_libraries(desc, {CONVJIT_DEVICE_HOST, 0}, settings->cache_path.value,
+                              load_ ? ProbeMode::load : ProbeMode::dry_run);
+    for (const ProbeStep& step : report.steps)
+      fmt::print("{:<10}{}: {}\n", "probe", step.candidate.path, step.outcome);
+    const bool hit = !report.steps.empty() && (report.steps.back().outcome == "would load" ||
+                                               report.steps.back().outcome.starts_with("loaded"));
+    if (hit) {
+      fmt::print("{:<10}tuned-library: {}\n", "result", report.steps.back().candidate.path);
+    } else {
+      fmt::print("{:<10}{}\n", "result", fallback(desc));
+    }
+    return kExitOk;
+  }
+
+ private:
+  CLI::App* command_ = nullptr;
+  std::unique_ptr<ProblemInput> problem_;
+  bool load_ = false;
 };
 
-QueryCommand::QueryCommand(CLI::App& app) : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.command = app.add_subcommand(
-      "query", "Show, as a dry run, where an operation would resolve and every file probed");
-  s.command->add_flag("--load", s.load,
-                      "also load each candidate library and check its ABI (runs its init code)");
-  s.command->footer(
-      "Examples:\n"
-      "  convjit query conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
-      "  CONVJIT_CACHE_PATH=/opt/kernels convjit query --name <descriptor> --load");
-  s.problem = std::make_unique<ProblemInput>(*s.command);
-}
+}  // namespace
 
-QueryCommand::~QueryCommand() = default;
-
-bool QueryCommand::selected() const { return state_->command->parsed(); }
-
-int QueryCommand::run() const {
-  const OpDescriptor desc = state_->problem->descriptor();
-  const auto settings = SettingsStore::instance().snapshot();
-  fmt::print("{}\n", descriptor_name(desc));
-  if (!desc.symbolic_batch) fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(desc)));
-  fmt::print("{:<10}{}  [{}]\n", "cache", joined(settings->cache_path.value), origin(settings->cache_path));
-  fmt::print("{:<10}{}  [{}]\n", "policy", policy_name(settings->policy.value), origin(settings->policy));
-  fmt::print("{:<10}host\n", "device");
-  const Policy policy = settings->policy.value;
-  if (policy != Policy::automatic) {
-    fmt::print("{:<10}tuned libraries are not consulted under policy {}\n", "result", policy_name(policy));
-    return kExitOk;
-  }
-  if (desc.symbolic_batch) {
-    fmt::print("{:<10}{}\n", "result", fallback(desc));
-    return kExitOk;
-  }
-  const ProbeReport report = probe_tuned_libraries(desc, {CONVJIT_DEVICE_HOST, 0}, settings->cache_path.value,
-                                                   state_->load ? ProbeMode::load : ProbeMode::dry_run);
-  for (const ProbeStep& step : report.steps)
-    fmt::print("{:<10}{}: {}\n", "probe", step.candidate.path, step.outcome);
-  const bool hit = !report.steps.empty() && (report.steps.back().outcome == "would load" ||
-                                             report.steps.back().outcome.starts_with("loaded"));
-  if (hit) {
-    fmt::print("{:<10}tuned-library: {}\n", "result", report.steps.back().candidate.path);
-  } else {
-    fmt::print("{:<10}{}\n", "result", fallback(desc));
-  }
-  return kExitOk;
+std::unique_ptr<Command> make_query_command(CLI::App& app) {
+  return std::make_unique<QueryCommand>(app);
 }
 
 }  // namespace convjit::cli

@@ -1,5 +1,3 @@
-#include "run_command.hpp"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -8,6 +6,7 @@
 #include <vector>
 
 #include "cli_status.hpp"
+#include "command.hpp"
 #include "convjit/convjit.hpp"
 
 namespace convjit::cli {
@@ -22,7 +21,7 @@ struct LayerSpec {
   std::int64_t kernel;        // conv filter / pool window (square); 0 = global pool
   std::int64_t stride;
   std::int64_t pad;
-  std::int64_t groups;        // conv; -1 = depthwise
+  std::int64_t groups;  // conv; -1 = depthwise
   PoolMode pool_mode;
 };
 
@@ -101,8 +100,9 @@ class TinyNetRun {
         layer.conv.stride[i] = spec.stride;
         layer.conv.pad_begin[i] = layer.conv.pad_end[i] = spec.pad;
       }
-      check(TensorDesc::contiguous(layer.w, CONVJIT_DTYPE_F32,
-                                   {spec.out_channels, channels / layer.conv.groups, spec.kernel, spec.kernel}),
+      check(TensorDesc::contiguous(
+                layer.w, CONVJIT_DTYPE_F32,
+                {spec.out_channels, channels / layer.conv.groups, spec.kernel, spec.kernel}),
             spec.name);
       check(conv_output_dims(layer.conv, x, layer.w, y_dims), spec.name);
       layer.weights = random_tensor(element_span(layer.w), rng_);
@@ -116,8 +116,8 @@ class TinyNetRun {
       }
       check(pool_output_dims(layer.pool, x, false, y_dims), spec.name);
     }
-    check(TensorDesc::contiguous(layer.y, CONVJIT_DTYPE_F32, {y_dims[0], y_dims[1], y_dims[2], y_dims[3]},
-                                 layout_),
+    check(TensorDesc::contiguous(layer.y, CONVJIT_DTYPE_F32,
+                                 {y_dims[0], y_dims[1], y_dims[2], y_dims[3]}, layout_),
           spec.name);
     return layer;
   }
@@ -130,7 +130,8 @@ class TinyNetRun {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     total_ms_ += ms;
     ++calls_;
-    fmt::print("{:<13} {:<8} {:<13} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms, descriptor);
+    fmt::print("{:<13} {:<8} {:<13} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms,
+               descriptor);
   }
 
   std::string conv_name(const Layer& l, ConvDirection direction) {
@@ -181,48 +182,53 @@ class TinyNetRun {
   int calls_ = 0;
 };
 
-}  // namespace
+class RunCommand final : public Command {
+ public:
+  explicit RunCommand(CLI::App& app) {
+    command_ = app.add_subcommand(
+        "run", "Run the built-in network forward and backward through the dispatcher");
+    command_->add_option("--batch", batch_, "batch size")->check(CLI::Range(1, 1024));
+    command_->add_option("--image", image_, "input height and width")->check(CLI::Range(8, 1024));
+    command_->add_option("--layout", layout_, "tensor layout")
+        ->check(CLI::IsMember({"nchw", "nhwc"}));
+    command_->add_option("--passes", passes_, "forward+backward passes to run")
+        ->check(CLI::Range(1, 1000));
+    command_->add_flag("--rescan", rescan_,
+                       "before each pass after the first, forget cached misses so tuned libraries "
+                       "added to the cache meanwhile are picked up");
+    command_->footer(
+        "Examples:\n  convjit run --batch 4 --image 64 --layout nhwc\n"
+        "  CONVJIT_VERBOSE=1 convjit run --passes 2 --rescan");
+  }
 
-struct RunCommand::State {
-  CLI::App* command = nullptr;
-  std::int64_t batch = 2;
-  std::int64_t image = 32;
-  std::string layout = "nchw";
-  int passes = 1;
-  bool rescan = false;
+  [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
+  [[nodiscard]] bool selected() const override { return command_->parsed(); }
+  [[nodiscard]] int run() const override {
+    fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
+               version(), batch_, image_, image_, layout_);
+    TinyNetRun net(batch_, image_, layout_ == "nhwc" ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
+    for (int pass = 0; pass < passes_; ++pass) {
+      if (pass > 0 && rescan_ && convjit_rescan() != CONVJIT_STATUS_SUCCESS)
+        throw RuntimeError(convjit_last_error_message());
+      if (passes_ > 1) fmt::print("pass {}\n", pass + 1);
+      net.run();
+    }
+    return kExitOk;
+  }
+
+ private:
+  CLI::App* command_ = nullptr;
+  std::int64_t batch_ = 2;
+  std::int64_t image_ = 32;
+  std::string layout_ = "nchw";
+  int passes_ = 1;
+  bool rescan_ = false;
 };
 
-RunCommand::RunCommand(CLI::App& app) : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.command = app.add_subcommand(
-      "run", "Run the built-in network forward and backward through the dispatcher");
-  s.command->add_option("--batch", s.batch, "batch size")->check(CLI::Range(1, 1024));
-  s.command->add_option("--image", s.image, "input height and width")->check(CLI::Range(8, 1024));
-  s.command->add_option("--layout", s.layout, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
-  s.command->add_option("--passes", s.passes, "forward+backward passes to run")->check(CLI::Range(1, 1000));
-  s.command->add_flag("--rescan", s.rescan,
-                      "before each pass after the first, forget cached misses so tuned libraries "
-                      "added to the cache meanwhile are picked up");
-  s.command->footer("Examples:\n  convjit run --batch 4 --image 64 --layout nhwc\n"
-                    "  CONVJIT_VERBOSE=1 convjit run --passes 2 --rescan");
-}
+}  // namespace
 
-RunCommand::~RunCommand() = default;
-
-bool RunCommand::selected() const { return state_->command->parsed(); }
-
-int RunCommand::run() const {
-  const State& s = *state_;
-  fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
-             version(), s.batch, s.image, s.image, s.layout);
-  TinyNetRun net(s.batch, s.image, s.layout == "nhwc" ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
-  for (int pass = 0; pass < s.passes; ++pass) {
-    if (pass > 0 && s.rescan && convjit_rescan() != CONVJIT_STATUS_SUCCESS)
-      throw RuntimeError(convjit_last_error_message());
-    if (s.passes > 1) fmt::print("pass {}\n", pass + 1);
-    net.run();
-  }
-  return kExitOk;
+std::unique_ptr<Command> make_run_command(CLI::App& app) {
+  return std::make_unique<RunCommand>(app);
 }
 
 }  // namespace convjit::cli
