@@ -1,0 +1,88 @@
+// Shared pieces of every convjit kernel template.  Self-contained: no
+// header beyond what NVRTC provides, and only the SIMT model (threads,
+// blocks, barriers), so a host emulator can run the same code.
+//
+// Every kernel has the signature
+//   convjit_kernel(const storage_t* in0, const storage_t* in1, storage_t* out,
+//                  float alpha, float beta, float* workspace)
+// with (in0, in1, out) = conv fwd (x, w, y), bwddata (dy, w, dx), bwdfilt
+// (x, dy, dw), pool fwd (x, -, y), pool bwd (x, dy, dx).  Templates with a
+// second pass name it convjit_kernel_finish, with the same signature.
+//
+// The generated prelude defines, before including a template:
+//   CONVJIT_DTYPE          0 f32, 1 f16, 2 bf16 (storage; math is f32)
+//   struct Problem         the descriptor's shapes, strides and parameters
+//                          as constexpr members (see kernel_source.cpp)
+#pragma once
+
+namespace convjit_device {
+
+typedef long long index_t;
+
+#if CONVJIT_DTYPE == 0
+typedef float storage_t;
+__device__ __forceinline__ float load(storage_t v) { return v; }
+__device__ __forceinline__ storage_t store(float v) { return v; }
+#elif CONVJIT_DTYPE == 1
+typedef unsigned short storage_t;  // IEEE binary16 bits
+__device__ __forceinline__ float load(storage_t v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+  return f;
+}
+__device__ __forceinline__ storage_t store(float v) {
+  storage_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#elif CONVJIT_DTYPE == 2
+typedef unsigned short storage_t;  // bfloat16 bits
+__device__ __forceinline__ float load(storage_t v) {
+  return __int_as_float(static_cast<int>(static_cast<unsigned>(v) << 16));
+}
+__device__ __forceinline__ storage_t store(float v) {
+  storage_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#else
+#error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
+#endif
+
+// out = alpha * value + beta * out; out is not read when beta == 0.
+__device__ __forceinline__ void scale_store(storage_t* out, float value, float alpha, float beta) {
+  float result = alpha * value;
+  if (beta != 0.0f) result += beta * load(*out);
+  *out = store(result);
+}
+
+// Global thread index and count, 64-bit: grid-stride loops cover any size.
+__device__ __forceinline__ index_t thread_index() {
+  return static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ index_t thread_count() {
+  return static_cast<index_t>(gridDim.x) * blockDim.x;
+}
+
+// Taps t in [0, taps) with 0 <= o*stride - pad + t*dilation < in.  With
+// the arguments constexpr, the compiler folds this away where it can
+// prove every tap valid.
+struct TapRange {
+  int begin;
+  int end;
+};
+__device__ __forceinline__ index_t floor_div(index_t a, index_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+__device__ __forceinline__ TapRange valid_taps(index_t o, index_t in, int taps, index_t pad,
+                                               index_t stride, index_t dilation) {
+  const index_t start = o * stride - pad;
+  index_t begin = -floor_div(start, dilation);
+  index_t end = floor_div(in - 1 - start, dilation) + 1;
+  if (begin < 0) begin = 0;
+  if (end > taps) end = taps;
+  if (end < begin) end = begin;
+  return {static_cast<int>(begin), static_cast<int>(end)};
+}
+
+}  // namespace convjit_device

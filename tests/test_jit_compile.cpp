@@ -1,0 +1,123 @@
+// The JIT's kernel templates compile with NVRTC (no GPU needed) for sm_80
+// and sm_90 over every distinct descriptor of the reference models, every
+// op and every dtype, without register spills.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "descriptor_name.hpp"
+#include "jit/embedded_templates.hpp"
+#include "jit/kernel_source.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "model_table.hpp"
+
+namespace convjit {
+namespace {
+
+TEST(JitTemplates, EmbeddedTextMatchesTheSourceTree) {
+  std::set<std::string> names;
+  for (const auto& t : embedded_templates()) {
+    std::ifstream in(std::string(CONVJIT_TEMPLATE_DIR) + "/" + t.name);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), t.text) << t.name;
+    names.insert(t.name);
+  }
+  for (const char* expected : {"common.cuh", "conv_fwd.cuh", "conv_bwddata.cuh", "conv_bwdfilt.cuh",
+                               "pool_fwd.cuh", "pool_bwd.cuh", "bias_grad.cuh"})
+    EXPECT_TRUE(names.count(expected)) << expected;
+  EXPECT_EQ(embedded_templates_hash().size(), 64u);
+}
+
+TEST(JitTemplates, PtxasStatisticsAreParsed) {
+  const PtxasStats s = parse_ptxas_stats(
+      "ptxas info    : Function properties for a\n"
+      "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 0 barriers\n"
+      "ptxas info    : Function properties for b\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 72 registers, used 1 barriers\n");
+  EXPECT_EQ(s.max_registers, 72);
+  EXPECT_EQ(s.spill_stores, 4);
+  EXPECT_EQ(s.spill_loads, 12);
+  EXPECT_EQ(s.stack_bytes, 8);
+}
+
+TEST(JitTemplates, F64AndSymbolicDescriptorsAreDeclined) {
+  auto ops = expand_model(*find_model("resnet50"), {1, 32, false, DataType::f64}).value();
+  EXPECT_EQ(jit_supports(ops[0].desc).code(), CONVJIT_STATUS_UNSUPPORTED);
+  auto f32 = expand_model(*find_model("resnet50"), {1, 32}).value();
+  EXPECT_TRUE(jit_supports(f32[0].desc).is_ok());
+  EXPECT_FALSE(jit_supports(with_symbolic_batch(f32[0].desc)).is_ok());
+}
+
+TEST(JitTemplates, ACompileErrorCarriesTheLogAndTheSourcePath) {
+  auto ops = expand_model(*find_model("resnet50"), {1, 32}).value();
+  KernelSource broken = kernel_source(ops[0].desc).value();
+  broken.source += "\nthis is not CUDA;\n";
+  const std::string dir = ::testing::TempDir() + "/convjit-jit-failed";
+  auto compiled = compile_kernel(broken, "sm_90", dir);
+  ASSERT_FALSE(compiled.is_ok());
+  const std::string message = compiled.status().message();
+  EXPECT_NE(message.find("NVRTC could not compile conv_fwd.cuh for sm_90"), std::string::npos) << message;
+  EXPECT_NE(message.find("error"), std::string::npos) << message;
+  const auto at = message.find(dir + "/failed-");
+  ASSERT_NE(at, std::string::npos) << message;
+  std::ifstream saved(message.substr(at, message.find(';', at) - at));
+  std::stringstream text;
+  text << saved.rdbuf();
+  EXPECT_EQ(text.str(), broken.source);
+}
+
+// Distinct (template, descriptor) sources of the reference models, small
+// batch and image, in every dtype the JIT serves.
+std::vector<OpDescriptor> model_descriptors(DataType dtype) {
+  std::vector<OpDescriptor> descs;
+  std::set<std::string> seen;
+  const std::map<std::string, ModelOptions> models = {
+      {"resnet50", {2, 224, false, dtype}}, {"yolo11n", {1, 640, false, dtype}},
+      {"cosmoflow", {1, 64, false, dtype}}};
+  for (const auto& [name, options] : models) {
+    auto ops = expand_model(*find_model(name), options);
+    EXPECT_TRUE(ops.is_ok()) << ops.status().message();
+    for (const auto& op : ops.value())
+      if (seen.insert(descriptor_name(op.desc)).second) descs.push_back(op.desc);
+  }
+  return descs;
+}
+
+class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};
+
+TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {
+  const auto [arch, dtype] = GetParam();
+  int compiled = 0;
+  for (const OpDescriptor& desc : model_descriptors(dtype)) {
+    auto source = kernel_source(desc);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    auto module = compile_kernel(source.value(), arch);
+    ASSERT_TRUE(module.is_ok()) << descriptor_name(desc) << "\n" << module.status().message();
+    EXPECT_EQ(module.value().stats.spill_stores + module.value().stats.spill_loads, 0)
+        << descriptor_name(desc) << "\n" << module.value().log;
+    EXPECT_GT(module.value().stats.max_registers, 0) << module.value().log;
+    ++compiled;
+  }
+  EXPECT_GT(compiled, 100);
+  RecordProperty("compiled", compiled);
+  std::printf("%d modules compiled for %s\n", compiled, arch);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ArchDtype, JitCompileModels,
+    ::testing::Combine(::testing::Values("sm_80", "sm_90"),
+                       ::testing::Values(DataType::f32, DataType::f16, DataType::bf16)),
+    [](const auto& param_info) {
+      return std::string(std::get<0>(param_info.param)) + "_" +
+             std::string(dtype_name(std::get<1>(param_info.param)));
+    });
+
+}  // namespace
+}  // namespace convjit
