@@ -1,0 +1,189 @@
+#include "jit_cache.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+namespace convjit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLayoutVersion = "v1";
+
+// Creates `dir` and its missing parents with mode 0700 (a cache holds code).
+bool make_private_directories(const fs::path& dir) {
+  std::error_code error;
+  if (fs::is_directory(dir, error)) return true;
+  if (dir.has_parent_path() && dir.parent_path() != dir && !make_private_directories(dir.parent_path()))
+    return false;
+  return ::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
+}
+
+bool is_writable_directory(const fs::path& dir) {
+  return make_private_directories(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+void warn(const std::string& message) { std::fprintf(stderr, "convjit: warning: %s\n", message.c_str()); }
+
+// A per-key advisory lock file, held for the compile; released on scope exit.
+class KeyLock {
+ public:
+  KeyLock(const std::string& path, std::chrono::milliseconds timeout) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (std::chrono::steady_clock::now() >= deadline) return;  // never block forever
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    held_ = true;
+  }
+  ~KeyLock() {
+    if (fd_ >= 0) ::close(fd_);  // also releases the lock
+  }
+  KeyLock(const KeyLock&) = delete;
+  KeyLock& operator=(const KeyLock&) = delete;
+  [[nodiscard]] bool held() const { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
+  return out;
+}
+
+}  // namespace
+
+JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
+  JitCacheKey key;
+  const XXH64_hash_t source_hash = XXH3_64bits(f.source.data(), f.source.size());
+  key.preimage = fmt::format(
+      "convjit-jit-key {}\ndescriptor={}\nconvjit={}\ntemplates={}\nsource={:016x}\nnvrtc={}\narch={}\n"
+      "options={}\n",
+      kLayoutVersion, f.descriptor, f.convjit_version, f.templates_hash, source_hash, f.nvrtc_version,
+      f.arch, joined(f.options));
+  const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
+  key.hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
+  key.relative_path = fmt::format("jit/{}/nvrtc{}/{}/{}/{}.cjit", kLayoutVersion, f.nvrtc_version, f.arch,
+                                  key.hash.substr(0, 2), key.hash);
+  return key;
+}
+
+JitCache::JitCache(std::vector<std::string> search_path, JitCacheOptions options)
+    : search_path_(std::move(search_path)), options_(options) {
+  for (const std::string& dir : search_path_)
+    if (is_writable_directory(dir)) {
+      writable_ = dir;
+      break;
+    }
+}
+
+void JitCache::quarantine(const std::string& path, const std::string& reason) {
+  const fs::path file(path);
+  const fs::path dir = fs::path(writable_) / "jit" / "quarantine";
+  std::error_code error;
+  const bool moved = !writable_.empty() && path.rfind(writable_, 0) == 0 && make_private_directories(dir) &&
+                     (fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))), error),
+                      !error);
+  warn(fmt::format("damaged JIT cache entry {} ({}); {}", path, reason,
+                   moved ? "moved to quarantine and rebuilt" : "ignored and rebuilt"));
+}
+
+Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
+  for (const std::string& dir : search_path_) {
+    const std::string path = (fs::path(dir) / key.relative_path).string();
+    auto bytes = read_file(path);
+    if (!bytes.is_ok()) continue;
+    auto entry = decode_cache_entry(bytes.value());
+    if (entry.is_ok() && entry.value().preimage != key.preimage)
+      entry = Status::invalid("its key preimage differs from the requested key");
+    if (!entry.is_ok()) {
+      quarantine(path, entry.status().message());
+      continue;
+    }
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last-used stamp for LRU eviction
+    return entry;
+  }
+  return Status::not_available("not in the JIT cache");
+}
+
+Status JitCache::store(const JitCacheKey& key, const CacheEntry& entry) {
+  if (writable_.empty()) return Status::not_available("no writable cache directory");
+  const fs::path path = fs::path(writable_) / key.relative_path;
+  if (!make_private_directories(path.parent_path()))
+    return Status::not_available(fmt::format("cannot create {}: {}", path.parent_path().string(), std::strerror(errno)));
+  Status published = publish_file(path.string(), encode_cache_entry(entry));
+  if (published.is_ok()) enforce_size_bound();
+  return published;
+}
+
+Result<CacheEntry> JitCache::get_or_compile(const JitCacheKey& key, const Compile& compile, bool* compiled) {
+  if (compiled) *compiled = false;
+  if (auto hit = lookup(key); hit.is_ok()) return hit;
+  std::unique_ptr<KeyLock> lock;
+  if (!writable_.empty()) {
+    const fs::path path = fs::path(writable_) / key.relative_path;
+    if (make_private_directories(path.parent_path()))
+      lock = std::make_unique<KeyLock>(path.string() + ".lock", options_.lock_timeout);
+    // Another process may have published it while we waited for the lock.
+    if (lock && lock->held())
+      if (auto hit = lookup(key); hit.is_ok()) return hit;
+  }
+  auto entry = compile();  // on a lock timeout: compile privately and carry on
+  if (!entry.is_ok()) return entry;
+  if (compiled) *compiled = true;
+  if (Status stored = store(key, entry.value()); !stored.is_ok() && !writable_.empty())
+    warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
+  return entry;
+}
+
+std::uint64_t JitCache::size_bytes() const {
+  std::uint64_t total = 0;
+  std::error_code error;
+  if (writable_.empty()) return 0;
+  for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error))
+    if (it->is_regular_file(error) && it->path().extension() == ".cjit") total += it->file_size(error);
+  return total;
+}
+
+void JitCache::enforce_size_bound() {
+  if (writable_.empty()) return;
+  struct File {
+    fs::path path;
+    fs::file_time_type used;
+    std::uint64_t bytes;
+  };
+  std::vector<File> files;
+  std::uint64_t total = 0;
+  std::error_code error;
+  for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (!it->is_regular_file(error) || it->path().extension() != ".cjit") continue;
+    files.push_back({it->path(), it->last_write_time(error), it->file_size(error)});
+    total += files.back().bytes;
+  }
+  if (total <= options_.max_bytes) return;
+  std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.used < b.used; });
+  for (const File& f : files) {
+    if (total <= options_.max_bytes) break;
+    if (fs::remove(f.path, error)) total -= f.bytes;
+  }
+}
+
+}  // namespace convjit

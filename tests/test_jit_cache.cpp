@@ -1,0 +1,269 @@
+// The persistent JIT cache: keys, self-validating entries, quarantine of
+// damaged ones, concurrent processes, crash safety, eviction and
+// read-only directories.  Compiles are simulated: these tests are about
+// the cache, not NVRTC.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "jit_cache.hpp"
+
+namespace convjit {
+namespace {
+
+namespace fs = std::filesystem;
+
+JitKeyFields fields(const std::string& descriptor = "conv2d_demo_fwd") {
+  return {descriptor, "// source of " + descriptor, std::string(64, 'a'), "0.1.0", "13.0", "sm_90",
+          {"--gpu-architecture=sm_90", "--std=c++17"}};
+}
+
+CacheEntry entry_for(const JitCacheKey& key, std::size_t payload_bytes = 64) {
+  return {key.preimage, R"({"entries":[]})", std::vector<char>(payload_bytes, 'c')};
+}
+
+class JitCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "convjit-cache-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = (root_ / "cache").string();
+  }
+  void TearDown() override {
+    std::error_code error;
+    for (auto& p : fs::recursive_directory_iterator(root_, error)) fs::permissions(p, fs::perms::owner_all, error);
+    fs::remove_all(root_);
+  }
+  std::vector<fs::path> files_with(const std::string& needle) const {
+    std::vector<fs::path> out;
+    for (auto& p : fs::recursive_directory_iterator(root_))
+      if (p.path().filename().string().find(needle) != std::string::npos) out.push_back(p.path());
+    return out;
+  }
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST(JitCacheKey, AnyFieldChangesTheKey) {
+  const JitCacheKey base = make_jit_cache_key(fields());
+  EXPECT_EQ(base.hash.size(), 32u);
+  EXPECT_EQ(base.relative_path, "jit/v1/nvrtc13.0/sm_90/" + base.hash.substr(0, 2) + "/" + base.hash + ".cjit");
+  EXPECT_EQ(make_jit_cache_key(fields()).hash, base.hash);
+  std::vector<JitKeyFields> variants(7, fields());
+  variants[0].descriptor += "x";
+  variants[1].source += " ";
+  variants[2].templates_hash[0] = 'b';
+  variants[3].convjit_version = "0.1.1";
+  variants[4].nvrtc_version = "13.1";
+  variants[5].arch = "sm_90a";
+  variants[6].options.push_back("--use_fast_math");
+  for (const auto& v : variants) {
+    const JitCacheKey other = make_jit_cache_key(v);
+    EXPECT_NE(other.hash, base.hash);
+    EXPECT_NE(other.preimage, base.preimage);
+  }
+  EXPECT_NE(make_jit_cache_key(variants[4]).relative_path.find("nvrtc13.1/"), std::string::npos);
+}
+
+TEST(CacheEntryFormat, RoundTripsAndRejectsDamage) {
+  const JitCacheKey key = make_jit_cache_key(fields());
+  const std::string bytes = encode_cache_entry(entry_for(key));
+  auto decoded = decode_cache_entry(bytes);
+  ASSERT_TRUE(decoded.is_ok());
+  EXPECT_EQ(decoded.value().preimage, key.preimage);
+  EXPECT_EQ(decoded.value().payload.size(), 64u);
+  EXPECT_NE(decode_cache_entry(bytes.substr(0, bytes.size() - 1)).status().message().find("truncated"), std::string::npos);
+  EXPECT_NE(decode_cache_entry(bytes.substr(0, 10)).status().message().find("truncated"), std::string::npos);
+  std::string flipped = bytes;
+  flipped[bytes.size() - 5] ^= 0x01;
+  EXPECT_EQ(decode_cache_entry(flipped).status().message(), "checksum mismatch");
+  std::string magic = bytes;
+  magic[0] = 'X';
+  EXPECT_NE(decode_cache_entry(magic).status().message().find("bad magic"), std::string::npos);
+}
+
+TEST_F(JitCacheTest, CompilesOnceThenHitsAndCreatesPrivateDirectories) {
+  JitCache cache({dir_});
+  ASSERT_EQ(cache.writable_directory(), dir_);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  const JitCacheKey key = make_jit_cache_key(fields());
+  int compiles = 0;
+  auto compile = [&]() -> Result<CacheEntry> { ++compiles; return entry_for(key); };
+  bool compiled = false;
+  ASSERT_TRUE(cache.get_or_compile(key, compile, &compiled).is_ok());
+  EXPECT_TRUE(compiled);
+  ASSERT_TRUE(JitCache({dir_}).get_or_compile(key, compile, &compiled).is_ok());
+  EXPECT_FALSE(compiled);
+  EXPECT_EQ(compiles, 1);
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / key.relative_path));
+}
+
+// A damaged entry is quarantined, rebuilt, and the caller only sees success.
+void expect_quarantined_and_rebuilt(const std::string& dir, const JitCacheKey& key,
+                                    const std::function<void(const fs::path&)>& damage) {
+  JitCache cache({dir});
+  ASSERT_TRUE(cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
+  damage(fs::path(dir) / key.relative_path);
+  int compiles = 0;
+  auto rebuilt = cache.get_or_compile(key, [&]() -> Result<CacheEntry> { ++compiles; return entry_for(key); });
+  ASSERT_TRUE(rebuilt.is_ok()) << rebuilt.status().message();
+  EXPECT_EQ(compiles, 1);
+  EXPECT_EQ(rebuilt.value().preimage, key.preimage);
+  EXPECT_FALSE(fs::is_empty(fs::path(dir) / "jit" / "quarantine"));
+  EXPECT_TRUE(JitCache({dir}).lookup(key).is_ok());  // the rebuilt entry is valid
+}
+
+TEST_F(JitCacheTest, TruncatedEntryIsQuarantinedAndRebuilt) {
+  expect_quarantined_and_rebuilt(dir_, make_jit_cache_key(fields()),
+                                 [](const fs::path& p) { fs::resize_file(p, fs::file_size(p) / 2); });
+}
+
+TEST_F(JitCacheTest, FlippedByteIsQuarantinedAndRebuilt) {
+  expect_quarantined_and_rebuilt(dir_, make_jit_cache_key(fields()), [](const fs::path& p) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x7f');
+  });
+}
+
+TEST_F(JitCacheTest, EntryOfAnotherKeyIsQuarantinedAndRebuilt) {
+  const JitCacheKey other = make_jit_cache_key(fields("conv2d_other_fwd"));
+  expect_quarantined_and_rebuilt(dir_, make_jit_cache_key(fields()), [&](const fs::path& p) {
+    std::ofstream(p, std::ios::binary) << encode_cache_entry(entry_for(other));
+  });
+}
+
+TEST_F(JitCacheTest, FourProcessesTimesFourThreadsCompileEachKeyOnce) {
+  constexpr int kKeys = 12;
+  const std::string log = (root_ / "compiles.log").string();
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+          JitCache cache({dir_});
+          for (int i = 0; i < kKeys; ++i) {
+            const JitCacheKey key = make_jit_cache_key(fields("op" + std::to_string((i + t + p) % kKeys)));
+            auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> {
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow compile widens races
+              std::ofstream(log, std::ios::app) << key.hash << "\n";
+              return entry_for(key, 4096);
+            });
+            if (!r.is_ok()) std::_Exit(3);
+          }
+        });
+      for (auto& thread : threads) thread.join();
+      std::_Exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::map<std::string, int> compiles;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) ++compiles[line];
+  EXPECT_EQ(compiles.size(), static_cast<std::size_t>(kKeys));
+  for (const auto& [hash, count] : compiles) EXPECT_EQ(count, 1) << hash;
+  EXPECT_TRUE(files_with(".tmp.").empty());
+  for (int i = 0; i < kKeys; ++i) EXPECT_TRUE(JitCache({dir_}).lookup(make_jit_cache_key(fields("op" + std::to_string(i)))).is_ok());
+}
+
+TEST_F(JitCacheTest, AProcessKilledWhilePublishingLeavesNoVisibleEntry) {
+  const JitCacheKey key = make_jit_cache_key(fields());
+  const fs::path target = fs::path(dir_) / key.relative_path;
+  fs::create_directories(target.parent_path());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    (void)publish_file(target.string(), encode_cache_entry(entry_for(key)), [] { ::raise(SIGKILL); });
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_EQ(files_with(".tmp.").size(), 1u);  // only an invisible temporary remains
+  EXPECT_FALSE(JitCache({dir_}).lookup(key).is_ok());
+}
+
+TEST_F(JitCacheTest, EvictionKeepsTheSizeBoundDroppingTheLeastRecentlyUsed) {
+  JitCache cache({dir_}, {20000, std::chrono::milliseconds(1000)});
+  std::vector<JitCacheKey> keys;
+  for (int i = 0; i < 8; ++i) {
+    keys.push_back(make_jit_cache_key(fields("op" + std::to_string(i))));
+    ASSERT_TRUE(cache.get_or_compile(keys.back(), [&]() -> Result<CacheEntry> { return entry_for(keys.back(), 4000); }).is_ok());
+    if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(cache.lookup(keys[0]).is_ok()) << i;  // key 0 stays recently used
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_LE(cache.size_bytes(), 20000u);
+  EXPECT_TRUE(cache.lookup(keys[0]).is_ok());
+  EXPECT_TRUE(cache.lookup(keys[7]).is_ok());
+  EXPECT_FALSE(cache.lookup(keys[1]).is_ok());
+}
+
+// Runs `body` as a user for whom `readonly` is not writable: as root (who
+// may write anywhere) in a child that drops to nobody, else directly.
+int run_without_write_access(const fs::path& root, const std::function<int()>& body) {
+  if (::geteuid() != 0) return body();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::chown(root.c_str(), 65534, 65534) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(90);
+    std::_Exit(body());
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+TEST_F(JitCacheTest, AReadOnlyDirectoryIsSearchedAndTheNextWritableOneWritten) {
+  const std::string readonly = (root_ / "readonly").string();
+  const JitCacheKey old_key = make_jit_cache_key(fields("old"));
+  ASSERT_TRUE(JitCache({readonly}).get_or_compile(old_key, [&]() -> Result<CacheEntry> { return entry_for(old_key); }).is_ok());
+  for (auto& p : fs::recursive_directory_iterator(readonly)) {
+    const auto perms = p.is_directory() ? fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec
+                                        : fs::perms::owner_read | fs::perms::others_read;
+    fs::permissions(p, perms);
+  }
+  fs::permissions(readonly, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
+                                fs::perms::others_exec);
+  fs::permissions(root_, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  const int code = run_without_write_access(root_, [&] {
+    JitCache cache({readonly, dir_});
+    if (cache.writable_directory() != dir_) return 1;
+    if (!cache.lookup(old_key).is_ok()) return 2;
+    const JitCacheKey new_key = make_jit_cache_key(fields("new"));
+    if (!cache.get_or_compile(new_key, [&]() -> Result<CacheEntry> { return entry_for(new_key); }).is_ok()) return 3;
+    return fs::exists(fs::path(dir_) / new_key.relative_path) ? 0 : 4;
+  });
+  EXPECT_EQ(code, 0) << "1: wrong writable dir, 2: read-only entry missed, 3: compile failed, 4: not stored";
+}
+
+TEST_F(JitCacheTest, NoWritableDirectoryStillServesFromMemory) {
+  JitCache cache({"/proc/convjit-cannot-exist"});
+  EXPECT_TRUE(cache.writable_directory().empty());
+  const JitCacheKey key = make_jit_cache_key(fields());
+  bool compiled = false;
+  auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }, &compiled);
+  EXPECT_TRUE(r.is_ok());
+  EXPECT_TRUE(compiled);
+}
+
+}  // namespace
+}  // namespace convjit
