@@ -13,6 +13,7 @@
 #include "descriptor_name.hpp"
 #include "descriptor_validation.hpp"
 #include "dispatcher.hpp"
+#include "jit/jit_module_cache.hpp"
 #include "settings.hpp"
 #include "version.hpp"
 
@@ -215,6 +216,15 @@ convjit_status_t convjit_set_policy(const char* policy) {
       return Status::invalid(
           fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned", policy));
     SettingsStore::instance().set_policy(parsed);
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_arch(const char* arch) {
+  return guarded([&]() -> Status {
+    if (arch != nullptr && !is_valid_arch(arch))
+      return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
+    SettingsStore::instance().set_arch(optional_text(arch));
     return Status::ok();
   });
 }

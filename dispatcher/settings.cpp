@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <regex>
 #include <set>
 
 namespace convjit {
@@ -66,6 +67,17 @@ void read_path(EnvLookup lookup, const char* name, Setting<std::string>& target,
     return;
   }
   target = {value, SettingSource::environment, name};
+}
+
+void read_arch(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_ARCH");
+  if (value == nullptr) return;
+  static const std::regex pattern(R"(sm_[1-9][0-9]{1,2}[af]?)");
+  if (std::regex_match(value, pattern)) {
+    s.arch = {value, SettingSource::environment, "CONVJIT_ARCH"};
+    return;
+  }
+  warnings.push_back(fmt::format("CONVJIT_ARCH='{}' is not of the form sm_XX (e.g. sm_90); ignored", value));
 }
 
 void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
@@ -141,6 +153,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_path(lookup, "CONVJIT_LOG_FILE", s.log_file, warnings);
   read_path(lookup, "CONVJIT_RECORD", s.record_file, warnings);
   read_policy(lookup, s, warnings);
+  read_arch(lookup, s, warnings);
   return s;
 }
 
@@ -153,6 +166,7 @@ struct SettingsStore::Overrides {
   std::optional<int> verbose;
   std::optional<std::string> log_file, record_file;
   std::optional<Policy> policy;
+  std::optional<std::string> arch;
   std::atomic<std::shared_ptr<const Settings>> published;
 };
 
@@ -189,6 +203,7 @@ void SettingsStore::publish() {
   apply(s->log_file, o.log_file, "convjit_set_log_file");
   apply(s->record_file, o.record_file, "convjit_set_record_file");
   apply(s->policy, o.policy, "convjit_set_policy");
+  apply(s->arch, o.arch, "convjit_set_arch");
   verbose_level_.store(s->verbose.value, std::memory_order_relaxed);
   policy_.store(static_cast<int>(s->policy.value), std::memory_order_relaxed);
   o.published.store(std::move(s));
@@ -216,6 +231,12 @@ void SettingsStore::set_log_file(std::optional<std::string> path) {
 void SettingsStore::set_record_file(std::optional<std::string> path) {
   std::lock_guard lock(overrides_->mutex);
   overrides_->record_file = std::move(path);
+  publish();
+}
+
+void SettingsStore::set_arch(std::optional<std::string> arch) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->arch = std::move(arch);
   publish();
 }
 

@@ -6,6 +6,7 @@
 //   CONVJIT_LOG_FILE     log destination (default stderr)
 //   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
 //   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned
+//   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
@@ -43,6 +44,7 @@ struct Settings {
   Setting<std::string> log_file;
   Setting<std::string> record_file;
   Setting<Policy> policy{Policy::automatic, SettingSource::default_value, "default"};
+  Setting<std::string> arch;  // empty: take it from the GPU
 };
 
 // Reads settings from an environment lookup (getenv in production).
@@ -81,6 +83,7 @@ class SettingsStore {
   void set_log_file(std::optional<std::string> path);
   void set_record_file(std::optional<std::string> path);
   void set_policy(std::optional<Policy> policy);
+  void set_arch(std::optional<std::string> arch);
 
   // Re-reads the environment, keeping API overrides (tests, long-lived hosts).
   void reload_environment();

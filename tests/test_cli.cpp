@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -236,6 +237,74 @@ TEST(CliTuned, VerboseLogAndInvalidSettingsAreReported) {
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);
   r = convjit_with_env("DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);  // 0 means off, unlike LBANN
+}
+
+// ---- models and preload ------------------------------------------------------------
+
+TEST(CliModels, ListsTheBuiltinTablesAndExpandsOne) {
+  const Outcome list = convjit("models");
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  for (const char* name : {"resnet50 ", "yolo11n ", "cosmoflow "})
+    EXPECT_NE(list.output.find(name), std::string::npos) << list.output;
+  const Outcome resnet = convjit("models --model resnet50 --batch 32");
+  ASSERT_EQ(resnet.exit_code, 0);
+  EXPECT_NE(resnet.output.find("conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"),
+            std::string::npos);
+  const Outcome unknown = convjit("models --model vgg16");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("--model vgg16: unknown model; the built-in ones are resnet50, yolo11n, cosmoflow"),
+            std::string::npos) << unknown.output;
+}
+
+TEST(CliPreload, CompilesAModelIntoTheCacheThenFindsItCached) {
+  TempCache cache;
+  const std::string args = "preload --model cosmoflow --imgsz 32 --arch sm_80 --jobs 2";
+  const Outcome cold = convjit_with_env(cache.env(), args);
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  EXPECT_NE(cold.output.find("preload: 24 descriptors for sm_80 in"), std::string::npos) << cold.output;
+  EXPECT_NE(cold.output.find(": 24 compiled, 0 already cached, 0 unsupported, 0 failed"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(cache.dir + "/jit/v1"));
+  const Outcome warm = convjit_with_env(cache.env(), args);
+  EXPECT_NE(warm.output.find(": 0 compiled, 24 already cached, 0 unsupported, 0 failed"), std::string::npos)
+      << warm.output;
+  const Outcome f64 = convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --dtype f64");
+  EXPECT_NE(f64.output.find(": 0 compiled, 0 already cached, 24 unsupported, 0 failed"), std::string::npos)
+      << f64.output;
+}
+
+TEST(CliPreload, ReadsARecordFileAndReportsBadLines) {
+  TempCache cache;
+  const std::string record = cache.dir + "/record.jsonl";
+  {
+    std::ofstream out(record);
+    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})" << "\n";
+    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})" << "\n";
+    out << "not json\n";
+  }
+  const Outcome r = convjit_with_env("CONVJIT_ARCH=sm_90 " + cache.env(), "preload " + record);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("preload: 1 descriptors for sm_90"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": 1 compiled, 0 already cached, 0 unsupported, 1 failed"), std::string::npos);
+  EXPECT_NE(r.output.find("record.jsonl:3: not a JSON object with a \"name\""), std::string::npos) << r.output;
+}
+
+TEST(CliPreload, UsageAndEnvironmentErrors) {
+  TempCache cache;
+  Outcome r = convjit_with_env(cache.env(), "preload --model yolo11n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("pass --arch sm_XX"), std::string::npos) << r.output;
+  r = convjit_with_env(cache.env(), "preload --model yolo11n --arch gfx90a");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--arch gfx90a is not of the form sm_XX"), std::string::npos);
+  r = convjit_with_env(cache.env(), "preload --arch sm_90");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("give either a record file or --model NAME"), std::string::npos);
+  r = convjit_with_env(cache.env(), "preload /nonexistent/record.jsonl --arch sm_90");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot read the record file /nonexistent/record.jsonl"), std::string::npos);
+  r = convjit_with_env("CONVJIT_CACHE_PATH=/proc/convjit-no ", "preload --model cosmoflow --imgsz 32 --arch sm_90");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no writable cache directory in /proc/convjit-no"), std::string::npos) << r.output;
 }
 
 }  // namespace

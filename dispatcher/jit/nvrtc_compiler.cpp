@@ -77,7 +77,7 @@ std::string nvrtc_version() {
 }
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
-  return {"--gpu-architecture=" + arch, "--std=c++17", "--fmad=true", "-Xptxas=-v"};
+  return {"--gpu-architecture=" + arch, "--std=c++17", "--fmad=true", "-Xptxas=-v", "-pch"};
 }
 
 PtxasStats parse_ptxas_stats(const std::string& log) {

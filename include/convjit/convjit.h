@@ -153,6 +153,9 @@ CONVJIT_API convjit_status_t convjit_set_log_file(const char* path);
 CONVJIT_API convjit_status_t convjit_set_record_file(const char* path);
 /* "auto", "jit", "cudnn", "reference" or "tuned". */
 CONVJIT_API convjit_status_t convjit_set_policy(const char* policy);
+/* "sm_90" etc.: the architecture JIT kernels are compiled for when no GPU
+ * tells it (preloading on a machine without one). */
+CONVJIT_API convjit_status_t convjit_set_arch(const char* arch);
 
 /* Forgets failed lookups and choices made because a better backend was
  * missing, so the next call of those descriptors probes again (for example

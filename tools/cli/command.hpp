@@ -18,6 +18,8 @@ class Command {
 };
 
 std::unique_ptr<Command> make_describe_command(CLI::App& app);
+std::unique_ptr<Command> make_models_command(CLI::App& app);
+std::unique_ptr<Command> make_preload_command(CLI::App& app);
 std::unique_ptr<Command> make_query_command(CLI::App& app);
 std::unique_ptr<Command> make_run_command(CLI::App& app);
 

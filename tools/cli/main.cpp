@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_describe_command(app));
   commands.push_back(make_query_command(app));
+  commands.push_back(make_models_command(app));
+  commands.push_back(make_preload_command(app));
   commands.push_back(make_run_command(app));
   try {
     app.parse(argc, argv);

@@ -1,0 +1,33 @@
+// --model NAME with --batch, --imgsz, --layout and --dtype, shared by the
+// commands that work on a built-in model table.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "model_table.hpp"
+
+namespace convjit::cli {
+
+class ModelFlags {
+ public:
+  void add_to(CLI::App& command);
+  [[nodiscard]] bool given() const { return !model_.empty(); }
+  // The model's operations; throws UsageError for an unknown model or
+  // options the model cannot take.
+  [[nodiscard]] std::vector<ModelOp> expand() const;
+
+ private:
+  std::string model_;
+  std::int64_t batch_ = 1;
+  std::int64_t image_size_ = 0;
+  std::string layout_ = "nchw";
+  std::string dtype_ = "f32";
+};
+
+// "resnet50, yolo11n, cosmoflow"
+[[nodiscard]] std::string model_names();
+
+}  // namespace convjit::cli
