@@ -8,6 +8,7 @@
 
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
+#include "jit/jit_backend.hpp"
 #include "reference/reference_backend.hpp"
 #include "tuned/tuned_library_backend.hpp"
 #include "verbose_log.hpp"
@@ -104,6 +105,7 @@ Dispatcher& Dispatcher::instance() {
   static Dispatcher* dispatcher = new Dispatcher([] {
     std::vector<std::unique_ptr<Backend>> chain;
     chain.push_back(std::make_unique<TunedLibraryBackend>());
+    chain.push_back(std::make_unique<JitBackend>());
     chain.push_back(std::make_unique<ReferenceBackend>());
     return chain;
   }());

@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "cuda/cuda_driver.hpp"
 #include "descriptor_name.hpp"
+#include "jit/jit_backend.hpp"
 #include "jit/embedded_templates.hpp"
 #include "jit/kernel_source.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -71,6 +73,23 @@ TEST(JitTemplates, ACompileErrorCarriesTheLogAndTheSourcePath) {
   std::stringstream text;
   text << saved.rdbuf();
   EXPECT_EQ(text.str(), broken.source);
+}
+
+TEST(JitBackend, ServesCudaDevicesOnlyAndSaysWhenTheDriverIsMissing) {
+  auto ops = expand_model(*find_model("resnet50"), {1, 32}).value();
+  JitBackend jit;
+  const Status host = jit.check_support(ops[0].desc, {CONVJIT_DEVICE_HOST, 0});
+  EXPECT_EQ(host.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(host.message().find("runs on CUDA devices"), std::string::npos);
+  const Status cuda = jit.check_support(ops[0].desc, {CONVJIT_DEVICE_CUDA, 0});
+  if (CudaDriver::instance().available().is_ok()) {
+    EXPECT_TRUE(cuda.is_ok()) << cuda.message();
+  } else {
+    EXPECT_EQ(cuda.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+    EXPECT_TRUE(cuda.message().find("no CUDA driver") != std::string::npos ||
+                cuda.message().find("sees no device") != std::string::npos)
+        << cuda.message();
+  }
 }
 
 // Distinct (template, descriptor) sources of the reference models, small

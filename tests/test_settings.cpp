@@ -118,9 +118,13 @@ TEST(Settings, ReferencePolicyRestrictsTheChain) {
   float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
   EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
             CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_NE(
-      std::string(convjit_last_error_message()).find("policy jit selects no backend of this build"),
-      std::string::npos)
+  EXPECT_NE(std::string(convjit_last_error_message()).find("jit: the JIT backend runs on CUDA devices"),
+            std::string::npos)
+      << convjit_last_error_message();
+  ASSERT_EQ(convjit_set_policy("cudnn"), CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("policy cudnn selects no backend of this build"),
+            std::string::npos)
       << convjit_last_error_message();
   ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
   EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),

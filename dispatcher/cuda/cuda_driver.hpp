@@ -1,0 +1,57 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") so the
+// library and CLI start on machines without a driver; there, available()
+// says "no CUDA driver" and the JIT backend declines.  RAII owners for the
+// handles convjit creates live next to their users.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+#include "convjit/status.hpp"
+
+namespace convjit {
+
+struct CudaDriverApi {
+  decltype(&::cuInit) init = nullptr;
+  decltype(&::cuGetErrorString) get_error_string = nullptr;
+  decltype(&::cuDeviceGetCount) device_get_count = nullptr;
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
+  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
+  decltype(&::cuModuleLoadData) module_load_data = nullptr;
+  decltype(&::cuModuleUnload) module_unload = nullptr;
+  decltype(&::cuModuleGetFunction) module_get_function = nullptr;
+  decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuMemAlloc_v2) mem_alloc = nullptr;
+  decltype(&::cuMemFree_v2) mem_free = nullptr;
+  decltype(&::cuMemcpyHtoD_v2) memcpy_htod = nullptr;
+  decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
+  decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
+  decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+};
+
+class CudaDriver {
+ public:
+  // Loads and initialises the driver once per process.
+  static const CudaDriver& instance();
+
+  // OK, or NOT_AVAILABLE saying why ("no CUDA driver: ...").
+  [[nodiscard]] const Status& available() const { return status_; }
+  [[nodiscard]] const CudaDriverApi& api() const { return api_; }
+
+  // A driver call's result as a Status naming the call.
+  [[nodiscard]] Status check(CUresult result, const char* call) const;
+
+  // "sm_90" for the device's compute capability.
+  [[nodiscard]] std::string arch_of(int ordinal) const;
+
+ private:
+  CudaDriver();
+  CudaDriverApi api_;
+  Status status_;
+};
+
+}  // namespace convjit

@@ -1,0 +1,122 @@
+#include "jit/jit_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cuda/cuda_driver.hpp"
+#include "jit/jit_module_cache.hpp"
+#include "jit/kernel_source.hpp"
+#include "settings.hpp"
+
+namespace convjit {
+
+namespace {
+
+struct LaunchEntry {
+  CUfunction function = nullptr;
+  unsigned blocks = 1;
+  unsigned block_size = 256;
+};
+
+// One loaded module in a device's primary context, its entry points and its
+// device workspace.  Launches are asynchronous on the caller's stream.
+class JitKernel final : public Kernel {
+ public:
+  JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context)
+      : driver_(driver), device_(device), context_(context) {}
+  ~JitKernel() override {
+    const auto& api = driver_.api();
+    (void)api.ctx_set_current(context_);
+    if (workspace_) (void)api.mem_free(workspace_);
+    if (module_) (void)api.module_unload(module_);
+    (void)api.primary_ctx_release(device_);
+  }
+  JitKernel(const JitKernel&) = delete;
+  JitKernel& operator=(const JitKernel&) = delete;
+
+  Status load(const CacheEntry& entry) {
+    const auto& api = driver_.api();
+    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok()) return s;
+    if (Status s = driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
+        !s.is_ok())
+      return s;
+    const auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
+    if (!meta.is_object() || !meta.contains("entries")) return Status::invalid("JIT cache metadata is malformed");
+    for (const auto& e : meta["entries"]) {
+      LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u)};
+      const std::string name = e.value("name", "");
+      if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
+                                   "cuModuleGetFunction");
+          !s.is_ok())
+        return s;
+      entries_.push_back(launch);
+    }
+    workspace_bytes_ = meta.value("workspace_bytes", std::size_t{0});
+    if (workspace_bytes_ > 0)
+      return driver_.check(api.mem_alloc(&workspace_, workspace_bytes_), "cuMemAlloc (JIT workspace)");
+    return Status::ok();
+  }
+
+  [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    const auto& api = driver_.api();
+    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok()) return s;
+    // Template signature: (in0, in1, out, alpha, beta, workspace); see common.cuh.
+    const void* in0 = args.x != nullptr ? args.x : args.dy;
+    const void* in1 = args.x != nullptr ? (args.w != nullptr ? args.w : args.dy) : args.w;
+    void* out = args.out;
+    float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+    CUdeviceptr workspace = workspace_;
+    if (args.workspace != nullptr && args.workspace_bytes >= workspace_bytes_)
+      workspace = reinterpret_cast<CUdeviceptr>(args.workspace);
+    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace};
+    for (const LaunchEntry& e : entries_)
+      if (Status s = driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
+                                                     static_cast<CUstream>(args.stream), params, nullptr),
+                                   "cuLaunchKernel");
+          !s.is_ok())
+        return s;
+    return Status::ok();
+  }
+
+ private:
+  const CudaDriver& driver_;
+  CUdevice device_;
+  CUcontext context_;
+  CUmodule module_ = nullptr;
+  std::vector<LaunchEntry> entries_;
+  CUdeviceptr workspace_ = 0;
+  std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace
+
+Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_t& device) const {
+  if (device.kind != CONVJIT_DEVICE_CUDA)
+    return Status::not_available("the JIT backend runs on CUDA devices; the host uses the reference");
+  if (Status s = jit_supports(desc); !s.is_ok()) return s;
+  return CudaDriver::instance().available();
+}
+
+Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc, const convjit_device_t& device,
+                                                  BuildTrace& trace) {
+  const CudaDriver& driver = CudaDriver::instance();
+  const std::string arch = driver.arch_of(device.ordinal);
+  if (arch.empty()) return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
+  JitCache cache(SettingsStore::instance().snapshot()->cache_path.value);
+  auto prepared = prepare_jit_module(cache, desc, arch);
+  if (!prepared.is_ok()) return prepared.status();
+  trace.probes.push_back({cache.writable_directory(),
+                          prepared.value().compiled ? "compiled with NVRTC for " + arch : "loaded from the JIT cache"});
+  CUdevice cu_device = 0;
+  CUcontext context = nullptr;
+  const auto& api = driver.api();
+  if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet"); !s.is_ok()) return s;
+  if (Status s = driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain"); !s.is_ok())
+    return s;
+  auto kernel = std::make_unique<JitKernel>(driver, cu_device, context);
+  if (Status s = kernel->load(prepared.value().entry); !s.is_ok()) return s;
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace convjit
