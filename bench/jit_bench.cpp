@@ -1,0 +1,75 @@
+// The JIT's costs on this machine (no GPU needed):
+// - cold NVRTC compile per template over the YOLO11n descriptor set
+//   (counters: median and p90 in ms per op direction);
+// - warm load of the whole YOLO11n set from the persistent cache (key
+//   derivation, file read, checksum and key check) in a fresh process state.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "jit/jit_module_cache.hpp"
+#include "jit/kernel_source.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "model_table.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace convjit;
+
+std::vector<OpDescriptor> yolo_set() {
+  const auto ops = expand_model(*find_model("yolo11n"), {1});
+  std::vector<OpDescriptor> descs;
+  for (const ModelOp& op : ops.value()) descs.push_back(op.desc);
+  return descs;
+}
+
+std::string template_family(const OpDescriptor& d) { return kernel_source(d).value().template_name; }
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+void BM_NvrtcColdCompileYolo11n(benchmark::State& state) {
+  const auto descs = yolo_set();
+  std::map<std::string, std::vector<double>> ms;
+  for (auto _ : state)
+    for (const OpDescriptor& d : descs) {
+      auto module = compile_kernel(kernel_source(d).value(), "sm_90");
+      if (!module.is_ok()) state.SkipWithError(module.status().message().c_str());
+      ms[template_family(d)].push_back(module.value().compile_ms);
+      ms["all"].push_back(module.value().compile_ms);
+    }
+  for (const auto& [family, times] : ms) {
+    state.counters[family + " median ms"] = percentile(times, 0.5);
+    state.counters[family + " p90 ms"] = percentile(times, 0.9);
+  }
+}
+BENCHMARK(BM_NvrtcColdCompileYolo11n)->Iterations(1)->Unit(benchmark::kSecond);
+
+void BM_WarmLoadYolo11nFromCache(benchmark::State& state) {
+  std::string pattern = (fs::temp_directory_path() / "convjit-bench-cache-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return state.SkipWithError("mkdtemp failed");
+  const auto descs = yolo_set();
+  {
+    JitCache warmup({pattern});
+    for (const OpDescriptor& d : descs) (void)prepare_jit_module(warmup, d, "sm_90");
+  }
+  for (auto _ : state) {
+    JitCache cache({pattern});
+    for (const OpDescriptor& d : descs) {
+      auto prepared = prepare_jit_module(cache, d, "sm_90");
+      if (!prepared.is_ok() || prepared.value().compiled) state.SkipWithError("a warm load compiled");
+      benchmark::DoNotOptimize(prepared);
+    }
+  }
+  state.counters["descriptors"] = static_cast<double>(descs.size());
+  fs::remove_all(pattern);
+}
+BENCHMARK(BM_WarmLoadYolo11nFromCache)->Unit(benchmark::kMillisecond);
+
+}  // namespace
