@@ -104,6 +104,14 @@ void JitCache::quarantine(const std::string& path, const std::string& reason) {
                    moved ? "moved to quarantine and rebuilt" : "ignored and rebuilt"));
 }
 
+void JitCache::quarantine_entry(const JitCacheKey& key, const std::string& reason) {
+  for (const std::string& dir : search_path_) {
+    const std::string path = (fs::path(dir) / key.relative_path).string();
+    std::error_code error;
+    if (fs::exists(path, error)) quarantine(path, reason);
+  }
+}
+
 Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
   for (const std::string& dir : search_path_) {
     const std::string path = (fs::path(dir) / key.relative_path).string();

@@ -65,6 +65,10 @@ class JitCache {
   [[nodiscard]] Result<CacheEntry> get_or_compile(const JitCacheKey& key, const Compile& compile,
                                                   bool* compiled = nullptr);
 
+  // Moves `key`'s entry to quarantine, e.g. after the driver refused to load
+  // its CUBIN; the next get_or_compile rebuilds it.
+  void quarantine_entry(const JitCacheKey& key, const std::string& reason);
+
   // Removes least recently used entries until the total is within max_bytes.
   void enforce_size_bound();
 

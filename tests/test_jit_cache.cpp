@@ -143,6 +143,15 @@ TEST_F(JitCacheTest, EntryOfAnotherKeyIsQuarantinedAndRebuilt) {
   });
 }
 
+TEST_F(JitCacheTest, AnEntryTheDriverRefusesIsQuarantinedOnRequest) {
+  JitCache cache({dir_});
+  const JitCacheKey key = make_jit_cache_key(fields());
+  ASSERT_TRUE(cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
+  cache.quarantine_entry(key, "cuModuleLoadData failed");
+  EXPECT_FALSE(cache.lookup(key).is_ok());
+  EXPECT_FALSE(fs::is_empty(fs::path(dir_) / "jit" / "quarantine"));
+}
+
 TEST_F(JitCacheTest, FourProcessesTimesFourThreadsCompileEachKeyOnce) {
   constexpr int kKeys = 12;
   const std::string log = (root_ / "compiles.log").string();

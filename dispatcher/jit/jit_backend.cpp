@@ -104,19 +104,29 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc, cons
   const std::string arch = driver.arch_of(device.ordinal);
   if (arch.empty()) return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
   JitCache cache(SettingsStore::instance().snapshot()->cache_path.value);
-  auto prepared = prepare_jit_module(cache, desc, arch);
-  if (!prepared.is_ok()) return prepared.status();
-  trace.probes.push_back({cache.writable_directory(),
-                          prepared.value().compiled ? "compiled with NVRTC for " + arch : "loaded from the JIT cache"});
   CUdevice cu_device = 0;
-  CUcontext context = nullptr;
   const auto& api = driver.api();
   if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet"); !s.is_ok()) return s;
-  if (Status s = driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain"); !s.is_ok())
-    return s;
-  auto kernel = std::make_unique<JitKernel>(driver, cu_device, context);
-  if (Status s = kernel->load(prepared.value().entry); !s.is_ok()) return s;
-  return std::unique_ptr<Kernel>(std::move(kernel));
+  // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
+  Status last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto prepared = prepare_jit_module(cache, desc, arch);
+    if (!prepared.is_ok()) return prepared.status();
+    trace.probes.push_back({cache.writable_directory(), prepared.value().compiled
+                                                           ? "compiled with NVRTC for " + arch
+                                                           : "loaded from the JIT cache"});
+    CUcontext context = nullptr;
+    if (Status s = driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
+        !s.is_ok())
+      return s;
+    auto kernel = std::make_unique<JitKernel>(driver, cu_device, context);
+    last = kernel->load(prepared.value().entry);
+    if (last.is_ok()) return std::unique_ptr<Kernel>(std::move(kernel));
+    if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
+    auto key = jit_module_key(desc, arch);
+    if (key.is_ok()) cache.quarantine_entry(key.value(), last.message());
+  }
+  return last;
 }
 
 }  // namespace convjit
