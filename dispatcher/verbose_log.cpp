@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <mutex>
 
+#include "cuda/cuda_driver.hpp"
 #include "descriptor_flags.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "descriptor_name.hpp"
 #include "version.hpp"
 
@@ -30,7 +32,9 @@ void write_header(spdlog::logger& log, const Settings& settings) {
   info("version", kVersionString);
   info("build",
        fmt::format("CUDA toolkit {} cuDNN headers {}", kCudaToolkitVersion, kCudnnHeaderVersion));
-  info("devices", "host (no CUDA backend in this build)");
+  const Status& cuda = CudaDriver::instance().available();
+  info("devices", cuda.is_ok() ? std::string("host, CUDA") : "host (CUDA unavailable: " + cuda.message() + ")");
+  info("nvrtc", nvrtc_version());
   info("cache_path", joined(settings.cache_path.value, ':'));
   info("policy", std::string(policy_name(settings.policy.value)));
   log.info("convjit_verbose,{},template,event,descriptor,symbolic,backend,detail,ms,problem",
