@@ -99,7 +99,9 @@ class GpuJit : public ::testing::Test {
     DeviceBuffer gx(x_bytes), gw(w_bytes), gdy(y_bytes), gout(out_bytes);
     gx.upload(x), gw.upload(w), gdy.upload(dy), gout.upload(poison);
     ExecArgs host_args, gpu_args;
-    const bool uses_x = d.kind != OpKind::bias_grad && d.direction != Direction::bwddata;
+    // Average-pool backward reads no x: pass none, as the C API allows.
+    const bool uses_x = d.kind != OpKind::bias_grad && d.direction != Direction::bwddata &&
+                        !(d.is_pool() && d.direction == Direction::bwd && d.pool_mode != PoolingMode::max);
     const bool uses_w = d.is_conv() && d.direction != Direction::bwdfilt;
     const bool uses_dy = d.direction != Direction::fwd;
     host_args.x = uses_x ? x.data() : nullptr, gpu_args.x = uses_x ? gx.get() : nullptr;

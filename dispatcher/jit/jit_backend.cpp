@@ -23,8 +23,8 @@ struct LaunchEntry {
 // device workspace.  Launches are asynchronous on the caller's stream.
 class JitKernel final : public Kernel {
  public:
-  JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context)
-      : driver_(driver), device_(device), context_(context) {}
+  JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
+      : driver_(driver), device_(device), context_(context), kind_(desc.kind), direction_(desc.direction) {}
   ~JitKernel() override {
     const auto& api = driver_.api();
     (void)api.ctx_set_current(context_);
@@ -61,9 +61,7 @@ class JitKernel final : public Kernel {
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
     if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok()) return s;
-    // Template signature: (in0, in1, out, alpha, beta, workspace); see common.cuh.
-    const void* in0 = args.x != nullptr ? args.x : args.dy;
-    const void* in1 = args.x != nullptr ? (args.w != nullptr ? args.w : args.dy) : args.w;
+    auto [in0, in1] = inputs(args);
     void* out = args.out;
     float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
     CUdeviceptr workspace = workspace_;
@@ -80,9 +78,20 @@ class JitKernel final : public Kernel {
   }
 
  private:
+  // The template signature's (in0, in1); see kernel_templates/common.cuh.
+  [[nodiscard]] std::pair<const void*, const void*> inputs(const ExecArgs& args) const {
+    if (kind_ == OpKind::bias_grad) return {nullptr, args.dy};
+    if (kind_ == OpKind::pool) return {args.x, direction_ == Direction::fwd ? nullptr : args.dy};
+    if (direction_ == Direction::bwddata) return {args.dy, args.w};
+    if (direction_ == Direction::bwdfilt) return {args.x, args.dy};
+    return {args.x, args.w};
+  }
+
   const CudaDriver& driver_;
   CUdevice device_;
   CUcontext context_;
+  OpKind kind_;
+  Direction direction_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
   CUdeviceptr workspace_ = 0;
@@ -119,7 +128,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc, cons
     if (Status s = driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
         !s.is_ok())
       return s;
-    auto kernel = std::make_unique<JitKernel>(driver, cu_device, context);
+    auto kernel = std::make_unique<JitKernel>(driver, cu_device, context, desc);
     last = kernel->load(prepared.value().entry);
     if (last.is_ok()) return std::unique_ptr<Kernel>(std::move(kernel));
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
