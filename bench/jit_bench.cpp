@@ -27,7 +27,9 @@ std::vector<OpDescriptor> yolo_set() {
   return descs;
 }
 
-std::string template_family(const OpDescriptor& d) { return kernel_source(d).value().template_name; }
+std::string template_family(const OpDescriptor& d) {
+  return kernel_source(d).value().template_name;
+}
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -63,7 +65,8 @@ void BM_WarmLoadYolo11nFromCache(benchmark::State& state) {
     JitCache cache({pattern});
     for (const OpDescriptor& d : descs) {
       auto prepared = prepare_jit_module(cache, d, "sm_90");
-      if (!prepared.is_ok() || prepared.value().compiled) state.SkipWithError("a warm load compiled");
+      if (!prepared.is_ok() || prepared.value().compiled)
+        state.SkipWithError("a warm load compiled");
       benchmark::DoNotOptimize(prepared);
     }
   }

@@ -65,7 +65,8 @@ std::string unique_suffix() {
 }  // namespace
 
 std::string encode_cache_entry(const CacheEntry& e) {
-  const std::string body = e.preimage + e.metadata + std::string(e.payload.begin(), e.payload.end());
+  const std::string body =
+      e.preimage + e.metadata + std::string(e.payload.begin(), e.payload.end());
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.format = kCacheEntryFormat;
@@ -78,12 +79,15 @@ std::string encode_cache_entry(const CacheEntry& e) {
 
 Result<CacheEntry> decode_cache_entry(const std::string& bytes) {
   if (bytes.size() < sizeof(Header))
-    return Status::invalid(fmt::format("truncated: {} bytes, shorter than the header", bytes.size()));
+    return Status::invalid(
+        fmt::format("truncated: {} bytes, shorter than the header", bytes.size()));
   Header h;
   std::memcpy(&h, bytes.data(), sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return Status::invalid("not a convjit cache entry (bad magic)");
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
+    return Status::invalid("not a convjit cache entry (bad magic)");
   if (h.format != kCacheEntryFormat)
-    return Status::invalid(fmt::format("entry format {}, this convjit reads {}", h.format, kCacheEntryFormat));
+    return Status::invalid(
+        fmt::format("entry format {}, this convjit reads {}", h.format, kCacheEntryFormat));
   const std::uint64_t body = std::uint64_t{h.preimage_bytes} + h.metadata_bytes + h.payload_bytes;
   if (bytes.size() - sizeof h != body)
     return Status::invalid(fmt::format("truncated or padded: {} body bytes, header says {}",

@@ -25,7 +25,8 @@ constexpr const char* kLayoutVersion = "v1";
 bool make_private_directories(const fs::path& dir) {
   std::error_code error;
   if (fs::is_directory(dir, error)) return true;
-  if (dir.has_parent_path() && dir.parent_path() != dir && !make_private_directories(dir.parent_path()))
+  if (dir.has_parent_path() && dir.parent_path() != dir &&
+      !make_private_directories(dir.parent_path()))
     return false;
   return ::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
 }
@@ -34,7 +35,9 @@ bool is_writable_directory(const fs::path& dir) {
   return make_private_directories(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
-void warn(const std::string& message) { std::fprintf(stderr, "convjit: warning: %s\n", message.c_str()); }
+void warn(const std::string& message) {
+  std::fprintf(stderr, "convjit: warning: %s\n", message.c_str());
+}
 
 // A per-key advisory lock file, held for the compile; released on scope exit.
 class KeyLock {
@@ -73,14 +76,15 @@ JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
   JitCacheKey key;
   const XXH64_hash_t source_hash = XXH3_64bits(f.source.data(), f.source.size());
   key.preimage = fmt::format(
-      "convjit-jit-key {}\ndescriptor={}\nconvjit={}\ntemplates={}\nsource={:016x}\nnvrtc={}\narch={}\n"
+      "convjit-jit-key "
+      "{}\ndescriptor={}\nconvjit={}\ntemplates={}\nsource={:016x}\nnvrtc={}\narch={}\n"
       "options={}\n",
-      kLayoutVersion, f.descriptor, f.convjit_version, f.templates_hash, source_hash, f.nvrtc_version,
-      f.arch, joined(f.options));
+      kLayoutVersion, f.descriptor, f.convjit_version, f.templates_hash, source_hash,
+      f.nvrtc_version, f.arch, joined(f.options));
   const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
   key.hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
-  key.relative_path = fmt::format("jit/{}/nvrtc{}/{}/{}/{}.cjit", kLayoutVersion, f.nvrtc_version, f.arch,
-                                  key.hash.substr(0, 2), key.hash);
+  key.relative_path = fmt::format("jit/{}/nvrtc{}/{}/{}/{}.cjit", kLayoutVersion, f.nvrtc_version,
+                                  f.arch, key.hash.substr(0, 2), key.hash);
   return key;
 }
 
@@ -97,9 +101,11 @@ void JitCache::quarantine(const std::string& path, const std::string& reason) {
   const fs::path file(path);
   const fs::path dir = fs::path(writable_) / "jit" / "quarantine";
   std::error_code error;
-  const bool moved = !writable_.empty() && path.rfind(writable_, 0) == 0 && make_private_directories(dir) &&
-                     (fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))), error),
-                      !error);
+  const bool moved =
+      !writable_.empty() && path.rfind(writable_, 0) == 0 && make_private_directories(dir) &&
+      (fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))),
+                  error),
+       !error);
   warn(fmt::format("damaged JIT cache entry {} ({}); {}", path, reason,
                    moved ? "moved to quarantine and rebuilt" : "ignored and rebuilt"));
 }
@@ -134,13 +140,15 @@ Status JitCache::store(const JitCacheKey& key, const CacheEntry& entry) {
   if (writable_.empty()) return Status::not_available("no writable cache directory");
   const fs::path path = fs::path(writable_) / key.relative_path;
   if (!make_private_directories(path.parent_path()))
-    return Status::not_available(fmt::format("cannot create {}: {}", path.parent_path().string(), std::strerror(errno)));
+    return Status::not_available(
+        fmt::format("cannot create {}: {}", path.parent_path().string(), std::strerror(errno)));
   Status published = publish_file(path.string(), encode_cache_entry(entry));
   if (published.is_ok()) enforce_size_bound();
   return published;
 }
 
-Result<CacheEntry> JitCache::get_or_compile(const JitCacheKey& key, const Compile& compile, bool* compiled) {
+Result<CacheEntry> JitCache::get_or_compile(const JitCacheKey& key, const Compile& compile,
+                                            bool* compiled) {
   if (compiled) *compiled = false;
   if (auto hit = lookup(key); hit.is_ok()) return hit;
   std::unique_ptr<KeyLock> lock;
@@ -166,7 +174,8 @@ std::uint64_t JitCache::size_bytes() const {
   if (writable_.empty()) return 0;
   for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error))
-    if (it->is_regular_file(error) && it->path().extension() == ".cjit") total += it->file_size(error);
+    if (it->is_regular_file(error) && it->path().extension() == ".cjit")
+      total += it->file_size(error);
   return total;
 }
 
@@ -187,7 +196,8 @@ void JitCache::enforce_size_bound() {
     total += files.back().bytes;
   }
   if (total <= options_.max_bytes) return;
-  std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.used < b.used; });
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.used < b.used; });
   for (const File& f : files) {
     if (total <= options_.max_bytes) break;
     if (fs::remove(f.path, error)) total -= f.bytes;

@@ -31,12 +31,12 @@ struct JitCacheKey {
 
 // Fields that determine a binary.  Any change gives another key.
 struct JitKeyFields {
-  std::string descriptor;       // canonical name
-  std::string source;           // the generated source
-  std::string templates_hash;   // embedded_templates_hash()
+  std::string descriptor;      // canonical name
+  std::string source;          // the generated source
+  std::string templates_hash;  // embedded_templates_hash()
   std::string convjit_version;
   std::string nvrtc_version;
-  std::string arch;             // exact sm_XX[a]
+  std::string arch;  // exact sm_XX[a]
   std::vector<std::string> options;
 };
 

@@ -31,7 +31,7 @@ Result<OpDescriptor> conv_op(const ModelTable& m, const ModelOptions& o, const M
     p.stride[i] = l.stride, p.pad_begin[i] = p.pad_end[i] = l.pad;
   const auto x = tensor(m, o, l.in_channels, size);
   std::int64_t w_dims[CONVJIT_MAX_RANK] = {l.out_channels, l.in_channels / p.groups, l.kernel,
-                                          l.kernel, l.kernel};
+                                           l.kernel, l.kernel};
   convjit_tensor_desc_t w{};
   (void)convjit_tensor_desc_init(&w, static_cast<convjit_dtype_t>(o.dtype), m.spatial_dims + 2,
                                  w_dims, CONVJIT_LAYOUT_NCHW);
@@ -86,7 +86,8 @@ Status add_layer(const ModelTable& m, const ModelOptions& o, const ModelLayer& l
 }  // namespace
 
 const std::vector<ModelTable>& builtin_models() {
-  static const std::vector<ModelTable> models = {resnet50_table(), yolo11n_table(), cosmoflow_table()};
+  static const std::vector<ModelTable> models = {resnet50_table(), yolo11n_table(),
+                                                 cosmoflow_table()};
   return models;
 }
 

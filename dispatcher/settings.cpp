@@ -8,8 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <regex>
 #include <set>
+
+#include "gpu_arch.hpp"
 
 namespace convjit {
 
@@ -72,12 +73,12 @@ void read_path(EnvLookup lookup, const char* name, Setting<std::string>& target,
 void read_arch(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
   const char* value = lookup("CONVJIT_ARCH");
   if (value == nullptr) return;
-  static const std::regex pattern(R"(sm_[1-9][0-9]{1,2}[af]?)");
-  if (std::regex_match(value, pattern)) {
+  if (is_valid_arch(value)) {
     s.arch = {value, SettingSource::environment, "CONVJIT_ARCH"};
     return;
   }
-  warnings.push_back(fmt::format("CONVJIT_ARCH='{}' is not of the form sm_XX (e.g. sm_90); ignored", value));
+  warnings.push_back(
+      fmt::format("CONVJIT_ARCH='{}' is not of the form sm_XX (e.g. sm_90); ignored", value));
 }
 
 void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {

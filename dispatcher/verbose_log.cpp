@@ -10,8 +10,8 @@
 
 #include "cuda/cuda_driver.hpp"
 #include "descriptor_flags.hpp"
-#include "jit/nvrtc_compiler.hpp"
 #include "descriptor_name.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "version.hpp"
 
 namespace convjit {
@@ -33,7 +33,8 @@ void write_header(spdlog::logger& log, const Settings& settings) {
   info("build",
        fmt::format("CUDA toolkit {} cuDNN headers {}", kCudaToolkitVersion, kCudnnHeaderVersion));
   const Status& cuda = CudaDriver::instance().available();
-  info("devices", cuda.is_ok() ? std::string("host, CUDA") : "host (CUDA unavailable: " + cuda.message() + ")");
+  info("devices", cuda.is_ok() ? std::string("host, CUDA")
+                               : "host (CUDA unavailable: " + cuda.message() + ")");
   info("nvrtc", nvrtc_version());
   info("cache_path", joined(settings.cache_path.value, ':'));
   info("policy", std::string(policy_name(settings.policy.value)));

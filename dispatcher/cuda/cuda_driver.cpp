@@ -24,7 +24,8 @@ CudaDriver::CudaDriver() {
   void* library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* error = ::dlerror();
-    status_ = Status::not_available(fmt::format("no CUDA driver: {}", error ? error : "libcuda.so.1 not found"));
+    status_ = Status::not_available(
+        fmt::format("no CUDA driver: {}", error ? error : "libcuda.so.1 not found"));
     return;
   }
   const std::pair<const char*, bool> symbols[] = {
@@ -33,8 +34,10 @@ CudaDriver::CudaDriver() {
       {"cuDeviceGetCount", resolve(library, "cuDeviceGetCount", api_.device_get_count)},
       {"cuDeviceGet", resolve(library, "cuDeviceGet", api_.device_get)},
       {"cuDeviceGetAttribute", resolve(library, "cuDeviceGetAttribute", api_.device_get_attribute)},
-      {"cuDevicePrimaryCtxRetain", resolve(library, "cuDevicePrimaryCtxRetain", api_.primary_ctx_retain)},
-      {"cuDevicePrimaryCtxRelease_v2", resolve(library, "cuDevicePrimaryCtxRelease_v2", api_.primary_ctx_release)},
+      {"cuDevicePrimaryCtxRetain",
+       resolve(library, "cuDevicePrimaryCtxRetain", api_.primary_ctx_retain)},
+      {"cuDevicePrimaryCtxRelease_v2",
+       resolve(library, "cuDevicePrimaryCtxRelease_v2", api_.primary_ctx_release)},
       {"cuCtxSetCurrent", resolve(library, "cuCtxSetCurrent", api_.ctx_set_current)},
       {"cuModuleLoadData", resolve(library, "cuModuleLoadData", api_.module_load_data)},
       {"cuModuleUnload", resolve(library, "cuModuleUnload", api_.module_unload)},
@@ -49,13 +52,15 @@ CudaDriver::CudaDriver() {
   };
   for (const auto& [name, found] : symbols)
     if (!found) {
-      status_ = Status::not_available(fmt::format("the CUDA driver lacks {}; update the driver", name));
+      status_ =
+          Status::not_available(fmt::format("the CUDA driver lacks {}; update the driver", name));
       return;
     }
   status_ = check(api_.init(0), "cuInit");
   int count = 0;
   if (status_.is_ok()) status_ = check(api_.device_get_count(&count), "cuDeviceGetCount");
-  if (status_.is_ok() && count == 0) status_ = Status::not_available("the CUDA driver sees no device");
+  if (status_.is_ok() && count == 0)
+    status_ = Status::not_available("the CUDA driver sees no device");
 }
 
 Status CudaDriver::check(CUresult result, const char* call) const {
@@ -63,15 +68,18 @@ Status CudaDriver::check(CUresult result, const char* call) const {
   const char* text = nullptr;
   if (api_.get_error_string) api_.get_error_string(result, &text);
   return Status(CONVJIT_STATUS_EXECUTION_FAILED,
-                fmt::format("{} failed: {} ({})", call, text ? text : "unknown error", static_cast<int>(result)));
+                fmt::format("{} failed: {} ({})", call, text ? text : "unknown error",
+                            static_cast<int>(result)));
 }
 
 std::string CudaDriver::arch_of(int ordinal) const {
   CUdevice device = 0;
   int major = 0, minor = 0;
   if (api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
-      api_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) != CUDA_SUCCESS ||
-      api_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) != CUDA_SUCCESS)
+      api_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
+          CUDA_SUCCESS ||
+      api_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
+          CUDA_SUCCESS)
     return {};
   return fmt::format("sm_{}{}", major, minor);
 }

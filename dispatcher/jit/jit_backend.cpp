@@ -24,7 +24,11 @@ struct LaunchEntry {
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
-      : driver_(driver), device_(device), context_(context), kind_(desc.kind), direction_(desc.direction) {}
+      : driver_(driver),
+        device_(device),
+        context_(context),
+        kind_(desc.kind),
+        direction_(desc.direction) {}
   ~JitKernel() override {
     const auto& api = driver_.api();
     (void)api.ctx_set_current(context_);
@@ -37,12 +41,15 @@ class JitKernel final : public Kernel {
 
   Status load(const CacheEntry& entry) {
     const auto& api = driver_.api();
-    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok()) return s;
-    if (Status s = driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
+    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok())
+      return s;
+    if (Status s =
+            driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
         !s.is_ok())
       return s;
     const auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
-    if (!meta.is_object() || !meta.contains("entries")) return Status::invalid("JIT cache metadata is malformed");
+    if (!meta.is_object() || !meta.contains("entries"))
+      return Status::invalid("JIT cache metadata is malformed");
     for (const auto& e : meta["entries"]) {
       LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u)};
       const std::string name = e.value("name", "");
@@ -54,13 +61,15 @@ class JitKernel final : public Kernel {
     }
     workspace_bytes_ = meta.value("workspace_bytes", std::size_t{0});
     if (workspace_bytes_ > 0)
-      return driver_.check(api.mem_alloc(&workspace_, workspace_bytes_), "cuMemAlloc (JIT workspace)");
+      return driver_.check(api.mem_alloc(&workspace_, workspace_bytes_),
+                           "cuMemAlloc (JIT workspace)");
     return Status::ok();
   }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
-    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok()) return s;
+    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok())
+      return s;
     auto [in0, in1] = inputs(args);
     void* out = args.out;
     float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
@@ -69,9 +78,10 @@ class JitKernel final : public Kernel {
       workspace = reinterpret_cast<CUdeviceptr>(args.workspace);
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace};
     for (const LaunchEntry& e : entries_)
-      if (Status s = driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
-                                                     static_cast<CUstream>(args.stream), params, nullptr),
-                                   "cuLaunchKernel");
+      if (Status s =
+              driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
+                                              static_cast<CUstream>(args.stream), params, nullptr),
+                            "cuLaunchKernel");
           !s.is_ok())
         return s;
     return Status::ok();
@@ -102,30 +112,36 @@ class JitKernel final : public Kernel {
 
 Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_t& device) const {
   if (device.kind != CONVJIT_DEVICE_CUDA)
-    return Status::not_available("the JIT backend runs on CUDA devices; the host uses the reference");
+    return Status::not_available(
+        "the JIT backend runs on CUDA devices; the host uses the reference");
   if (Status s = jit_supports(desc); !s.is_ok()) return s;
   return CudaDriver::instance().available();
 }
 
-Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc, const convjit_device_t& device,
+Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
+                                                  const convjit_device_t& device,
                                                   BuildTrace& trace) {
   const CudaDriver& driver = CudaDriver::instance();
   const std::string arch = driver.arch_of(device.ordinal);
-  if (arch.empty()) return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
+  if (arch.empty())
+    return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
   JitCache cache(SettingsStore::instance().snapshot()->cache_path.value);
   CUdevice cu_device = 0;
   const auto& api = driver.api();
-  if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet"); !s.is_ok()) return s;
+  if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet");
+      !s.is_ok())
+    return s;
   // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
   Status last;
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto prepared = prepare_jit_module(cache, desc, arch);
     if (!prepared.is_ok()) return prepared.status();
     trace.probes.push_back({cache.writable_directory(), prepared.value().compiled
-                                                           ? "compiled with NVRTC for " + arch
-                                                           : "loaded from the JIT cache"});
+                                                            ? "compiled with NVRTC for " + arch
+                                                            : "loaded from the JIT cache"});
     CUcontext context = nullptr;
-    if (Status s = driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
+    if (Status s =
+            driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
         !s.is_ok())
       return s;
     auto kernel = std::make_unique<JitKernel>(driver, cu_device, context, desc);

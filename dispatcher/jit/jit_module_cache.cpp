@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "descriptor_name.hpp"
 #include "jit/embedded_templates.hpp"
@@ -16,15 +15,20 @@ namespace convjit {
 
 namespace {
 
-JitKeyFields key_fields(const OpDescriptor& desc, const KernelSource& source, const std::string& arch) {
-  return {descriptor_name(desc), source.source, std::string(embedded_templates_hash()), kVersionString,
-          nvrtc_version(), arch, nvrtc_options(arch)};
+JitKeyFields key_fields(const OpDescriptor& desc, const KernelSource& source,
+                        const std::string& arch) {
+  return {descriptor_name(desc), source.source,   std::string(embedded_templates_hash()),
+          kVersionString,        nvrtc_version(), arch,
+          nvrtc_options(arch)};
 }
 
-std::string metadata_json(const KernelSource& source, const CompiledModule& module, const std::string& arch) {
+std::string metadata_json(const KernelSource& source, const CompiledModule& module,
+                          const std::string& arch) {
   nlohmann::json entries = nlohmann::json::array();
   for (const KernelEntry& e : source.entries)
-    entries.push_back({{"name", e.name}, {"threads", e.threads}, {"blocks", e.blocks()},
+    entries.push_back({{"name", e.name},
+                       {"threads", e.threads},
+                       {"blocks", e.blocks()},
                        {"block_size", kJitThreadsPerBlock}});
   return nlohmann::json{{"template", source.template_name},
                         {"arch", arch},
@@ -39,25 +43,23 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
 
 }  // namespace
 
-bool is_valid_arch(const std::string& arch) {
-  static const std::regex pattern(R"(sm_[1-9][0-9]{1,2}[af]?)");
-  return std::regex_match(arch, pattern);
-}
-
 Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch) {
   auto source = kernel_source(desc);
   if (!source.is_ok()) return source.status();
   return make_jit_cache_key(key_fields(desc, source.value(), arch));
 }
 
-Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc, const std::string& arch) {
+Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
+                                          const std::string& arch) {
   if (!is_valid_arch(arch))
     return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
   auto source = kernel_source(desc);
   if (!source.is_ok()) return source.status();
   const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
   const std::string failed_dir =
-      cache.writable_directory().empty() ? "" : (std::filesystem::path(cache.writable_directory()) / "jit" / "failed").string();
+      cache.writable_directory().empty()
+          ? ""
+          : (std::filesystem::path(cache.writable_directory()) / "jit" / "failed").string();
   PreparedModule out;
   auto entry = cache.get_or_compile(
       key,

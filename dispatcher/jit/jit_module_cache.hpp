@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "gpu_arch.hpp"
 #include "jit_cache.hpp"
 #include "op_descriptor.hpp"
 
@@ -22,8 +23,5 @@ struct PreparedModule {
 // log and the saved source under <writable cache>/jit/failed/.
 [[nodiscard]] Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
                                                         const std::string& arch);
-
-// "sm_80", "sm_90a": what NVRTC's --gpu-architecture accepts for a real GPU.
-[[nodiscard]] bool is_valid_arch(const std::string& arch);
 
 }  // namespace convjit

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "reference/tensor_view.hpp"
+#include "canonical_layout.hpp"
 
 namespace convjit {
 
@@ -19,7 +19,7 @@ class PreludeWriter {
   void constant(const char* name, long long value) {
     body_ += fmt::format("  static constexpr long long {} = {};\n", name, value);
   }
-  void view(const char* prefix, const reference::View5& v) {
+  void view(const char* prefix, const View5& v) {
     for (int i = 0; i < 5; ++i)
       constant(fmt::format("{}{}", prefix, i).c_str(), v.strides[static_cast<std::size_t>(i)]);
   }
@@ -39,10 +39,14 @@ class PreludeWriter {
 
 int dtype_code(DataType dtype) {
   switch (dtype) {
-    case DataType::f32: return 0;
-    case DataType::f16: return 1;
-    case DataType::bf16: return 2;
-    case DataType::f64: return -1;
+    case DataType::f32:
+      return 0;
+    case DataType::f16:
+      return 1;
+    case DataType::bf16:
+      return 2;
+    case DataType::f64:
+      return -1;
   }
   return -1;
 }
@@ -59,9 +63,12 @@ std::string template_for(const OpDescriptor& d) {
   if (d.kind == OpKind::bias_grad) return "bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool_fwd.cuh" : "pool_bwd.cuh";
   switch (d.direction) {
-    case Direction::bwddata: return "conv_bwddata.cuh";
-    case Direction::bwdfilt: return "conv_bwdfilt.cuh";
-    default: return "conv_fwd.cuh";
+    case Direction::bwddata:
+      return "conv_bwddata.cuh";
+    case Direction::bwdfilt:
+      return "conv_bwdfilt.cuh";
+    default:
+      return "conv_fwd.cuh";
   }
 }
 
@@ -73,19 +80,20 @@ unsigned KernelEntry::blocks() const {
 }
 
 Status jit_supports(const OpDescriptor& d) {
-  if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor cannot be compiled");
+  if (d.symbolic_batch)
+    return Status::unsupported("a symbolic-batch descriptor cannot be compiled");
   if (dtype_code(d.dtype) < 0)
-    return Status::unsupported("f64 is served by the host reference only; the JIT covers f32, f16, bf16");
+    return Status::unsupported(
+        "f64 is served by the host reference only; the JIT covers f32, f16, bf16");
   return Status::ok();
 }
 
 Result<KernelSource> kernel_source(const OpDescriptor& d) {
   if (Status s = jit_supports(d); !s.is_ok()) return s;
-  using reference::canonical_view;
   KernelSource out;
   out.template_name = template_for(d);
   PreludeWriter p;
-  const reference::View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   if (d.kind == OpKind::bias_grad) {
     p.constant("N", y.dims[0]), p.constant("K", y.dims[1]);
     p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
@@ -94,8 +102,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
     out.source = p.finish(d, out.template_name);
     return out;
   }
-  const reference::View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-  const reference::Window3 win = reference::canonical_window(d);
+  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+  const Window3 win = canonical_window(d);
   p.constant("N", x.dims[0]), p.constant("C", x.dims[1]);
   p.spatial("D", "H", "W", {x.dims[2], x.dims[3], x.dims[4]});
   p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
@@ -113,7 +121,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
     out.source = p.finish(d, out.template_name);
     return out;
   }
-  const reference::View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   p.constant("K", w.dims[0]), p.constant("G", d.groups), p.constant("CG", w.dims[1]);
   p.view("WS", w);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();

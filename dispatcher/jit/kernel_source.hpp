@@ -15,14 +15,14 @@ namespace convjit {
 inline constexpr int kJitThreadsPerBlock = 256;
 
 struct KernelEntry {
-  std::string name;            // extern "C" symbol in the module
-  long long threads = 0;       // work items; the grid covers them (grid-stride beyond a cap)
+  std::string name;       // extern "C" symbol in the module
+  long long threads = 0;  // work items; the grid covers them (grid-stride beyond a cap)
   [[nodiscard]] unsigned blocks() const;
 };
 
 struct KernelSource {
-  std::string template_name;   // e.g. "conv_fwd.cuh"
-  std::string source;          // prelude + #include
+  std::string template_name;         // e.g. "conv_fwd.cuh"
+  std::string source;                // prelude + #include
   std::vector<KernelEntry> entries;  // launched in order
   std::size_t workspace_bytes = 0;   // f32 scratch shared by the entries
 };

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 #include <nvrtc.h>
+#include <xxhash.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <xxhash.h>
 
 #include "jit/embedded_templates.hpp"
 
@@ -62,8 +62,9 @@ std::string dump_failed_source(const KernelSource& source, const std::string& di
   if (dir.empty()) return "(not saved)";
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  const auto path = std::filesystem::path(dir) /
-                    fmt::format("failed-{:016x}.cu", XXH3_64bits(source.source.data(), source.source.size()));
+  const auto path =
+      std::filesystem::path(dir) /
+      fmt::format("failed-{:016x}.cu", XXH3_64bits(source.source.data(), source.source.size()));
   std::ofstream(path) << source.source;
   return path.string();
 }
@@ -83,10 +84,13 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
 PtxasStats parse_ptxas_stats(const std::string& log) {
   PtxasStats stats;
   static const std::regex registers(R"(Used (\d+) registers)");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), registers); it != std::sregex_iterator(); ++it)
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), registers);
+       it != std::sregex_iterator(); ++it)
     stats.max_registers = std::max(stats.max_registers, std::stoi((*it)[1]));
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), frame); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), frame); it != std::sregex_iterator();
+       ++it) {
     stats.stack_bytes += std::stoll((*it)[1]);
     stats.spill_stores += std::stoll((*it)[2]);
     stats.spill_loads += std::stoll((*it)[3]);
@@ -99,12 +103,14 @@ Result<CompiledModule> compile_kernel(const KernelSource& source, const std::str
   const auto start = std::chrono::steady_clock::now();
   NvrtcProgram program(source);
   if (program.created() != NVRTC_SUCCESS)
-    return Status::not_available(fmt::format("nvrtcCreateProgram failed: {}", nvrtcGetErrorString(program.created())));
+    return Status::not_available(
+        fmt::format("nvrtcCreateProgram failed: {}", nvrtcGetErrorString(program.created())));
   CompiledModule out;
   out.options = nvrtc_options(arch);
   std::vector<const char*> options;
   for (const auto& o : out.options) options.push_back(o.c_str());
-  const nvrtcResult compiled = nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
+  const nvrtcResult compiled =
+      nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
   out.log = program.log();
   if (compiled != NVRTC_SUCCESS)
     return Status(CONVJIT_STATUS_EXECUTION_FAILED,
@@ -114,7 +120,8 @@ Result<CompiledModule> compile_kernel(const KernelSource& source, const std::str
   out.cubin = program.cubin();
   if (out.cubin.empty()) return Status(CONVJIT_STATUS_EXECUTION_FAILED, "NVRTC produced no CUBIN");
   out.stats = parse_ptxas_stats(out.log);
-  out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 

@@ -11,15 +11,15 @@
 namespace convjit {
 
 struct PtxasStats {
-  int max_registers = 0;         // over the module's entries
-  long long spill_stores = 0;    // bytes, summed over entries
+  int max_registers = 0;       // over the module's entries
+  long long spill_stores = 0;  // bytes, summed over entries
   long long spill_loads = 0;
   long long stack_bytes = 0;
 };
 
 struct CompiledModule {
   std::vector<char> cubin;
-  std::string log;               // NVRTC's log, ptxas -v lines included
+  std::string log;  // NVRTC's log, ptxas -v lines included
   PtxasStats stats;
   std::vector<std::string> options;  // exactly as passed to NVRTC
   double compile_ms = 0;
@@ -33,7 +33,8 @@ struct CompiledModule {
 
 // On a compile error the status carries NVRTC's log, and the generated
 // source is written to `failed_source_dir` (when not empty) for reading.
-[[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& arch,
+[[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source,
+                                                    const std::string& arch,
                                                     const std::string& failed_source_dir = "");
 
 // Parses the ptxas -v lines of an NVRTC log.

@@ -23,8 +23,8 @@ void c3k2(std::vector<ModelLayer>& layers, const std::string& name, int level, s
 
 // C3k2 with a C3k block (c3k=True): the C3k holds two bottlenecks of two
 // full-width 3x3 convs each.
-void c3k2_c3k(std::vector<ModelLayer>& layers, const std::string& name, int level,
-              std::int64_t in, std::int64_t out) {
+void c3k2_c3k(std::vector<ModelLayer>& layers, const std::string& name, int level, std::int64_t in,
+              std::int64_t out) {
   const std::int64_t c = out / 2;
   layers.push_back(conv(name + ".cv1", level, in, 2 * c, 1));
   layers.push_back(conv(name + ".m.cv1+cv2", level, c, c / 2, 1, 1, 2));

@@ -13,7 +13,8 @@ namespace {
 class ModelsCommand final : public Command {
  public:
   explicit ModelsCommand(CLI::App& app) {
-    command_ = app.add_subcommand("models", "List the built-in model tables, or one model's operations");
+    command_ =
+        app.add_subcommand("models", "List the built-in model tables, or one model's operations");
     model_.add_to(*command_);
     command_->footer("Examples:\n  convjit models\n  convjit models --model resnet50 --batch 32");
   }
@@ -43,6 +44,8 @@ class ModelsCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_models_command(CLI::App& app) { return std::make_unique<ModelsCommand>(app); }
+std::unique_ptr<Command> make_models_command(CLI::App& app) {
+  return std::make_unique<ModelsCommand>(app);
+}
 
 }  // namespace convjit::cli

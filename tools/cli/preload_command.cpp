@@ -40,7 +40,8 @@ std::vector<Work> read_manifest(const std::string& path, std::vector<std::string
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto json = nlohmann::json::parse(line, nullptr, false);
     if (!json.is_object() || !json.contains("name") || !json["name"].is_string()) {
-      problems.push_back(fmt::format("{}:{}: not a JSON object with a \"name\"", path, line_number));
+      problems.push_back(
+          fmt::format("{}:{}: not a JSON object with a \"name\"", path, line_number));
       continue;
     }
     auto desc = parse_descriptor_name(json["name"].get<std::string>());
@@ -55,19 +56,23 @@ std::vector<Work> read_manifest(const std::string& path, std::vector<std::string
 
 std::string resolve_arch(const std::string& flag) {
   if (!flag.empty()) {
-    if (!is_valid_arch(flag)) throw UsageError(fmt::format("--arch {} is not of the form sm_XX (e.g. sm_90)", flag));
+    if (!is_valid_arch(flag))
+      throw UsageError(fmt::format("--arch {} is not of the form sm_XX (e.g. sm_90)", flag));
     return flag;
   }
   const auto settings = SettingsStore::instance().snapshot();
   if (!settings->arch.value.empty()) return settings->arch.value;
-  throw UsageError("no GPU to take the architecture from: pass --arch sm_XX (e.g. --arch sm_90) or set CONVJIT_ARCH");
+  throw UsageError(
+      "no GPU to take the architecture from: pass --arch sm_XX (e.g. --arch sm_90) or set "
+      "CONVJIT_ARCH");
 }
 
 class PreloadCommand final : public Command {
  public:
   explicit PreloadCommand(CLI::App& app) {
     command_ = app.add_subcommand("preload", "Compile JIT kernels into the cache ahead of a run");
-    command_->add_option("record", manifest_, "a record file written with CONVJIT_RECORD (JSON lines)");
+    command_->add_option("record", manifest_,
+                         "a record file written with CONVJIT_RECORD (JSON lines)");
     model_.add_to(*command_);
     command_->add_option("--arch", arch_, "GPU architecture, e.g. sm_90 (default: CONVJIT_ARCH)");
     command_->add_option("--jobs", jobs_, "parallel compiles")->check(CLI::Range(1, 256));
@@ -87,8 +92,9 @@ class PreloadCommand final : public Command {
     const auto settings = SettingsStore::instance().snapshot();
     JitCache cache(settings->cache_path.value);
     if (cache.writable_directory().empty())
-      throw RuntimeError(fmt::format("no writable cache directory in {}; set CONVJIT_CACHE_PATH to one you own",
-                                     fmt::join(settings->cache_path.value, ":")));
+      throw RuntimeError(
+          fmt::format("no writable cache directory in {}; set CONVJIT_CACHE_PATH to one you own",
+                      fmt::join(settings->cache_path.value, ":")));
     const auto start = std::chrono::steady_clock::now();
     std::array<std::atomic<int>, 4> counts{};
     counts[static_cast<int>(Outcome::failed)] = static_cast<int>(problems.size());
@@ -99,24 +105,32 @@ class PreloadCommand final : public Command {
       for (std::size_t i; (i = next.fetch_add(1)) < work.size();) {
         const auto item_start = std::chrono::steady_clock::now();
         auto prepared = prepare_jit_module(cache, work[i].desc, arch);
-        const Outcome outcome = !prepared.is_ok()
-                                    ? (prepared.status().code() == CONVJIT_STATUS_UNSUPPORTED ? Outcome::unsupported
-                                                                                               : Outcome::failed)
-                                    : (prepared.value().compiled ? Outcome::compiled : Outcome::cached);
+        const Outcome outcome =
+            !prepared.is_ok()
+                ? (prepared.status().code() == CONVJIT_STATUS_UNSUPPORTED ? Outcome::unsupported
+                                                                          : Outcome::failed)
+                : (prepared.value().compiled ? Outcome::compiled : Outcome::cached);
         ++counts[static_cast<int>(outcome)];
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - item_start).count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - item_start)
+                .count();
         std::lock_guard lock(output);
-        if (outcome == Outcome::failed) problems.push_back(work[i].name + ": " + prepared.status().message());
+        if (outcome == Outcome::failed)
+          problems.push_back(work[i].name + ": " + prepared.status().message());
         report(tty, i + 1, work.size(), outcome, work[i].name, ms);
       }
     };
     std::vector<std::thread> threads;
     for (int t = 0; t < jobs_; ++t) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (tty) fmt::print("\n");
-    fmt::print("preload: {} descriptors for {} in {:.1f} s: {} compiled, {} already cached, {} unsupported, {} failed\n",
-               work.size(), arch, seconds, counts[0].load(), counts[1].load(), counts[2].load(), counts[3].load());
+    fmt::print(
+        "preload: {} descriptors for {} in {:.1f} s: {} compiled, {} already cached, {} "
+        "unsupported, {} failed\n",
+        work.size(), arch, seconds, counts[0].load(), counts[1].load(), counts[2].load(),
+        counts[3].load());
     fmt::print("cache: {}\n", cache.writable_directory());
     for (const auto& p : problems) fmt::print(stderr, "convjit preload: failed: {}\n", p);
     return problems.empty() ? kExitOk : kExitRuntime;
@@ -139,14 +153,16 @@ class PreloadCommand final : public Command {
     return distinct;
   }
 
-  static void report(bool tty, std::size_t done, std::size_t total, Outcome outcome, const std::string& name,
-                     double ms) {
+  static void report(bool tty, std::size_t done, std::size_t total, Outcome outcome,
+                     const std::string& name, double ms) {
     static constexpr const char* kWords[] = {"compiled", "cached", "unsupported", "failed"};
     const char* word = kWords[static_cast<int>(outcome)];
     if (tty) {
-      const int width = 30, filled = static_cast<int>(width * done / std::max<std::size_t>(total, 1));
-      fmt::print("\r[{:<{}}] {}/{} {:<11} {:.60}", std::string(static_cast<std::size_t>(filled), '#'), width,
-                 done, total, word, name);
+      const int width = 30,
+                filled = static_cast<int>(width * done / std::max<std::size_t>(total, 1));
+      fmt::print("\r[{:<{}}] {}/{} {:<11} {:.60}",
+                 std::string(static_cast<std::size_t>(filled), '#'), width, done, total, word,
+                 name);
       std::fflush(stdout);
     } else {
       fmt::print("{:<11} {:8.1f} ms  {}\n", word, ms, name);
@@ -162,6 +178,8 @@ class PreloadCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_preload_command(CLI::App& app) { return std::make_unique<PreloadCommand>(app); }
+std::unique_ptr<Command> make_preload_command(CLI::App& app) {
+  return std::make_unique<PreloadCommand>(app);
+}
 
 }  // namespace convjit::cli
