@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "jit_cache.hpp"
+#include "support/concurrent_workers.hpp"
 
 namespace convjit {
 namespace {
@@ -21,7 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 
 JitKeyFields fields(const std::string& descriptor = "conv2d_demo_fwd") {
-  return {descriptor, "// source of " + descriptor, std::string(64, 'a'), "0.1.0", "13.0", "sm_90",
+  return {descriptor,
+          "// source of " + descriptor,
+          std::string(64, 'a'),
+          "0.1.0",
+          "13.0",
+          "sm_90",
           {"--gpu-architecture=sm_90", "--std=c++17"}};
 }
 
@@ -39,7 +45,8 @@ class JitCacheTest : public ::testing::Test {
   }
   void TearDown() override {
     std::error_code error;
-    for (auto& p : fs::recursive_directory_iterator(root_, error)) fs::permissions(p, fs::perms::owner_all, error);
+    for (auto& p : fs::recursive_directory_iterator(root_, error))
+      fs::permissions(p, fs::perms::owner_all, error);
     fs::remove_all(root_);
   }
   std::vector<fs::path> files_with(const std::string& needle) const {
@@ -55,7 +62,8 @@ class JitCacheTest : public ::testing::Test {
 TEST(JitCacheKey, AnyFieldChangesTheKey) {
   const JitCacheKey base = make_jit_cache_key(fields());
   EXPECT_EQ(base.hash.size(), 32u);
-  EXPECT_EQ(base.relative_path, "jit/v1/nvrtc13.0/sm_90/" + base.hash.substr(0, 2) + "/" + base.hash + ".cjit");
+  EXPECT_EQ(base.relative_path,
+            "jit/v1/nvrtc13.0/sm_90/" + base.hash.substr(0, 2) + "/" + base.hash + ".cjit");
   EXPECT_EQ(make_jit_cache_key(fields()).hash, base.hash);
   std::vector<JitKeyFields> variants(7, fields());
   variants[0].descriptor += "x";
@@ -80,8 +88,11 @@ TEST(CacheEntryFormat, RoundTripsAndRejectsDamage) {
   ASSERT_TRUE(decoded.is_ok());
   EXPECT_EQ(decoded.value().preimage, key.preimage);
   EXPECT_EQ(decoded.value().payload.size(), 64u);
-  EXPECT_NE(decode_cache_entry(bytes.substr(0, bytes.size() - 1)).status().message().find("truncated"), std::string::npos);
-  EXPECT_NE(decode_cache_entry(bytes.substr(0, 10)).status().message().find("truncated"), std::string::npos);
+  EXPECT_NE(
+      decode_cache_entry(bytes.substr(0, bytes.size() - 1)).status().message().find("truncated"),
+      std::string::npos);
+  EXPECT_NE(decode_cache_entry(bytes.substr(0, 10)).status().message().find("truncated"),
+            std::string::npos);
   std::string flipped = bytes;
   flipped[bytes.size() - 5] ^= 0x01;
   EXPECT_EQ(decode_cache_entry(flipped).status().message(), "checksum mismatch");
@@ -98,7 +109,10 @@ TEST_F(JitCacheTest, CompilesOnceThenHitsAndCreatesPrivateDirectories) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   const JitCacheKey key = make_jit_cache_key(fields());
   int compiles = 0;
-  auto compile = [&]() -> Result<CacheEntry> { ++compiles; return entry_for(key); };
+  auto compile = [&]() -> Result<CacheEntry> {
+    ++compiles;
+    return entry_for(key);
+  };
   bool compiled = false;
   ASSERT_TRUE(cache.get_or_compile(key, compile, &compiled).is_ok());
   EXPECT_TRUE(compiled);
@@ -112,10 +126,14 @@ TEST_F(JitCacheTest, CompilesOnceThenHitsAndCreatesPrivateDirectories) {
 void expect_quarantined_and_rebuilt(const std::string& dir, const JitCacheKey& key,
                                     const std::function<void(const fs::path&)>& damage) {
   JitCache cache({dir});
-  ASSERT_TRUE(cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
+  ASSERT_TRUE(
+      cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
   damage(fs::path(dir) / key.relative_path);
   int compiles = 0;
-  auto rebuilt = cache.get_or_compile(key, [&]() -> Result<CacheEntry> { ++compiles; return entry_for(key); });
+  auto rebuilt = cache.get_or_compile(key, [&]() -> Result<CacheEntry> {
+    ++compiles;
+    return entry_for(key);
+  });
   ASSERT_TRUE(rebuilt.is_ok()) << rebuilt.status().message();
   EXPECT_EQ(compiles, 1);
   EXPECT_EQ(rebuilt.value().preimage, key.preimage);
@@ -124,8 +142,9 @@ void expect_quarantined_and_rebuilt(const std::string& dir, const JitCacheKey& k
 }
 
 TEST_F(JitCacheTest, TruncatedEntryIsQuarantinedAndRebuilt) {
-  expect_quarantined_and_rebuilt(dir_, make_jit_cache_key(fields()),
-                                 [](const fs::path& p) { fs::resize_file(p, fs::file_size(p) / 2); });
+  expect_quarantined_and_rebuilt(dir_, make_jit_cache_key(fields()), [](const fs::path& p) {
+    fs::resize_file(p, fs::file_size(p) / 2);
+  });
 }
 
 TEST_F(JitCacheTest, FlippedByteIsQuarantinedAndRebuilt) {
@@ -146,7 +165,8 @@ TEST_F(JitCacheTest, EntryOfAnotherKeyIsQuarantinedAndRebuilt) {
 TEST_F(JitCacheTest, AnEntryTheDriverRefusesIsQuarantinedOnRequest) {
   JitCache cache({dir_});
   const JitCacheKey key = make_jit_cache_key(fields());
-  ASSERT_TRUE(cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
+  ASSERT_TRUE(
+      cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }).is_ok());
   cache.quarantine_entry(key, "cuModuleLoadData failed");
   EXPECT_FALSE(cache.lookup(key).is_ok());
   EXPECT_FALSE(fs::is_empty(fs::path(dir_) / "jit" / "quarantine"));
@@ -155,42 +175,30 @@ TEST_F(JitCacheTest, AnEntryTheDriverRefusesIsQuarantinedOnRequest) {
 TEST_F(JitCacheTest, FourProcessesTimesFourThreadsCompileEachKeyOnce) {
   constexpr int kKeys = 12;
   const std::string log = (root_ / "compiles.log").string();
-  std::vector<pid_t> children;
-  for (int p = 0; p < 4; ++p) {
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      std::vector<std::thread> threads;
-      for (int t = 0; t < 4; ++t)
-        threads.emplace_back([&, t] {
-          JitCache cache({dir_});
-          for (int i = 0; i < kKeys; ++i) {
-            const JitCacheKey key = make_jit_cache_key(fields("op" + std::to_string((i + t + p) % kKeys)));
-            auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> {
-              std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow compile widens races
-              std::ofstream(log, std::ios::app) << key.hash << "\n";
-              return entry_for(key, 4096);
-            });
-            if (!r.is_ok()) std::_Exit(3);
-          }
-        });
-      for (auto& thread : threads) thread.join();
-      std::_Exit(0);
+  const auto codes = test::run_in_processes_and_threads(4, 4, [&](int p, int t) {
+    JitCache cache({dir_});
+    for (int i = 0; i < kKeys; ++i) {
+      const JitCacheKey key =
+          make_jit_cache_key(fields("op" + std::to_string((i + t + p) % kKeys)));
+      auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow compile widens races
+        std::ofstream(log, std::ios::app) << key.hash << "\n";
+        return entry_for(key, 4096);
+      });
+      if (!r.is_ok()) return false;
     }
-    children.push_back(child);
-  }
-  for (pid_t child : children) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+    return true;
+  });
+  EXPECT_EQ(codes, std::vector<int>(4, 0));
   std::map<std::string, int> compiles;
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) ++compiles[line];
   EXPECT_EQ(compiles.size(), static_cast<std::size_t>(kKeys));
   for (const auto& [hash, count] : compiles) EXPECT_EQ(count, 1) << hash;
   EXPECT_TRUE(files_with(".tmp.").empty());
-  for (int i = 0; i < kKeys; ++i) EXPECT_TRUE(JitCache({dir_}).lookup(make_jit_cache_key(fields("op" + std::to_string(i)))).is_ok());
+  for (int i = 0; i < kKeys; ++i)
+    EXPECT_TRUE(
+        JitCache({dir_}).lookup(make_jit_cache_key(fields("op" + std::to_string(i)))).is_ok());
 }
 
 TEST_F(JitCacheTest, AProcessKilledWhilePublishingLeavesNoVisibleEntry) {
@@ -200,7 +208,8 @@ TEST_F(JitCacheTest, AProcessKilledWhilePublishingLeavesNoVisibleEntry) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    (void)publish_file(target.string(), encode_cache_entry(entry_for(key)), [] { ::raise(SIGKILL); });
+    (void)publish_file(target.string(), encode_cache_entry(entry_for(key)),
+                       [] { ::raise(SIGKILL); });
     std::_Exit(0);
   }
   int status = 0;
@@ -216,7 +225,11 @@ TEST_F(JitCacheTest, EvictionKeepsTheSizeBoundDroppingTheLeastRecentlyUsed) {
   std::vector<JitCacheKey> keys;
   for (int i = 0; i < 8; ++i) {
     keys.push_back(make_jit_cache_key(fields("op" + std::to_string(i))));
-    ASSERT_TRUE(cache.get_or_compile(keys.back(), [&]() -> Result<CacheEntry> { return entry_for(keys.back(), 4000); }).is_ok());
+    ASSERT_TRUE(
+        cache
+            .get_or_compile(keys.back(),
+                            [&]() -> Result<CacheEntry> { return entry_for(keys.back(), 4000); })
+            .is_ok());
     if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(cache.lookup(keys[0]).is_ok()) << i;  // key 0 stays recently used
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -233,7 +246,8 @@ int run_without_write_access(const fs::path& root, const std::function<int()>& b
   if (::geteuid() != 0) return body();
   const pid_t child = ::fork();
   if (child == 0) {
-    if (::chown(root.c_str(), 65534, 65534) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(90);
+    if (::chown(root.c_str(), 65534, 65534) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+      std::_Exit(90);
     std::_Exit(body());
   }
   int status = 0;
@@ -244,10 +258,14 @@ int run_without_write_access(const fs::path& root, const std::function<int()>& b
 TEST_F(JitCacheTest, AReadOnlyDirectoryIsSearchedAndTheNextWritableOneWritten) {
   const std::string readonly = (root_ / "readonly").string();
   const JitCacheKey old_key = make_jit_cache_key(fields("old"));
-  ASSERT_TRUE(JitCache({readonly}).get_or_compile(old_key, [&]() -> Result<CacheEntry> { return entry_for(old_key); }).is_ok());
+  ASSERT_TRUE(
+      JitCache({readonly})
+          .get_or_compile(old_key, [&]() -> Result<CacheEntry> { return entry_for(old_key); })
+          .is_ok());
   for (auto& p : fs::recursive_directory_iterator(readonly)) {
-    const auto perms = p.is_directory() ? fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec
-                                        : fs::perms::owner_read | fs::perms::others_read;
+    const auto perms = p.is_directory()
+                           ? fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec
+                           : fs::perms::owner_read | fs::perms::others_read;
     fs::permissions(p, perms);
   }
   fs::permissions(readonly, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
@@ -258,10 +276,13 @@ TEST_F(JitCacheTest, AReadOnlyDirectoryIsSearchedAndTheNextWritableOneWritten) {
     if (cache.writable_directory() != dir_) return 1;
     if (!cache.lookup(old_key).is_ok()) return 2;
     const JitCacheKey new_key = make_jit_cache_key(fields("new"));
-    if (!cache.get_or_compile(new_key, [&]() -> Result<CacheEntry> { return entry_for(new_key); }).is_ok()) return 3;
+    if (!cache.get_or_compile(new_key, [&]() -> Result<CacheEntry> { return entry_for(new_key); })
+             .is_ok())
+      return 3;
     return fs::exists(fs::path(dir_) / new_key.relative_path) ? 0 : 4;
   });
-  EXPECT_EQ(code, 0) << "1: wrong writable dir, 2: read-only entry missed, 3: compile failed, 4: not stored";
+  EXPECT_EQ(code, 0)
+      << "1: wrong writable dir, 2: read-only entry missed, 3: compile failed, 4: not stored";
 }
 
 TEST_F(JitCacheTest, NoWritableDirectoryStillServesFromMemory) {
@@ -269,7 +290,8 @@ TEST_F(JitCacheTest, NoWritableDirectoryStillServesFromMemory) {
   EXPECT_TRUE(cache.writable_directory().empty());
   const JitCacheKey key = make_jit_cache_key(fields());
   bool compiled = false;
-  auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); }, &compiled);
+  auto r = cache.get_or_compile(
+      key, [&]() -> Result<CacheEntry> { return entry_for(key); }, &compiled);
   EXPECT_TRUE(r.is_ok());
   EXPECT_TRUE(compiled);
 }

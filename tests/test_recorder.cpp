@@ -14,6 +14,7 @@
 #include "descriptor_builder.hpp"
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
+#include "support/concurrent_workers.hpp"
 
 namespace convjit {
 namespace {
@@ -93,28 +94,13 @@ TEST_F(RecorderTest, EightThreadsInThreeProcessesRecordEachDescriptorOnce) {
   constexpr int kDescriptors = 40, kProcesses = 3, kThreads = 8;
   std::vector<OpDescriptor> descs;
   for (int i = 1; i <= kDescriptors; ++i) descs.push_back(conv_with_batch(i));
-  std::vector<pid_t> children;
-  for (int p = 0; p < kProcesses; ++p) {
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      std::vector<std::thread> threads;
-      for (int t = 0; t < kThreads; ++t)
-        threads.emplace_back([&, t] {
-          for (int i = 0; i < kDescriptors; ++i)
-            Recorder::instance().record(
-                descs[static_cast<std::size_t>((i * 7 + t * 3 + p) % kDescriptors)], "reference");
-        });
-      for (auto& thread : threads) thread.join();
-      std::_Exit(0);
-    }
-    children.push_back(child);
-  }
-  for (pid_t child : children) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  const auto codes = test::run_in_processes_and_threads(kProcesses, kThreads, [&](int p, int t) {
+    for (int i = 0; i < kDescriptors; ++i)
+      Recorder::instance().record(
+          descs[static_cast<std::size_t>((i * 7 + t * 3 + p) % kDescriptors)], "reference");
+    return true;
+  });
+  EXPECT_EQ(codes, std::vector<int>(kProcesses, 0));
   const auto lines = lines_of(file_);  // throws on a torn line
   std::set<std::string> names;
   for (const auto& line : lines) names.insert(line["name"].get<std::string>());
