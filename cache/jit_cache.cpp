@@ -204,4 +204,68 @@ void JitCache::enforce_size_bound() {
   }
 }
 
+namespace {
+
+std::string preimage_field(const std::string& preimage, const std::string& name) {
+  const std::string prefix = "\n" + name + "=";
+  const auto at = preimage.find(prefix);
+  if (at == std::string::npos) return {};
+  const auto start = at + prefix.size();
+  return preimage.substr(start, preimage.find('\n', start) - start);
+}
+
+}  // namespace
+
+std::vector<CacheFileInfo> JitCache::entries() const {
+  std::vector<CacheFileInfo> out;
+  std::error_code error;
+  if (writable_.empty()) return out;
+  for (auto it =
+           fs::recursive_directory_iterator(fs::path(writable_) / "jit" / kLayoutVersion, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (!it->is_regular_file(error) || it->path().extension() != ".cjit") continue;
+    CacheFileInfo info;
+    info.path = it->path().string();
+    info.bytes = it->file_size(error);
+    struct stat st {};
+    if (::stat(info.path.c_str(), &st) == 0) info.last_used = st.st_mtime;
+    auto bytes = read_file(info.path);
+    auto entry =
+        bytes.is_ok() ? decode_cache_entry(bytes.value()) : Result<CacheEntry>(bytes.status());
+    info.valid = entry.is_ok();
+    if (entry.is_ok()) {
+      info.descriptor = preimage_field(entry.value().preimage, "descriptor");
+      info.arch = preimage_field(entry.value().preimage, "arch");
+    } else {
+      info.problem = entry.status().message();
+    }
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.last_used > b.last_used; });
+  return out;
+}
+
+std::vector<CacheFileInfo> JitCache::verify() {
+  std::vector<CacheFileInfo> damaged;
+  for (CacheFileInfo& info : entries())
+    if (!info.valid) {
+      quarantine(info.path, info.problem);
+      damaged.push_back(std::move(info));
+    }
+  return damaged;
+}
+
+std::uint64_t JitCache::clear() {
+  if (writable_.empty()) return 0;
+  std::uint64_t freed = 0;
+  std::error_code error;
+  const fs::path jit = fs::path(writable_) / "jit";
+  for (auto it = fs::recursive_directory_iterator(jit, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error))
+    if (it->is_regular_file(error)) freed += it->file_size(error);
+  fs::remove_all(jit, error);
+  return freed;
+}
+
 }  // namespace convjit

@@ -47,6 +47,17 @@ struct JitCacheOptions {
   std::chrono::milliseconds lock_timeout{60000};
 };
 
+// One file of the cache, as `convjit cache ls` shows it.
+struct CacheFileInfo {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::int64_t last_used = 0;  // seconds since the epoch (the file's mtime)
+  std::string descriptor;      // from the key preimage; empty if unreadable
+  std::string arch;
+  bool valid = false;   // magic, format and checksum check out
+  std::string problem;  // why not, when !valid
+};
+
 class JitCache {
  public:
   using Compile = std::function<Result<CacheEntry>()>;
@@ -74,6 +85,17 @@ class JitCache {
 
   // Total bytes of entries in the writable directory.
   [[nodiscard]] std::uint64_t size_bytes() const;
+
+  // Every entry of the writable directory, decoded (`convjit cache ls`).
+  [[nodiscard]] std::vector<CacheFileInfo> entries() const;
+
+  // Checks every entry; damaged ones go to quarantine.  Returns them.
+  [[nodiscard]] std::vector<CacheFileInfo> verify();
+
+  // Removes every entry (and the quarantine); returns the bytes freed.
+  std::uint64_t clear();
+
+  [[nodiscard]] std::uint64_t max_bytes() const { return options_.max_bytes; }
 
  private:
   [[nodiscard]] Status store(const JitCacheKey& key, const CacheEntry& entry);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -164,7 +165,6 @@ struct TempCache {
   std::string env() const { return "CONVJIT_CACHE_PATH=" + dir + " "; }
 };
 
-
 constexpr const char* kRunConv1 =
     "conv2d_1_3_8_8_0_192_64_8_1_0_16_3_3_3_0_1_16_8_8_0_1024_64_8_1_0_1_1_0_1_1_0_1_1_0_1_fwd";
 
@@ -248,12 +248,15 @@ TEST(CliModels, ListsTheBuiltinTablesAndExpandsOne) {
     EXPECT_NE(list.output.find(name), std::string::npos) << list.output;
   const Outcome resnet = convjit("models --model resnet50 --batch 32");
   ASSERT_EQ(resnet.exit_code, 0);
-  EXPECT_NE(resnet.output.find("conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"),
+  EXPECT_NE(resnet.output.find(
+                "conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"),
             std::string::npos);
   const Outcome unknown = convjit("models --model vgg16");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("--model vgg16: unknown model; the built-in ones are resnet50, yolo11n, cosmoflow"),
-            std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find(
+                "--model vgg16: unknown model; the built-in ones are resnet50, yolo11n, cosmoflow"),
+            std::string::npos)
+      << unknown.output;
 }
 
 TEST(CliPreload, CompilesAModelIntoTheCacheThenFindsItCached) {
@@ -261,14 +264,19 @@ TEST(CliPreload, CompilesAModelIntoTheCacheThenFindsItCached) {
   const std::string args = "preload --model cosmoflow --imgsz 32 --arch sm_80 --jobs 2";
   const Outcome cold = convjit_with_env(cache.env(), args);
   ASSERT_EQ(cold.exit_code, 0) << cold.output;
-  EXPECT_NE(cold.output.find("preload: 24 descriptors for sm_80 in"), std::string::npos) << cold.output;
-  EXPECT_NE(cold.output.find(": 24 compiled, 0 already cached, 0 unsupported, 0 failed"), std::string::npos);
+  EXPECT_NE(cold.output.find("preload: 24 descriptors for sm_80 in"), std::string::npos)
+      << cold.output;
+  EXPECT_NE(cold.output.find(": 24 compiled, 0 already cached, 0 unsupported, 0 failed"),
+            std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(cache.dir + "/jit/v1"));
   const Outcome warm = convjit_with_env(cache.env(), args);
-  EXPECT_NE(warm.output.find(": 0 compiled, 24 already cached, 0 unsupported, 0 failed"), std::string::npos)
+  EXPECT_NE(warm.output.find(": 0 compiled, 24 already cached, 0 unsupported, 0 failed"),
+            std::string::npos)
       << warm.output;
-  const Outcome f64 = convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --dtype f64");
-  EXPECT_NE(f64.output.find(": 0 compiled, 0 already cached, 24 unsupported, 0 failed"), std::string::npos)
+  const Outcome f64 = convjit_with_env(
+      cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --dtype f64");
+  EXPECT_NE(f64.output.find(": 0 compiled, 0 already cached, 24 unsupported, 0 failed"),
+            std::string::npos)
       << f64.output;
 }
 
@@ -277,15 +285,19 @@ TEST(CliPreload, ReadsARecordFileAndReportsBadLines) {
   const std::string record = cache.dir + "/record.jsonl";
   {
     std::ofstream out(record);
-    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})" << "\n";
-    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})" << "\n";
+    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})"
+        << "\n";
+    out << R"({"name":"conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd"})"
+        << "\n";
     out << "not json\n";
   }
   const Outcome r = convjit_with_env("CONVJIT_ARCH=sm_90 " + cache.env(), "preload " + record);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("preload: 1 descriptors for sm_90"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(": 1 compiled, 0 already cached, 0 unsupported, 1 failed"), std::string::npos);
-  EXPECT_NE(r.output.find("record.jsonl:3: not a JSON object with a \"name\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": 1 compiled, 0 already cached, 0 unsupported, 1 failed"),
+            std::string::npos);
+  EXPECT_NE(r.output.find("record.jsonl:3: not a JSON object with a \"name\""), std::string::npos)
+      << r.output;
 }
 
 TEST(CliPreload, UsageAndEnvironmentErrors) {
@@ -301,10 +313,56 @@ TEST(CliPreload, UsageAndEnvironmentErrors) {
   EXPECT_NE(r.output.find("give either a record file or --model NAME"), std::string::npos);
   r = convjit_with_env(cache.env(), "preload /nonexistent/record.jsonl --arch sm_90");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("cannot read the record file /nonexistent/record.jsonl"), std::string::npos);
-  r = convjit_with_env("CONVJIT_CACHE_PATH=/proc/convjit-no ", "preload --model cosmoflow --imgsz 32 --arch sm_90");
+  EXPECT_NE(r.output.find("cannot read the record file /nonexistent/record.jsonl"),
+            std::string::npos);
+  r = convjit_with_env("CONVJIT_CACHE_PATH=/proc/convjit-no ",
+                       "preload --model cosmoflow --imgsz 32 --arch sm_90");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("no writable cache directory in /proc/convjit-no"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no writable cache directory in /proc/convjit-no"), std::string::npos)
+      << r.output;
+}
+
+TEST(CliCache, StatLsVerifyGcAndClear) {
+  TempCache cache;
+  ASSERT_EQ(
+      convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80").exit_code,
+      0);
+  Outcome r = convjit_with_env(cache.env(), "cache stat");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("entries    24\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sm_80      24"), std::string::npos);
+  r = convjit_with_env(cache.env(), "cache ls --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto listed = nlohmann::json::parse(r.output);
+  ASSERT_EQ(listed.size(), 24u);
+  EXPECT_EQ(listed[0]["arch"], "sm_80");
+  EXPECT_EQ(listed[0]["descriptor"].get<std::string>().rfind("maxpool3d_", 0) == 0 ||
+                listed[0]["descriptor"].get<std::string>().rfind("conv3d_", 0) == 0,
+            true);
+  // Damage one entry: verify quarantines exactly it.
+  {
+    std::fstream f(listed[3]["path"].get<std::string>(),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-7, std::ios::end);
+    f.put('\x5a');
+  }
+  r = convjit_with_env(cache.env(), "cache verify");
+  EXPECT_NE(r.output.find("verify: 1 damaged entry quarantined"), std::string::npos) << r.output;
+  EXPECT_NE(convjit_with_env(cache.env(), "cache stat").output.find("entries    23\n"),
+            std::string::npos);
+  r = convjit_with_env(cache.env(), "cache gc --max-bytes 50000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto after_gc =
+      nlohmann::json::parse(convjit_with_env(cache.env(), "cache stat --json").output);
+  EXPECT_LE(after_gc["bytes"].get<std::uint64_t>(), 50000u);
+  EXPECT_GT(after_gc["entries"].get<int>(), 0);
+  r = convjit_with_env(cache.env(), "cache clear");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("add --yes"), std::string::npos);
+  EXPECT_EQ(convjit_with_env(cache.env(), "cache clear --yes").exit_code, 0);
+  EXPECT_NE(convjit_with_env(cache.env(), "cache stat").output.find("entries    0\n"),
+            std::string::npos);
+  EXPECT_EQ(convjit_with_env(cache.env(), "cache").exit_code, 2);
 }
 
 }  // namespace
