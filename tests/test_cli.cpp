@@ -322,6 +322,26 @@ TEST(CliPreload, UsageAndEnvironmentErrors) {
       << r.output;
 }
 
+TEST(CliDoctor, ReportsToolchainCacheAndSettingsWithTheirSources) {
+  TempCache cache;
+  Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "doctor");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("NVRTC          13."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cache dir      " + cache.dir + ": mode 0700, writable"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[env CONVJIT_CACHE_PATH]"), std::string::npos);
+  EXPECT_NE(r.output.find("verbose      = 1"), std::string::npos);
+  EXPECT_NE(r.output.find("policy       = \"auto\"                                   [default]"),
+            std::string::npos)
+      << r.output;
+  r = convjit_with_env(cache.env(), "doctor --json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto report = nlohmann::json::parse(r.output);
+  EXPECT_EQ(report["settings"]["cache_path"]["source"], "env");
+  EXPECT_TRUE(report.contains("cuda_driver"));
+}
+
 TEST(CliCache, StatLsVerifyGcAndClear) {
   TempCache cache;
   ASSERT_EQ(
