@@ -129,7 +129,7 @@ TEST(Cli, HelpAndVersionExitZero) {
 }
 
 TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
-  const Outcome r = convjit("run --batch 1 --image 16 --layout nhwc");
+  const Outcome r = convjit("run --batch 1 --imgsz 16 --layout nhwc");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int calls = 0;
   std::istringstream in(r.output);
@@ -206,16 +206,16 @@ TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
 
 TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
   TempCache cache;
-  const Outcome plain = convjit_with_env(cache.env(), "run --batch 1 --image 8");
+  const Outcome plain = convjit_with_env(cache.env(), "run --batch 1 --imgsz 8");
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_EQ(plain.output.find("tuned-library"), std::string::npos);
   cache.install("dace_fwd", kRunConv1);
-  const Outcome tuned = convjit_with_env(cache.env(), "run --batch 1 --image 8");
+  const Outcome tuned = convjit_with_env(cache.env(), "run --batch 1 --imgsz 8");
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   EXPECT_NE(tuned.output.find("conv1         fwd      tuned-library"), std::string::npos)
       << tuned.output;
   const Outcome passes =
-      convjit_with_env(cache.env(), "run --batch 1 --image 8 --passes 2 --rescan");
+      convjit_with_env(cache.env(), "run --batch 1 --imgsz 8 --passes 2 --rescan");
   ASSERT_EQ(passes.exit_code, 0) << passes.output;
   EXPECT_NE(passes.output.find("pass 2\n"), std::string::npos);
   // Each pass reports its own 20 calls.
@@ -224,18 +224,18 @@ TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
 
 TEST(CliTuned, VerboseLogAndInvalidSettingsAreReported) {
   TempCache cache;
-  Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "run --batch 1 --image 8");
+  Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "run --batch 1 --imgsz 8");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("convjit_verbose,v1,template,event,descriptor"), std::string::npos);
   EXPECT_NE(r.output.find(std::string("convjit_verbose,v1,decide,") + kRunConv1),
             std::string::npos);
-  r = convjit_with_env("CONVJIT_VERBOSE=yes DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
+  r = convjit_with_env("CONVJIT_VERBOSE=yes DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --imgsz 8");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("convjit: warning: CONVJIT_VERBOSE='yes' is not 0, 1 or 2; ignored"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);
-  r = convjit_with_env("DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --image 8");
+  r = convjit_with_env("DISTCONV_JIT_VERBOSE=0 ", "run --batch 1 --imgsz 8");
   EXPECT_EQ(r.output.find("convjit_verbose"), std::string::npos);  // 0 means off, unlike LBANN
 }
 
@@ -340,6 +340,49 @@ TEST(CliDoctor, ReportsToolchainCacheAndSettingsWithTheirSources) {
   const auto report = nlohmann::json::parse(r.output);
   EXPECT_EQ(report["settings"]["cache_path"]["source"], "env");
   EXPECT_TRUE(report.contains("cuda_driver"));
+}
+
+TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
+  const Outcome r = convjit("run --model resnet50 --imgsz 32 --reps 0 --verify --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(r.output);
+  EXPECT_EQ(report["model"], "resnet50");
+  ASSERT_EQ(report["ops"].size(), 72u);
+  for (const auto& op : report["ops"]) {
+    EXPECT_EQ(op["backend"], "reference");
+    EXPECT_EQ(op["max_error"], 0.0);
+    EXPECT_GE(op["first_ms"].get<double>(), 0.0);
+  }
+  const Outcome text = convjit("run --model cosmoflow --imgsz 32 --reps 1");
+  EXPECT_NE(text.output.find("cosmoflow: 24 distinct ops on the host"), std::string::npos)
+      << text.output;
+}
+
+TEST(CliRunModel, UserTablesAndTheirErrors) {
+  TempCache cache;
+  const std::string table = cache.dir + "/net.json";
+  std::ofstream(table) << R"({"name": "mini", "image_size": 12, "layers": [
+      {"name": "stem", "in": 3, "out": 8, "kernel": 3, "stride": 2, "input_layer": true},
+      {"name": "pool", "type": "maxpool", "level": 1, "in": 8, "kernel": 2},
+      {"name": "head", "level": 2, "in": 8, "out": 4, "kernel": 1, "bias": true}]})";
+  Outcome r = convjit("run --table " + table + " --reps 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // stem: fwd + bwdfilt; pool: fwd + bwd; head: fwd, bwddata, bwdfilt, bias.
+  EXPECT_EQ(nlohmann::json::parse(r.output)["ops"].size(), 8u);
+  r = convjit("run --table " + cache.dir + "/missing.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot read the model table"), std::string::npos) << r.output;
+  std::ofstream(cache.dir + "/broken.json") << "{ not json";
+  r = convjit("run --table " + cache.dir + "/broken.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is not valid JSON"), std::string::npos) << r.output;
+  std::ofstream(cache.dir + "/bad.json")
+      << R"({"image_size": 8, "layers": [{"in": 3, "out": 4, "type": "deconv"}]})";
+  r = convjit("run --table " + cache.dir + "/bad.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("layers[0]: \"type\" = \"deconv\" is not conv"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(convjit("run --model yolo11n --table " + table).exit_code, 2);
 }
 
 TEST(CliCache, StatLsVerifyGcAndClear) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli_status.hpp"
+#include "model_table_json.hpp"
 
 namespace convjit::cli {
 
@@ -13,7 +14,8 @@ std::string model_names() {
 }
 
 void ModelFlags::add_to(CLI::App& command) {
-  command.add_option("--model", model_, "a built-in model table: " + model_names());
+  auto* model = command.add_option("--model", model_, "a built-in model table: " + model_names());
+  command.add_option("--table", table_, "a model table in JSON (see the README)")->excludes(model);
   command.add_option("--batch", batch_, "batch size (default 1)")->check(CLI::Range(1, 1 << 20));
   command.add_option("--imgsz", image_size_, "input height and width (default: the model's)")
       ->check(CLI::Range(1, 1 << 20));
@@ -22,8 +24,24 @@ void ModelFlags::add_to(CLI::App& command) {
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
 }
 
+std::string ModelFlags::model_name() const { return model_.empty() ? table_ : model_; }
+
 std::vector<ModelOp> ModelFlags::expand() const {
-  const ModelTable* model = find_model(model_);
+  ModelTable loaded;
+  const ModelTable* model = nullptr;
+  if (!table_.empty()) {
+    auto table = load_model_table(table_);
+    if (!table.is_ok()) {
+      // An unreadable file is a runtime failure; a malformed one bad input.
+      if (table.status().code() == CONVJIT_STATUS_NOT_AVAILABLE)
+        throw RuntimeError("--table: " + table.status().message());
+      throw UsageError("--table: " + table.status().message());
+    }
+    loaded = std::move(table).value();
+    model = &loaded;
+  } else {
+    model = find_model(model_);
+  }
   if (model == nullptr)
     throw UsageError(
         fmt::format("--model {}: unknown model; the built-in ones are {}", model_, model_names()));

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -14,13 +13,19 @@ namespace convjit::cli {
 class ModelFlags {
  public:
   void add_to(CLI::App& command);
-  [[nodiscard]] bool given() const { return !model_.empty(); }
+  [[nodiscard]] bool given() const { return !model_.empty() || !table_.empty(); }
+  // The model's name (built-in) or the table file's.
+  [[nodiscard]] std::string model_name() const;
+  [[nodiscard]] std::int64_t batch() const { return batch_; }
+  [[nodiscard]] std::int64_t image_size() const { return image_size_; }  // 0: default
+  [[nodiscard]] bool channels_last() const { return layout_ == "nhwc"; }
   // The model's operations; throws UsageError for an unknown model or
   // options the model cannot take.
   [[nodiscard]] std::vector<ModelOp> expand() const;
 
  private:
   std::string model_;
+  std::string table_;
   std::int64_t batch_ = 1;
   std::int64_t image_size_ = 0;
   std::string layout_ = "nchw";

@@ -8,6 +8,8 @@
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "convjit/convjit.hpp"
+#include "model_flags.hpp"
+#include "model_run.hpp"
 
 namespace convjit::cli {
 
@@ -186,27 +188,37 @@ class RunCommand final : public Command {
  public:
   explicit RunCommand(CLI::App& app) {
     command_ = app.add_subcommand(
-        "run", "Run the built-in network forward and backward through the dispatcher");
-    command_->add_option("--batch", batch_, "batch size")->check(CLI::Range(1, 1024));
-    command_->add_option("--image", image_, "input height and width")->check(CLI::Range(8, 1024));
-    command_->add_option("--layout", layout_, "tensor layout")
-        ->check(CLI::IsMember({"nchw", "nhwc"}));
-    command_->add_option("--passes", passes_, "forward+backward passes to run")
+        "run", "Run a model's training step (or the built-in tiny network) through the dispatcher");
+    model_.add_to(*command_);
+    command_
+        ->add_option("--reps", model_options_.repetitions,
+                     "steady-state calls per op (median shown)")
+        ->check(CLI::Range(0, 1000));
+    command_->add_flag("--verify", model_options_.verify,
+                       "report the max error against the host reference");
+    command_->add_flag("--json", model_options_.json,
+                       "machine-readable output (with --model or --table)");
+    command_->add_option("--passes", passes_, "forward+backward passes of the tiny network")
         ->check(CLI::Range(1, 1000));
     command_->add_flag("--rescan", rescan_,
                        "before each pass after the first, forget cached misses so tuned libraries "
                        "added to the cache meanwhile are picked up");
     command_->footer(
-        "Examples:\n  convjit run --batch 4 --image 64 --layout nhwc\n"
+        "Examples:\n  convjit run --model yolo11n --imgsz 128 --verify\n"
+        "  convjit run --table mynet.json --batch 8 --json\n"
+        "  convjit run --batch 4 --imgsz 64 --layout nhwc      (the tiny network)\n"
         "  CONVJIT_VERBOSE=1 convjit run --passes 2 --rescan");
   }
 
   [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
   [[nodiscard]] bool selected() const override { return command_->parsed(); }
   [[nodiscard]] int run() const override {
+    if (model_.given()) return run_model(model_.model_name(), model_.expand(), model_options_);
+    const std::int64_t image = model_.image_size() == 0 ? 32 : model_.image_size();
     fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
-               version(), batch_, image_, image_, layout_);
-    TinyNetRun net(batch_, image_, layout_ == "nhwc" ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
+               version(), model_.batch(), image, image, model_.channels_last() ? "nhwc" : "nchw");
+    TinyNetRun net(model_.batch(), image,
+                   model_.channels_last() ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
     for (int pass = 0; pass < passes_; ++pass) {
       if (pass > 0 && rescan_ && convjit_rescan() != CONVJIT_STATUS_SUCCESS)
         throw RuntimeError(convjit_last_error_message());
@@ -218,9 +230,8 @@ class RunCommand final : public Command {
 
  private:
   CLI::App* command_ = nullptr;
-  std::int64_t batch_ = 2;
-  std::int64_t image_ = 32;
-  std::string layout_ = "nchw";
+  ModelFlags model_;
+  ModelRunOptions model_options_;
   int passes_ = 1;
   bool rescan_ = false;
 };

@@ -1,0 +1,223 @@
+#include "model_run.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "cli_status.hpp"
+#include "descriptor_name.hpp"
+#include "dispatcher.hpp"
+#include "half_precision.hpp"
+#include "reference/reference_backend.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+
+std::size_t span_bytes(const Dims5& dims, const Dims5& strides, int rank, DataType dtype) {
+  std::int64_t last = 0;
+  for (int i = 0; i < rank; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    last += (std::max<std::int64_t>(dims[at], 1) - 1) * strides[at];
+  }
+  return static_cast<std::size_t>(last + 1) * element_size(dtype);
+}
+
+void fill_random(std::vector<unsigned char>& bytes, DataType dtype, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const std::size_t size = element_size(dtype);
+  for (std::size_t i = 0; i + size <= bytes.size(); i += size) {
+    const float f = dist(rng);
+    switch (dtype) {
+      case DataType::f32:
+        std::memcpy(&bytes[i], &f, 4);
+        break;
+      case DataType::f64: {
+        const double d = f;
+        std::memcpy(&bytes[i], &d, 8);
+        break;
+      }
+      case DataType::f16: {
+        const Half h = float_to_half(f);
+        std::memcpy(&bytes[i], &h.bits, 2);
+        break;
+      }
+      case DataType::bf16: {
+        const BFloat16 b = float_to_bf16(f);
+        std::memcpy(&bytes[i], &b.bits, 2);
+        break;
+      }
+    }
+  }
+}
+
+double value_at(const std::vector<unsigned char>& bytes, std::size_t i, DataType dtype) {
+  switch (dtype) {
+    case DataType::f32: {
+      float v;
+      std::memcpy(&v, &bytes[4 * i], 4);
+      return v;
+    }
+    case DataType::f64: {
+      double v;
+      std::memcpy(&v, &bytes[8 * i], 8);
+      return v;
+    }
+    case DataType::f16: {
+      Half h;
+      std::memcpy(&h.bits, &bytes[2 * i], 2);
+      return half_to_float(h);
+    }
+    case DataType::bf16: {
+      BFloat16 b;
+      std::memcpy(&b.bits, &bytes[2 * i], 2);
+      return bf16_to_float(b);
+    }
+  }
+  return 0;
+}
+
+// Host buffers for one op's operands, in the descriptor's slots.
+struct Operands {
+  std::vector<unsigned char> x, w, dy, out;
+  ExecArgs args;
+
+  Operands(const OpDescriptor& d, std::mt19937& rng) {
+    const int rank = d.rank();
+    x.resize(span_bytes(d.x_dims, d.x_strides, rank, d.dtype));
+    w.resize(d.is_conv() ? span_bytes(d.w_dims, d.w_strides, rank, d.dtype) : 0);
+    dy.resize(span_bytes(d.y_dims, d.y_strides, rank, d.dtype));
+    for (auto* b : {&x, &w, &dy}) fill_random(*b, d.dtype, rng);
+    const bool writes_x =
+        d.direction == Direction::bwddata || (d.is_pool() && d.direction == Direction::bwd);
+    const bool writes_w = d.direction == Direction::bwdfilt;
+    out.resize(d.kind == OpKind::bias_grad
+                   ? static_cast<std::size_t>(d.y_dims[1]) * element_size(d.dtype)
+               : writes_x ? x.size()
+               : writes_w ? w.size()
+                          : dy.size());
+    args.x = d.kind == OpKind::bias_grad || d.direction == Direction::bwddata ? nullptr : x.data();
+    args.w = d.is_conv() && d.direction != Direction::bwdfilt ? w.data() : nullptr;
+    args.dy = d.direction == Direction::fwd ? nullptr : dy.data();
+    args.out = out.data();
+  }
+};
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Largest |a - b| relative to max(1, |b|).
+double max_error(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
+                 DataType dtype) {
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size() / element_size(dtype); ++i) {
+    const double a = value_at(got, i, dtype), b = value_at(want, i, dtype);
+    if (std::isnan(a) != std::isnan(b)) return INFINITY;
+    if (!std::isnan(b)) worst = std::max(worst, std::abs(a - b) / std::max(1.0, std::abs(b)));
+  }
+  return worst;
+}
+
+std::string short_reason(const Resolution& r) {
+  if (!r.rescannable) return "first choice";
+  const auto colon = r.reason.find(':', r.reason.find(':') + 1);
+  return "fallback: " +
+         r.reason.substr(r.reason.find(':') + 2,
+                         colon == std::string::npos ? 40 : colon - r.reason.find(':') - 2);
+}
+
+}  // namespace
+
+int run_model(const std::string& model, const std::vector<ModelOp>& ops, const ModelRunOptions& o) {
+  const convjit_device_t device = kHost;  // GPU runs arrive with device memory management
+  std::mt19937 rng(2026);
+  std::vector<std::unique_ptr<Backend>> reference_chain;
+  reference_chain.push_back(std::make_unique<ReferenceBackend>());
+  Dispatcher reference(std::move(reference_chain));
+  nlohmann::json rows = nlohmann::json::array();
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  double first_total = 0, step_total = 0;
+  std::set<std::string> seen;
+  if (!o.json)
+    fmt::print("{:<24} {:<8} {:<14} {:>10} {:>10} {:>9}  {}\n", "layer", "op", "backend",
+               "first ms", "steady ms", o.verify ? "max err" : "", "descriptor");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const ModelOp& op = ops[i];
+    const std::string name = descriptor_name(op.desc);
+    if (!seen.insert(name).second) continue;
+    if (tty)
+      fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), op.layer), std::fflush(stderr);
+    Operands operands(op.desc, rng);
+    std::string_view backend;
+    auto start = Clock::now();
+    if (Status s = Dispatcher::instance().execute(op.desc, device, operands.args, &backend);
+        !s.is_ok())
+      throw RuntimeError(
+          fmt::format("{} {}: {}", op.layer, direction_name(op.desc.direction), s.message()));
+    const double first = ms_since(start);
+    std::vector<double> times;
+    for (int r = 0; r < o.repetitions; ++r) {
+      start = Clock::now();
+      (void)Dispatcher::instance().execute(op.desc, device, operands.args);
+      times.push_back(ms_since(start));
+    }
+    std::sort(times.begin(), times.end());
+    const double steady = times.empty() ? first : times[times.size() / 2];
+    double error = 0;
+    if (o.verify) {
+      Operands expected = operands;
+      expected.args.out = expected.out.data();
+      if (expected.args.x) expected.args.x = expected.x.data();
+      if (expected.args.w) expected.args.w = expected.w.data();
+      if (expected.args.dy) expected.args.dy = expected.dy.data();
+      (void)reference.execute(op.desc, kHost, expected.args);
+      (void)Dispatcher::instance().execute(op.desc, device, operands.args);
+      error = max_error(operands.out, expected.out, op.desc.dtype);
+    }
+    auto resolved = Dispatcher::instance().resolve(op.desc, device);
+    const std::string why = resolved.is_ok() ? short_reason(*resolved.value()) : "";
+    first_total += first;
+    step_total += steady * op.count;
+    rows.push_back({{"layer", op.layer},
+                    {"direction", direction_name(op.desc.direction)},
+                    {"backend", backend},
+                    {"why", resolved.is_ok() ? resolved.value()->reason : ""},
+                    {"first_ms", first},
+                    {"steady_ms", steady},
+                    {"count", op.count},
+                    {"descriptor", name}});
+    if (o.verify) rows.back()["max_error"] = error;
+    if (!o.json)
+      fmt::print("{:<24.24} {:<8} {:<14} {:>10.3f} {:>10.3f} {:>9}  {}\n", op.layer,
+                 direction_name(op.desc.direction), backend, first, steady,
+                 o.verify ? fmt::format("{:.1e}", error) : "", name);
+  }
+  if (tty) fmt::print(stderr, "\r{:<60}\r", "");
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"model", model},
+                                      {"device", "host"},
+                                      {"ops", rows},
+                                      {"first_call_ms", first_total},
+                                      {"step_ms", step_total}}
+                           .dump(2));
+  } else {
+    fmt::print(
+        "{}: {} distinct ops on the host; first calls {:.1f} ms in total; one training step {:.1f} "
+        "ms\n",
+        model, rows.size(), first_total, step_total);
+  }
+  return kExitOk;
+}
+
+}  // namespace convjit::cli
