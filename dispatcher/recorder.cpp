@@ -10,30 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-#include "descriptor_flags.hpp"
+#include "descriptor_json.hpp"
 #include "descriptor_name.hpp"
 #include "settings.hpp"
 
 namespace convjit {
 
 namespace {
-
-template <std::size_t N>
-nlohmann::json list(const std::array<std::int64_t, N>& values, int count) {
-  return nlohmann::json(std::vector<std::int64_t>(values.begin(), values.begin() + count));
-}
-
-std::string_view kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::conv:
-      return "conv";
-    case OpKind::pool:
-      return "pool";
-    case OpKind::bias_grad:
-      return "bias_grad";
-  }
-  return "?";
-}
 
 // Closes a file descriptor (and so drops its flock) on scope exit.
 struct FileHandle {
@@ -71,29 +54,7 @@ Recorder& Recorder::instance() {
 }
 
 std::string Recorder::json_line(const OpDescriptor& d, std::string_view backend) {
-  const int rank = d.rank(), spatial = d.spatial_dims;
-  nlohmann::json j;
-  j["name"] = descriptor_name(d);
-  j["symbolic"] = descriptor_name(with_symbolic_batch(d));
-  j["op"] = kind_name(d.kind);
-  j["direction"] = direction_name(d.direction);
-  if (d.is_pool()) j["mode"] = pool_mode_name(d.pool_mode);
-  j["dtype"] = dtype_name(d.dtype);
-  j["spatial_dims"] = spatial;
-  if (d.kind != OpKind::bias_grad)
-    j["x"] = list(d.x_dims, rank), j["x_strides"] = list(d.x_strides, rank);
-  if (d.is_conv())
-    j["w"] = list(d.w_dims, rank), j["w_strides"] = list(d.w_strides, rank), j["groups"] = d.groups;
-  if (d.is_pool()) j["window"] = list(d.window, spatial);
-  j["y"] = list(d.y_dims, rank);
-  j["y_strides"] = list(d.y_strides, rank);
-  if (d.kind != OpKind::bias_grad) {
-    j["pad_begin"] = list(d.pad_begin, spatial);
-    j["pad_end"] = list(d.pad_end, spatial);
-    j["stride"] = list(d.stride, spatial);
-    j["dilation"] = list(d.dilation, spatial);
-  }
-  j["problem"] = descriptor_flags(d);
+  nlohmann::json j = descriptor_json(d);
   j["backend"] = backend;
   return j.dump();
 }

@@ -385,6 +385,28 @@ TEST(CliRunModel, UserTablesAndTheirErrors) {
   EXPECT_EQ(convjit("run --model yolo11n --table " + table).exit_code, 2);
 }
 
+TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
+  TempCache cache;
+  const std::string problem = "conv --x 1,2,5,5 --w 3,2,3,3 --pad 1,1";
+  auto described = nlohmann::json::parse(convjit_with_env(cache.env(), "describe " + problem + " --json").output);
+  EXPECT_EQ(described["name"], "conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd");
+  EXPECT_EQ(described["probes"].size(), 2u);
+  EXPECT_EQ(described["groups"], 1);
+  auto queried = nlohmann::json::parse(convjit_with_env(cache.env(), "query " + problem + " --json").output);
+  EXPECT_EQ(queried["probes"].size(), 2u);
+  EXPECT_EQ(queried["probes"][0]["outcome"], "not found");
+  EXPECT_EQ(queried["result"].get<std::string>().rfind("reference (host)", 0), 0u);
+  auto models = nlohmann::json::parse(convjit("models --json").output);
+  EXPECT_EQ(models.size(), 3u);
+  auto ops = nlohmann::json::parse(convjit("models --model resnet50 --json").output);
+  EXPECT_EQ(ops.size(), 72u);
+  EXPECT_EQ(ops[0]["layer"], "stem.conv");
+  auto preload = nlohmann::json::parse(
+      convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --json").output);
+  EXPECT_EQ(preload["compiled"], 24);
+  EXPECT_EQ(preload["failed"], 0);
+}
+
 TEST(CliCache, StatLsVerifyGcAndClear) {
   TempCache cache;
   ASSERT_EQ(

@@ -6,6 +6,7 @@
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "descriptor_flags.hpp"
+#include "descriptor_json.hpp"
 #include "descriptor_name.hpp"
 #include "descriptor_validation.hpp"
 #include "problem_flags.hpp"
@@ -81,19 +82,32 @@ class DescribeCommand final : public Command {
         "  convjit describe --name "
         "conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_"
         "3_3_0_2_2_0_1_1_0_1_fwd");
+    command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
   }
 
   [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
   [[nodiscard]] bool selected() const override { return command_->parsed(); }
   [[nodiscard]] int run() const override {
-    print_descriptor(problem_->descriptor());
+    const OpDescriptor d = problem_->descriptor();
+    if (!json_) {
+      print_descriptor(d);
+      return kExitOk;
+    }
+    nlohmann::json j = descriptor_json(d);
+    j["probes"] = nlohmann::json::array();
+    if (!d.symbolic_batch)
+      for (const TunedCandidate& c :
+           tuned_library_candidates(d, SettingsStore::instance().snapshot()->cache_path.value))
+        j["probes"].push_back(c.path);
+    fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
 
  private:
   CLI::App* command_ = nullptr;
   std::unique_ptr<ProblemInput> problem_;
+  bool json_ = false;
 };
 
 }  // namespace

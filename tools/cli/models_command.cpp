@@ -3,6 +3,7 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "descriptor_json.hpp"
 #include "descriptor_name.hpp"
 #include "model_flags.hpp"
 
@@ -16,6 +17,7 @@ class ModelsCommand final : public Command {
     command_ =
         app.add_subcommand("models", "List the built-in model tables, or one model's operations");
     model_.add_to(*command_);
+    command_->add_flag("--json", json_, "machine-readable output");
     command_->footer("Examples:\n  convjit models\n  convjit models --model resnet50 --batch 32");
   }
 
@@ -23,6 +25,27 @@ class ModelsCommand final : public Command {
   [[nodiscard]] bool selected() const override { return command_->parsed(); }
 
   [[nodiscard]] int run() const override {
+    if (json_) {
+      nlohmann::json out = nlohmann::json::array();
+      if (!model_.given()) {
+        for (const auto& m : builtin_models()) {
+          int convs = 0;
+          for (const auto& l : m.layers) convs += l.is_pool ? 0 : l.count;
+          out.push_back({{"name", m.name},
+                         {"convs", convs},
+                         {"image_size", m.default_image_size},
+                         {"description", m.description}});
+        }
+      } else {
+        for (const ModelOp& op : model_.expand()) {
+          nlohmann::json j = descriptor_json(op.desc);
+          j["layer"] = op.layer, j["count"] = op.count;
+          out.push_back(std::move(j));
+        }
+      }
+      fmt::print("{}\n", out.dump(2));
+      return kExitOk;
+    }
     if (!model_.given()) {
       fmt::print("{:<11} {:>6} {:>6}  {}\n", "model", "convs", "image", "description");
       for (const auto& m : builtin_models()) {
@@ -40,6 +63,7 @@ class ModelsCommand final : public Command {
  private:
   CLI::App* command_ = nullptr;
   ModelFlags model_;
+  bool json_ = false;
 };
 
 }  // namespace

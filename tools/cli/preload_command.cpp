@@ -75,6 +75,7 @@ class PreloadCommand final : public Command {
                          "a record file written with CONVJIT_RECORD (JSON lines)");
     model_.add_to(*command_);
     command_->add_option("--arch", arch_, "GPU architecture, e.g. sm_90 (default: CONVJIT_ARCH)");
+    command_->add_flag("--json", json_, "print one JSON summary instead of progress and lines");
     command_->add_option("--jobs", jobs_, "parallel compiles")->check(CLI::Range(1, 256));
     command_->footer(
         "Examples:\n"
@@ -117,7 +118,7 @@ class PreloadCommand final : public Command {
         std::lock_guard lock(output);
         if (outcome == Outcome::failed)
           problems.push_back(work[i].name + ": " + prepared.status().message());
-        report(tty, i + 1, work.size(), outcome, work[i].name, ms);
+        if (!json_) report(tty, i + 1, work.size(), outcome, work[i].name, ms);
       }
     };
     std::vector<std::thread> threads;
@@ -125,6 +126,19 @@ class PreloadCommand final : public Command {
     for (auto& t : threads) t.join();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (json_) {
+      fmt::print("{}\n", nlohmann::json{{"arch", arch},
+                                        {"descriptors", work.size()},
+                                        {"seconds", seconds},
+                                        {"compiled", counts[0].load()},
+                                        {"cached", counts[1].load()},
+                                        {"unsupported", counts[2].load()},
+                                        {"failed", counts[3].load()},
+                                        {"problems", problems},
+                                        {"cache", cache.writable_directory()}}
+                             .dump(2));
+      return problems.empty() ? kExitOk : kExitRuntime;
+    }
     if (tty) fmt::print("\n");
     fmt::print(
         "preload: {} descriptors for {} in {:.1f} s: {} compiled, {} already cached, {} "
@@ -173,6 +187,7 @@ class PreloadCommand final : public Command {
   std::string manifest_;
   ModelFlags model_;
   std::string arch_;
+  bool json_ = false;
   int jobs_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 

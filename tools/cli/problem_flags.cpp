@@ -171,6 +171,7 @@ ProblemInput::ProblemInput(CLI::App& command)
       bias_(command.add_subcommand("bias", "a convolution bias gradient")) {
   command.add_option("--name", name_, "a descriptor name (or lib<name>.so) instead of flags");
   command.require_subcommand(0, 1);
+  for (CLI::App* sub : {conv_, pool_, bias_}) sub->fallthrough();  // e.g. --json after the flags
   add_problem_flags(*conv_, ProblemKind::conv, conv_flags_);
   add_problem_flags(*pool_, ProblemKind::pool, pool_flags_);
   add_problem_flags(*bias_, ProblemKind::bias, bias_flags_);

@@ -2,6 +2,7 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "descriptor_json.hpp"
 #include "descriptor_name.hpp"
 #include "problem_flags.hpp"
 #include "settings.hpp"
@@ -34,6 +35,7 @@ class QueryCommand final : public Command {
   explicit QueryCommand(CLI::App& app) {
     command_ = app.add_subcommand(
         "query", "Show, as a dry run, where an operation would resolve and every file probed");
+    command_->add_flag("--json", json_, "machine-readable output");
     command_->add_flag("--load", load_,
                        "also load each candidate library and check its ABI (runs its init code)");
     command_->footer(
@@ -48,6 +50,20 @@ class QueryCommand final : public Command {
   [[nodiscard]] int run() const override {
     const OpDescriptor desc = problem_->descriptor();
     const auto settings = SettingsStore::instance().snapshot();
+    std::vector<ProbeStep> probes;
+    const std::string result = resolve(desc, *settings, probes);
+    if (json_) {
+      nlohmann::json j = descriptor_json(desc);
+      j["cache_path"] = settings->cache_path.value;
+      j["policy"] = policy_name(settings->policy.value);
+      j["device"] = "host";
+      j["probes"] = nlohmann::json::array();
+      for (const ProbeStep& step : probes)
+        j["probes"].push_back({{"path", step.candidate.path}, {"outcome", step.outcome}});
+      j["result"] = result;
+      fmt::print("{}\n", j.dump(2));
+      return kExitOk;
+    }
     fmt::print("{}\n", descriptor_name(desc));
     if (!desc.symbolic_batch)
       fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(desc)));
@@ -56,35 +72,33 @@ class QueryCommand final : public Command {
     fmt::print("{:<10}{}  [{}]\n", "policy", policy_name(settings->policy.value),
                origin(settings->policy));
     fmt::print("{:<10}host\n", "device");
-    const Policy policy = settings->policy.value;
-    if (policy != Policy::automatic) {
-      fmt::print("{:<10}tuned libraries are not consulted under policy {}\n", "result",
-                 policy_name(policy));
-      return kExitOk;
-    }
-    if (desc.symbolic_batch) {
-      fmt::print("{:<10}{}\n", "result", fallback(desc));
-      return kExitOk;
-    }
-    const ProbeReport report =
-        probe_tuned_libraries(desc, {CONVJIT_DEVICE_HOST, 0}, settings->cache_path.value,
-                              load_ ? ProbeMode::load : ProbeMode::dry_run);
-    for (const ProbeStep& step : report.steps)
+    for (const ProbeStep& step : probes)
       fmt::print("{:<10}{}: {}\n", "probe", step.candidate.path, step.outcome);
-    const bool hit = !report.steps.empty() && (report.steps.back().outcome == "would load" ||
-                                               report.steps.back().outcome.starts_with("loaded"));
-    if (hit) {
-      fmt::print("{:<10}tuned-library: {}\n", "result", report.steps.back().candidate.path);
-    } else {
-      fmt::print("{:<10}{}\n", "result", fallback(desc));
-    }
+    fmt::print("{:<10}{}\n", "result", result);
     return kExitOk;
   }
 
  private:
+  // Where the call would resolve; `probes` receives every file looked at.
+  std::string resolve(const OpDescriptor& desc, const Settings& settings,
+                      std::vector<ProbeStep>& probes) const {
+    const Policy policy = settings.policy.value;
+    if (policy != Policy::automatic)
+      return fmt::format("tuned libraries are not consulted under policy {}", policy_name(policy));
+    if (desc.symbolic_batch) return fallback(desc);
+    ProbeReport report =
+        probe_tuned_libraries(desc, {CONVJIT_DEVICE_HOST, 0}, settings.cache_path.value,
+                              load_ ? ProbeMode::load : ProbeMode::dry_run);
+    probes = std::move(report.steps);
+    const bool hit = !probes.empty() && (probes.back().outcome == "would load" ||
+                                         probes.back().outcome.starts_with("loaded"));
+    return hit ? "tuned-library: " + probes.back().candidate.path : fallback(desc);
+  }
+
   CLI::App* command_ = nullptr;
   std::unique_ptr<ProblemInput> problem_;
   bool load_ = false;
+  bool json_ = false;
 };
 
 }  // namespace
