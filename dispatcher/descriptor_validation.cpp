@@ -7,6 +7,8 @@
 #include <numeric>
 #include <span>
 
+#include "operand_layout.hpp"
+
 namespace convjit {
 
 namespace {
@@ -249,21 +251,18 @@ bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank) {
 }
 
 void check_output_overlap(Checker& c, const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) return;  // db is a contiguous vector
   const auto n = slot_names(d);
-  const char* name = n.y;
-  const Dims5* dims = &d.y_dims;
-  const Dims5* strides = &d.y_strides;
-  if (d.direction == Direction::bwddata || (d.is_pool() && d.direction == Direction::bwd)) {
-    name = n.x, dims = &d.x_dims, strides = &d.x_strides;
-  } else if (d.direction == Direction::bwdfilt) {
-    name = n.w, dims = &d.w_dims, strides = &d.w_strides;
-  } else if (d.kind == OpKind::bias_grad) {
-    return;  // db is a contiguous vector
-  }
-  c.require(is_non_overlapping(*dims, *strides, d.rank()),
+  const Slot slot = output_slot(d);
+  const char* name = slot == Slot::x ? n.x : slot == Slot::w ? n.w : n.y;
+  const Dims5& dims = slot == Slot::x ? d.x_dims : slot == Slot::w ? d.w_dims : d.y_dims;
+  const Dims5& strides = slot == Slot::x   ? d.x_strides
+                         : slot == Slot::w ? d.w_strides
+                                           : d.y_strides;
+  c.require(is_non_overlapping(dims, strides, d.rank()),
             "output {} strides {} make elements of shape {} overlap; give each element its "
             "own address (e.g. contiguous strides)",
-            name, used(*strides, d.rank()), used(*dims, d.rank()));
+            name, used(strides, d.rank()), used(dims, d.rank()));
 }
 
 bool is_zero(std::span<const std::int64_t> values) {

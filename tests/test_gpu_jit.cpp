@@ -8,11 +8,12 @@
 #include <random>
 
 #include "cuda/cuda_driver.hpp"
-#include "descriptor_name.hpp"
 #include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
 #include "dispatcher.hpp"
 #include "jit/jit_backend.hpp"
 #include "model_table.hpp"
+#include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
 #include "support/problems.hpp"
 
@@ -22,20 +23,18 @@ namespace {
 constexpr convjit_device_t kGpu{CONVJIT_DEVICE_CUDA, 0};
 constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
-// Bytes spanned by a tensor slot of a descriptor.
-std::size_t span_bytes(const Dims5& dims, const Dims5& strides, int rank, DataType dtype) {
-  std::int64_t last = 0;
-  for (int i = 0; i < rank; ++i) last += (std::max<std::int64_t>(dims[static_cast<std::size_t>(i)], 1) - 1) * strides[static_cast<std::size_t>(i)];
-  return static_cast<std::size_t>(last + 1) * element_size(dtype);
-}
-
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    EXPECT_TRUE(driver().check(driver().api().mem_alloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cuMemAlloc").is_ok());
+    EXPECT_TRUE(
+        driver()
+            .check(driver().api().mem_alloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cuMemAlloc")
+            .is_ok());
   }
   ~DeviceBuffer() { (void)driver().api().mem_free(ptr_); }
-  void upload(const std::vector<unsigned char>& host) { (void)driver().api().memcpy_htod(ptr_, host.data(), bytes_); }
+  void upload(const std::vector<unsigned char>& host) {
+    (void)driver().api().memcpy_htod(ptr_, host.data(), bytes_);
+  }
   std::vector<unsigned char> download() const {
     std::vector<unsigned char> host(bytes_);
     (void)driver().api().memcpy_dtoh(host.data(), ptr_, bytes_);
@@ -48,16 +47,6 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
   std::size_t bytes_;
 };
-
-double value_at(const std::vector<unsigned char>& bytes, std::size_t i, DataType dtype) {
-  switch (dtype) {
-    case DataType::f32: { float v; std::memcpy(&v, bytes.data() + 4 * i, 4); return v; }
-    case DataType::f16: { Half h; std::memcpy(&h.bits, bytes.data() + 2 * i, 2); return half_to_float(h); }
-    case DataType::bf16: { BFloat16 b; std::memcpy(&b.bits, bytes.data() + 2 * i, 2); return bf16_to_float(b); }
-    case DataType::f64: { double v; std::memcpy(&v, bytes.data() + 8 * i, 8); return v; }
-  }
-  return 0;
-}
 
 class GpuJit : public ::testing::Test {
  protected:
@@ -74,36 +63,24 @@ class GpuJit : public ::testing::Test {
   // Runs `d` on the GPU and the host on the same random inputs and compares.
   void check(const OpDescriptor& d, std::mt19937& rng) {
     SCOPED_TRACE(descriptor_name(d));
-    const int rank = d.rank();
     const std::size_t esize = element_size(d.dtype);
     auto random_bytes = [&](std::size_t bytes) {
       std::vector<unsigned char> v(bytes);
-      std::uniform_real_distribution<float> dist(-1, 1);
-      for (std::size_t i = 0; i + esize <= bytes; i += esize) {
-        const float f = dist(rng);
-        if (d.dtype == DataType::f32) std::memcpy(&v[i], &f, 4);
-        if (d.dtype == DataType::f16) { const Half h = float_to_half(f); std::memcpy(&v[i], &h.bits, 2); }
-        if (d.dtype == DataType::bf16) { const BFloat16 b = float_to_bf16(f); std::memcpy(&v[i], &b.bits, 2); }
-      }
+      std::uniform_real_distribution<double> dist(-1, 1);
+      for (std::size_t i = 0; i < bytes / esize; ++i)
+        store_element(v.data(), i, d.dtype, dist(rng));
       return v;
     };
-    const std::size_t x_bytes = span_bytes(d.x_dims, d.x_strides, rank, d.dtype);
-    const std::size_t w_bytes = span_bytes(d.w_dims, d.w_strides, rank, d.dtype);
-    const std::size_t y_bytes = span_bytes(d.y_dims, d.y_strides, rank, d.dtype);
-    const bool writes_x = d.direction == Direction::bwddata || (d.is_pool() && d.direction == Direction::bwd);
-    const bool writes_w = d.direction == Direction::bwdfilt;
-    const std::size_t out_bytes = d.kind == OpKind::bias_grad ? static_cast<std::size_t>(d.y_dims[1]) * esize
-                                  : writes_x ? x_bytes : writes_w ? w_bytes : y_bytes;
+    const std::size_t x_bytes = slot_bytes(d, Slot::x), w_bytes = slot_bytes(d, Slot::w);
+    const std::size_t y_bytes = slot_bytes(d, Slot::y), out_bytes = output_bytes(d);
     auto x = random_bytes(x_bytes), w = random_bytes(w_bytes), dy = random_bytes(y_bytes);
     std::vector<unsigned char> poison(out_bytes, 0xff), host_out = poison;
     DeviceBuffer gx(x_bytes), gw(w_bytes), gdy(y_bytes), gout(out_bytes);
     gx.upload(x), gw.upload(w), gdy.upload(dy), gout.upload(poison);
     ExecArgs host_args, gpu_args;
-    // Average-pool backward reads no x: pass none, as the C API allows.
-    const bool uses_x = d.kind != OpKind::bias_grad && d.direction != Direction::bwddata &&
-                        !(d.is_pool() && d.direction == Direction::bwd && d.pool_mode != PoolingMode::max);
-    const bool uses_w = d.is_conv() && d.direction != Direction::bwdfilt;
-    const bool uses_dy = d.direction != Direction::fwd;
+    // Only what the op reads: average-pool backward gets no x, as the C API allows.
+    const bool uses_x = reads_slot(d, Slot::x), uses_w = reads_slot(d, Slot::w),
+               uses_dy = reads_slot(d, Slot::y);
     host_args.x = uses_x ? x.data() : nullptr, gpu_args.x = uses_x ? gx.get() : nullptr;
     host_args.w = uses_w ? w.data() : nullptr, gpu_args.w = uses_w ? gw.get() : nullptr;
     host_args.dy = uses_dy ? dy.data() : nullptr, gpu_args.dy = uses_dy ? gdy.get() : nullptr;
@@ -111,15 +88,21 @@ class GpuJit : public ::testing::Test {
     host_args.beta = gpu_args.beta = 0.0;  // poisoned outputs must not leak
     const Status gpu = gpu_->execute(d, kGpu, gpu_args);
     ASSERT_TRUE(gpu.is_ok()) << gpu.message();
-    ASSERT_TRUE(CudaDriver::instance().check(CudaDriver::instance().api().stream_synchronize(nullptr), "sync").is_ok());
+    ASSERT_TRUE(CudaDriver::instance()
+                    .check(CudaDriver::instance().api().stream_synchronize(nullptr), "sync")
+                    .is_ok());
     ASSERT_TRUE(host_->execute(d, kHost, host_args).is_ok());
     const auto got = gout.download();
     // f32 accumulates in a different order than the f64-accumulating
     // reference: 1e-4 relative to the magnitude; f16/bf16: 2 output ulps.
-    const double rtol = d.dtype == DataType::f32 ? 1e-4 : d.dtype == DataType::f16 ? 0x1p-9 : 0x1p-6;
+    const double rtol = d.dtype == DataType::f32   ? 1e-4
+                        : d.dtype == DataType::f16 ? 0x1p-9
+                                                   : 0x1p-6;
     for (std::size_t i = 0; i < out_bytes / esize; ++i) {
-      const double want = value_at(host_out, i, d.dtype), have = value_at(got, i, d.dtype);
-      if (std::isnan(want) && std::isnan(value_at(poison, i, d.dtype))) continue;  // gap in a strided output
+      const double want = load_element(host_out.data(), i, d.dtype),
+                   have = load_element(got.data(), i, d.dtype);
+      if (std::isnan(want) && std::isnan(load_element(poison.data(), i, d.dtype)))
+        continue;  // gap in a strided output
       ASSERT_FALSE(std::isnan(have)) << "element " << i << " was not written";
       ASSERT_NEAR(have, want, rtol * (1 + std::abs(want)) * 8) << "element " << i;
     }

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -14,7 +13,7 @@
 #include "cli_status.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
-#include "half_precision.hpp"
+#include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
 
 namespace convjit::cli {
@@ -24,67 +23,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
-std::size_t span_bytes(const Dims5& dims, const Dims5& strides, int rank, DataType dtype) {
-  std::int64_t last = 0;
-  for (int i = 0; i < rank; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    last += (std::max<std::int64_t>(dims[at], 1) - 1) * strides[at];
-  }
-  return static_cast<std::size_t>(last + 1) * element_size(dtype);
-}
-
 void fill_random(std::vector<unsigned char>& bytes, DataType dtype, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  const std::size_t size = element_size(dtype);
-  for (std::size_t i = 0; i + size <= bytes.size(); i += size) {
-    const float f = dist(rng);
-    switch (dtype) {
-      case DataType::f32:
-        std::memcpy(&bytes[i], &f, 4);
-        break;
-      case DataType::f64: {
-        const double d = f;
-        std::memcpy(&bytes[i], &d, 8);
-        break;
-      }
-      case DataType::f16: {
-        const Half h = float_to_half(f);
-        std::memcpy(&bytes[i], &h.bits, 2);
-        break;
-      }
-      case DataType::bf16: {
-        const BFloat16 b = float_to_bf16(f);
-        std::memcpy(&bytes[i], &b.bits, 2);
-        break;
-      }
-    }
-  }
-}
-
-double value_at(const std::vector<unsigned char>& bytes, std::size_t i, DataType dtype) {
-  switch (dtype) {
-    case DataType::f32: {
-      float v;
-      std::memcpy(&v, &bytes[4 * i], 4);
-      return v;
-    }
-    case DataType::f64: {
-      double v;
-      std::memcpy(&v, &bytes[8 * i], 8);
-      return v;
-    }
-    case DataType::f16: {
-      Half h;
-      std::memcpy(&h.bits, &bytes[2 * i], 2);
-      return half_to_float(h);
-    }
-    case DataType::bf16: {
-      BFloat16 b;
-      std::memcpy(&b.bits, &bytes[2 * i], 2);
-      return bf16_to_float(b);
-    }
-  }
-  return 0;
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (std::size_t i = 0; i < bytes.size() / element_size(dtype); ++i)
+    store_element(bytes.data(), i, dtype, dist(rng));
 }
 
 // Host buffers for one op's operands, in the descriptor's slots.
@@ -92,23 +34,15 @@ struct Operands {
   std::vector<unsigned char> x, w, dy, out;
   ExecArgs args;
 
-  Operands(const OpDescriptor& d, std::mt19937& rng) {
-    const int rank = d.rank();
-    x.resize(span_bytes(d.x_dims, d.x_strides, rank, d.dtype));
-    w.resize(d.is_conv() ? span_bytes(d.w_dims, d.w_strides, rank, d.dtype) : 0);
-    dy.resize(span_bytes(d.y_dims, d.y_strides, rank, d.dtype));
+  Operands(const OpDescriptor& d, std::mt19937& rng)
+      : x(slot_bytes(d, Slot::x)),
+        w(slot_bytes(d, Slot::w)),
+        dy(slot_bytes(d, Slot::y)),
+        out(output_bytes(d)) {
     for (auto* b : {&x, &w, &dy}) fill_random(*b, d.dtype, rng);
-    const bool writes_x =
-        d.direction == Direction::bwddata || (d.is_pool() && d.direction == Direction::bwd);
-    const bool writes_w = d.direction == Direction::bwdfilt;
-    out.resize(d.kind == OpKind::bias_grad
-                   ? static_cast<std::size_t>(d.y_dims[1]) * element_size(d.dtype)
-               : writes_x ? x.size()
-               : writes_w ? w.size()
-                          : dy.size());
-    args.x = d.kind == OpKind::bias_grad || d.direction == Direction::bwddata ? nullptr : x.data();
-    args.w = d.is_conv() && d.direction != Direction::bwdfilt ? w.data() : nullptr;
-    args.dy = d.direction == Direction::fwd ? nullptr : dy.data();
+    args.x = reads_slot(d, Slot::x) ? x.data() : nullptr;
+    args.w = reads_slot(d, Slot::w) ? w.data() : nullptr;
+    args.dy = reads_slot(d, Slot::y) ? dy.data() : nullptr;
     args.out = out.data();
   }
 };
@@ -122,7 +56,7 @@ double max_error(const std::vector<unsigned char>& got, const std::vector<unsign
                  DataType dtype) {
   double worst = 0;
   for (std::size_t i = 0; i < got.size() / element_size(dtype); ++i) {
-    const double a = value_at(got, i, dtype), b = value_at(want, i, dtype);
+    const double a = load_element(got.data(), i, dtype), b = load_element(want.data(), i, dtype);
     if (std::isnan(a) != std::isnan(b)) return INFINITY;
     if (!std::isnan(b)) worst = std::max(worst, std::abs(a - b) / std::max(1.0, std::abs(b)));
   }
