@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+
+#include "warnings.hpp"
 
 namespace convjit {
 
@@ -33,10 +36,6 @@ bool make_private_directories(const fs::path& dir) {
 
 bool is_writable_directory(const fs::path& dir) {
   return make_private_directories(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
-}
-
-void warn(const std::string& message) {
-  std::fprintf(stderr, "convjit: warning: %s\n", message.c_str());
 }
 
 // A per-key advisory lock file, held for the compile; released on scope exit.
@@ -64,12 +63,6 @@ class KeyLock {
   bool held_ = false;
 };
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : " ") + item;
-  return out;
-}
-
 }  // namespace
 
 JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
@@ -80,7 +73,7 @@ JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
       "{}\ndescriptor={}\nconvjit={}\ntemplates={}\nsource={:016x}\nnvrtc={}\narch={}\n"
       "options={}\n",
       kLayoutVersion, f.descriptor, f.convjit_version, f.templates_hash, source_hash,
-      f.nvrtc_version, f.arch, joined(f.options));
+      f.nvrtc_version, f.arch, fmt::join(f.options, " "));
   const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
   key.hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
   key.relative_path = fmt::format("jit/{}/nvrtc{}/{}/{}/{}.cjit", kLayoutVersion, f.nvrtc_version,

@@ -13,6 +13,7 @@
 #include "descriptor_json.hpp"
 #include "descriptor_name.hpp"
 #include "settings.hpp"
+#include "warnings.hpp"
 
 namespace convjit {
 
@@ -25,14 +26,6 @@ struct FileHandle {
     if (fd >= 0) ::close(fd);
   }
 };
-
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::unordered_set<std::string> warned;
-  std::lock_guard lock(mutex);
-  if (warned.insert(message).second)
-    std::fprintf(stderr, "convjit: warning: %s\n", message.c_str());
-}
 
 bool write_all(int fd, const std::string& text) {
   // O_APPEND makes each write() land at the end; the flock keeps lines whole.

@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <set>
 
 #include "gpu_arch.hpp"
+#include "warnings.hpp"
 
 namespace convjit {
 
@@ -90,16 +89,6 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
   }
   warnings.push_back(fmt::format(
       "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned; ignored", value));
-}
-
-// Each distinct warning is printed once per process.
-void report_once(const std::vector<std::string>& warnings) {
-  static std::mutex mutex;
-  static std::set<std::string> reported;
-  std::lock_guard lock(mutex);
-  for (const auto& warning : warnings)
-    if (reported.insert(warning).second)
-      std::fprintf(stderr, "convjit: warning: %s\n", warning.c_str());
 }
 
 }  // namespace
@@ -189,7 +178,7 @@ std::shared_ptr<const Settings> SettingsStore::snapshot() const {
 void SettingsStore::reload_environment() {
   std::vector<std::string> warnings;
   Settings fresh = settings_from_environment(process_getenv, warnings);
-  report_once(warnings);
+  for (const auto& warning : warnings) warn_once(warning);
   std::lock_guard lock(overrides_->mutex);
   overrides_->environment = std::move(fresh);
   publish();

@@ -1,6 +1,7 @@
 #include "verbose_log.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -18,12 +19,6 @@ namespace convjit {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& items, char separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(1, separator)) + item;
-  return out;
-}
-
 void write_header(spdlog::logger& log, const Settings& settings) {
   const auto info = [&](std::string_view key, const std::string& value) {
     log.info("convjit_verbose,{},info,{},{}", kVerboseLineVersion, key,
@@ -36,7 +31,7 @@ void write_header(spdlog::logger& log, const Settings& settings) {
   info("devices", cuda.is_ok() ? std::string("host, CUDA")
                                : "host (CUDA unavailable: " + cuda.message() + ")");
   info("nvrtc", nvrtc_version());
-  info("cache_path", joined(settings.cache_path.value, ':'));
+  info("cache_path", fmt::format("{}", fmt::join(settings.cache_path.value, ":")));
   info("policy", std::string(policy_name(settings.policy.value)));
   log.info("convjit_verbose,{},template,event,descriptor,symbolic,backend,detail,ms,problem",
            kVerboseLineVersion);

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_status.hpp"
 #include "command.hpp"
@@ -12,10 +13,8 @@ namespace convjit::cli {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ":") + item;
-  return out.empty() ? "(none)" : out;
+std::string search_list(const std::vector<std::string>& dirs) {
+  return dirs.empty() ? "(none)" : fmt::format("{}", fmt::join(dirs, ":"));
 }
 
 template <class T>
@@ -67,7 +66,7 @@ class QueryCommand final : public Command {
     fmt::print("{}\n", descriptor_name(desc));
     if (!desc.symbolic_batch)
       fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(desc)));
-    fmt::print("{:<10}{}  [{}]\n", "cache", joined(settings->cache_path.value),
+    fmt::print("{:<10}{}  [{}]\n", "cache", search_list(settings->cache_path.value),
                origin(settings->cache_path));
     fmt::print("{:<10}{}  [{}]\n", "policy", policy_name(settings->policy.value),
                origin(settings->policy));
