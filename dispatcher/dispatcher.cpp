@@ -8,6 +8,7 @@
 
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
+#include "emulator/emulator_backend.hpp"
 #include "jit/jit_backend.hpp"
 #include "reference/reference_backend.hpp"
 #include "tuned/tuned_library_backend.hpp"
@@ -82,7 +83,7 @@ std::string device_label(const convjit_device_t& device) {
 bool policy_allows(Policy policy, std::string_view backend) {
   switch (policy) {
     case Policy::automatic:
-      return true;
+      return backend != "emulator";  // a debugging tool, never picked unasked
     case Policy::reference:
       return backend == "reference";
     case Policy::jit:
@@ -91,6 +92,8 @@ bool policy_allows(Policy policy, std::string_view backend) {
       return backend == "cudnn";
     case Policy::tuned:
       return backend == "tuned";
+    case Policy::emulate:
+      return backend == "emulator";
   }
   return false;
 }
@@ -107,6 +110,7 @@ Dispatcher& Dispatcher::instance() {
     chain.push_back(std::make_unique<TunedLibraryBackend>());
     chain.push_back(std::make_unique<JitBackend>());
     chain.push_back(std::make_unique<ReferenceBackend>());
+    chain.push_back(std::make_unique<EmulatorBackend>());
     return chain;
   }());
   return *dispatcher;

@@ -15,7 +15,7 @@ namespace convjit {
 
 namespace {
 
-constexpr std::string_view kPolicyNames[] = {"auto", "jit", "cudnn", "reference", "tuned"};
+constexpr std::string_view kPolicyNames[] = {"auto", "jit", "cudnn", "reference", "tuned", "emulate"};
 
 // The first variable of `names` that is set, with its name.
 std::optional<std::pair<std::string, std::string>> first_set(
@@ -88,7 +88,7 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
     return;
   }
   warnings.push_back(fmt::format(
-      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned; ignored", value));
+      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned, emulate; ignored", value));
 }
 
 }  // namespace

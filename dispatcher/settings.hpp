@@ -5,7 +5,7 @@
 //   CONVJIT_VERBOSE      0 off, 1 decisions, 2 plus executions (alias DISTCONV_JIT_VERBOSE)
 //   CONVJIT_LOG_FILE     log destination (default stderr)
 //   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
-//   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned
+//   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned | emulate
 //   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
@@ -21,7 +21,7 @@
 
 namespace convjit {
 
-enum class Policy { automatic, jit, cudnn, reference, tuned };
+enum class Policy { automatic, jit, cudnn, reference, tuned, emulate };
 
 [[nodiscard]] std::string_view policy_name(Policy policy);
 [[nodiscard]] std::optional<Policy> parse_policy(std::string_view text);

@@ -3,14 +3,14 @@
 // so no atomics are needed and the result is deterministic.
 #include "common.cuh"
 
-extern "C" __global__ void convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
                                           const convjit_device::storage_t* __restrict__ w,
                                           convjit_device::storage_t* __restrict__ dx, float alpha,
-                                          float beta, float* /*workspace*/) {
+                                          float beta, convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
   typedef Problem P;
-  constexpr index_t total = P::N * P::C * P::D * P::H * P::W;
-  constexpr index_t filters_per_group = P::K / P::G;
+  const index_t total = P::N * P::C * P::D * P::H * P::W;
+  const index_t filters_per_group = P::K / P::G;
   for (index_t i = thread_index(); i < total; i += thread_count()) {
     const index_t iw = i % P::W, ih = (i / P::W) % P::H, id = (i / (P::W * P::H)) % P::D;
     const index_t c = (i / (P::W * P::H * P::D)) % P::C, n = i / (P::W * P::H * P::D * P::C);

@@ -3,14 +3,14 @@
 // constexpr filter size, and bounds checks vanish where padding is zero.
 #include "common.cuh"
 
-extern "C" __global__ void convjit_kernel(const convjit_device::storage_t* __restrict__ x,
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                                           const convjit_device::storage_t* __restrict__ w,
                                           convjit_device::storage_t* __restrict__ y, float alpha,
-                                          float beta, float* /*workspace*/) {
+                                          float beta, convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
   typedef Problem P;
-  constexpr index_t total = P::N * P::K * P::OD * P::OH * P::OW;
-  constexpr index_t filters_per_group = P::K / P::G;
+  const index_t total = P::N * P::K * P::OD * P::OH * P::OW;
+  const index_t filters_per_group = P::K / P::G;
   for (index_t i = thread_index(); i < total; i += thread_count()) {
     const index_t ow = i % P::OW, oh = (i / P::OW) % P::OH, od = (i / (P::OW * P::OH)) % P::OD;
     const index_t k = (i / (P::OW * P::OH * P::OD)) % P::K, n = i / (P::OW * P::OH * P::OD * P::K);

@@ -3,12 +3,12 @@
 // recomputes each window's argmax instead of reading an index tensor.
 #include "pool_common.cuh"
 
-extern "C" __global__ void convjit_kernel(const convjit_device::storage_t* __restrict__ x,
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                                           const convjit_device::storage_t* __restrict__ dy,
                                           convjit_device::storage_t* __restrict__ dx, float alpha,
-                                          float beta, float* /*workspace*/) {
+                                          float beta, convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
-  constexpr index_t total = P::N * P::C * P::D * P::H * P::W;
+  const index_t total = P::N * P::C * P::D * P::H * P::W;
   for (index_t i = thread_index(); i < total; i += thread_count()) {
     const index_t iw = i % P::W, ih = (i / P::W) % P::H, id = (i / (P::W * P::H)) % P::D;
     const index_t c = (i / (P::W * P::H * P::D)) % P::C, n = i / (P::W * P::H * P::D * P::C);

@@ -40,7 +40,7 @@ struct ArgMax {
 };
 
 __device__ __forceinline__ ArgMax argmax(const storage_t* plane, const Window& win) {
-  ArgMax best = {false, 0, 0, 0, __int_as_float(0xff800000)};  // -inf
+  ArgMax best = {false, 0, 0, 0, -__int_as_float(0x7f800000)};  // -inf
   for (int t = win.d.begin; t < win.d.end; ++t)
     for (int r = win.h.begin; r < win.h.end; ++r)
       for (int s = win.w.begin; s < win.w.end; ++s) {

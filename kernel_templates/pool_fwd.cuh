@@ -1,12 +1,12 @@
 // Pooling forward: y = alpha * pool(x) + beta * y, one thread per output.
 #include "pool_common.cuh"
 
-extern "C" __global__ void convjit_kernel(const convjit_device::storage_t* __restrict__ x,
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                                           const convjit_device::storage_t* /*unused*/,
                                           convjit_device::storage_t* __restrict__ y, float alpha,
-                                          float beta, float* /*workspace*/) {
+                                          float beta, convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
-  constexpr index_t total = P::N * P::C * P::OD * P::OH * P::OW;
+  const index_t total = P::N * P::C * P::OD * P::OH * P::OW;
   for (index_t i = thread_index(); i < total; i += thread_count()) {
     const index_t ow = i % P::OW, oh = (i / P::OW) % P::OH, od = (i / (P::OW * P::OH)) % P::OD;
     const index_t c = (i / (P::OW * P::OH * P::OD)) % P::C, n = i / (P::OW * P::OH * P::OD * P::C);

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_driver.hpp"
 #include "jit/jit_module_cache.hpp"
+#include "jit/kernel_operands.hpp"
 #include "jit/kernel_source.hpp"
 #include "settings.hpp"
 
@@ -24,11 +25,7 @@ struct LaunchEntry {
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
-      : driver_(driver),
-        device_(device),
-        context_(context),
-        kind_(desc.kind),
-        direction_(desc.direction) {}
+      : driver_(driver), device_(device), context_(context), inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
     const auto& api = driver_.api();
     (void)api.ctx_set_current(context_);
@@ -70,7 +67,8 @@ class JitKernel final : public Kernel {
     const auto& api = driver_.api();
     if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok())
       return s;
-    auto [in0, in1] = inputs(args);
+    const void* in0 = input_pointer(args, inputs_.in0);
+    const void* in1 = input_pointer(args, inputs_.in1);
     void* out = args.out;
     float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
     CUdeviceptr workspace = workspace_;
@@ -88,20 +86,10 @@ class JitKernel final : public Kernel {
   }
 
  private:
-  // The template signature's (in0, in1); see kernel_templates/common.cuh.
-  [[nodiscard]] std::pair<const void*, const void*> inputs(const ExecArgs& args) const {
-    if (kind_ == OpKind::bias_grad) return {nullptr, args.dy};
-    if (kind_ == OpKind::pool) return {args.x, direction_ == Direction::fwd ? nullptr : args.dy};
-    if (direction_ == Direction::bwddata) return {args.dy, args.w};
-    if (direction_ == Direction::bwdfilt) return {args.x, args.dy};
-    return {args.x, args.w};
-  }
-
   const CudaDriver& driver_;
   CUdevice device_;
   CUcontext context_;
-  OpKind kind_;
-  Direction direction_;
+  KernelInputs inputs_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
   CUdeviceptr workspace_ = 0;

@@ -16,9 +16,8 @@ constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
 
 class PreludeWriter {
  public:
-  void constant(const char* name, long long value) {
-    body_ += fmt::format("  static constexpr long long {} = {};\n", name, value);
-  }
+  PreludeWriter() { constant("BLOCK", kJitThreadsPerBlock); }
+  void constant(const char* name, long long value) { constants_.push_back({name, value}); }
   void view(const char* prefix, const View5& v) {
     for (int i = 0; i < 5; ++i)
       constant(fmt::format("{}{}", prefix, i).c_str(), v.strides[static_cast<std::size_t>(i)]);
@@ -26,15 +25,20 @@ class PreludeWriter {
   void spatial(const char* d, const char* h, const char* w, const std::array<std::int64_t, 3>& v) {
     constant(d, v[0]), constant(h, v[1]), constant(w, v[2]);
   }
-  [[nodiscard]] std::string finish(const OpDescriptor& d, const std::string& template_name) const {
-    return fmt::format(
+  // Moves the constants and the prelude into `out`.
+  void finish(const OpDescriptor& d, KernelSource& out) {
+    std::string body;
+    for (const ProblemConstant& c : constants_)
+      body += fmt::format("  static constexpr long long {} = {};\n", c.name, c.value);
+    out.source = fmt::format(
         "// convjit JIT kernel for {}\n#define CONVJIT_DTYPE {}\nstruct Problem {{\n{}}};\n"
         "#include \"{}\"\n",
-        template_name, static_cast<int>(d.dtype), body_, template_name);
+        out.template_name, static_cast<int>(d.dtype), body, out.template_name);
+    out.constants = std::move(constants_);
   }
 
  private:
-  std::string body_;
+  std::vector<ProblemConstant> constants_;
 };
 
 int dtype_code(DataType dtype) {
@@ -98,8 +102,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
     p.constant("N", y.dims[0]), p.constant("K", y.dims[1]);
     p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
     p.view("YS", y);
-    out.entries = {{"convjit_kernel", y.dims[1]}};
-    out.source = p.finish(d, out.template_name);
+    out.entries = {{"convjit_kernel", y.dims[1] * kJitThreadsPerBlock}};  // a block per filter
+    p.finish(d, out);
     return out;
   }
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
@@ -118,7 +122,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
     p.spatial("QD", "QH", "QW", win.pad_end);
     p.constant("MODE", static_cast<long long>(d.pool_mode));
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
-    out.source = p.finish(d, out.template_name);
+    p.finish(d, out);
     return out;
   }
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -133,7 +137,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
   } else {
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
   }
-  out.source = p.finish(d, out.template_name);
+  p.finish(d, out);
   return out;
 }
 

@@ -12,6 +12,8 @@
 
 namespace convjit {
 
+// Every entry runs in blocks of this many threads (Problem::BLOCK), on the
+// GPU and in the emulator alike.
 inline constexpr int kJitThreadsPerBlock = 256;
 
 struct KernelEntry {
@@ -20,11 +22,18 @@ struct KernelEntry {
   [[nodiscard]] unsigned blocks() const;
 };
 
+// One member of the prelude's `struct Problem`.
+struct ProblemConstant {
+  std::string name;  // e.g. "XS1"
+  long long value;
+};
+
 struct KernelSource {
-  std::string template_name;         // e.g. "conv_fwd.cuh"
-  std::string source;                // prelude + #include
-  std::vector<KernelEntry> entries;  // launched in order
-  std::size_t workspace_bytes = 0;   // f32 scratch shared by the entries
+  std::string template_name;               // e.g. "conv_fwd.cuh"
+  std::string source;                      // prelude + #include
+  std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
+  std::vector<KernelEntry> entries;        // launched in order
+  std::size_t workspace_bytes = 0;         // f32 scratch shared by the entries
 };
 
 // Why the JIT cannot serve `desc`, or OK.

@@ -1,0 +1,65 @@
+// Global memory as an emulated kernel sees it: the launch's operands and
+// workspace, copied into allocations with red zones so that an overrun of
+// one tensor never lands in another.  Every access is checked against the
+// tensor's strided view before it happens, so a wild index is reported
+// (with the buffer and the element) instead of crashing or corrupting.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convjit::emulator {
+
+enum class Access : std::uint8_t { read, write, atomic };
+
+enum class BufferRole : std::uint8_t {
+  input,   // read-only
+  output,  // every element must be written by the launch
+  scratch  // workspace: an element must be written before it is read
+};
+
+struct BufferSpec {
+  std::string name;  // "x", "dy", "dw", "workspace", ...
+  BufferRole role = BufferRole::input;
+  std::size_t element_bytes = 4;
+  std::int64_t span = 0;  // elements from the first to the last, inclusive
+  // span flags, 1 where the view has an element; empty when all are.
+  std::vector<std::uint8_t> is_element;
+};
+
+class EmulatedBuffers {
+ public:
+  EmulatedBuffers();
+  ~EmulatedBuffers();
+  EmulatedBuffers(const EmulatedBuffers&) = delete;
+  EmulatedBuffers& operator=(const EmulatedBuffers&) = delete;
+
+  // Adds a buffer holding a copy of `initial` (span * element_bytes bytes),
+  // or poison (all bits set: NaN in every float format) when null.
+  // Returns the address the kernel is given.
+  void* add(BufferSpec spec, const void* initial);
+
+  // Checks one access of the running emulated thread; reports and returns
+  // false when it must not happen (the caller then reads poison or drops
+  // the write).
+  bool check(const void* address, std::size_t bytes, Access access) noexcept;
+
+  // Forgets which thread wrote what: kernels of one launch are ordered.
+  void begin_kernel();
+  // Reports output elements no kernel of the launch wrote.
+  void report_unwritten_outputs() const;
+  // Copies a buffer's span back to `destination`.
+  void copy_out(std::string_view name, void* destination) const;
+
+ private:
+  struct Buffer;
+  bool check_element(Buffer& b, std::int64_t index, Access access) noexcept;
+
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+};
+
+}  // namespace convjit::emulator

@@ -1,0 +1,27 @@
+// Which operands an op's kernel template takes as (in0, in1, out): conv
+// fwd (x, w, y), bwddata (dy, w, dx), bwdfilt (x, dy, dw), pool fwd (x, -,
+// y), pool bwd (x, dy, dx), bias gradient (-, dy, db).  The JIT launch
+// and the emulator both bind arguments through this one table.
+#pragma once
+
+#include "exec_args.hpp"
+#include "op_descriptor.hpp"
+#include "operand_layout.hpp"
+
+namespace convjit {
+
+enum class KernelInput { none, x, w, dy };
+
+struct KernelInputs {
+  KernelInput in0, in1;
+};
+
+[[nodiscard]] KernelInputs kernel_inputs(const OpDescriptor& desc);
+
+// The ExecArgs pointer an input takes (null for none).
+[[nodiscard]] const void* input_pointer(const ExecArgs& args, KernelInput input);
+
+// The descriptor slot holding an input's shape (dy lives in the y slot).
+[[nodiscard]] Slot input_slot(KernelInput input);
+
+}  // namespace convjit

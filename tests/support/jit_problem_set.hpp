@@ -1,0 +1,87 @@
+// Test helper: the descriptor set the JIT kernel templates are verified on,
+// on a GPU (test_gpu_jit.cpp) and in the host emulator
+// (test_emulated_kernels.cpp): random convolutions in every direction,
+// pools in every mode and direction, bias gradients, over 1D/2D/3D,
+// strides, asymmetric padding, dilation, groups (depthwise included) and
+// NCHW, NHWC and halo layouts; and every layer of the reference models.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "descriptor_builder.hpp"
+#include "model_table.hpp"
+#include "support/problems.hpp"
+
+namespace convjit::test {
+
+inline void set_dtype(convjit_tensor_desc_t& t, DataType dtype) {
+  t.dtype = static_cast<convjit_dtype_t>(dtype);
+}
+
+// `cases` random convolutions, each in fwd, bwddata and bwdfilt.
+inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, DataType dtype,
+                                                         int cases) {
+  std::vector<OpDescriptor> out;
+  for (int i = 0; i < cases; ++i) {
+    const ConvCase c = random_conv_case(rng, 1 + i % 3);
+    auto t = make_conv_tensors<float>(c);
+    auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
+    set_dtype(x, dtype), set_dtype(w, dtype), set_dtype(y, dtype);
+    for (Direction dir : {Direction::fwd, Direction::bwddata, Direction::bwdfilt}) {
+      auto d = make_conv_descriptor(&t.params, dir, &x, &w, &y);
+      EXPECT_TRUE(d.is_ok()) << d.status().message() << " for " << c.describe();
+      if (d.is_ok()) out.push_back(d.value());
+    }
+  }
+  return out;
+}
+
+// `cases` random pools per mode, each forward and backward.
+inline std::vector<OpDescriptor> random_pool_descriptors(std::mt19937& rng, DataType dtype,
+                                                         int cases) {
+  std::vector<OpDescriptor> out;
+  for (auto mode : {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD})
+    for (int i = 0; i < cases; ++i) {
+      auto t = make_pool_tensors<float>(random_pool_case(rng, 1 + i % 3, mode));
+      auto x = t.x.desc(), y = t.y.desc();
+      set_dtype(x, dtype), set_dtype(y, dtype);
+      for (Direction dir : {Direction::fwd, Direction::bwd}) {
+        auto d = make_pool_descriptor(&t.params, dir, &x, &y);
+        EXPECT_TRUE(d.is_ok()) << d.status().message();
+        if (d.is_ok()) out.push_back(d.value());
+      }
+    }
+  return out;
+}
+
+// Bias gradients over random conv outputs (their dy).
+inline std::vector<OpDescriptor> random_bias_descriptors(std::mt19937& rng, DataType dtype,
+                                                         int cases) {
+  std::vector<OpDescriptor> out;
+  for (int i = 0; i < cases; ++i) {
+    auto t = make_conv_tensors<float>(random_conv_case(rng, 1 + i % 3));
+    auto dy = t.y.desc();
+    set_dtype(dy, dtype);
+    auto d = make_bias_grad_descriptor(&dy);
+    EXPECT_TRUE(d.is_ok()) << d.status().message();
+    if (d.is_ok()) out.push_back(d.value());
+  }
+  return out;
+}
+
+// Every distinct operation of a reference model's training step.
+inline std::vector<OpDescriptor> model_descriptors(const std::string& model,
+                                                   const ModelOptions& options) {
+  std::vector<OpDescriptor> out;
+  auto ops = expand_model(*find_model(model), options);
+  EXPECT_TRUE(ops.is_ok()) << ops.status().message();
+  if (ops.is_ok())
+    for (const ModelOp& op : ops.value()) out.push_back(op.desc);
+  return out;
+}
+
+}  // namespace convjit::test
