@@ -144,6 +144,51 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
   EXPECT_NE(r.output.find("20 calls"), std::string::npos);
 }
 
+// ---- the kernel emulator ---------------------------------------------------------
+
+TEST(CliEmulate, RunsOneOperationsKernelsAndReportsTheLaunchAndTheError) {
+  const Outcome r =
+      convjit("emulate conv --x 2,8,9,9 --w 16,8,3,3 --pad 1,1 --op bwdfilt --dtype f16");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.line_starting("template"), "template  conv_bwdfilt.cuh (f16)");
+  EXPECT_EQ(r.line_starting("launch    convjit_kernel_finish"),
+            "launch    convjit_kernel_finish: 5 blocks x 256 threads");  // 1152 weights
+  EXPECT_NE(r.line_starting("checks").find("clean"), std::string::npos) << r.output;
+  EXPECT_EQ(r.line_starting("result"), "result    pass");
+}
+
+TEST(CliEmulate, JsonAndDescriptorNames) {
+  const Outcome named = convjit(
+      "emulate --json --name "
+      "avgpool2d_1_4_7_7_0_196_49_7_1_0_3_3_0_1_4_3_3_0_36_9_3_1_0_0_0_0_2_2_0_1_1_0_fwd");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  const auto j = nlohmann::json::parse(named.output);
+  EXPECT_EQ(j["template"], "pool_fwd.cuh");
+  EXPECT_EQ(j["launches"][0]["blocks"], 1);
+  EXPECT_TRUE(j["passed"].get<bool>());
+  EXPECT_LE(j["max_error"].get<double>(), j["tolerance"].get<double>());
+}
+
+TEST(CliEmulate, AnOperationTheJitDoesNotServeIsARuntimeError) {
+  const Outcome r = convjit("emulate conv --x 1,2,5,5 --w 2,2,3,3 --dtype f64");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("f64 is served by the host reference only"), std::string::npos);
+}
+
+TEST(CliEmulate, ThePolicyRoutesEveryHostCallThroughTheEmulator) {
+  const Outcome r = convjit_with_env("CONVJIT_POLICY=emulate ", "run --batch 1 --imgsz 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("conv3_dw      fwd      emulator"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(" reference "), std::string::npos) << r.output;
+  const Outcome model = convjit_with_env("CONVJIT_POLICY=emulate ",
+                                         "run --model yolo11n --imgsz 32 --reps 0 --verify --json");
+  ASSERT_EQ(model.exit_code, 0) << model.output;
+  for (const auto& op : nlohmann::json::parse(model.output)["ops"]) {
+    EXPECT_EQ(op["backend"], "emulator") << op.dump();
+    EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();
+  }
+}
+
 // ---- tuned libraries through the CLI -------------------------------------------
 
 // A private cache directory for one test.
@@ -388,11 +433,14 @@ TEST(CliRunModel, UserTablesAndTheirErrors) {
 TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
   TempCache cache;
   const std::string problem = "conv --x 1,2,5,5 --w 3,2,3,3 --pad 1,1";
-  auto described = nlohmann::json::parse(convjit_with_env(cache.env(), "describe " + problem + " --json").output);
-  EXPECT_EQ(described["name"], "conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd");
+  auto described = nlohmann::json::parse(
+      convjit_with_env(cache.env(), "describe " + problem + " --json").output);
+  EXPECT_EQ(described["name"],
+            "conv2d_1_2_5_5_0_50_25_5_1_0_3_2_3_3_0_1_3_5_5_0_75_25_5_1_0_1_1_0_1_1_0_1_1_0_1_fwd");
   EXPECT_EQ(described["probes"].size(), 2u);
   EXPECT_EQ(described["groups"], 1);
-  auto queried = nlohmann::json::parse(convjit_with_env(cache.env(), "query " + problem + " --json").output);
+  auto queried =
+      nlohmann::json::parse(convjit_with_env(cache.env(), "query " + problem + " --json").output);
   EXPECT_EQ(queried["probes"].size(), 2u);
   EXPECT_EQ(queried["probes"][0]["outcome"], "not found");
   EXPECT_EQ(queried["result"].get<std::string>().rfind("reference (host)", 0), 0u);
@@ -402,7 +450,8 @@ TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
   EXPECT_EQ(ops.size(), 72u);
   EXPECT_EQ(ops[0]["layer"], "stem.conv");
   auto preload = nlohmann::json::parse(
-      convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --json").output);
+      convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --json")
+          .output);
   EXPECT_EQ(preload["compiled"], 24);
   EXPECT_EQ(preload["failed"], 0);
 }

@@ -12,17 +12,7 @@ class ReferenceKernel final : public Kernel {
   explicit ReferenceKernel(const OpDescriptor& desc) : desc_(desc) {}
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    switch (desc_.kind) {
-      case OpKind::conv:
-        reference::conv_reference(desc_, args);
-        break;
-      case OpKind::pool:
-        reference::pool_reference(desc_, args);
-        break;
-      case OpKind::bias_grad:
-        reference::bias_grad_reference(desc_, args);
-        break;
-    }
+    run_reference(desc_, args);
     return Status::ok();
   }
 
@@ -31,6 +21,20 @@ class ReferenceKernel final : public Kernel {
 };
 
 }  // namespace
+
+void run_reference(const OpDescriptor& desc, const ExecArgs& args) {
+  switch (desc.kind) {
+    case OpKind::conv:
+      reference::conv_reference(desc, args);
+      break;
+    case OpKind::pool:
+      reference::pool_reference(desc, args);
+      break;
+    case OpKind::bias_grad:
+      reference::bias_grad_reference(desc, args);
+      break;
+  }
+}
 
 Status ReferenceBackend::check_support(const OpDescriptor& desc,
                                        const convjit_device_t& device) const {

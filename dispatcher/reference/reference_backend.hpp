@@ -16,4 +16,8 @@ class ReferenceBackend final : public Backend {
                                                       BuildTrace& trace) override;
 };
 
+// Runs a validated, concrete descriptor on host buffers with the reference,
+// whatever the dispatch policy: how other backends' results are checked.
+void run_reference(const OpDescriptor& desc, const ExecArgs& args);
+
 }  // namespace convjit

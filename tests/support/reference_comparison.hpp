@@ -2,7 +2,8 @@
 // under test and through the host reference, and compares the outputs
 // within the dtype's tolerance.  The output starts poisoned (all bits set:
 // NaN in every float format), so an element the backend never writes is
-// caught even where the value would happen to match.
+// caught even where the value would happen to match.  The tolerance is
+// kernel_tolerance() (tolerance.hpp), which says why.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "descriptor_name.hpp"
 #include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
+#include "tolerance.hpp"
 
 namespace convjit::test {
 
@@ -60,34 +62,10 @@ inline HostOperands random_operands(const OpDescriptor& d, std::mt19937& rng, do
   return o;
 }
 
-// Tolerance relative to (1 + |reference|).  The reference accumulates in
-// f64 and rounds once; kernels accumulate in f32 in another order.  f32:
-// 1e-4 covers the f32 accumulation error of the largest reductions tested
-// (a few thousand terms of magnitude <= 1).  f16/bf16: 8 ulps of the
-// output format (2^-10 and 2^-7 relative), since one rounding of the
-// stored result dominates and the inputs are the same stored values.
-inline double relative_tolerance(DataType dtype) {
-  switch (dtype) {
-    case DataType::f16:
-      return 8 * 0x1p-11;
-    case DataType::bf16:
-      return 8 * 0x1p-8;
-    default:
-      return 1e-4;
-  }
-}
-
-// The host reference's output for the operands (straight from the
-// backend: the process's dispatch policy may select another).
+// The host reference's output for the operands.
 inline std::vector<unsigned char> reference_output(const OpDescriptor& d, const HostOperands& o) {
   std::vector<unsigned char> out = o.out;
-  ReferenceBackend reference;
-  BuildTrace trace;
-  auto kernel = reference.build(d, {CONVJIT_DEVICE_HOST, 0}, trace);
-  EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
-  if (!kernel.is_ok()) return out;
-  const Status s = kernel.value()->execute(o.args(d, out.data()));
-  EXPECT_TRUE(s.is_ok()) << s.message();
+  run_reference(d, o.args(d, out.data()));
   return out;
 }
 
@@ -98,7 +76,7 @@ inline void expect_matches_reference(const OpDescriptor& d, const HostOperands& 
                                      const std::vector<unsigned char>& got) {
   SCOPED_TRACE(descriptor_name(d));
   const auto want = reference_output(d, o);
-  const double rtol = relative_tolerance(d.dtype);
+  const double rtol = kernel_tolerance(d.dtype);
   for (std::size_t i = 0; i < got.size() / element_size(d.dtype); ++i) {
     const double expected = load_element(want.data(), i, d.dtype),
                  actual = load_element(got.data(), i, d.dtype);

@@ -13,7 +13,7 @@
 #include "cli_status.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
-#include "operand_layout.hpp"
+#include "operand_buffers.hpp"
 #include "reference/reference_backend.hpp"
 
 namespace convjit::cli {
@@ -23,44 +23,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
-void fill_random(std::vector<unsigned char>& bytes, DataType dtype, std::mt19937& rng) {
-  std::uniform_real_distribution<double> dist(-1, 1);
-  for (std::size_t i = 0; i < bytes.size() / element_size(dtype); ++i)
-    store_element(bytes.data(), i, dtype, dist(rng));
-}
-
-// Host buffers for one op's operands, in the descriptor's slots.
-struct Operands {
-  std::vector<unsigned char> x, w, dy, out;
-  ExecArgs args;
-
-  Operands(const OpDescriptor& d, std::mt19937& rng)
-      : x(slot_bytes(d, Slot::x)),
-        w(slot_bytes(d, Slot::w)),
-        dy(slot_bytes(d, Slot::y)),
-        out(output_bytes(d)) {
-    for (auto* b : {&x, &w, &dy}) fill_random(*b, d.dtype, rng);
-    args.x = reads_slot(d, Slot::x) ? x.data() : nullptr;
-    args.w = reads_slot(d, Slot::w) ? w.data() : nullptr;
-    args.dy = reads_slot(d, Slot::y) ? dy.data() : nullptr;
-    args.out = out.data();
-  }
-};
-
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Largest |a - b| relative to max(1, |b|).
-double max_error(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want,
-                 DataType dtype) {
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size() / element_size(dtype); ++i) {
-    const double a = load_element(got.data(), i, dtype), b = load_element(want.data(), i, dtype);
-    if (std::isnan(a) != std::isnan(b)) return INFINITY;
-    if (!std::isnan(b)) worst = std::max(worst, std::abs(a - b) / std::max(1.0, std::abs(b)));
-  }
-  return worst;
 }
 
 }  // namespace
@@ -68,9 +32,6 @@ double max_error(const std::vector<unsigned char>& got, const std::vector<unsign
 int run_model(const std::string& model, const std::vector<ModelOp>& ops, const ModelRunOptions& o) {
   const convjit_device_t device = kHost;  // GPU runs arrive with device memory management
   std::mt19937 rng(2026);
-  std::vector<std::unique_ptr<Backend>> reference_chain;
-  reference_chain.push_back(std::make_unique<ReferenceBackend>());
-  Dispatcher reference(std::move(reference_chain));
   nlohmann::json rows = nlohmann::json::array();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   double first_total = 0, step_total = 0;
@@ -84,7 +45,7 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
     if (!seen.insert(name).second) continue;
     if (tty)
       fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), op.layer), std::fflush(stderr);
-    Operands operands(op.desc, rng);
+    OperandBuffers operands(op.desc, rng);
     std::string_view backend;
     auto start = Clock::now();
     if (Status s = Dispatcher::instance().execute(op.desc, device, operands.args, &backend);
@@ -106,9 +67,9 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
       std::vector<unsigned char> expected(operands.out.size());
       ExecArgs reference_args = operands.args;
       reference_args.out = expected.data();
-      (void)reference.execute(op.desc, kHost, reference_args);
+      run_reference(op.desc, reference_args);
       (void)Dispatcher::instance().execute(op.desc, device, operands.args);
-      error = max_error(operands.out, expected, op.desc.dtype);
+      error = max_relative_error(operands.out, expected, op.desc.dtype);
     }
     auto resolved = Dispatcher::instance().resolve(op.desc, device);
     first_total += first;

@@ -1,0 +1,26 @@
+// Host buffers holding random operands for one operation, as `run
+// --verify` and `emulate` feed them to a backend and to the reference.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "exec_args.hpp"
+#include "op_descriptor.hpp"
+
+namespace convjit::cli {
+
+struct OperandBuffers {
+  std::vector<unsigned char> x, w, dy, out;
+  ExecArgs args;  // over the buffers above; only what the op reads
+
+  // Random inputs in [-1, 1]; the output zeroed.
+  OperandBuffers(const OpDescriptor& desc, std::mt19937& rng);
+};
+
+// The largest |got - want| / max(1, |want|) over the elements; infinity
+// when one is NaN and the other not.
+[[nodiscard]] double max_relative_error(const std::vector<unsigned char>& got,
+                                        const std::vector<unsigned char>& want, DataType dtype);
+
+}  // namespace convjit::cli
