@@ -105,64 +105,60 @@ TEST(Settings, ApiSettersOverrideAndNullRestores) {
   EXPECT_EQ(store.policy(), before->policy.value);
 }
 
+// A 1D convolution through the C API: x = 1..4, w = (1, 1), so y = (3, 5, 7).
+struct TinyConv {
+  convjit_tensor_desc_t x{}, w{}, y{};
+  convjit_conv_params_t p{};
+  float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
+
+  explicit TinyConv(convjit_dtype_t dtype = CONVJIT_DTYPE_F32) {
+    const int64_t xd[3] = {1, 1, 4}, wd[3] = {1, 1, 2}, yd[3] = {1, 1, 3};
+    EXPECT_EQ(convjit_tensor_desc_init(&x, dtype, 3, xd, CONVJIT_LAYOUT_NCHW), 0);
+    EXPECT_EQ(convjit_tensor_desc_init(&w, dtype, 3, wd, CONVJIT_LAYOUT_NCHW), 0);
+    EXPECT_EQ(convjit_tensor_desc_init(&y, dtype, 3, yd, CONVJIT_LAYOUT_NCHW), 0);
+    EXPECT_EQ(convjit_conv_params_init(&p, 1), 0);
+  }
+  convjit_status_t forward() {
+    std::fill(yv, yv + 3, 0.0f);
+    return convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr);
+  }
+};
+
 TEST(Settings, ReferencePolicyRestrictsTheChain) {
   // With the reference policy the tuned library is never probed; with a
   // policy whose backend is not in this build, calls fail clearly.
   ASSERT_EQ(convjit_set_policy("jit"), CONVJIT_STATUS_SUCCESS);
-  convjit_tensor_desc_t x{}, w{}, y{};
-  const int64_t xd[3] = {1, 1, 4}, wd[3] = {1, 1, 2}, yd[3] = {1, 1, 3};
-  ASSERT_EQ(convjit_tensor_desc_init(&x, CONVJIT_DTYPE_F32, 3, xd, CONVJIT_LAYOUT_NCHW), 0);
-  ASSERT_EQ(convjit_tensor_desc_init(&w, CONVJIT_DTYPE_F32, 3, wd, CONVJIT_LAYOUT_NCHW), 0);
-  ASSERT_EQ(convjit_tensor_desc_init(&y, CONVJIT_DTYPE_F32, 3, yd, CONVJIT_LAYOUT_NCHW), 0);
-  convjit_conv_params_t p{};
-  ASSERT_EQ(convjit_conv_params_init(&p, 1), 0);
-  float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
-  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
-            CONVJIT_STATUS_NOT_AVAILABLE);
+  TinyConv conv;
+  EXPECT_EQ(conv.forward(), CONVJIT_STATUS_NOT_AVAILABLE);
   EXPECT_NE(
       std::string(convjit_last_error_message()).find("jit: the JIT backend runs on CUDA devices"),
       std::string::npos)
       << convjit_last_error_message();
   ASSERT_EQ(convjit_set_policy("cudnn"), CONVJIT_STATUS_SUCCESS);
-  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
-            CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_EQ(conv.forward(), CONVJIT_STATUS_NOT_AVAILABLE);
   EXPECT_NE(std::string(convjit_last_error_message())
                 .find("policy cudnn selects no backend of this build"),
             std::string::npos)
       << convjit_last_error_message();
   ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
-  EXPECT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
-            CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(conv.forward(), CONVJIT_STATUS_SUCCESS);
   EXPECT_STREQ(convjit_last_backend(), "reference");
-  EXPECT_EQ(yv[2], 7.0f);
+  EXPECT_EQ(conv.yv[2], 7.0f);
   ASSERT_EQ(convjit_set_policy(nullptr), CONVJIT_STATUS_SUCCESS);
 }
 
 TEST(Settings, EmulatePolicyRunsHostCallsThroughTheKernelEmulatorOnly) {
-  convjit_tensor_desc_t x{}, w{}, y{};
-  const int64_t xd[3] = {1, 1, 4}, wd[3] = {1, 1, 2}, yd[3] = {1, 1, 3};
-  ASSERT_EQ(convjit_tensor_desc_init(&x, CONVJIT_DTYPE_F32, 3, xd, CONVJIT_LAYOUT_NCHW), 0);
-  ASSERT_EQ(convjit_tensor_desc_init(&w, CONVJIT_DTYPE_F32, 3, wd, CONVJIT_LAYOUT_NCHW), 0);
-  ASSERT_EQ(convjit_tensor_desc_init(&y, CONVJIT_DTYPE_F32, 3, yd, CONVJIT_LAYOUT_NCHW), 0);
-  convjit_conv_params_t p{};
-  ASSERT_EQ(convjit_conv_params_init(&p, 1), 0);
-  float xv[4] = {1, 2, 3, 4}, wv[2] = {1, 1}, yv[3] = {};
-  ASSERT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr),
-            CONVJIT_STATUS_SUCCESS);
+  TinyConv conv;
+  ASSERT_EQ(conv.forward(), CONVJIT_STATUS_SUCCESS);
   EXPECT_STREQ(convjit_last_backend(), "reference");  // auto never picks the emulator
   ASSERT_EQ(convjit_set_policy("emulate"), CONVJIT_STATUS_SUCCESS);
-  std::fill(yv, yv + 3, 0.0f);
-  ASSERT_EQ(convjit_conv_forward(&p, &x, xv, &w, wv, &y, yv, 1, 0, nullptr), CONVJIT_STATUS_SUCCESS)
-      << convjit_last_error_message();
+  ASSERT_EQ(conv.forward(), CONVJIT_STATUS_SUCCESS) << convjit_last_error_message();
   EXPECT_STREQ(convjit_last_backend(), "emulator");
-  EXPECT_EQ(yv[0], 3.0f);
-  EXPECT_EQ(yv[2], 7.0f);
+  EXPECT_EQ(conv.yv[0], 3.0f);
+  EXPECT_EQ(conv.yv[2], 7.0f);
   // f64 has no kernel template: the emulator declines with the reason.
-  convjit_tensor_desc_t xd64 = x, wd64 = w, yd64 = y;
-  xd64.dtype = wd64.dtype = yd64.dtype = CONVJIT_DTYPE_F64;
-  double x64[4] = {1, 2, 3, 4}, w64[2] = {1, 1}, y64[3] = {};
-  EXPECT_EQ(convjit_conv_forward(&p, &xd64, x64, &wd64, w64, &yd64, y64, 1, 0, nullptr),
-            CONVJIT_STATUS_UNSUPPORTED);
+  TinyConv f64(CONVJIT_DTYPE_F64);  // the descriptor is f64; the values are not read
+  EXPECT_EQ(f64.forward(), CONVJIT_STATUS_UNSUPPORTED);
   EXPECT_NE(std::string(convjit_last_error_message()).find("emulator: f64 is served by the host"),
             std::string::npos)
       << convjit_last_error_message();
