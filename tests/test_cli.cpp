@@ -144,6 +144,23 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
   EXPECT_NE(r.output.find("20 calls"), std::string::npos);
 }
 
+TEST(Cli, RunOfTheTinyNetworkAsJson) {
+  const Outcome r = convjit("run --batch 1 --imgsz 8 --passes 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["network"], "tiny");
+  EXPECT_EQ(j["image_size"], 8);
+  ASSERT_EQ(j["passes"].size(), 2u);
+  for (const auto& pass : j["passes"]) {
+    EXPECT_EQ(pass["call_count"], 20);
+    ASSERT_EQ(pass["calls"].size(), 20u);
+    EXPECT_EQ(pass["calls"][0]["layer"], "conv1");
+    EXPECT_EQ(pass["calls"][0]["op"], "fwd");
+    EXPECT_EQ(pass["calls"][0]["backend"], "reference");
+    EXPECT_GE(pass["calls"][0]["ms"].get<double>(), 0.0);
+  }
+}
+
 // ---- the kernel emulator ---------------------------------------------------------
 
 TEST(CliEmulate, RunsOneOperationsKernelsAndReportsTheLaunchAndTheError) {

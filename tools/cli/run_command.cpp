@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,7 +66,9 @@ struct Layer {
 
 class TinyNetRun {
  public:
-  TinyNetRun(std::int64_t batch, std::int64_t image, Layout layout) : layout_(layout) {
+  // With `json`, run() prints nothing and returns the pass as JSON.
+  TinyNetRun(std::int64_t batch, std::int64_t image, Layout layout, bool json)
+      : layout_(layout), json_(json) {
     TensorDesc x;
     check(TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {batch, 3, image, image}, layout), "input");
     for (const LayerSpec& spec : kTinyNet) {
@@ -74,9 +77,10 @@ class TinyNetRun {
     }
   }
 
-  void run() {
-    total_ms_ = 0, calls_ = 0;
-    fmt::print("{:<13} {:<8} {:<13} {:>9}  {}\n", "layer", "op", "backend", "ms", "descriptor");
+  nlohmann::json run() {
+    total_ms_ = 0, calls_ = 0, rows_ = nlohmann::json::array();
+    if (!json_)
+      fmt::print("{:<13} {:<8} {:<13} {:>9}  {}\n", "layer", "op", "backend", "ms", "descriptor");
     std::vector<std::vector<float>> activations{random_tensor(element_span(layers_[0].x), rng_)};
     for (Layer& layer : layers_) {
       activations.push_back(std::vector<float>(static_cast<std::size_t>(element_span(layer.y))));
@@ -88,7 +92,8 @@ class TinyNetRun {
       backward(layers_[i], activations[i], grad, input_grad);
       grad = std::move(input_grad);
     }
-    fmt::print("{} calls, {:.2f} ms in total\n", calls_, total_ms_);
+    if (!json_) fmt::print("{} calls, {:.2f} ms in total\n", calls_, total_ms_);
+    return {{"calls", rows_}, {"call_count", calls_}, {"total_ms", total_ms_}};
   }
 
  private:
@@ -132,8 +137,15 @@ class TinyNetRun {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     total_ms_ += ms;
     ++calls_;
-    fmt::print("{:<13} {:<8} {:<13} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms,
-               descriptor);
+    if (json_)
+      rows_.push_back({{"layer", layer.spec.name},
+                       {"op", op},
+                       {"backend", last_backend()},
+                       {"ms", ms},
+                       {"descriptor", descriptor}});
+    else
+      fmt::print("{:<13} {:<8} {:<13} {:>9.3f}  {}\n", layer.spec.name, op, last_backend(), ms,
+                 descriptor);
   }
 
   std::string conv_name(const Layer& l, ConvDirection direction) {
@@ -178,6 +190,8 @@ class TinyNetRun {
   }
 
   Layout layout_;
+  bool json_;
+  nlohmann::json rows_;
   std::mt19937 rng_{20261121};
   std::vector<Layer> layers_;
   double total_ms_ = 0;
@@ -196,8 +210,7 @@ class RunCommand final : public Command {
         ->check(CLI::Range(0, 1000));
     command_->add_flag("--verify", model_options_.verify,
                        "report the max error against the host reference");
-    command_->add_flag("--json", model_options_.json,
-                       "machine-readable output (with --model or --table)");
+    command_->add_flag("--json", model_options_.json, "machine-readable output");
     command_->add_option("--passes", passes_, "forward+backward passes of the tiny network")
         ->check(CLI::Range(1, 1000));
     command_->add_flag("--rescan", rescan_,
@@ -215,16 +228,29 @@ class RunCommand final : public Command {
   [[nodiscard]] int run() const override {
     if (model_.given()) return run_model(model_.model_name(), model_.expand(), model_options_);
     const std::int64_t image = model_.image_size() == 0 ? 32 : model_.image_size();
-    fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
-               version(), model_.batch(), image, image, model_.channels_last() ? "nhwc" : "nchw");
+    const char* layout = model_.channels_last() ? "nhwc" : "nchw";
+    const bool json = model_options_.json;
+    if (!json)
+      fmt::print("convjit {} run: tiny conv+pool network, batch {}, {}x{}, {}, f32, host device\n",
+                 version(), model_.batch(), image, image, layout);
     TinyNetRun net(model_.batch(), image,
-                   model_.channels_last() ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW);
+                   model_.channels_last() ? CONVJIT_LAYOUT_NHWC : CONVJIT_LAYOUT_NCHW, json);
+    nlohmann::json passes = nlohmann::json::array();
     for (int pass = 0; pass < passes_; ++pass) {
       if (pass > 0 && rescan_ && convjit_rescan() != CONVJIT_STATUS_SUCCESS)
         throw RuntimeError(convjit_last_error_message());
-      if (passes_ > 1) fmt::print("pass {}\n", pass + 1);
-      net.run();
+      if (passes_ > 1 && !json) fmt::print("pass {}\n", pass + 1);
+      passes.push_back(net.run());
     }
+    if (json)
+      fmt::print("{}\n", nlohmann::json{{"network", "tiny"},
+                                        {"device", "host"},
+                                        {"dtype", "f32"},
+                                        {"batch", model_.batch()},
+                                        {"image_size", image},
+                                        {"layout", layout},
+                                        {"passes", passes}}
+                             .dump(2));
     return kExitOk;
   }
 
