@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "cuda/cuda_driver.hpp"
+#include "cuda/device_buffer.hpp"
 #include "descriptor_builder.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
@@ -20,36 +20,12 @@ namespace {
 
 constexpr convjit_device_t kGpu{CONVJIT_DEVICE_CUDA, 0};
 
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    EXPECT_TRUE(
-        driver()
-            .check(driver().api().mem_alloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cuMemAlloc")
-            .is_ok());
-  }
-  ~DeviceBuffer() { (void)driver().api().mem_free(ptr_); }
-  void upload(const std::vector<unsigned char>& host) {
-    (void)driver().api().memcpy_htod(ptr_, host.data(), bytes_);
-  }
-  std::vector<unsigned char> download() const {
-    std::vector<unsigned char> host(bytes_);
-    (void)driver().api().memcpy_dtoh(host.data(), ptr_, bytes_);
-    return host;
-  }
-  void* get() const { return reinterpret_cast<void*>(ptr_); }
-  static const CudaDriver& driver() { return CudaDriver::instance(); }
-
- private:
-  CUdeviceptr ptr_ = 0;
-  std::size_t bytes_;
-};
-
 class GpuJit : public ::testing::Test {
  protected:
   void SetUp() override {
-    const Status& available = CudaDriver::instance().available();
-    if (!available.is_ok()) GTEST_SKIP() << "no CUDA device: " << available.message();
+    auto context = DeviceContext::open(0);
+    if (!context.is_ok()) GTEST_SKIP() << "no CUDA device: " << context.status().message();
+    context_ = context.value();
     std::vector<std::unique_ptr<Backend>> gpu_chain;
     gpu_chain.push_back(std::make_unique<JitBackend>());
     gpu_ = std::make_unique<Dispatcher>(std::move(gpu_chain));
@@ -59,20 +35,29 @@ class GpuJit : public ::testing::Test {
   void check(const OpDescriptor& d, std::mt19937& rng) {
     SCOPED_TRACE(descriptor_name(d));
     const test::HostOperands host = test::random_operands(d, rng);
-    DeviceBuffer gx(host.x.size()), gw(host.w.size()), gdy(host.dy.size()), gout(host.out.size());
-    gx.upload(host.x), gw.upload(host.w), gdy.upload(host.dy), gout.upload(host.out);
-    ExecArgs args = host.args(d, gout.get());
-    if (args.x) args.x = gx.get();
-    if (args.w) args.w = gw.get();
-    if (args.dy) args.dy = gdy.get();
+    auto gx = staged(host.x), gw = staged(host.w), gdy = staged(host.dy), gout = staged(host.out);
+    ExecArgs args = host.args(d, gout->get());
+    if (args.x) args.x = gx->get();
+    if (args.w) args.w = gw->get();
+    if (args.dy) args.dy = gdy->get();
     const Status gpu = gpu_->execute(d, kGpu, args);
     ASSERT_TRUE(gpu.is_ok()) << gpu.message();
-    ASSERT_TRUE(CudaDriver::instance()
-                    .check(CudaDriver::instance().api().stream_synchronize(nullptr), "sync")
-                    .is_ok());
-    test::expect_matches_reference(d, host, gout.download());
+    const Status synced = context_->synchronize();
+    ASSERT_TRUE(synced.is_ok()) << synced.message();
+    std::vector<unsigned char> got(host.out.size());
+    ASSERT_TRUE(gout->download(got.data()).is_ok());
+    test::expect_matches_reference(d, host, got);
   }
 
+  // A device copy of `host`.
+  std::unique_ptr<DeviceBuffer> staged(const std::vector<unsigned char>& host) {
+    auto buffer = DeviceBuffer::allocate(context_, host.size());
+    EXPECT_TRUE(buffer.is_ok()) << buffer.status().message();
+    EXPECT_TRUE(buffer.value()->upload(host.data()).is_ok());
+    return std::move(buffer).value();
+  }
+
+  std::shared_ptr<DeviceContext> context_;
   std::unique_ptr<Dispatcher> gpu_;
 };
 

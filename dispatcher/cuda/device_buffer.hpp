@@ -1,0 +1,53 @@
+// Device memory for callers that stage host data on a GPU (the CLI's
+// `run --model`, the GPU tests): the device's primary context, retained
+// and made current for as long as the owner lives, and buffers in it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "cuda/cuda_driver.hpp"
+#include "result.hpp"
+
+namespace convjit {
+
+class DeviceContext {
+ public:
+  // NOT_AVAILABLE without a driver; the driver's error otherwise.
+  static Result<std::shared_ptr<DeviceContext>> open(int ordinal);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  [[nodiscard]] Status make_current() const;
+  // Waits for the default stream, where convjit launches unless told otherwise.
+  [[nodiscard]] Status synchronize() const;
+
+ private:
+  DeviceContext(CUdevice device, CUcontext context) : device_(device), context_(context) {}
+  CUdevice device_;
+  CUcontext context_;
+};
+
+class DeviceBuffer {
+ public:
+  static Result<std::unique_ptr<DeviceBuffer>> allocate(std::shared_ptr<DeviceContext> context,
+                                                        std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  [[nodiscard]] Status upload(const void* host) const;  // `bytes` from host
+  [[nodiscard]] Status download(void* host) const;      // `bytes` to host
+  [[nodiscard]] void* get() const { return reinterpret_cast<void*>(pointer_); }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  DeviceBuffer(std::shared_ptr<DeviceContext> context, CUdeviceptr pointer, std::size_t bytes)
+      : context_(std::move(context)), pointer_(pointer), bytes_(bytes) {}
+  std::shared_ptr<DeviceContext> context_;
+  CUdeviceptr pointer_;
+  std::size_t bytes_;
+};
+
+}  // namespace convjit
