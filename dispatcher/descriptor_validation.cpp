@@ -255,10 +255,8 @@ void check_output_overlap(Checker& c, const OpDescriptor& d) {
   const auto n = slot_names(d);
   const Slot slot = output_slot(d);
   const char* name = slot == Slot::x ? n.x : slot == Slot::w ? n.w : n.y;
-  const Dims5& dims = slot == Slot::x ? d.x_dims : slot == Slot::w ? d.w_dims : d.y_dims;
-  const Dims5& strides = slot == Slot::x   ? d.x_strides
-                         : slot == Slot::w ? d.w_strides
-                                           : d.y_strides;
+  const Dims5& dims = slot_dims(d, slot);
+  const Dims5& strides = slot_strides(d, slot);
   c.require(is_non_overlapping(dims, strides, d.rank()),
             "output {} strides {} make elements of shape {} overlap; give each element its "
             "own address (e.g. contiguous strides)",

@@ -38,16 +38,18 @@ bool reads_slot(const OpDescriptor& d, Slot slot) {
   return false;
 }
 
+const Dims5& slot_dims(const OpDescriptor& d, Slot slot) {
+  return slot == Slot::x ? d.x_dims : slot == Slot::w ? d.w_dims : d.y_dims;
+}
+
+const Dims5& slot_strides(const OpDescriptor& d, Slot slot) {
+  return slot == Slot::x ? d.x_strides : slot == Slot::w ? d.w_strides : d.y_strides;
+}
+
 std::size_t slot_bytes(const OpDescriptor& d, Slot slot) {
-  switch (slot) {
-    case Slot::x:
-      return d.kind == OpKind::bias_grad ? 0 : span(d.x_dims, d.x_strides, d.rank(), d.dtype);
-    case Slot::w:
-      return d.is_conv() ? span(d.w_dims, d.w_strides, d.rank(), d.dtype) : 0;
-    case Slot::y:
-      return span(d.y_dims, d.y_strides, d.rank(), d.dtype);
-  }
-  return 0;
+  const bool present =
+      slot == Slot::x ? d.kind != OpKind::bias_grad : slot == Slot::y || d.is_conv();
+  return present ? span(slot_dims(d, slot), slot_strides(d, slot), d.rank(), d.dtype) : 0;
 }
 
 std::size_t output_bytes(const OpDescriptor& d) {

@@ -15,6 +15,10 @@ enum class Slot { x, w, y };
 // bwdfilt), or y for the bias gradient, whose db holds y's K channels.
 [[nodiscard]] Slot output_slot(const OpDescriptor& desc);
 
+// A slot's dims and strides in the descriptor.
+[[nodiscard]] const Dims5& slot_dims(const OpDescriptor& desc, Slot slot);
+[[nodiscard]] const Dims5& slot_strides(const OpDescriptor& desc, Slot slot);
+
 // True if the op reads `slot` (as x, w or dy); average-pool bwd reads no x.
 [[nodiscard]] bool reads_slot(const OpDescriptor& desc, Slot slot);
 

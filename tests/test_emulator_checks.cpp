@@ -48,12 +48,13 @@ PlantedRun run_planted(const char* template_name, long long n, long long mode,
   if (kernels == nullptr) return run;
   if (kernels->entry("convjit_kernel_finish") != nullptr)
     source.entries.push_back({"convjit_kernel_finish", n});
+  const BufferSpec x{"x", BufferRole::input, sizeof(float), n, std::move(input_elements)};
+  const BufferSpec y{"y", BufferRole::output, sizeof(float), output_size, {}};
   EmulatedLaunch launch;
   launch.kernels = kernels;
   launch.source = &source;
-  launch.in0 = {{"x", BufferRole::input, sizeof(float), n, std::move(input_elements)},
-                run.input.data()};
-  launch.out = {{"y", BufferRole::output, sizeof(float), output_size, {}}, run.output.data()};
+  launch.in0 = {&x, run.input.data()};
+  launch.out = {&y, run.output.data()};
   launch.out_destination = run.output.data();
   run.status = emulate(launch);
   return run;

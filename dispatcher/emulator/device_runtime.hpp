@@ -16,7 +16,6 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
 #include "emulator/block_scheduler.hpp"
@@ -42,6 +41,14 @@ inline bool check_global(const void* address, std::size_t bytes, emulator::Acces
   return emulator::launch_context().buffers->check(address, bytes, access);
 }
 
+// What a refused read returns: all bits set, NaN in every float format.
+template <class T>
+T poison() {
+  T value;
+  std::memset(&value, 0xff, sizeof value);
+  return value;
+}
+
 // ---- global memory ----------------------------------------------------------
 
 // A tensor element in its storage format.  Only load() and store() touch
@@ -62,50 +69,32 @@ class GlobalElement {
     if (check_global(this, sizeof(Bits), emulator::Access::write)) bits_ = value.bits;
     return *this;
   }
-  // atomicAdd on an f32 tensor element.
+  // atomicAdd on an f32 element.
   Bits atomic_add(Bits value) requires std::is_floating_point_v<Bits> {
-    if (!check_global(this, sizeof(Bits), emulator::Access::atomic))
-      return std::numeric_limits<Bits>::quiet_NaN();
+    if (!check_global(this, sizeof(Bits), emulator::Access::atomic)) return poison<Bits>();
     return std::atomic_ref<Bits>(bits_).fetch_add(value);
   }
   [[nodiscard]] Bits bits() const {
-    if (check_global(this, sizeof(Bits), emulator::Access::read)) return bits_;
-    Bits poison;
-    std::memset(&poison, 0xff, sizeof poison);  // NaN in every float format
-    return poison;
+    return check_global(this, sizeof(Bits), emulator::Access::read) ? bits_ : poison<Bits>();
   }
 
  private:
   Bits bits_;
 };
 
-// A workspace element: f32, used like a float.
-class EmulatedScratch {
+// A workspace element: an f32 element used like a float, as the GPU's
+// float* workspace is.
+class EmulatedScratch : public GlobalElement<float> {
  public:
-  EmulatedScratch() = default;
-  EmulatedScratch(const EmulatedScratch&) = delete;
-
-  operator float() const {
-    return check_global(this, sizeof value_, emulator::Access::read)
-               ? value_
-               : std::numeric_limits<float>::quiet_NaN();
-  }
+  operator float() const { return bits(); }
   EmulatedScratch& operator=(float value) {
-    if (check_global(this, sizeof value_, emulator::Access::write)) value_ = value;
+    GlobalElement::operator=(Converted{value});
     return *this;
   }
   EmulatedScratch& operator=(const EmulatedScratch& other) {
     return *this = static_cast<float>(other);
   }
   EmulatedScratch& operator+=(float value) { return *this = static_cast<float>(*this) + value; }
-  float atomic_add(float value) {
-    if (!check_global(this, sizeof value_, emulator::Access::atomic))
-      return std::numeric_limits<float>::quiet_NaN();
-    return std::atomic_ref<float>(value_).fetch_add(value);
-  }
-
- private:
-  float value_;
 };
 
 // load() and store() differ by dtype with one signature (f16 and bf16 share
@@ -158,11 +147,10 @@ class SharedRef {
   SharedRef(emulator::SharedRegion* region, long long index) : region_(region), index_(index) {}
 
   operator T() const {
+    const void* p = region_->element(index_, emulator::Access::read);
+    if (p == nullptr) return poison<T>();
     T value;
-    if (const void* p = region_->element(index_, emulator::Access::read))
-      std::memcpy(&value, p, sizeof value);
-    else
-      std::memset(&value, 0xff, sizeof value);
+    std::memcpy(&value, p, sizeof value);
     return value;
   }
   SharedRef& operator=(T value) {

@@ -55,22 +55,22 @@ struct EmulatedBuffers::Buffer {
 EmulatedBuffers::EmulatedBuffers() = default;
 EmulatedBuffers::~EmulatedBuffers() = default;
 
-void* EmulatedBuffers::add(BufferSpec spec, const void* initial) {
+void* EmulatedBuffers::add(const BufferSpec& spec, const void* initial) {
   auto b = std::make_unique<Buffer>();
-  b->spec = std::move(spec);
-  const BufferSpec& s = b->spec;
-  const auto span = static_cast<std::size_t>(s.span);
-  b->zone = red_zone(s.span);
-  b->storage.assign((span + 2 * static_cast<std::size_t>(b->zone)) * s.element_bytes,
+  b->spec = spec;
+  const auto span = static_cast<std::size_t>(spec.span);
+  b->zone = red_zone(spec.span);
+  b->storage.assign((span + 2 * static_cast<std::size_t>(b->zone)) * spec.element_bytes,
                     std::byte{0xff});
-  if (initial != nullptr) std::memcpy(b->data(), initial, span * s.element_bytes);
-  b->flags.assign(span, kElement | kInitialised);
-  if (!s.is_element.empty())
+  if (initial != nullptr) std::memcpy(b->data(), initial, span * spec.element_bytes);
+  // Scratch starts uninitialised; every other buffer holds the caller's data.
+  const std::uint8_t element =
+      spec.role == BufferRole::scratch ? kElement : kElement | kInitialised;
+  b->flags.assign(span, element);
+  if (!spec.is_element.empty())
     for (std::size_t i = 0; i < span; ++i)
-      if (!s.is_element[i]) b->flags[i] = 0;
-  if (s.role == BufferRole::scratch)
-    for (auto& f : b->flags) f &= static_cast<std::uint8_t>(~kInitialised);
-  if (s.role != BufferRole::input) b->writer.assign(span, kNoWriter);
+      if (!spec.is_element[i]) b->flags[i] = 0;
+  if (spec.role != BufferRole::input) b->writer.assign(span, kNoWriter);
   void* address = b->data();
   buffers_.push_back(std::move(b));
   return address;

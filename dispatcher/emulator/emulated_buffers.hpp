@@ -41,7 +41,7 @@ class EmulatedBuffers {
   // Adds a buffer holding a copy of `initial` (span * element_bytes bytes),
   // or poison (all bits set: NaN in every float format) when null.
   // Returns the address the kernel is given.
-  void* add(BufferSpec spec, const void* initial);
+  void* add(const BufferSpec& spec, const void* initial);
 
   // Checks one access of the running emulated thread; reports and returns
   // false when it must not happen (the caller then reads poison or drops

@@ -17,14 +17,7 @@ using emulator::BufferSpec;
 // The buffer a descriptor slot describes, with its strided view's elements
 // marked, so that a read of a gap (a halo, an NHWC padding) is caught.
 BufferSpec slot_buffer(const OpDescriptor& d, Slot slot, const char* name, BufferRole role) {
-  const bool is_x = slot == Slot::x, is_w = slot == Slot::w;
-  const View5 v = canonical_view(is_x   ? d.x_dims
-                                 : is_w ? d.w_dims
-                                        : d.y_dims,
-                                 is_x   ? d.x_strides
-                                 : is_w ? d.w_strides
-                                        : d.y_strides,
-                                 d.spatial_dims);
+  const View5 v = canonical_view(slot_dims(d, slot), slot_strides(d, slot), d.spatial_dims);
   BufferSpec spec{name,
                   role,
                   element_size(d.dtype),
@@ -59,41 +52,31 @@ BufferSpec output_buffer(const OpDescriptor& d) {
   return slot_buffer(d, output_slot(d), output_name(d), BufferRole::output);
 }
 
-const char* input_name(KernelInput input) {
-  switch (input) {
-    case KernelInput::x:
-      return "x";
-    case KernelInput::w:
-      return "w";
-    case KernelInput::dy:
-      return "dy";
-    case KernelInput::none:
-      break;
-  }
-  return "unused";
+BufferSpec input_buffer(const OpDescriptor& d, KernelInput input) {
+  if (input == KernelInput::none) return {};
+  return slot_buffer(d, input_slot(input), input_name(input), BufferRole::input);
 }
 
-emulator::EmulatedOperand input_operand(const OpDescriptor& d, KernelInput input,
-                                        const ExecArgs& args) {
-  const void* data = input_pointer(args, input);
-  if (data == nullptr) return {};
-  return {slot_buffer(d, input_slot(input), input_name(input), BufferRole::input), data};
-}
-
+// The buffer layouts are fixed by the descriptor, so they are built once
+// here; a call only attaches its pointers.
 class EmulatorKernel final : public Kernel {
  public:
   EmulatorKernel(const OpDescriptor& desc, KernelSource source,
                  const emulator::EmulatedTemplate& kernels)
-      : desc_(desc), source_(std::move(source)), kernels_(kernels) {}
+      : inputs_(kernel_inputs(desc)),
+        in0_(input_buffer(desc, inputs_.in0)),
+        in1_(input_buffer(desc, inputs_.in1)),
+        out_(output_buffer(desc)),
+        source_(std::move(source)),
+        kernels_(kernels) {}
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    const KernelInputs inputs = kernel_inputs(desc_);
     emulator::EmulatedLaunch launch;
     launch.kernels = &kernels_;
     launch.source = &source_;
-    launch.in0 = input_operand(desc_, inputs.in0, args);
-    launch.in1 = input_operand(desc_, inputs.in1, args);
-    launch.out = {output_buffer(desc_), args.out};
+    launch.in0 = {&in0_, input_pointer(args, inputs_.in0)};
+    launch.in1 = {&in1_, input_pointer(args, inputs_.in1)};
+    launch.out = {&out_, args.out};
     launch.out_destination = args.out;
     launch.alpha = static_cast<float>(args.alpha);
     launch.beta = static_cast<float>(args.beta);
@@ -101,7 +84,8 @@ class EmulatorKernel final : public Kernel {
   }
 
  private:
-  OpDescriptor desc_;
+  KernelInputs inputs_;
+  BufferSpec in0_, in1_, out_;
   KernelSource source_;
   const emulator::EmulatedTemplate& kernels_;
 };

@@ -57,7 +57,7 @@ struct LaunchScope {
 };
 
 void* add_operand(EmulatedBuffers& buffers, const EmulatedOperand& operand) {
-  return operand.data == nullptr ? nullptr : buffers.add(operand.spec, operand.data);
+  return operand.data == nullptr ? nullptr : buffers.add(*operand.spec, operand.data);
 }
 
 }  // namespace
@@ -72,7 +72,7 @@ Status emulate(const EmulatedLaunch& launch) {
   GridCall call{nullptr,
                 add_operand(buffers, launch.in0),
                 add_operand(buffers, launch.in1),
-                buffers.add(launch.out.spec, launch.out.data),
+                buffers.add(*launch.out.spec, launch.out.data),
                 launch.alpha,
                 launch.beta,
                 nullptr};
@@ -97,7 +97,7 @@ Status emulate(const EmulatedLaunch& launch) {
   buffers.report_unwritten_outputs();
   if (violations.count() > 0)
     return Status(CONVJIT_STATUS_EXECUTION_FAILED, "emulator: " + violations.summary());
-  buffers.copy_out(launch.out.spec.name, launch.out_destination);
+  buffers.copy_out(launch.out.spec->name, launch.out_destination);
   return Status::ok();
 }
 

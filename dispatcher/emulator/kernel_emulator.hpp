@@ -14,7 +14,7 @@
 namespace convjit::emulator {
 
 struct EmulatedOperand {
-  BufferSpec spec;
+  const BufferSpec* spec = nullptr;
   const void* data = nullptr;  // the caller's tensor; null passes a null pointer
 };
 

@@ -25,6 +25,20 @@ const void* input_pointer(const ExecArgs& args, KernelInput input) {
   return nullptr;
 }
 
+const char* input_name(KernelInput input) {
+  switch (input) {
+    case KernelInput::x:
+      return "x";
+    case KernelInput::w:
+      return "w";
+    case KernelInput::dy:
+      return "dy";
+    case KernelInput::none:
+      break;
+  }
+  return "unused";
+}
+
 Slot input_slot(KernelInput input) {
   switch (input) {
     case KernelInput::w:

@@ -21,6 +21,9 @@ struct KernelInputs {
 // The ExecArgs pointer an input takes (null for none).
 [[nodiscard]] const void* input_pointer(const ExecArgs& args, KernelInput input);
 
+// "x", "w", "dy" ("unused" for none).
+[[nodiscard]] const char* input_name(KernelInput input);
+
 // The descriptor slot holding an input's shape (dy lives in the y slot).
 [[nodiscard]] Slot input_slot(KernelInput input);
 

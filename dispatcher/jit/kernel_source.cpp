@@ -14,6 +14,20 @@ namespace {
 constexpr long long kTargetThreads = 1 << 18;
 constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
 
+int dtype_code(DataType dtype) {
+  switch (dtype) {
+    case DataType::f32:
+      return 0;
+    case DataType::f16:
+      return 1;
+    case DataType::bf16:
+      return 2;
+    case DataType::f64:
+      return -1;
+  }
+  return -1;
+}
+
 class PreludeWriter {
  public:
   PreludeWriter() { constant("BLOCK", kJitThreadsPerBlock); }
@@ -33,27 +47,13 @@ class PreludeWriter {
     out.source = fmt::format(
         "// convjit JIT kernel for {}\n#define CONVJIT_DTYPE {}\nstruct Problem {{\n{}}};\n"
         "#include \"{}\"\n",
-        out.template_name, static_cast<int>(d.dtype), body, out.template_name);
+        out.template_name, dtype_code(d.dtype), body, out.template_name);
     out.constants = std::move(constants_);
   }
 
  private:
   std::vector<ProblemConstant> constants_;
 };
-
-int dtype_code(DataType dtype) {
-  switch (dtype) {
-    case DataType::f32:
-      return 0;
-    case DataType::f16:
-      return 1;
-    case DataType::bf16:
-      return 2;
-    case DataType::f64:
-      return -1;
-  }
-  return -1;
-}
 
 // bwdfilt: split the reduction so that weights x split threads fill the GPU,
 // with at least 64 reduction steps per thread.
