@@ -8,6 +8,7 @@
 #include "jit/jit_module_cache.hpp"
 #include "jit/kernel_operands.hpp"
 #include "jit/kernel_source.hpp"
+#include "kernel_workspace.hpp"
 #include "settings.hpp"
 
 namespace convjit {
@@ -20,8 +21,9 @@ struct LaunchEntry {
   unsigned block_size = 256;
 };
 
-// One loaded module in a device's primary context, its entry points and its
-// device workspace.  Launches are asynchronous on the caller's stream.
+// One loaded module in a device's primary context, its entry points and the
+// workspaces it keeps for callers that pass none.  Launches are asynchronous
+// on the caller's stream.
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
@@ -29,7 +31,7 @@ class JitKernel final : public Kernel {
   ~JitKernel() override {
     const auto& api = driver_.api();
     (void)api.ctx_set_current(context_);
-    if (workspace_) (void)api.mem_free(workspace_);
+    workspaces_.reset();  // frees device memory, so before the context goes
     if (module_) (void)api.module_unload(module_);
     (void)api.primary_ctx_release(device_);
   }
@@ -56,10 +58,12 @@ class JitKernel final : public Kernel {
         return s;
       entries_.push_back(launch);
     }
-    workspace_bytes_ = meta.value("workspace_bytes", std::size_t{0});
-    if (workspace_bytes_ > 0)
-      return driver_.check(api.mem_alloc(&workspace_, workspace_bytes_),
-                           "cuMemAlloc (JIT workspace)");
+    workspaces_ = std::make_unique<StreamWorkspaces>(
+        meta.value("workspace_bytes", std::size_t{0}),
+        [this](std::size_t bytes) { return allocate(bytes); },
+        [this](void* memory) {
+          (void)driver_.api().mem_free(reinterpret_cast<CUdeviceptr>(memory));
+        });
     return Status::ok();
   }
 
@@ -71,9 +75,9 @@ class JitKernel final : public Kernel {
     const void* in1 = input_pointer(args, inputs_.in1);
     void* out = args.out;
     float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
-    CUdeviceptr workspace = workspace_;
-    if (args.workspace != nullptr && args.workspace_bytes >= workspace_bytes_)
-      workspace = reinterpret_cast<CUdeviceptr>(args.workspace);
+    auto scratch = workspaces_->for_call(args, "this JIT kernel");
+    if (!scratch.is_ok()) return scratch.status();
+    void* workspace = scratch.value();
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace};
     for (const LaunchEntry& e : entries_)
       if (Status s =
@@ -86,14 +90,23 @@ class JitKernel final : public Kernel {
   }
 
  private:
+  // The first call on a stream without a caller's workspace allocates; the
+  // context is current then (execute() made it so).
+  [[nodiscard]] Result<void*> allocate(std::size_t bytes) const {
+    CUdeviceptr memory = 0;
+    if (Status s = driver_.check(driver_.api().mem_alloc(&memory, bytes), "cuMemAlloc (JIT workspace)");
+        !s.is_ok())
+      return s;
+    return reinterpret_cast<void*>(memory);
+  }
+
   const CudaDriver& driver_;
   CUdevice device_;
   CUcontext context_;
   KernelInputs inputs_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
-  CUdeviceptr workspace_ = 0;
-  std::size_t workspace_bytes_ = 0;
+  std::unique_ptr<StreamWorkspaces> workspaces_;
 };
 
 }  // namespace
@@ -106,6 +119,16 @@ Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_
   return CudaDriver::instance().available();
 }
 
+std::shared_ptr<JitCache> JitBackend::cache_for_settings() {
+  const auto settings = SettingsStore::instance().snapshot();
+  std::lock_guard lock(cache_mutex_);
+  if (!cache_ || cache_path_ != settings->cache_path.value) {
+    cache_path_ = settings->cache_path.value;
+    cache_ = std::make_shared<JitCache>(cache_path_);
+  }
+  return cache_;
+}
+
 Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
                                                   const convjit_device_t& device,
                                                   BuildTrace& trace) {
@@ -113,7 +136,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
   const std::string arch = driver.arch_of(device.ordinal);
   if (arch.empty())
     return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
-  JitCache cache(SettingsStore::instance().snapshot()->cache_path.value);
+  const std::shared_ptr<JitCache> cache = cache_for_settings();
   CUdevice cu_device = 0;
   const auto& api = driver.api();
   if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet");
@@ -122,9 +145,9 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
   // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
   Status last;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto prepared = prepare_jit_module(cache, desc, arch);
+    auto prepared = prepare_jit_module(*cache, desc, arch);
     if (!prepared.is_ok()) return prepared.status();
-    trace.probes.push_back({cache.writable_directory(), prepared.value().compiled
+    trace.probes.push_back({cache->writable_directory(), prepared.value().compiled
                                                             ? "compiled with NVRTC for " + arch
                                                             : "loaded from the JIT cache"});
     CUcontext context = nullptr;
@@ -137,7 +160,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
     if (last.is_ok()) return std::unique_ptr<Kernel>(std::move(kernel));
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
     auto key = jit_module_key(desc, arch);
-    if (key.is_ok()) cache.quarantine_entry(key.value(), last.message());
+    if (key.is_ok()) cache->quarantine_entry(key.value(), last.message());
   }
   return last;
 }

@@ -3,7 +3,13 @@
 // and launched through the CUDA driver API.
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "backend.hpp"
+#include "jit_cache.hpp"
 
 namespace convjit {
 
@@ -15,6 +21,16 @@ class JitBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
+
+ private:
+  // The cache of the current search path, opened once per path (opening
+  // probes and creates directories); builds share it and may outlive a
+  // change of the path.
+  [[nodiscard]] std::shared_ptr<JitCache> cache_for_settings();
+
+  std::mutex cache_mutex_;  // guards the two below; held only to swap them
+  std::vector<std::string> cache_path_;
+  std::shared_ptr<JitCache> cache_;
 };
 
 }  // namespace convjit

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "kernel_workspace.hpp"
+
 namespace convjit {
 
 TunedWorkspace::TunedWorkspace(std::size_t needed, const convjit_device_t& device)
@@ -11,14 +13,8 @@ TunedWorkspace::TunedWorkspace(std::size_t needed, const convjit_device_t& devic
 
 Result<void*> TunedWorkspace::for_call(const ExecArgs& args, const std::string& library) {
   if (needed_ == 0) return static_cast<void*>(nullptr);
-  if (args.workspace != nullptr) {
-    if (args.workspace_bytes < needed_)
-      return Status::invalid(
-          fmt::format("the workspace of {} bytes is smaller than the {} bytes "
-                      "{} needs; pass a larger one or none",
-                      args.workspace_bytes, needed_, library));
-    return args.workspace;
-  }
+  auto given = caller_workspace(args, needed_, library);
+  if (!given.is_ok() || given.value() != nullptr) return given;
   if (owned_.empty())
     return Status::not_available(
         fmt::format("{} needs {} bytes of device workspace; pass one in "

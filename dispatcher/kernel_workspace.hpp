@@ -1,0 +1,67 @@
+// Scratch memory for kernels that need some: the caller's, when it passes
+// one in convjit_exec_t, else memory the kernel owns.
+//
+// A kernel's own memory is kept per stream.  Calls on one stream run in
+// order, so they can share a buffer; calls on different streams may
+// overlap, so each stream gets its own.  The lookup is lock-free; only the
+// first call on a new stream allocates, under the kernel's own mutex.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <string_view>
+
+#include "exec_args.hpp"
+#include "result.hpp"
+
+namespace convjit {
+
+// The caller's workspace for a kernel that needs `needed` bytes: nullptr
+// when it passed none, an error naming both sizes when it is too small.
+[[nodiscard]] Result<void*> caller_workspace(const ExecArgs& args, std::size_t needed,
+                                             std::string_view user);
+
+class StreamWorkspaces {
+ public:
+  using Allocate = std::function<Result<void*>(std::size_t bytes)>;
+  using Release = std::function<void(void* memory)>;
+
+  // More streams than this on one descriptor, each without a workspace of
+  // its own, is an error that tells the caller to pass one.
+  static constexpr std::size_t kMaxStreams = 32;
+
+  StreamWorkspaces(std::size_t bytes, Allocate allocate, Release release);
+  ~StreamWorkspaces();
+  StreamWorkspaces(const StreamWorkspaces&) = delete;
+  StreamWorkspaces& operator=(const StreamWorkspaces&) = delete;
+
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+  // The memory this call uses (nullptr when the kernel needs none).
+  [[nodiscard]] Result<void*> for_call(const ExecArgs& args, std::string_view user);
+
+  // How many streams have a buffer of their own (tests, diagnostics).
+  [[nodiscard]] std::size_t owned_count() const {
+    return published_.load(std::memory_order_acquire);
+  }
+
+ private:
+  struct Slot {
+    const void* stream = nullptr;
+    void* memory = nullptr;
+  };
+  [[nodiscard]] Result<void*> own_buffer(const void* stream, std::string_view user);
+  [[nodiscard]] const Slot* find(const void* stream, std::size_t count) const;
+
+  std::size_t bytes_;
+  Allocate allocate_;
+  Release release_;
+  std::array<Slot, kMaxStreams> slots_{};  // [0, published_) are filled and never change
+  std::atomic<std::size_t> published_{0};
+  std::mutex grow_mutex_;
+};
+
+}  // namespace convjit

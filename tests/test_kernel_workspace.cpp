@@ -1,0 +1,170 @@
+// Kernel workspaces: the caller's when given and large enough, else one
+// buffer per stream that the kernel owns (dispatcher/kernel_workspace.hpp).
+#include "kernel_workspace.hpp"
+
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace convjit {
+namespace {
+
+// Host memory stands in for device memory: the class only hands pointers out.
+struct CountingAllocator {
+  std::mutex mutex;
+  int allocations = 0;
+  int releases = 0;
+  StreamWorkspaces make(std::size_t bytes) {
+    return StreamWorkspaces(
+        bytes,
+        [this](std::size_t n) -> Result<void*> {
+          std::lock_guard lock(mutex);
+          ++allocations;
+          return std::malloc(n);
+        },
+        [this](void* memory) {
+          std::lock_guard lock(mutex);
+          ++releases;
+          std::free(memory);
+        });
+  }
+};
+
+void* fake_stream(std::uintptr_t id) { return reinterpret_cast<void*>(0x1000 + id * 16); }
+
+ExecArgs on_stream(void* stream) {
+  ExecArgs args;
+  args.stream = stream;
+  return args;
+}
+
+TEST(KernelWorkspace, CallerWorkspaceIsUsedWhenLargeEnough) {
+  std::vector<std::byte> mine(256);
+  ExecArgs args;
+  args.workspace = mine.data();
+  args.workspace_bytes = mine.size();
+  auto given = caller_workspace(args, 200, "kernel k");
+  ASSERT_TRUE(given.is_ok());
+  EXPECT_EQ(given.value(), mine.data());
+  auto none = caller_workspace(ExecArgs{}, 200, "kernel k");
+  ASSERT_TRUE(none.is_ok());
+  EXPECT_EQ(none.value(), nullptr);
+}
+
+TEST(KernelWorkspace, TooSmallCallerWorkspaceIsAnErrorNamingBothSizes) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(4096);
+  std::vector<std::byte> small(100);
+  ExecArgs args;
+  args.workspace = small.data();
+  args.workspace_bytes = small.size();
+  auto result = workspaces.for_call(args, "the JIT kernel of conv2d_x");
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_EQ(result.status().code(), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.status().message().find("100 bytes is smaller than the 4096 bytes the JIT "
+                                           "kernel of conv2d_x needs"),
+            std::string::npos)
+      << result.status().message();
+  EXPECT_EQ(allocator.allocations, 0);  // never silently swapped for its own memory
+}
+
+TEST(KernelWorkspace, OneBufferPerStreamReusedOnThatStream) {
+  CountingAllocator allocator;
+  {
+    StreamWorkspaces workspaces = allocator.make(64);
+    void* a1 = workspaces.for_call(on_stream(fake_stream(1)), "k").value();
+    void* b = workspaces.for_call(on_stream(fake_stream(2)), "k").value();
+    void* a2 = workspaces.for_call(on_stream(fake_stream(1)), "k").value();
+    void* null_stream = workspaces.for_call(on_stream(nullptr), "k").value();
+    EXPECT_EQ(a1, a2);
+    EXPECT_NE(a1, b);
+    EXPECT_NE(null_stream, a1);
+    EXPECT_NE(null_stream, b);
+    EXPECT_EQ(allocator.allocations, 3);
+    EXPECT_EQ(workspaces.owned_count(), 3u);
+  }
+  EXPECT_EQ(allocator.releases, 3);
+}
+
+TEST(KernelWorkspace, NoWorkspaceNeededAllocatesNothing) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(0);
+  auto result = workspaces.for_call(on_stream(fake_stream(1)), "k");
+  ASSERT_TRUE(result.is_ok());
+  EXPECT_EQ(result.value(), nullptr);
+  EXPECT_EQ(allocator.allocations, 0);
+}
+
+TEST(KernelWorkspace, PerThreadDefaultStreamGetsABufferPerThread) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  void* per_thread = static_cast<void*>(CU_STREAM_PER_THREAD);
+  void* here = workspaces.for_call(on_stream(per_thread), "k").value();
+  EXPECT_EQ(workspaces.for_call(on_stream(per_thread), "k").value(), here);
+  void* there = nullptr;
+  std::thread([&] { there = workspaces.for_call(on_stream(per_thread), "k").value(); }).join();
+  EXPECT_NE(here, there);
+}
+
+TEST(KernelWorkspace, ConcurrentFirstCallsGetDistinctBuffersOncePerStream) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  constexpr int kThreads = 8, kStreams = 4, kCalls = 200;
+  std::vector<std::vector<void*>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i)
+        seen[t].push_back(
+            workspaces.for_call(on_stream(fake_stream((t + i) % kStreams)), "k").value());
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(allocator.allocations, kStreams);
+  std::set<void*> distinct;
+  for (int t = 0; t < kThreads; ++t)
+    for (int i = 0; i < kCalls; ++i) {
+      void* expected =
+          workspaces.for_call(on_stream(fake_stream((t + i) % kStreams)), "k").value();
+      EXPECT_EQ(seen[t][i], expected);
+      distinct.insert(seen[t][i]);
+    }
+  EXPECT_EQ(distinct.size(), static_cast<std::size_t>(kStreams));
+}
+
+TEST(KernelWorkspace, TooManyStreamsAskForACallerWorkspace) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  for (std::uintptr_t s = 0; s < StreamWorkspaces::kMaxStreams; ++s)
+    ASSERT_TRUE(workspaces.for_call(on_stream(fake_stream(s)), "k").is_ok());
+  auto extra = workspaces.for_call(on_stream(fake_stream(999)), "kernel k");
+  ASSERT_FALSE(extra.is_ok());
+  EXPECT_NE(extra.status().message().find("pass a workspace in convjit_exec_t"), std::string::npos)
+      << extra.status().message();
+  // Known streams keep working.
+  EXPECT_TRUE(workspaces.for_call(on_stream(fake_stream(0)), "k").is_ok());
+}
+
+TEST(KernelWorkspace, AllocationFailureIsReportedAndRetried) {
+  int attempts = 0;
+  StreamWorkspaces workspaces(
+      64,
+      [&](std::size_t) -> Result<void*> {
+        ++attempts;
+        return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "cuMemAlloc failed: out of memory");
+      },
+      [](void*) {});
+  auto first = workspaces.for_call(on_stream(fake_stream(1)), "k");
+  ASSERT_FALSE(first.is_ok());
+  EXPECT_EQ(first.status().code(), CONVJIT_STATUS_OUT_OF_MEMORY);
+  EXPECT_FALSE(workspaces.for_call(on_stream(fake_stream(1)), "k").is_ok());
+  EXPECT_EQ(attempts, 2);  // a failure is not remembered as a buffer
+  EXPECT_EQ(workspaces.owned_count(), 0u);
+}
+
+}  // namespace
+}  // namespace convjit
