@@ -229,6 +229,15 @@ convjit_status_t convjit_set_arch(const char* arch) {
   });
 }
 
+convjit_status_t convjit_set_allow_tf32(int allow) {
+  return guarded([&]() -> Status {
+    if (allow > 1) return Status::invalid(fmt::format("allow_tf32 {} is not 0 or 1", allow));
+    SettingsStore::instance().set_allow_tf32(allow < 0 ? std::nullopt
+                                                       : std::optional<bool>(allow == 1));
+    return Status::ok();
+  });
+}
+
 convjit_status_t convjit_rescan(void) {
   return guarded([] {
     Dispatcher::instance().rescan();

@@ -8,6 +8,7 @@
 
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
+#include "cudnn/cudnn_backend.hpp"
 #include "emulator/emulator_backend.hpp"
 #include "jit/jit_backend.hpp"
 #include "reference/reference_backend.hpp"
@@ -109,6 +110,7 @@ Dispatcher& Dispatcher::instance() {
     std::vector<std::unique_ptr<Backend>> chain;
     chain.push_back(std::make_unique<TunedLibraryBackend>());
     chain.push_back(std::make_unique<JitBackend>());
+    chain.push_back(std::make_unique<CudnnBackend>());
     chain.push_back(std::make_unique<ReferenceBackend>());
     chain.push_back(std::make_unique<EmulatorBackend>());
     return chain;

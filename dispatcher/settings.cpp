@@ -91,6 +91,18 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
       "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned, emulate; ignored", value));
 }
 
+void read_allow_tf32(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_ALLOW_TF32");
+  if (value == nullptr) return;
+  const std::string_view v(value);
+  if (v == "0" || v == "1") {
+    s.allow_tf32 = {v == "1", SettingSource::environment, "CONVJIT_ALLOW_TF32"};
+    return;
+  }
+  warnings.push_back(
+      fmt::format("CONVJIT_ALLOW_TF32='{}' is not 0 or 1; ignored (f32 stays off TF32)", value));
+}
+
 }  // namespace
 
 std::string_view policy_name(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
@@ -144,6 +156,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_path(lookup, "CONVJIT_RECORD", s.record_file, warnings);
   read_policy(lookup, s, warnings);
   read_arch(lookup, s, warnings);
+  read_allow_tf32(lookup, s, warnings);
   return s;
 }
 
@@ -157,6 +170,7 @@ struct SettingsStore::Overrides {
   std::optional<std::string> log_file, record_file;
   std::optional<Policy> policy;
   std::optional<std::string> arch;
+  std::optional<bool> allow_tf32;
   std::atomic<std::shared_ptr<const Settings>> published;
 };
 
@@ -194,6 +208,7 @@ void SettingsStore::publish() {
   apply(s->record_file, o.record_file, "convjit_set_record_file");
   apply(s->policy, o.policy, "convjit_set_policy");
   apply(s->arch, o.arch, "convjit_set_arch");
+  apply(s->allow_tf32, o.allow_tf32, "convjit_set_allow_tf32");
   verbose_level_.store(s->verbose.value, std::memory_order_relaxed);
   policy_.store(static_cast<int>(s->policy.value), std::memory_order_relaxed);
   o.published.store(std::move(s));
@@ -233,6 +248,12 @@ void SettingsStore::set_arch(std::optional<std::string> arch) {
 void SettingsStore::set_policy(std::optional<Policy> policy) {
   std::lock_guard lock(overrides_->mutex);
   overrides_->policy = policy;
+  publish();
+}
+
+void SettingsStore::set_allow_tf32(std::optional<bool> allow) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->allow_tf32 = allow;
   publish();
 }
 

@@ -7,6 +7,7 @@
 //   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
 //   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned | emulate
 //   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
+//   CONVJIT_ALLOW_TF32   1 lets cuDNN run f32 convolutions on TF32 tensor cores
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
@@ -45,6 +46,7 @@ struct Settings {
   Setting<std::string> record_file;
   Setting<Policy> policy{Policy::automatic, SettingSource::default_value, "default"};
   Setting<std::string> arch;  // empty: take it from the GPU
+  Setting<bool> allow_tf32;   // f32 on TF32 tensor cores (cuDNN); read when a kernel is built
 };
 
 // Reads settings from an environment lookup (getenv in production).
@@ -84,6 +86,7 @@ class SettingsStore {
   void set_record_file(std::optional<std::string> path);
   void set_policy(std::optional<Policy> policy);
   void set_arch(std::optional<std::string> arch);
+  void set_allow_tf32(std::optional<bool> allow);
 
   // Re-reads the environment, keeping API overrides (tests, long-lived hosts).
   void reload_environment();

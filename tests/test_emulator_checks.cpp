@@ -12,6 +12,7 @@
 
 #include "emulator/emulated_template.hpp"
 #include "emulator/kernel_emulator.hpp"
+#include "emulator/violation_log.hpp"
 
 namespace convjit::emulator {
 
@@ -64,6 +65,19 @@ void expect_violation(const PlantedRun& run, const std::string& what) {
   EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
   EXPECT_THAT(run.status.message(), HasSubstr(what));
   for (float v : run.output) ASSERT_EQ(v, -1.0f) << "a failed launch must leave the output alone";
+}
+
+// Blocks run in any order; the report keeps the lowest threads' messages.
+TEST(EmulatorChecks, TheReportKeepsTheLowestThreadsWhateverTheArrivalOrder) {
+  ViolationLog log;
+  for (long long thread = 99; thread >= 0; --thread)
+    log.report("thread " + std::to_string(thread), thread);
+  log.report("an unwritten output");
+  EXPECT_EQ(log.count(), 101u);
+  const auto kept = log.messages();
+  ASSERT_EQ(kept.size(), ViolationLog::kKeptMessages);
+  for (std::size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i], "thread " + std::to_string(i));
+  EXPECT_THAT(log.summary(), ::testing::EndsWith("thread 7; and 93 more"));
 }
 
 TEST(EmulatorChecks, ACorrectCopyIsClean) {

@@ -65,4 +65,17 @@ Status DeviceBuffer::download(void* host) const {
   return driver().check(driver().api().memcpy_dtoh(host, pointer_, bytes_), "cuMemcpyDtoH");
 }
 
+std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes) {
+  return std::make_unique<StreamWorkspaces>(
+      bytes,
+      [](std::size_t n) -> Result<void*> {
+        CUdeviceptr memory = 0;
+        if (Status s = driver().check(driver().api().mem_alloc(&memory, n), "cuMemAlloc (workspace)");
+            !s.is_ok())
+          return s;
+        return reinterpret_cast<void*>(memory);
+      },
+      [](void* memory) { (void)driver().api().mem_free(reinterpret_cast<CUdeviceptr>(memory)); });
+}
+
 }  // namespace convjit

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cuda/cuda_driver.hpp"
+#include "kernel_workspace.hpp"
 #include "result.hpp"
 
 namespace convjit {
@@ -49,5 +50,10 @@ class DeviceBuffer {
   CUdeviceptr pointer_;
   std::size_t bytes_;
 };
+
+// Per-stream workspaces (kernel_workspace.hpp) in device memory of the
+// context that is current when a stream's first call allocates; the owner
+// makes that context current again before destroying them.
+[[nodiscard]] std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes);
 
 }  // namespace convjit

@@ -21,7 +21,8 @@ void report_violation(std::string_view what) {
   if (launch.violations == nullptr) return;
   launch.violations->report(fmt::format("{}: block {} thread {} (global thread {}) {}",
                                         launch.kernel_label, emulated::blockIdx.x,
-                                        emulated::threadIdx.x, global_thread_index(), what));
+                                        emulated::threadIdx.x, global_thread_index(), what),
+                            global_thread_index());
 }
 
 }  // namespace convjit::emulator

@@ -3,17 +3,25 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 namespace convjit::emulator {
 
-void ViolationLog::report(std::string message) {
-  if (count_.fetch_add(1, std::memory_order_relaxed) >= kKeptMessages) return;
+void ViolationLog::report(std::string message, long long order) {
+  count_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
-  messages_.push_back(std::move(message));
+  const auto at = std::upper_bound(messages_.begin(), messages_.end(), order,
+                                   [](long long o, const auto& kept) { return o < kept.first; });
+  if (at == messages_.end() && messages_.size() == kKeptMessages) return;
+  messages_.emplace(at, order, std::move(message));
+  if (messages_.size() > kKeptMessages) messages_.pop_back();
 }
 
 std::vector<std::string> ViolationLog::messages() const {
   std::lock_guard lock(mutex_);
-  return messages_;
+  std::vector<std::string> out;
+  for (const auto& [order, message] : messages_) out.push_back(message);
+  return out;
 }
 
 std::string ViolationLog::summary() const {

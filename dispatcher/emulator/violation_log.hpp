@@ -6,19 +6,24 @@
 
 #include <atomic>
 #include <cstddef>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace convjit::emulator {
 
 class ViolationLog {
  public:
-  // The first this many messages are kept; the rest are counted.
+  // This many messages are kept, those of the lowest `order` (the global
+  // thread index), so a report does not depend on how blocks were
+  // scheduled; the rest are counted.
   static constexpr std::size_t kKeptMessages = 8;
+  static constexpr long long kAfterEveryThread = std::numeric_limits<long long>::max();
 
-  void report(std::string message);
+  void report(std::string message, long long order = kAfterEveryThread);
   [[nodiscard]] std::size_t count() const { return count_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::vector<std::string> messages() const;
   // "N violations: first; second; ..." or empty when clean.
@@ -26,7 +31,7 @@ class ViolationLog {
 
  private:
   mutable std::mutex mutex_;  // taken only when something is wrong
-  std::vector<std::string> messages_;
+  std::vector<std::pair<long long, std::string>> messages_;  // sorted by order
   std::atomic<std::size_t> count_{0};
 };
 

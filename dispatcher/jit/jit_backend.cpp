@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/cuda_driver.hpp"
+#include "cuda/device_buffer.hpp"
 #include "jit/jit_module_cache.hpp"
 #include "jit/kernel_operands.hpp"
 #include "jit/kernel_source.hpp"
@@ -58,12 +59,7 @@ class JitKernel final : public Kernel {
         return s;
       entries_.push_back(launch);
     }
-    workspaces_ = std::make_unique<StreamWorkspaces>(
-        meta.value("workspace_bytes", std::size_t{0}),
-        [this](std::size_t bytes) { return allocate(bytes); },
-        [this](void* memory) {
-          (void)driver_.api().mem_free(reinterpret_cast<CUdeviceptr>(memory));
-        });
+    workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
     return Status::ok();
   }
 
@@ -90,16 +86,6 @@ class JitKernel final : public Kernel {
   }
 
  private:
-  // The first call on a stream without a caller's workspace allocates; the
-  // context is current then (execute() made it so).
-  [[nodiscard]] Result<void*> allocate(std::size_t bytes) const {
-    CUdeviceptr memory = 0;
-    if (Status s = driver_.check(driver_.api().mem_alloc(&memory, bytes), "cuMemAlloc (JIT workspace)");
-        !s.is_ok())
-      return s;
-    return reinterpret_cast<void*>(memory);
-  }
-
   const CudaDriver& driver_;
   CUdevice device_;
   CUcontext context_;

@@ -151,11 +151,15 @@ CONVJIT_API convjit_status_t convjit_set_cache_path(const char* search_path);
 CONVJIT_API convjit_status_t convjit_set_verbose(int level);
 CONVJIT_API convjit_status_t convjit_set_log_file(const char* path);
 CONVJIT_API convjit_status_t convjit_set_record_file(const char* path);
-/* "auto", "jit", "cudnn", "reference" or "tuned". */
+/* "auto", "jit", "cudnn", "reference", "tuned" or "emulate". */
 CONVJIT_API convjit_status_t convjit_set_policy(const char* policy);
 /* "sm_90" etc.: the architecture JIT kernels are compiled for when no GPU
  * tells it (preloading on a machine without one). */
 CONVJIT_API convjit_status_t convjit_set_arch(const char* arch);
+/* 1 lets cuDNN run f32 convolutions on TF32 tensor cores (about 10 bits of
+ * mantissa); 0, the default, keeps f32 in full precision.  Applies to
+ * descriptors resolved afterwards.  -1 restores CONVJIT_ALLOW_TF32. */
+CONVJIT_API convjit_status_t convjit_set_allow_tf32(int allow);
 
 /* Forgets failed lookups and choices made because a better backend was
  * missing, so the next call of those descriptors probes again (for example

@@ -1,5 +1,5 @@
 // Test helper: the descriptor set the JIT kernel templates are verified on,
-// on a GPU (test_gpu_jit.cpp) and in the host emulator
+// on a GPU (test_gpu_backends.cpp) and in the host emulator
 // (test_emulated_kernels.cpp): random convolutions in every direction,
 // pools in every mode and direction, bias gradients, over 1D/2D/3D,
 // strides, asymmetric padding, dilation, groups (depthwise included) and
@@ -23,11 +23,12 @@ inline void set_dtype(convjit_tensor_desc_t& t, DataType dtype) {
 }
 
 // `cases` random convolutions, each in fwd, bwddata and bwdfilt.
+// `symmetric`: only what cuDNN expresses (see random_conv_case).
 inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, DataType dtype,
-                                                         int cases) {
+                                                         int cases, bool symmetric = false) {
   std::vector<OpDescriptor> out;
   for (int i = 0; i < cases; ++i) {
-    const ConvCase c = random_conv_case(rng, 1 + i % 3);
+    const ConvCase c = random_conv_case(rng, 1 + i % 3, symmetric);
     auto t = make_conv_tensors<float>(c);
     auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
     set_dtype(x, dtype), set_dtype(w, dtype), set_dtype(y, dtype);
@@ -42,11 +43,12 @@ inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, Data
 
 // `cases` random pools per mode, each forward and backward.
 inline std::vector<OpDescriptor> random_pool_descriptors(std::mt19937& rng, DataType dtype,
-                                                         int cases) {
+                                                         int cases, bool symmetric = false) {
   std::vector<OpDescriptor> out;
   for (auto mode : {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD})
     for (int i = 0; i < cases; ++i) {
-      auto t = make_pool_tensors<float>(random_pool_case(rng, 1 + i % 3, mode));
+      const PoolCase c = random_pool_case(rng, 1 + i % 3, mode, symmetric);
+      auto t = make_pool_tensors<float>(c);
       auto x = t.x.desc(), y = t.y.desc();
       set_dtype(x, dtype), set_dtype(y, dtype);
       for (Direction dir : {Direction::fwd, Direction::bwd}) {

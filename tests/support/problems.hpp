@@ -69,8 +69,9 @@ ConvTensors<T> make_conv_tensors(const ConvCase& c) {
 }
 
 // A random valid conv: 1D/2D/3D, strides, asymmetric padding, dilation,
-// groups (depthwise included), any layout.
-inline ConvCase random_conv_case(std::mt19937& rng, int spatial) {
+// groups (depthwise included), any layout.  `symmetric` makes pad_end equal
+// pad_begin (what cuDNN expresses) from the same random draws.
+inline ConvCase random_conv_case(std::mt19937& rng, int spatial, bool symmetric = false) {
   auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
@@ -91,6 +92,7 @@ inline ConvCase random_conv_case(std::mt19937& rng, int spatial) {
     c.input.push_back(in);
     c.pad_begin.push_back(pick(0, extent - 1));
     c.pad_end.push_back(pick(0, extent - 1));
+    if (symmetric) c.pad_end.back() = c.pad_begin.back();
   }
   c.layout = static_cast<TestLayout>(pick(0, 2));
   return c;
@@ -138,7 +140,10 @@ PoolTensors<T> make_pool_tensors(const PoolCase& c) {
   return t;
 }
 
-inline PoolCase random_pool_case(std::mt19937& rng, int spatial, convjit_pool_mode_t mode) {
+// `symmetric`: pad_end equal to pad_begin, floor rounding and no dilation
+// (what cuDNN expresses), from the same random draws.
+inline PoolCase random_pool_case(std::mt19937& rng, int spatial, convjit_pool_mode_t mode,
+                                 bool symmetric = false) {
   auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
@@ -161,7 +166,12 @@ inline PoolCase random_pool_case(std::mt19937& rng, int spatial, convjit_pool_mo
     const std::int64_t max_pad = d == 1 ? extent / 2 : (k - 1) / 2;
     c.pad_begin.push_back(pick(0, max_pad));
     c.pad_end.push_back(pick(0, max_pad));
+    if (symmetric) {
+      c.dilation.back() = 1;
+      c.pad_end.back() = c.pad_begin.back();
+    }
   }
+  if (symmetric) c.ceil = false;
   c.layout = static_cast<TestLayout>(pick(0, 2));
   return c;
 }

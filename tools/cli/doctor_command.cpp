@@ -1,6 +1,5 @@
 // `convjit doctor`: what this machine offers convjit and every setting in
 // effect, with where it came from.
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -12,6 +11,7 @@
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "cuda/cuda_driver.hpp"
+#include "cudnn/cudnn_library.hpp"
 #include "jit/embedded_templates.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "settings.hpp"
@@ -21,15 +21,10 @@ namespace convjit::cli {
 
 namespace {
 
-// cuDNN is optional at run time: report what dlopen finds.
+// cuDNN is optional at run time: its version, or why it is not available.
 std::string cudnn_runtime() {
-  void* library = ::dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) return "not found (libcudnn.so.9)";
-  using GetVersion = std::size_t (*)();
-  const auto get_version = reinterpret_cast<GetVersion>(::dlsym(library, "cudnnGetVersion"));
-  const std::string text = get_version ? fmt::format("{}", get_version()) : "unknown version";
-  ::dlclose(library);
-  return text;
+  const CudnnLibrary& cudnn = CudnnLibrary::instance();
+  return cudnn.available().is_ok() ? cudnn.version() : cudnn.available().message();
 }
 
 nlohmann::json directory_report(const std::string& dir) {
@@ -83,7 +78,8 @@ nlohmann::json gather() {
         {"log_file", setting(settings->log_file, settings->log_file.value)},
         {"record_file", setting(settings->record_file, settings->record_file.value)},
         {"policy", setting(settings->policy, std::string(policy_name(settings->policy.value)))},
-        {"arch", setting(settings->arch, settings->arch.value)}}},
+        {"arch", setting(settings->arch, settings->arch.value)},
+        {"allow_tf32", setting(settings->allow_tf32, settings->allow_tf32.value)}}},
   };
 }
 

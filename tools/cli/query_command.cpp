@@ -26,7 +26,7 @@ std::string origin(const Setting<T>& s) {
 // What serves the op when no tuned library does, in this build.
 std::string fallback(const OpDescriptor& d) {
   if (d.symbolic_batch) return "none: a symbolic-batch descriptor only names libraries";
-  return "reference (host); the JIT serves CUDA devices only, and cuDNN is not in this build";
+  return "reference (host); the JIT and then cuDNN serve CUDA devices";
 }
 
 class QueryCommand final : public Command {

@@ -1,11 +1,16 @@
-// JIT kernels on a real GPU against the host reference: random problems of
-// every op and the reference model layers, outputs poisoned with NaN first.
-// Without a CUDA device every test is skipped with the reason.
+// The GPU backends (the JIT and cuDNN) on a real GPU against the host
+// reference: random problems of every op and the reference model layers,
+// outputs poisoned with NaN first.  cuDNN gets the random sets with
+// symmetric padding, floor-mode pools and no pool dilation, which it
+// expresses (cudnn_problem.hpp; test_cudnn_backend.cpp checks that it
+// declines none of them); the JIT gets the general sets.  Without a CUDA
+// device every test is skipped with the reason.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "cuda/device_buffer.hpp"
+#include "cudnn/cudnn_backend.hpp"
 #include "descriptor_builder.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
@@ -20,21 +25,28 @@ namespace {
 
 constexpr convjit_device_t kGpu{CONVJIT_DEVICE_CUDA, 0};
 
-class GpuJit : public ::testing::Test {
+class GpuBackend : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     auto context = DeviceContext::open(0);
     if (!context.is_ok()) GTEST_SKIP() << "no CUDA device: " << context.status().message();
     context_ = context.value();
     std::vector<std::unique_ptr<Backend>> gpu_chain;
-    gpu_chain.push_back(std::make_unique<JitBackend>());
+    if (GetParam() == "jit") gpu_chain.push_back(std::make_unique<JitBackend>());
+    if (GetParam() == "cudnn") gpu_chain.push_back(std::make_unique<CudnnBackend>());
+    backend_ = gpu_chain.front().get();
     gpu_ = std::make_unique<Dispatcher>(std::move(gpu_chain));
   }
+
+  // cuDNN's random sets stay within what it expresses.
+  bool symmetric() const { return GetParam() == "cudnn"; }
 
   // Runs `d` on the GPU and compares with the host reference.
   void check(const OpDescriptor& d, std::mt19937& rng) {
     SCOPED_TRACE(descriptor_name(d));
     const test::HostOperands host = test::random_operands(d, rng);
+    const Status support = backend_->check_support(d, kGpu);
+    ASSERT_TRUE(support.is_ok()) << support.message();
     auto gx = staged(host.x), gw = staged(host.w), gdy = staged(host.dy), gout = staged(host.out);
     ExecArgs args = host.args(d, gout->get());
     if (args.x) args.x = gx->get();
@@ -58,34 +70,40 @@ class GpuJit : public ::testing::Test {
   }
 
   std::shared_ptr<DeviceContext> context_;
+  Backend* backend_ = nullptr;
   std::unique_ptr<Dispatcher> gpu_;
 };
 
-TEST_F(GpuJit, RandomConvolutionsInEveryDirectionAndDtype) {
+TEST_P(GpuBackend, RandomConvolutionsInEveryDirectionAndDtype) {
   std::mt19937 rng(2026);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
-    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 18)) check(d, rng);
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 18, symmetric())) check(d, rng);
 }
 
-TEST_F(GpuJit, RandomPoolingInEveryModeAndDirection) {
+TEST_P(GpuBackend, RandomPoolingInEveryModeAndDirection) {
   std::mt19937 rng(7);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
-    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 12)) check(d, rng);
+    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 12, symmetric())) check(d, rng);
 }
 
-TEST_F(GpuJit, RandomBiasGradients) {
+TEST_P(GpuBackend, RandomBiasGradients) {
   std::mt19937 rng(5);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
     for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12)) check(d, rng);
 }
 
-TEST_F(GpuJit, EveryLayerOfTheReferenceModels) {
+TEST_P(GpuBackend, EveryLayerOfTheReferenceModels) {
   std::mt19937 rng(11);
   for (const char* name : {"resnet50", "yolo11n", "cosmoflow"})
     for (const OpDescriptor& d :
          test::model_descriptors(name, {2, std::string(name) == "cosmoflow" ? 32 : 64}))
       check(d, rng);
 }
+
+INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
 
 }  // namespace
 }  // namespace convjit

@@ -1,0 +1,124 @@
+#include "cudnn/cudnn_descriptors.hpp"
+
+namespace convjit {
+
+namespace {
+
+// The dims of `shape` with the strides of a dense NCHW tensor.
+CudnnTensorShape packed(const CudnnTensorShape& shape) {
+  CudnnTensorShape out = shape;
+  int stride = 1;
+  for (int i = shape.rank - 1; i >= 0; --i) {
+    out.strides[i] = stride;
+    stride *= shape.dims[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+cudnnDataType_t cudnn_data_type(DataType dtype) {
+  switch (dtype) {
+    case DataType::f16:
+      return CUDNN_DATA_HALF;
+    case DataType::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    case DataType::f64:
+      return CUDNN_DATA_DOUBLE;
+    case DataType::f32:
+      break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+Result<CudnnTensor> make_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
+                                      const CudnnTensorShape& shape) {
+  const CudnnApi& api = cudnn.api();
+  cudnnTensorDescriptor_t handle = nullptr;
+  if (Status s = cudnn.check(api.create_tensor(&handle), "cudnnCreateTensorDescriptor");
+      !s.is_ok())
+    return s;
+  CudnnTensor tensor(handle, api.destroy_tensor);
+  if (Status s = cudnn.check(api.set_tensor(handle, cudnn_data_type(dtype), shape.rank,
+                                            shape.dims.data(), shape.strides.data()),
+                             "cudnnSetTensorNdDescriptor");
+      !s.is_ok())
+    return s;
+  return tensor;
+}
+
+Result<CudnnTensor> make_packed_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
+                                             const CudnnTensorShape& shape) {
+  return make_cudnn_tensor(cudnn, dtype, packed(shape));
+}
+
+Result<CudnnFilter> make_cudnn_filter(const CudnnLibrary& cudnn, DataType dtype,
+                                      const CudnnProblem& problem) {
+  const CudnnApi& api = cudnn.api();
+  cudnnFilterDescriptor_t handle = nullptr;
+  if (Status s = cudnn.check(api.create_filter(&handle), "cudnnCreateFilterDescriptor");
+      !s.is_ok())
+    return s;
+  CudnnFilter filter(handle, api.destroy_filter);
+  const cudnnTensorFormat_t format =
+      problem.filter_channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  // Filter dims are always listed K, C/G, spatial...; the format says how
+  // they are laid out.
+  if (Status s = cudnn.check(api.set_filter(handle, cudnn_data_type(dtype), format,
+                                            problem.w.rank, problem.w.dims.data()),
+                             "cudnnSetFilterNdDescriptor");
+      !s.is_ok())
+    return s;
+  return filter;
+}
+
+Result<CudnnConvolution> make_cudnn_convolution(const CudnnLibrary& cudnn,
+                                                const CudnnProblem& problem,
+                                                cudnnMathType_t math) {
+  const CudnnApi& api = cudnn.api();
+  cudnnConvolutionDescriptor_t handle = nullptr;
+  if (Status s =
+          cudnn.check(api.create_convolution(&handle), "cudnnCreateConvolutionDescriptor");
+      !s.is_ok())
+    return s;
+  CudnnConvolution convolution(handle, api.destroy_convolution);
+  if (Status s = cudnn.check(
+          api.set_convolution(handle, problem.spatial_dims, problem.pad.data(),
+                              problem.stride.data(), problem.dilation.data(),
+                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+          "cudnnSetConvolutionNdDescriptor");
+      !s.is_ok())
+    return s;
+  if (Status s = cudnn.check(api.set_group_count(handle, problem.groups),
+                             "cudnnSetConvolutionGroupCount");
+      !s.is_ok())
+    return s;
+  if (Status s = cudnn.check(api.set_math_type(handle, math), "cudnnSetConvolutionMathType");
+      !s.is_ok())
+    return s;
+  return convolution;
+}
+
+Result<CudnnPooling> make_cudnn_pooling(const CudnnLibrary& cudnn, const CudnnProblem& problem,
+                                        PoolingMode mode) {
+  const CudnnApi& api = cudnn.api();
+  cudnnPoolingDescriptor_t handle = nullptr;
+  if (Status s = cudnn.check(api.create_pooling(&handle), "cudnnCreatePoolingDescriptor");
+      !s.is_ok())
+    return s;
+  CudnnPooling pooling(handle, api.destroy_pooling);
+  // Deterministic max, and NaN propagates like the reference's.
+  const cudnnPoolingMode_t cudnn_mode = mode == PoolingMode::max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                        : mode == PoolingMode::avg_include_pad
+                                            ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                            : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  if (Status s = cudnn.check(
+          api.set_pooling(handle, cudnn_mode, CUDNN_PROPAGATE_NAN, problem.spatial_dims,
+                          problem.window.data(), problem.pad.data(), problem.stride.data()),
+          "cudnnSetPoolingNdDescriptor");
+      !s.is_ok())
+    return s;
+  return pooling;
+}
+
+}  // namespace convjit
