@@ -420,6 +420,53 @@ TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
       << text.output;
 }
 
+// Without a GPU, bench times the reference; its work figures are checked
+// against hand-worked counts.
+TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
+  const Outcome r = convjit("bench --model resnet50 --imgsz 32 --reps 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(r.output);
+  EXPECT_EQ(report["device"], "host");
+  EXPECT_EQ(report["backends"], nlohmann::json::array({"reference"}));
+  EXPECT_TRUE(report["peaks"].is_null());  // no known limits for the host
+  ASSERT_EQ(report["ops"].size(), 72u);  // as many as `run` finds
+  for (const auto& op : report["ops"]) {
+    EXPECT_EQ(op["policy"], "reference");
+    EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
+    EXPECT_TRUE(op.contains("flop") != op.contains("bytes")) << op.dump();
+    EXPECT_TRUE(op["reference"].contains(op.contains("flop") ? "tflops" : "gbs")) << op.dump();
+  }
+  // Stem at 32x32: y 1x64x16x16, each element 3 channels x 7x7 taps.
+  const auto& stem = report["ops"][0];
+  EXPECT_EQ(stem["layer"], "stem.conv");
+  EXPECT_EQ(stem["flop"].get<double>(), 2.0 * 64 * 16 * 16 * 3 * 7 * 7);
+  // Max pool fwd: x 1x64x16x16 read, y 1x64x8x8 written, 4 bytes each.
+  int max_pools = 0;
+  for (const auto& op : report["ops"]) {
+    if (op["layer"] != "stem.maxpool" || op["direction"] != "fwd") continue;
+    ++max_pools;
+    EXPECT_EQ(op["bytes"].get<double>(), (64.0 * 16 * 16 + 64.0 * 8 * 8) * 4);
+  }
+  EXPECT_EQ(max_pools, 1);
+  const Outcome text = convjit("bench --model yolo11n --imgsz 32 --reps 1");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.first_line().find("convjit bench: yolo11n on host, median of 1 calls"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.line_starting("b0.conv").find("GF/s"), std::string::npos) << text.output;
+}
+
+TEST(CliBench, UsageErrorsNameTheFix) {
+  Outcome r = convjit("bench");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bench needs --model NAME or --table FILE"), std::string::npos)
+      << r.output;
+  r = convjit("bench --model lenet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = convjit("bench --model yolo11n --reps 0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 TEST(CliRunModel, UserTablesAndTheirErrors) {
   TempCache cache;
   const std::string table = cache.dir + "/net.json";

@@ -33,6 +33,7 @@ CudaDriver::CudaDriver() {
       {"cuGetErrorString", resolve(library, "cuGetErrorString", api_.get_error_string)},
       {"cuDeviceGetCount", resolve(library, "cuDeviceGetCount", api_.device_get_count)},
       {"cuDeviceGet", resolve(library, "cuDeviceGet", api_.device_get)},
+      {"cuDeviceGetName", resolve(library, "cuDeviceGetName", api_.device_get_name)},
       {"cuDeviceGetAttribute", resolve(library, "cuDeviceGetAttribute", api_.device_get_attribute)},
       {"cuDevicePrimaryCtxRetain",
        resolve(library, "cuDevicePrimaryCtxRetain", api_.primary_ctx_retain)},
@@ -82,6 +83,15 @@ std::string CudaDriver::arch_of(int ordinal) const {
           CUDA_SUCCESS)
     return {};
   return fmt::format("sm_{}{}", major, minor);
+}
+
+std::string CudaDriver::name_of(int ordinal) const {
+  CUdevice device = 0;
+  char name[256] = {};
+  if (api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
+      api_.device_get_name(name, sizeof name, device) != CUDA_SUCCESS)
+    return {};
+  return name;
 }
 
 }  // namespace convjit

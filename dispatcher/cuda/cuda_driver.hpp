@@ -17,6 +17,7 @@ struct CudaDriverApi {
   decltype(&::cuGetErrorString) get_error_string = nullptr;
   decltype(&::cuDeviceGetCount) device_get_count = nullptr;
   decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetName) device_get_name = nullptr;
   decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
   decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
   decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
@@ -47,6 +48,8 @@ class CudaDriver {
 
   // "sm_90" for the device's compute capability.
   [[nodiscard]] std::string arch_of(int ordinal) const;
+  // "NVIDIA H100 80GB HBM3", or empty when it cannot be queried.
+  [[nodiscard]] std::string name_of(int ordinal) const;
 
  private:
   CudaDriver();

@@ -59,7 +59,8 @@ nlohmann::json gather() {
   if (driver.available().is_ok()) {
     int count = 0;
     (void)driver.api().device_get_count(&count);
-    for (int i = 0; i < count; ++i) gpus.push_back({{"ordinal", i}, {"arch", driver.arch_of(i)}});
+    for (int i = 0; i < count; ++i)
+      gpus.push_back({{"ordinal", i}, {"name", driver.name_of(i)}, {"arch", driver.arch_of(i)}});
   }
   nlohmann::json dirs = nlohmann::json::array();
   for (const auto& dir : settings->cache_path.value) dirs.push_back(directory_report(dir));
@@ -87,7 +88,8 @@ void print_text(const nlohmann::json& r) {
   fmt::print("convjit        {}\n", r["convjit"].get<std::string>());
   fmt::print("CUDA driver    {}\n", r["cuda_driver"].get<std::string>());
   for (const auto& g : r["gpus"])
-    fmt::print("GPU {}          {}\n", g["ordinal"].get<int>(), g["arch"].get<std::string>());
+    fmt::print("GPU {}          {}, {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
+               g["arch"].get<std::string>());
   fmt::print("NVRTC          {}\n", r["nvrtc"].get<std::string>());
   fmt::print("cuDNN          headers {}, runtime {}\n", r["cudnn_headers"].get<std::string>(),
              r["cudnn_runtime"].get<std::string>());

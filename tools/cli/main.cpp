@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_cache_command(app));
   commands.push_back(make_doctor_command(app));
   commands.push_back(make_run_command(app));
+  commands.push_back(make_bench_command(app));
   commands.push_back(make_emulate_command(app));
   try {
     app.parse(argc, argv);

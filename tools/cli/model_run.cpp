@@ -4,93 +4,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
 #include "cli_status.hpp"
-#include "cuda/device_buffer.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
 #include "operand_buffers.hpp"
 #include "reference/reference_backend.hpp"
+#include "run_device.hpp"
 
 namespace convjit::cli {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-void check(const Status& s, const ModelOp& op) {
-  if (!s.is_ok())
-    throw RuntimeError(
-        fmt::format("{} {}: {}", op.layer, direction_name(op.desc.direction), s.message()));
-}
-
-// Where the run happens: CUDA device 0 when a driver and a GPU are there,
-// else the host.  On a GPU each op's operands are staged in device memory
-// and every timed call is waited for.
-class RunDevice {
- public:
-  RunDevice() {
-    auto context = DeviceContext::open(0);
-    if (context.is_ok()) context_ = context.value();
-  }
-  [[nodiscard]] bool is_gpu() const { return context_ != nullptr; }
-  [[nodiscard]] convjit_device_t device() const {
-    return is_gpu() ? convjit_device_t{CONVJIT_DEVICE_CUDA, 0}
-                    : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
-  }
-  [[nodiscard]] const char* label() const { return is_gpu() ? "cuda:0" : "host"; }
-
-  // The op's arguments on this device; device copies live until the next call.
-  ExecArgs stage(const OperandBuffers& host, const ModelOp& op) {
-    staged_.clear();
-    if (!is_gpu()) return host.args;
-    ExecArgs args = host.args;
-    args.x = args.x ? copy(host.x, op) : nullptr;
-    args.w = args.w ? copy(host.w, op) : nullptr;
-    args.dy = args.dy ? copy(host.dy, op) : nullptr;
-    args.out = copy(host.out, op);
-    return args;
-  }
-
-  // Milliseconds for one call, including the wait for the device.
-  double timed_call(const ModelOp& op, const ExecArgs& args, std::string_view* backend = nullptr) {
-    const auto start = Clock::now();
-    check(Dispatcher::instance().execute(op.desc, device(), args, backend), op);
-    if (is_gpu()) check(context_->synchronize(), op);
-    return ms_since(start);
-  }
-
-  // The staged output, on the host.
-  std::vector<unsigned char> output(const OperandBuffers& host, const ModelOp& op) const {
-    if (!is_gpu()) return host.out;
-    std::vector<unsigned char> out(host.out.size());
-    check(staged_.back()->download(out.data()), op);
-    return out;
-  }
-
- private:
-  void* copy(const std::vector<unsigned char>& bytes, const ModelOp& op) {
-    auto buffer = DeviceBuffer::allocate(context_, bytes.size());
-    check(buffer.status(), op);
-    check(buffer.value()->upload(bytes.data()), op);
-    staged_.push_back(std::move(buffer).value());
-    return staged_.back()->get();
-  }
-
-  std::shared_ptr<DeviceContext> context_;
-  std::vector<std::unique_ptr<DeviceBuffer>> staged_;  // out last
-};
-
-}  // namespace
 
 int run_model(const std::string& model, const std::vector<ModelOp>& ops, const ModelRunOptions& o) {
   RunDevice run_device;
@@ -112,9 +38,9 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
     OperandBuffers operands(op.desc, rng);
     const ExecArgs args = run_device.stage(operands, op);
     std::string_view backend;
-    const double first = run_device.timed_call(op, args, &backend);
+    const double first = run_device.timed_call(Dispatcher::instance(), op, args, &backend);
     std::vector<double> times;
-    for (int r = 0; r < o.repetitions; ++r) times.push_back(run_device.timed_call(op, args));
+    for (int r = 0; r < o.repetitions; ++r) times.push_back(run_device.timed_call(Dispatcher::instance(), op, args));
     std::sort(times.begin(), times.end());
     const double steady = times.empty() ? first : times[times.size() / 2];
     double error = 0;
