@@ -456,6 +456,37 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_NE(text.line_starting("b0.conv").find("GF/s"), std::string::npos) << text.output;
 }
 
+TEST(CliBench, JsonOutWritesTheReportBesideTheTable) {
+  TempCache cache;
+  const std::string file = cache.dir + "/bench.json";
+  Outcome r = convjit("bench --model cosmoflow --imgsz 32 --reps 1 --json-out " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.first_line().find("convjit bench: cosmoflow on host"), std::string::npos);
+  std::ifstream in(file);
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report["model"], "cosmoflow");
+  EXPECT_EQ(report["ops"].size(), 24u);
+  r = convjit("bench --model cosmoflow --imgsz 32 --json-out /proc/no/such/dir/bench.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--json-out /proc/no/such/dir/bench.json: cannot write there"),
+            std::string::npos)
+      << r.output;
+}
+
+// tools/gpu-check on a machine without a GPU: a clear message, exit 2.
+TEST(GpuCheck, WithoutAGpuItSaysSoAndExitsTwo) {
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "this machine has a GPU";
+  const std::string command = std::string(CONVJIT_GPU_CHECK_PATH) + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  std::array<char, 256> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
+  const int status = ::pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_NE(output.find("gpu-check: no GPU here"), std::string::npos) << output;
+}
+
 TEST(CliBench, UsageErrorsNameTheFix) {
   Outcome r = convjit("bench");
   EXPECT_EQ(r.exit_code, 2);

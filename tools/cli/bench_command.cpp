@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -62,6 +63,7 @@ std::unique_ptr<Dispatcher> single_backend(const std::string& name) {
 struct BenchOptions {
   int repetitions = 5;
   bool json = false;
+  std::string json_file;  // also write the JSON report here
 };
 
 class Bench {
@@ -194,6 +196,8 @@ class BenchCommand final : public Command {
     command_->add_option("--reps", options_.repetitions, "timed calls per op and backend")
         ->check(CLI::Range(1, 10000));
     command_->add_flag("--json", options_.json, "machine-readable output");
+    command_->add_option("--json-out", options_.json_file,
+                         "also write the JSON report to this file (one run, both forms)");
     command_->footer(
         "Per op: the median time on each backend (the JIT and cuDNN on a GPU, the reference on\n"
         "the host), TFLOP/s or GB/s and the share of the device's peak where it is known, the\n"
@@ -207,7 +211,16 @@ class BenchCommand final : public Command {
   [[nodiscard]] int run() const override {
     if (!model_.given()) throw UsageError("bench needs --model NAME or --table FILE");
     Bench bench(model_.model_name(), options_);
-    const nlohmann::json report = bench.run(model_.expand());
+    const std::vector<ModelOp> ops = model_.expand();
+    std::ofstream json_file;
+    if (!options_.json_file.empty()) {
+      json_file.open(options_.json_file);
+      if (!json_file)
+        throw RuntimeError(fmt::format("--json-out {}: cannot write there; pick a writable path",
+                                       options_.json_file));
+    }
+    const nlohmann::json report = bench.run(ops);
+    if (json_file.is_open()) json_file << report.dump(2) << "\n";
     if (options_.json) {
       fmt::print("{}\n", report.dump(2));
     } else {
