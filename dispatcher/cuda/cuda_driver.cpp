@@ -3,17 +3,9 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "dynamic_symbol.hpp"
+
 namespace convjit {
-
-namespace {
-
-template <class Fn>
-bool resolve(void* library, const char* name, Fn& target) {
-  target = reinterpret_cast<Fn>(::dlsym(library, name));
-  return target != nullptr;
-}
-
-}  // namespace
 
 const CudaDriver& CudaDriver::instance() {
   static const CudaDriver* driver = new CudaDriver;  // the driver stays loaded until exit
@@ -29,27 +21,25 @@ CudaDriver::CudaDriver() {
     return;
   }
   const std::pair<const char*, bool> symbols[] = {
-      {"cuInit", resolve(library, "cuInit", api_.init)},
-      {"cuGetErrorString", resolve(library, "cuGetErrorString", api_.get_error_string)},
-      {"cuDeviceGetCount", resolve(library, "cuDeviceGetCount", api_.device_get_count)},
-      {"cuDeviceGet", resolve(library, "cuDeviceGet", api_.device_get)},
-      {"cuDeviceGetName", resolve(library, "cuDeviceGetName", api_.device_get_name)},
-      {"cuDeviceGetAttribute", resolve(library, "cuDeviceGetAttribute", api_.device_get_attribute)},
-      {"cuDevicePrimaryCtxRetain",
-       resolve(library, "cuDevicePrimaryCtxRetain", api_.primary_ctx_retain)},
-      {"cuDevicePrimaryCtxRelease_v2",
-       resolve(library, "cuDevicePrimaryCtxRelease_v2", api_.primary_ctx_release)},
-      {"cuCtxSetCurrent", resolve(library, "cuCtxSetCurrent", api_.ctx_set_current)},
-      {"cuModuleLoadData", resolve(library, "cuModuleLoadData", api_.module_load_data)},
-      {"cuModuleUnload", resolve(library, "cuModuleUnload", api_.module_unload)},
-      {"cuModuleGetFunction", resolve(library, "cuModuleGetFunction", api_.module_get_function)},
-      {"cuLaunchKernel", resolve(library, "cuLaunchKernel", api_.launch_kernel)},
-      {"cuMemAlloc_v2", resolve(library, "cuMemAlloc_v2", api_.mem_alloc)},
-      {"cuMemFree_v2", resolve(library, "cuMemFree_v2", api_.mem_free)},
-      {"cuMemcpyHtoD_v2", resolve(library, "cuMemcpyHtoD_v2", api_.memcpy_htod)},
-      {"cuMemcpyDtoH_v2", resolve(library, "cuMemcpyDtoH_v2", api_.memcpy_dtoh)},
-      {"cuMemsetD8_v2", resolve(library, "cuMemsetD8_v2", api_.memset_d8)},
-      {"cuStreamSynchronize", resolve(library, "cuStreamSynchronize", api_.stream_synchronize)},
+      CONVJIT_LOAD_SYMBOL(library, api_, init, cuInit),
+      CONVJIT_LOAD_SYMBOL(library, api_, get_error_string, cuGetErrorString),
+      CONVJIT_LOAD_SYMBOL(library, api_, device_get_count, cuDeviceGetCount),
+      CONVJIT_LOAD_SYMBOL(library, api_, device_get, cuDeviceGet),
+      CONVJIT_LOAD_SYMBOL(library, api_, device_get_name, cuDeviceGetName),
+      CONVJIT_LOAD_SYMBOL(library, api_, device_get_attribute, cuDeviceGetAttribute),
+      CONVJIT_LOAD_SYMBOL(library, api_, primary_ctx_retain, cuDevicePrimaryCtxRetain),
+      CONVJIT_LOAD_SYMBOL(library, api_, primary_ctx_release, cuDevicePrimaryCtxRelease_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, ctx_set_current, cuCtxSetCurrent),
+      CONVJIT_LOAD_SYMBOL(library, api_, module_load_data, cuModuleLoadData),
+      CONVJIT_LOAD_SYMBOL(library, api_, module_unload, cuModuleUnload),
+      CONVJIT_LOAD_SYMBOL(library, api_, module_get_function, cuModuleGetFunction),
+      CONVJIT_LOAD_SYMBOL(library, api_, launch_kernel, cuLaunchKernel),
+      CONVJIT_LOAD_SYMBOL(library, api_, mem_alloc, cuMemAlloc_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, mem_free, cuMemFree_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, memcpy_htod, cuMemcpyHtoD_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, memcpy_dtoh, cuMemcpyDtoH_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, memset_d8, cuMemsetD8_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, stream_synchronize, cuStreamSynchronize),
   };
   for (const auto& [name, found] : symbols)
     if (!found) {

@@ -5,67 +5,43 @@
 
 #include <utility>
 
+#include "dynamic_symbol.hpp"
+
 namespace convjit {
 
 namespace {
 
-template <class Fn>
-bool resolve(void* library, const char* name, Fn& target) {
-  target = reinterpret_cast<Fn>(::dlsym(library, name));
-  return target != nullptr;
-}
-
 // The first symbol the library lacks, or nullptr.
 const char* resolve_all(void* library, CudnnApi& api) {
   const std::pair<const char*, bool> symbols[] = {
-      {"cudnnGetVersion", resolve(library, "cudnnGetVersion", api.get_version)},
-      {"cudnnGetErrorString", resolve(library, "cudnnGetErrorString", api.get_error_string)},
-      {"cudnnCreate", resolve(library, "cudnnCreate", api.create)},
-      {"cudnnDestroy", resolve(library, "cudnnDestroy", api.destroy)},
-      {"cudnnSetStream", resolve(library, "cudnnSetStream", api.set_stream)},
-      {"cudnnCreateTensorDescriptor",
-       resolve(library, "cudnnCreateTensorDescriptor", api.create_tensor)},
-      {"cudnnSetTensorNdDescriptor", resolve(library, "cudnnSetTensorNdDescriptor", api.set_tensor)},
-      {"cudnnDestroyTensorDescriptor",
-       resolve(library, "cudnnDestroyTensorDescriptor", api.destroy_tensor)},
-      {"cudnnCreateFilterDescriptor",
-       resolve(library, "cudnnCreateFilterDescriptor", api.create_filter)},
-      {"cudnnSetFilterNdDescriptor", resolve(library, "cudnnSetFilterNdDescriptor", api.set_filter)},
-      {"cudnnDestroyFilterDescriptor",
-       resolve(library, "cudnnDestroyFilterDescriptor", api.destroy_filter)},
-      {"cudnnCreateConvolutionDescriptor",
-       resolve(library, "cudnnCreateConvolutionDescriptor", api.create_convolution)},
-      {"cudnnSetConvolutionNdDescriptor",
-       resolve(library, "cudnnSetConvolutionNdDescriptor", api.set_convolution)},
-      {"cudnnSetConvolutionGroupCount",
-       resolve(library, "cudnnSetConvolutionGroupCount", api.set_group_count)},
-      {"cudnnSetConvolutionMathType",
-       resolve(library, "cudnnSetConvolutionMathType", api.set_math_type)},
-      {"cudnnDestroyConvolutionDescriptor",
-       resolve(library, "cudnnDestroyConvolutionDescriptor", api.destroy_convolution)},
-      {"cudnnCreatePoolingDescriptor",
-       resolve(library, "cudnnCreatePoolingDescriptor", api.create_pooling)},
-      {"cudnnSetPoolingNdDescriptor",
-       resolve(library, "cudnnSetPoolingNdDescriptor", api.set_pooling)},
-      {"cudnnDestroyPoolingDescriptor",
-       resolve(library, "cudnnDestroyPoolingDescriptor", api.destroy_pooling)},
-      {"cudnnGetConvolutionForwardAlgorithm_v7",
-       resolve(library, "cudnnGetConvolutionForwardAlgorithm_v7", api.forward_algorithms)},
-      {"cudnnGetConvolutionBackwardDataAlgorithm_v7",
-       resolve(library, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-               api.backward_data_algorithms)},
-      {"cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-       resolve(library, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-               api.backward_filter_algorithms)},
-      {"cudnnConvolutionForward", resolve(library, "cudnnConvolutionForward", api.convolution_forward)},
-      {"cudnnConvolutionBackwardData",
-       resolve(library, "cudnnConvolutionBackwardData", api.convolution_backward_data)},
-      {"cudnnConvolutionBackwardFilter",
-       resolve(library, "cudnnConvolutionBackwardFilter", api.convolution_backward_filter)},
-      {"cudnnConvolutionBackwardBias",
-       resolve(library, "cudnnConvolutionBackwardBias", api.convolution_backward_bias)},
-      {"cudnnPoolingForward", resolve(library, "cudnnPoolingForward", api.pooling_forward)},
-      {"cudnnPoolingBackward", resolve(library, "cudnnPoolingBackward", api.pooling_backward)},
+      CONVJIT_LOAD_SYMBOL(library, api, get_version, cudnnGetVersion),
+      CONVJIT_LOAD_SYMBOL(library, api, get_error_string, cudnnGetErrorString),
+      CONVJIT_LOAD_SYMBOL(library, api, create, cudnnCreate),
+      CONVJIT_LOAD_SYMBOL(library, api, destroy, cudnnDestroy),
+      CONVJIT_LOAD_SYMBOL(library, api, set_stream, cudnnSetStream),
+      CONVJIT_LOAD_SYMBOL(library, api, create_tensor, cudnnCreateTensorDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, set_tensor, cudnnSetTensorNdDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, destroy_tensor, cudnnDestroyTensorDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, create_filter, cudnnCreateFilterDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, set_filter, cudnnSetFilterNdDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, destroy_filter, cudnnDestroyFilterDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, create_convolution, cudnnCreateConvolutionDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, set_convolution, cudnnSetConvolutionNdDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, set_group_count, cudnnSetConvolutionGroupCount),
+      CONVJIT_LOAD_SYMBOL(library, api, set_math_type, cudnnSetConvolutionMathType),
+      CONVJIT_LOAD_SYMBOL(library, api, destroy_convolution, cudnnDestroyConvolutionDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, create_pooling, cudnnCreatePoolingDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, set_pooling, cudnnSetPoolingNdDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, destroy_pooling, cudnnDestroyPoolingDescriptor),
+      CONVJIT_LOAD_SYMBOL(library, api, forward_algorithms, cudnnGetConvolutionForwardAlgorithm_v7),
+      CONVJIT_LOAD_SYMBOL(library, api, backward_data_algorithms, cudnnGetConvolutionBackwardDataAlgorithm_v7),
+      CONVJIT_LOAD_SYMBOL(library, api, backward_filter_algorithms, cudnnGetConvolutionBackwardFilterAlgorithm_v7),
+      CONVJIT_LOAD_SYMBOL(library, api, convolution_forward, cudnnConvolutionForward),
+      CONVJIT_LOAD_SYMBOL(library, api, convolution_backward_data, cudnnConvolutionBackwardData),
+      CONVJIT_LOAD_SYMBOL(library, api, convolution_backward_filter, cudnnConvolutionBackwardFilter),
+      CONVJIT_LOAD_SYMBOL(library, api, convolution_backward_bias, cudnnConvolutionBackwardBias),
+      CONVJIT_LOAD_SYMBOL(library, api, pooling_forward, cudnnPoolingForward),
+      CONVJIT_LOAD_SYMBOL(library, api, pooling_backward, cudnnPoolingBackward),
   };
   for (const auto& [name, found] : symbols)
     if (!found) return name;
