@@ -82,6 +82,26 @@ TEST(Settings, PolicyAndFiles) {
   EXPECT_EQ(warnings.size(), 1u);
 }
 
+TEST(Settings, Tf32IsOffUnlessExplicitlyAllowed) {
+  EXPECT_FALSE(read({}).allow_tf32.value);
+  const Settings on = read({{"CONVJIT_ALLOW_TF32", "1"}});
+  EXPECT_TRUE(on.allow_tf32.value);
+  EXPECT_EQ(on.allow_tf32.origin, "CONVJIT_ALLOW_TF32");
+  std::vector<std::string> warnings;
+  EXPECT_FALSE(read({{"CONVJIT_ALLOW_TF32", "yes"}}, &warnings).allow_tf32.value);
+  EXPECT_NE(warnings.at(0).find("CONVJIT_ALLOW_TF32='yes' is not 0 or 1"), std::string::npos);
+  auto& store = SettingsStore::instance();
+  const bool before = store.snapshot()->allow_tf32.value;
+  ASSERT_EQ(convjit_set_allow_tf32(1), CONVJIT_STATUS_SUCCESS);
+  EXPECT_TRUE(store.snapshot()->allow_tf32.value);
+  EXPECT_EQ(store.snapshot()->allow_tf32.origin, "convjit_set_allow_tf32");
+  EXPECT_EQ(convjit_set_allow_tf32(2), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("allow_tf32 2 is not 0 or 1"),
+            std::string::npos);
+  ASSERT_EQ(convjit_set_allow_tf32(-1), CONVJIT_STATUS_SUCCESS);
+  EXPECT_EQ(store.snapshot()->allow_tf32.value, before);
+}
+
 TEST(Settings, ApiSettersOverrideAndNullRestores) {
   auto& store = SettingsStore::instance();
   const auto before = store.snapshot();
