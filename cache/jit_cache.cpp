@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cache_directories.hpp"
 #include "warnings.hpp"
 
 namespace convjit {
@@ -23,20 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kLayoutVersion = "v1";
-
-// Creates `dir` and its missing parents with mode 0700 (a cache holds code).
-bool make_private_directories(const fs::path& dir) {
-  std::error_code error;
-  if (fs::is_directory(dir, error)) return true;
-  if (dir.has_parent_path() && dir.parent_path() != dir &&
-      !make_private_directories(dir.parent_path()))
-    return false;
-  return ::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
-}
-
-bool is_writable_directory(const fs::path& dir) {
-  return make_private_directories(dir) && ::access(dir.c_str(), W_OK | X_OK) == 0;
-}
 
 // A per-key advisory lock file, held for the compile; released on scope exit.
 class KeyLock {
@@ -82,13 +69,9 @@ JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
 }
 
 JitCache::JitCache(std::vector<std::string> search_path, JitCacheOptions options)
-    : search_path_(std::move(search_path)), options_(options) {
-  for (const std::string& dir : search_path_)
-    if (is_writable_directory(dir)) {
-      writable_ = dir;
-      break;
-    }
-}
+    : search_path_(std::move(search_path)),
+      writable_(first_writable_directory(search_path_)),
+      options_(options) {}
 
 void JitCache::quarantine(const std::string& path, const std::string& reason) {
   const fs::path file(path);

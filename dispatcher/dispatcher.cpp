@@ -8,6 +8,13 @@
 
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
+#include "settings.hpp"
+#include "tuning.hpp"
+#include "tuning_decisions.hpp"
+#include "cuda/cuda_driver.hpp"
+#include "cudnn/cudnn_library.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "version.hpp"
 #include "cudnn/cudnn_backend.hpp"
 #include "emulator/emulator_backend.hpp"
 #include "jit/jit_backend.hpp"
@@ -92,11 +99,31 @@ bool policy_allows(Policy policy, std::string_view backend) {
     case Policy::cudnn:
       return backend == "cudnn";
     case Policy::tuned:
-      return backend == "tuned";
+      return backend != "emulator";  // every candidate is measured
     case Policy::emulate:
       return backend == "emulator";
   }
   return false;
+}
+
+// What a tuning decision depends on besides the descriptor: the device,
+// and the versions of everything that can change which backend is fastest.
+TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device) {
+  TuningKeyFields f;
+  f.descriptor = descriptor_name(desc);
+  f.device = "host";
+  if (device.kind == CONVJIT_DEVICE_CUDA) {
+    f.device = CudaDriver::instance().name_of(device.ordinal);
+    f.arch = CudaDriver::instance().arch_of(device.ordinal);
+    f.cudnn_version = CudnnLibrary::instance().version();
+    f.nvrtc_version = nvrtc_version();
+  }
+  f.convjit_version = kVersionString;
+  return make_tuning_key(f);
+}
+
+TuningDecisions decision_store() {
+  return TuningDecisions(SettingsStore::instance().snapshot()->cache_path.value);
 }
 
 }  // namespace
@@ -149,12 +176,78 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
                             device_label(device), rejections));
 }
 
-// Walks the chain for a new key, then logs and records what it decided.
+std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& desc,
+                                                          const convjit_device_t& device,
+                                                          Traces& traces) {
+  const TuningDecisions store = decision_store();
+  const TuningKey key = tuning_key(desc, device);
+  auto decision = store.lookup(key);
+  if (!decision.is_ok()) return std::nullopt;
+  for (const auto& backend : chain_) {
+    if (backend->name() != decision.value().backend) continue;
+    BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
+    trace.probes.push_back({key.relative_path, "tuning decision: " + decision.value().backend});
+    if (!backend->check_support(desc, device).is_ok()) return std::nullopt;
+    auto kernel = backend->build(desc, device, trace);
+    if (!kernel.is_ok()) return std::nullopt;  // measure again
+    return Resolution{desc, std::move(kernel).value(), backend->name(),
+                      "tuning decision stored earlier (" + decision.value().summary + ")", false};
+  }
+  return std::nullopt;
+}
+
+Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_device_t& device,
+                                    Traces& traces) {
+  std::vector<TuningCandidate> candidates;
+  std::string declined;
+  for (const auto& backend : chain_) {
+    if (!policy_allows(Policy::tuned, backend->name())) continue;
+    BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
+    Status support = backend->check_support(desc, device);
+    if (support.is_ok()) {
+      auto kernel = backend->build(desc, device, trace);
+      if (kernel.is_ok()) {
+        candidates.push_back({backend->name(), std::move(kernel).value(), 0, ""});
+        continue;
+      }
+      support = kernel.status();
+    }
+    declined += fmt::format(" {}: {};", backend->name(), support.message());
+  }
+  if (candidates.empty())
+    return Status::not_available(fmt::format("no backend can run {} on {}:{}",
+                                             descriptor_name(desc), device_label(device), declined));
+  // One measurement at a time: kernels timed concurrently would slow each
+  // other down and skew the choice.  Only first calls under `tuned` wait.
+  static std::mutex measuring;
+  std::unique_lock measurement_lock(measuring);
+  auto choice = choose_by_measurement(desc, device, candidates);
+  measurement_lock.unlock();
+  if (!choice.is_ok()) return choice.status();
+  TuningCandidate& winner = candidates[choice.value().winner];
+  const TuningKey key = tuning_key(desc, device);
+  const Status saved = decision_store().store(key, {std::string(winner.backend), choice.value().summary});
+  return Resolution{desc, std::move(winner.kernel), winner.backend,
+                    fmt::format("measured: {}{}; {}", choice.value().summary,
+                                declined.empty() ? "" : "; declined:" + declined,
+                                saved.is_ok() ? "decision saved as " + key.relative_path
+                                              : "not saved: " + saved.message()),
+                    false};
+}
+
+// Walks the chain for a new key (or, under tuned and auto, uses a stored
+// tuning decision; tuned measures when there is none), then logs and
+// records what it decided.
 Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_device_t& device,
                                       Policy policy) {
   const auto start = std::chrono::steady_clock::now();
   Traces traces;
-  auto resolved = walk_chain(desc, device, policy, traces);
+  std::optional<Resolution> stored;
+  if (policy == Policy::automatic || policy == Policy::tuned)
+    stored = from_tuning_decision(desc, device, traces);
+  auto resolved = stored                    ? Result<Resolution>(std::move(*stored))
+                  : policy == Policy::tuned ? tune(desc, device, traces)
+                                            : walk_chain(desc, device, policy, traces);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const std::string_view backend = resolved.is_ok() ? resolved.value().backend : std::string_view();

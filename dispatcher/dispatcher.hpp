@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -101,6 +102,11 @@ class Dispatcher {
   [[nodiscard]] Result<Resolution> walk_chain(const OpDescriptor& desc,
                                               const convjit_device_t& device, Policy policy,
                                               Traces& traces);
+  [[nodiscard]] std::optional<Resolution> from_tuning_decision(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              Traces& traces);
+  [[nodiscard]] Result<Resolution> tune(const OpDescriptor& desc, const convjit_device_t& device,
+                                        Traces& traces);
   [[nodiscard]] std::shared_ptr<Entry> claim_entry(const DispatchKey& key, bool& owner);
 
   const std::uint64_t id_;

@@ -39,6 +39,11 @@ Outcome convjit_with_env(const std::string& env, const std::string& args) {
 
 Outcome convjit(const std::string& args) { return convjit_with_env("", args); }
 
+// `pattern` with its "{}" replaced by `n`.
+std::string fmt_count(std::string pattern, std::size_t n) {
+  return pattern.replace(pattern.find("{}"), 2, std::to_string(n));
+}
+
 constexpr const char* kCosmoFlowName =
     "conv3d_2_4_66_512_512_69206016_17301504_262144_512_1_32_4_3_3_3_2_32_64_512_512_553648128_"
     "17301504_262144_512_1_0_1_1_1_1_1_1_1_1_1_fwd";
@@ -588,7 +593,25 @@ TEST(CliCache, StatLsVerifyGcAndClear) {
   r = convjit_with_env(cache.env(), "cache clear");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("add --yes"), std::string::npos);
-  EXPECT_EQ(convjit_with_env(cache.env(), "cache clear --yes").exit_code, 0);
+  // The tuned policy measures each op of the tiny network once, keeps its
+  // decisions in the cache, and `cache clear` removes them too.
+  r = convjit_with_env(cache.env() + "CONVJIT_POLICY=tuned CONVJIT_VERBOSE=1 ",
+                       "run --batch 1 --imgsz 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("measured: reference"), std::string::npos) << r.output;
+  r = convjit_with_env(cache.env() + "CONVJIT_POLICY=tuned CONVJIT_VERBOSE=1 ",
+                       "run --batch 1 --imgsz 8");
+  EXPECT_NE(r.output.find("tuning decision stored earlier"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("measured: reference"), std::string::npos) << r.output;
+  std::size_t decisions = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache.dir + "/decisions"))
+    decisions += e.path().extension() == ".json";
+  EXPECT_GT(decisions, 10u);  // one per distinct op of the tiny network
+  r = convjit_with_env(cache.env(), "cache clear --yes");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find(fmt_count("cleared {} tuning decisions", decisions)), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(cache.dir + "/decisions"));
   EXPECT_NE(convjit_with_env(cache.env(), "cache stat").output.find("entries    0\n"),
             std::string::npos);
   EXPECT_EQ(convjit_with_env(cache.env(), "cache").exit_code, 2);

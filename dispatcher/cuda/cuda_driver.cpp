@@ -40,6 +40,11 @@ CudaDriver::CudaDriver() {
       CONVJIT_LOAD_SYMBOL(library, api_, memcpy_dtoh, cuMemcpyDtoH_v2),
       CONVJIT_LOAD_SYMBOL(library, api_, memset_d8, cuMemsetD8_v2),
       CONVJIT_LOAD_SYMBOL(library, api_, stream_synchronize, cuStreamSynchronize),
+      CONVJIT_LOAD_SYMBOL(library, api_, event_create, cuEventCreate),
+      CONVJIT_LOAD_SYMBOL(library, api_, event_record, cuEventRecord),
+      CONVJIT_LOAD_SYMBOL(library, api_, event_synchronize, cuEventSynchronize),
+      CONVJIT_LOAD_SYMBOL(library, api_, event_elapsed_time, cuEventElapsedTime_v2),
+      CONVJIT_LOAD_SYMBOL(library, api_, event_destroy, cuEventDestroy_v2),
   };
   for (const auto& [name, found] : symbols)
     if (!found) {
@@ -66,7 +71,7 @@ Status CudaDriver::check(CUresult result, const char* call) const {
 std::string CudaDriver::arch_of(int ordinal) const {
   CUdevice device = 0;
   int major = 0, minor = 0;
-  if (api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
+  if (!status_.is_ok() || api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
       api_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
           CUDA_SUCCESS ||
       api_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
@@ -78,7 +83,7 @@ std::string CudaDriver::arch_of(int ordinal) const {
 std::string CudaDriver::name_of(int ordinal) const {
   CUdevice device = 0;
   char name[256] = {};
-  if (api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
+  if (!status_.is_ok() || api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
       api_.device_get_name(name, sizeof name, device) != CUDA_SUCCESS)
     return {};
   return name;

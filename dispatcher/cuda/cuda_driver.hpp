@@ -32,6 +32,11 @@ struct CudaDriverApi {
   decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
   decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuEventCreate) event_create = nullptr;
+  decltype(&::cuEventRecord) event_record = nullptr;
+  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
+  decltype(&::cuEventElapsedTime_v2) event_elapsed_time = nullptr;
+  decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
 };
 
 class CudaDriver {
@@ -46,9 +51,9 @@ class CudaDriver {
   // A driver call's result as a Status naming the call.
   [[nodiscard]] Status check(CUresult result, const char* call) const;
 
-  // "sm_90" for the device's compute capability.
+  // "sm_90" for the device's compute capability; empty without a driver.
   [[nodiscard]] std::string arch_of(int ordinal) const;
-  // "NVIDIA H100 80GB HBM3", or empty when it cannot be queried.
+  // "NVIDIA H100 80GB HBM3"; empty when it cannot be queried.
   [[nodiscard]] std::string name_of(int ordinal) const;
 
  private:

@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "jit_cache.hpp"
 #include "settings.hpp"
+#include "tuning_decisions.hpp"
 
 namespace convjit::cli {
 
@@ -76,6 +77,8 @@ class CacheCommand final : public Command {
       throw UsageError("cache clear removes every entry of " + cache.writable_directory() +
                        "; add --yes");
     fmt::print("cleared {} from {}\n", human_bytes(cache.clear()), cache.writable_directory());
+    const std::uint64_t decisions = TuningDecisions(settings->cache_path.value).clear();
+    fmt::print("cleared {} tuning decision{}\n", decisions, decisions == 1 ? "" : "s");
     return kExitOk;
   }
 

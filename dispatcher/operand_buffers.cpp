@@ -5,7 +5,7 @@
 
 #include "operand_layout.hpp"
 
-namespace convjit::cli {
+namespace convjit {
 
 namespace {
 
@@ -40,4 +40,4 @@ double max_relative_error(const std::vector<unsigned char>& got,
   return worst;
 }
 
-}  // namespace convjit::cli
+}  // namespace convjit

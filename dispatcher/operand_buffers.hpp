@@ -1,5 +1,6 @@
-// Host buffers holding random operands for one operation, as `run
-// --verify` and `emulate` feed them to a backend and to the reference.
+// Host buffers holding random operands for one operation, as the tuned
+// policy, `run --verify`, `bench` and `emulate` feed them to a backend and
+// to the reference.
 #pragma once
 
 #include <random>
@@ -8,7 +9,7 @@
 #include "exec_args.hpp"
 #include "op_descriptor.hpp"
 
-namespace convjit::cli {
+namespace convjit {
 
 struct OperandBuffers {
   std::vector<unsigned char> x, w, dy, out;
@@ -23,4 +24,4 @@ struct OperandBuffers {
 [[nodiscard]] double max_relative_error(const std::vector<unsigned char>& got,
                                         const std::vector<unsigned char>& want, DataType dtype);
 
-}  // namespace convjit::cli
+}  // namespace convjit

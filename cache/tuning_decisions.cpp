@@ -1,0 +1,79 @@
+#include "tuning_decisions.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cache_directories.hpp"
+#include "cache_entry.hpp"
+
+namespace convjit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLayout = "decisions/v1";
+constexpr int kFormat = 1;
+
+}  // namespace
+
+TuningKey make_tuning_key(const TuningKeyFields& f) {
+  TuningKey key;
+  key.preimage = fmt::format(
+      "convjit-tuning-key v1\ndescriptor={}\ndevice={}\narch={}\ncudnn={}\nnvrtc={}\nconvjit={}\n",
+      f.descriptor, f.device, f.arch, f.cudnn_version, f.nvrtc_version, f.convjit_version);
+  const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
+  const std::string hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
+  key.relative_path = fmt::format("{}/{}/{}.json", kLayout, hash.substr(0, 2), hash);
+  return key;
+}
+
+TuningDecisions::TuningDecisions(std::vector<std::string> search_path)
+    : search_path_(std::move(search_path)) {}
+
+Result<TuningDecision> TuningDecisions::lookup(const TuningKey& key) const {
+  for (const std::string& dir : search_path_) {
+    auto bytes = read_file((fs::path(dir) / key.relative_path).string());
+    if (!bytes.is_ok()) continue;
+    const auto json = nlohmann::json::parse(bytes.value(), nullptr, false);
+    if (!json.is_object() || json.value("format", 0) != kFormat ||
+        json.value("preimage", "") != key.preimage || !json.contains("backend") ||
+        !json["backend"].is_string())
+      continue;  // damaged, foreign or a hash collision: measure again
+    return TuningDecision{json["backend"].get<std::string>(), json.value("summary", "")};
+  }
+  return Status::not_available("no tuning decision stored");
+}
+
+Status TuningDecisions::store(const TuningKey& key, const TuningDecision& decision) const {
+  const std::string writable = first_writable_directory(search_path_);
+  if (writable.empty())
+    return Status::not_available("no writable cache directory; the decision is kept in memory");
+  const fs::path path = fs::path(writable) / key.relative_path;
+  if (!make_private_directories(path.parent_path()))
+    return Status::not_available(
+        fmt::format("cannot create {}; the decision is kept in memory", path.parent_path().string()));
+  const nlohmann::json json{{"format", kFormat},
+                            {"preimage", key.preimage},
+                            {"backend", decision.backend},
+                            {"summary", decision.summary}};
+  return publish_file(path.string(), json.dump(2) + "\n");
+}
+
+std::uint64_t TuningDecisions::clear() const {
+  const std::string writable = first_writable_directory(search_path_);
+  if (writable.empty()) return 0;
+  std::error_code error;
+  const fs::path root = fs::path(writable) / "decisions";  // every layout version
+  std::uint64_t removed = 0;
+  for (auto it = fs::recursive_directory_iterator(root, error); !error && it != fs::end(it);
+       it.increment(error))
+    if (it->is_regular_file(error) && it->path().extension() == ".json") ++removed;
+  fs::remove_all(root, error);
+  return removed;
+}
+
+}  // namespace convjit

@@ -1,0 +1,233 @@
+#include "tuning.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "cuda/device_buffer.hpp"
+#include "operand_buffers.hpp"
+#include "operand_layout.hpp"
+#include "reference/reference_backend.hpp"
+#include "tolerance.hpp"
+
+namespace convjit {
+
+namespace {
+
+constexpr int kTimedCalls = 5;
+
+std::int64_t batch_item_span(const Dims5& dims, const Dims5& strides, int rank) {
+  std::int64_t last = 0;
+  for (int i = 1; i < rank; ++i) last += (dims[i] - 1) * strides[i];
+  return last + 1;
+}
+
+// True when every batch entry > 0 lies past offset strides[0] in each
+// batched slot, so zeroing from there on clears exactly those entries.
+bool batch_is_outermost(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad)
+    return d.y_strides[0] >= batch_item_span(d.y_dims, d.y_strides, d.rank());
+  return d.x_strides[0] >= batch_item_span(d.x_dims, d.x_strides, d.rank()) &&
+         d.y_strides[0] >= batch_item_span(d.y_dims, d.y_strides, d.rank());
+}
+
+void zero_past_first_batch_entry(std::vector<unsigned char>& bytes, std::int64_t batch_stride,
+                                 DataType dtype) {
+  const std::size_t from = static_cast<std::size_t>(batch_stride) * element_size(dtype);
+  if (from < bytes.size()) std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.end(), 0);
+}
+
+// Operands on the candidates' device: the host buffers themselves, or
+// device copies in the device's primary context.
+class StagedOperands {
+ public:
+  StagedOperands(const convjit_device_t& device, const OperandBuffers& host) : host_(host) {
+    args_ = host.args;
+    if (device.kind != CONVJIT_DEVICE_CUDA) return;
+    auto context = DeviceContext::open(device.ordinal);
+    if (!context.is_ok()) {
+      status_ = context.status();
+      return;
+    }
+    context_ = context.value();
+    if (args_.x) args_.x = copy(host.x);
+    if (args_.w) args_.w = copy(host.w);
+    if (args_.dy) args_.dy = copy(host.dy);
+    args_.out = copy(host.out);
+  }
+
+  [[nodiscard]] const Status& status() const { return status_; }
+  [[nodiscard]] const ExecArgs& args() const { return args_; }
+  [[nodiscard]] DeviceContext* context() const { return context_.get(); }
+
+  // The output after the last call.
+  [[nodiscard]] Result<std::vector<unsigned char>> output() const {
+    if (!context_) return host_.out;
+    std::vector<unsigned char> out(host_.out.size());
+    if (Status s = context_->synchronize(); !s.is_ok()) return s;
+    if (Status s = buffers_.back()->download(out.data()); !s.is_ok()) return s;
+    return out;
+  }
+
+ private:
+  void* copy(const std::vector<unsigned char>& bytes) {
+    if (!status_.is_ok()) return nullptr;
+    auto buffer = DeviceBuffer::allocate(context_, bytes.size());
+    if (buffer.is_ok()) status_ = buffer.value()->upload(bytes.data());
+    if (!buffer.is_ok()) status_ = buffer.status();
+    if (!status_.is_ok()) return nullptr;
+    buffers_.push_back(std::move(buffer).value());
+    return buffers_.back()->get();
+  }
+
+  const OperandBuffers& host_;
+  ExecArgs args_;
+  Status status_;
+  std::shared_ptr<DeviceContext> context_;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;  // out last
+};
+
+// Milliseconds of each call, measured with CUDA events on the default stream.
+Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args) {
+  const CudaDriver& driver = CudaDriver::instance();
+  const auto& api = driver.api();
+  CUevent start = nullptr, stop = nullptr;
+  if (Status s = driver.check(api.event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+      !s.is_ok())
+    return s;
+  if (Status s = driver.check(api.event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+      !s.is_ok()) {
+    (void)api.event_destroy(start);
+    return s;
+  }
+  std::vector<double> times;
+  Status failure;
+  for (int i = 0; i < kTimedCalls && failure.is_ok(); ++i) {
+    float ms = 0;
+    (void)api.event_record(start, nullptr);
+    failure = kernel.execute(args);
+    (void)api.event_record(stop, nullptr);
+    if (failure.is_ok()) failure = driver.check(api.event_synchronize(stop), "cuEventSynchronize");
+    if (failure.is_ok())
+      failure = driver.check(api.event_elapsed_time(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms);
+  }
+  (void)api.event_destroy(start);
+  (void)api.event_destroy(stop);
+  if (!failure.is_ok()) return failure;
+  return times;
+}
+
+Result<std::vector<double>> host_times(const Kernel& kernel, const ExecArgs& args) {
+  std::vector<double> times;
+  for (int i = 0; i < kTimedCalls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (Status s = kernel.execute(args); !s.is_ok()) return s;
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return times;
+}
+
+// One warm-up call, then the median of kTimedCalls.
+Result<double> median_ms(const Kernel& kernel, const StagedOperands& staged) {
+  if (Status s = kernel.execute(staged.args()); !s.is_ok()) return s;
+  auto times = staged.context() ? device_times(kernel, staged.args()) : host_times(kernel, staged.args());
+  if (!times.is_ok()) return times.status();
+  std::vector<double>& t = times.value();
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
+// The reference's output for the operands, and how many leading bytes of
+// a candidate's output it covers.
+struct Expected {
+  std::vector<unsigned char> out;
+  std::size_t compared_bytes = 0;
+};
+
+Expected reference_output(const OpDescriptor& desc, const OperandBuffers& host, bool sliced) {
+  const OpDescriptor checked = sliced ? batch_slice(desc) : desc;
+  Expected expected{std::vector<unsigned char>(host.out.size()), output_bytes(checked)};
+  ExecArgs args = host.args;
+  args.out = expected.out.data();
+  args.alpha = 1, args.beta = 0;
+  run_reference(checked, args);
+  return expected;
+}
+
+double max_error_over(const std::vector<unsigned char>& got, const Expected& expected,
+                      DataType dtype) {
+  const std::vector<unsigned char> head(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(expected.compared_bytes));
+  const std::vector<unsigned char> want(
+      expected.out.begin(), expected.out.begin() + static_cast<std::ptrdiff_t>(expected.compared_bytes));
+  return max_relative_error(head, want, dtype);
+}
+
+}  // namespace
+
+OpDescriptor batch_slice(const OpDescriptor& desc) {
+  OpDescriptor slice = desc;
+  if (desc.kind != OpKind::bias_grad) slice.x_dims[0] = 1;
+  slice.y_dims[0] = 1;
+  return slice;
+}
+
+Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convjit_device_t& device,
+                                           std::vector<TuningCandidate>& candidates) {
+  std::mt19937 rng(2026);
+  OperandBuffers host(desc, rng);
+  const bool sliced = desc.y_dims[0] > 1 && batch_is_outermost(desc);
+  if (sliced)
+    for (auto [bytes, stride] : {std::pair{&host.x, desc.x_strides[0]}, {&host.dy, desc.y_strides[0]}})
+      zero_past_first_batch_entry(*bytes, stride, desc.dtype);
+  StagedOperands staged(device, host);
+  if (!staged.status().is_ok()) return staged.status();
+  for (TuningCandidate& c : candidates) {
+    auto ms = median_ms(*c.kernel, staged);
+    c.ms = ms.is_ok() ? ms.value() : -1;
+    c.result = ms.is_ok() ? fmt::format("{:.4f} ms", ms.value()) : "failed: " + ms.status().message();
+  }
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return (candidates[a].ms >= 0 ? candidates[a].ms : 1e300) <
+           (candidates[b].ms >= 0 ? candidates[b].ms : 1e300);
+  });
+  std::optional<Expected> expected;
+  std::optional<std::size_t> winner;
+  for (std::size_t i : order) {
+    TuningCandidate& c = candidates[i];
+    if (c.ms < 0) continue;
+    if (c.backend == "reference") {  // the yardstick itself
+      winner = i;
+      break;
+    }
+    if (!expected) expected = reference_output(desc, host, sliced);
+    if (Status s = c.kernel->execute(staged.args()); !s.is_ok()) {
+      c.result = "failed: " + s.message();
+      continue;
+    }
+    auto got = staged.output();
+    if (!got.is_ok()) return got.status();
+    const double error = max_error_over(got.value(), *expected, desc.dtype);
+    if (error <= kernel_tolerance(desc.dtype)) {
+      winner = i;
+      break;
+    }
+    c.result += fmt::format(" but wrong (max error {:.2e} > {:.0e})", error,
+                            kernel_tolerance(desc.dtype));
+  }
+  std::string summary;
+  for (std::size_t i : order)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", candidates[i].backend,
+                           candidates[i].result);
+  if (!winner) return Status::not_available("no candidate is usable: " + summary);
+  return TuningChoice{*winner, summary};
+}
+
+}  // namespace convjit

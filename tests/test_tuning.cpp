@@ -1,0 +1,278 @@
+// The tuned policy: candidates measured, checked against the reference,
+// the winner persisted and read back by later dispatchers (as by later
+// processes) without measuring; and the decision store itself.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
+#include "dispatcher.hpp"
+#include "reference/reference_backend.hpp"
+#include "support/problems.hpp"
+#include "tuning.hpp"
+#include "tuning_decisions.hpp"
+
+namespace convjit::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+
+// A kernel computing with the reference, after an optional delay, or
+// writing a wrong answer; counts its calls.
+class FakeKernel final : public Kernel {
+ public:
+  FakeKernel(const OpDescriptor& desc, std::chrono::microseconds delay, bool wrong,
+             std::atomic<int>& calls)
+      : desc_(desc), delay_(delay), wrong_(wrong), calls_(calls) {}
+  Status execute(const ExecArgs& args) const override {
+    ++calls_;
+    std::this_thread::sleep_for(delay_);
+    run_reference(desc_, args);
+    if (wrong_) static_cast<float*>(args.out)[0] = std::nanf("");
+    return Status::ok();
+  }
+
+ private:
+  OpDescriptor desc_;
+  std::chrono::microseconds delay_;
+  bool wrong_;
+  std::atomic<int>& calls_;
+};
+
+class FakeBackend final : public Backend {
+ public:
+  FakeBackend(std::string_view name, std::chrono::microseconds delay, bool wrong,
+              std::atomic<int>& calls)
+      : name_(name), delay_(delay), wrong_(wrong), calls_(calls) {}
+  std::string_view name() const override { return name_; }
+  Status check_support(const OpDescriptor&, const convjit_device_t&) const override {
+    return Status::ok();
+  }
+  Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc, const convjit_device_t&,
+                                        BuildTrace&) override {
+    return std::unique_ptr<Kernel>(std::make_unique<FakeKernel>(desc, delay_, wrong_, calls_));
+  }
+
+ private:
+  std::string_view name_;  // a literal: static, as Backend::name() requires
+  std::chrono::microseconds delay_;
+  bool wrong_;
+  std::atomic<int>& calls_;
+};
+
+class TunedPolicy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "convjit-tuning-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    cache_ = pattern;
+    ASSERT_EQ(convjit_set_cache_path(cache_.c_str()), CONVJIT_STATUS_SUCCESS);
+    ASSERT_EQ(convjit_set_policy("tuned"), CONVJIT_STATUS_SUCCESS);
+    auto x = t_.x.desc(), w = t_.w.desc(), y = t_.y.desc();
+    desc_ = make_conv_descriptor(&t_.params, Direction::fwd, &x, &w, &y).value();
+  }
+  void TearDown() override {
+    (void)convjit_set_policy(nullptr);
+    (void)convjit_set_cache_path(nullptr);
+    fs::remove_all(cache_);
+  }
+
+  // slow (2 ms a call) and fast candidates, the fast one optionally wrong.
+  std::unique_ptr<Dispatcher> dispatcher(bool fast_is_wrong = false) {
+    std::vector<std::unique_ptr<Backend>> chain;
+    chain.push_back(std::make_unique<FakeBackend>("slow", std::chrono::milliseconds(2), false,
+                                                  slow_calls_));
+    chain.push_back(std::make_unique<FakeBackend>("fast", std::chrono::microseconds(0),
+                                                  fast_is_wrong, fast_calls_));
+    return std::make_unique<Dispatcher>(std::move(chain));
+  }
+
+  std::size_t stored_decisions() const {
+    std::size_t n = 0;
+    if (fs::exists(fs::path(cache_) / "decisions"))
+      for (const auto& e : fs::recursive_directory_iterator(fs::path(cache_) / "decisions"))
+        n += e.path().extension() == ".json";
+    return n;
+  }
+
+  // Batch 3, so the check against the reference runs on the batch-1 slice.
+  ConvTensors<float> t_ = make_conv_tensors<float>({3, 2, 4, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}});
+  OpDescriptor desc_;
+  std::string cache_;
+  std::atomic<int> slow_calls_{0}, fast_calls_{0};
+};
+
+TEST_F(TunedPolicy, TheFastestCorrectCandidateWinsAndItsDecisionIsStored) {
+  auto d = dispatcher();
+  auto resolved = d->resolve(desc_, kHost);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+  EXPECT_EQ(resolved.value()->backend, "fast");
+  const std::string& why = resolved.value()->reason;
+  EXPECT_NE(why.find("measured: fast "), std::string::npos) << why;
+  EXPECT_NE(why.find(", slow "), std::string::npos) << why;  // slower, listed after
+  EXPECT_NE(why.find("decision saved as decisions/v1/"), std::string::npos) << why;
+  EXPECT_GE(slow_calls_.load(), 6);  // warm-up and five timed calls
+  EXPECT_EQ(stored_decisions(), 1u);
+}
+
+TEST_F(TunedPolicy, LaterDispatchersReadTheDecisionWithoutMeasuring) {
+  ASSERT_TRUE(dispatcher()->resolve(desc_, kHost).is_ok());
+  slow_calls_ = 0, fast_calls_ = 0;
+  for (const char* policy : {"tuned", "auto"}) {
+    ASSERT_EQ(convjit_set_policy(policy), CONVJIT_STATUS_SUCCESS);
+    auto later = dispatcher();  // a new process would start like this
+    auto resolved = later->resolve(desc_, kHost);
+    ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+    EXPECT_EQ(resolved.value()->backend, "fast") << policy;
+    EXPECT_NE(resolved.value()->reason.find("tuning decision stored earlier (fast "),
+              std::string::npos)
+        << resolved.value()->reason;
+  }
+  EXPECT_EQ(slow_calls_.load(), 0);
+  EXPECT_EQ(fast_calls_.load(), 0);
+}
+
+// dw and db sum over the batch: the check must zero the other entries'
+// inputs for the batch-1 reference to match a correct full-batch result.
+TEST_F(TunedPolicy, CorrectCandidatesPassTheCheckInEveryDirection) {
+  auto x = t_.x.desc(), w = t_.w.desc(), y = t_.y.desc();
+  auto d = dispatcher();
+  for (Direction direction : {Direction::bwddata, Direction::bwdfilt}) {
+    const OpDescriptor desc = make_conv_descriptor(&t_.params, direction, &x, &w, &y).value();
+    auto resolved = d->resolve(desc, kHost);
+    ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+    EXPECT_EQ(resolved.value()->backend, "fast") << resolved.value()->reason;
+  }
+  auto bias = make_bias_grad_descriptor(&y);
+  ASSERT_TRUE(bias.is_ok());
+  auto resolved = d->resolve(bias.value(), kHost);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+  EXPECT_EQ(resolved.value()->backend, "fast") << resolved.value()->reason;
+}
+
+TEST_F(TunedPolicy, AutoWithoutADecisionWalksTheChainInOrder) {
+  ASSERT_EQ(convjit_set_policy("auto"), CONVJIT_STATUS_SUCCESS);
+  auto resolved = dispatcher()->resolve(desc_, kHost);
+  ASSERT_TRUE(resolved.is_ok());
+  EXPECT_EQ(resolved.value()->backend, "slow");  // first in the chain
+  EXPECT_EQ(stored_decisions(), 0u);
+}
+
+TEST_F(TunedPolicy, AFasterCandidateWithWrongResultsLoses) {
+  auto resolved = dispatcher(/*fast_is_wrong=*/true)->resolve(desc_, kHost);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+  EXPECT_EQ(resolved.value()->backend, "slow");
+  EXPECT_NE(resolved.value()->reason.find("but wrong (max error inf > 1e-04)"),
+            std::string::npos)
+      << resolved.value()->reason;
+}
+
+TEST_F(TunedPolicy, ADecisionForABackendNoLongerThereIsMeasuredAgain) {
+  ASSERT_TRUE(dispatcher()->resolve(desc_, kHost).is_ok());
+  std::vector<std::unique_ptr<Backend>> chain;
+  chain.push_back(std::make_unique<ReferenceBackend>());
+  Dispatcher without_fast(std::move(chain));
+  auto resolved = without_fast.resolve(desc_, kHost);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+  EXPECT_EQ(resolved.value()->backend, "reference");
+  EXPECT_NE(resolved.value()->reason.find("measured: reference"), std::string::npos)
+      << resolved.value()->reason;
+}
+
+TEST(BatchSlice, KeepsStridesAndSetsTheBatchToOne) {
+  auto t = make_conv_tensors<float>({4, 2, 3, 1, {5, 5}, {3, 3}});
+  auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
+  const OpDescriptor d = make_conv_descriptor(&t.params, Direction::bwddata, &x, &w, &y).value();
+  const OpDescriptor s = batch_slice(d);
+  EXPECT_EQ(s.x_dims[0], 1);
+  EXPECT_EQ(s.y_dims[0], 1);
+  EXPECT_EQ(s.x_strides, d.x_strides);
+  EXPECT_EQ(s.y_strides, d.y_strides);
+  EXPECT_EQ(s.w_dims, d.w_dims);
+}
+
+class DecisionStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "convjit-decisions-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override {
+    fs::permissions(root_, fs::perms::owner_all, fs::perm_options::add);
+    fs::remove_all(root_);
+  }
+  static TuningKeyFields fields() {
+    return {"conv2d_x_fwd", "NVIDIA H100 80GB HBM3", "sm_90", "9.19.0", "13.0", "0.1.0"};
+  }
+  fs::path root_;
+};
+
+TEST_F(DecisionStore, RoundTripsAndEveryKeyFieldChangesTheKey) {
+  const TuningDecisions store({root_.string()});
+  const TuningKey key = make_tuning_key(fields());
+  EXPECT_FALSE(store.lookup(key).is_ok());
+  ASSERT_TRUE(store.store(key, {"cudnn", "cudnn 0.1 ms, jit 0.2 ms"}).is_ok());
+  auto found = store.lookup(key);
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(found.value().backend, "cudnn");
+  EXPECT_EQ(found.value().summary, "cudnn 0.1 ms, jit 0.2 ms");
+  EXPECT_EQ(fs::status(root_ / "decisions").permissions() & fs::perms::all, fs::perms::owner_all);
+  for (std::string TuningKeyFields::*field :
+       {&TuningKeyFields::descriptor, &TuningKeyFields::device, &TuningKeyFields::arch,
+        &TuningKeyFields::cudnn_version, &TuningKeyFields::nvrtc_version,
+        &TuningKeyFields::convjit_version}) {
+    TuningKeyFields other = fields();
+    other.*field += "x";
+    const TuningKey changed = make_tuning_key(other);
+    EXPECT_NE(changed.relative_path, key.relative_path);
+    EXPECT_FALSE(store.lookup(changed).is_ok());
+  }
+}
+
+TEST_F(DecisionStore, DamagedOrForeignFilesAreMissesNotErrors) {
+  const TuningDecisions store({root_.string()});
+  const TuningKey key = make_tuning_key(fields());
+  ASSERT_TRUE(store.store(key, {"jit", ""}).is_ok());
+  const fs::path file = root_ / key.relative_path;
+  std::ofstream(file) << "{\"format\": 1, \"preimage\": \"trunc";
+  EXPECT_FALSE(store.lookup(key).is_ok());
+  // Another key's decision under this key's name (a hash collision).
+  TuningKeyFields other = fields();
+  other.device = "host";
+  std::ofstream(file) << nlohmann::json{{"format", 1},
+                                        {"preimage", make_tuning_key(other).preimage},
+                                        {"backend", "jit"}}
+                             .dump();
+  EXPECT_FALSE(store.lookup(key).is_ok());
+}
+
+TEST_F(DecisionStore, LookupsCreateNothingAndReadOnlyDirectoriesAreSearched) {
+  const fs::path shared = root_ / "shared", mine = root_ / "mine";
+  const TuningKey key = make_tuning_key(fields());
+  ASSERT_TRUE(TuningDecisions({shared.string()}).store(key, {"cudnn", "from a colleague"}).is_ok());
+  fs::permissions(shared, fs::perms::owner_read | fs::perms::owner_exec);
+  const TuningDecisions store({shared.string(), mine.string()});
+  EXPECT_EQ(store.lookup(key).value().summary, "from a colleague");
+  EXPECT_FALSE(fs::exists(mine));  // a lookup never creates directories
+  if (::geteuid() != 0) {          // root writes anywhere
+    ASSERT_TRUE(store.store(make_tuning_key({"other"}), {"jit", ""}).is_ok());
+    EXPECT_TRUE(fs::exists(mine / "decisions"));
+  }
+  EXPECT_EQ(TuningDecisions({mine.string()}).clear(), ::geteuid() != 0 ? 1u : 0u);
+  fs::permissions(shared, fs::perms::owner_all);
+}
+
+}  // namespace
+}  // namespace convjit::test
