@@ -227,6 +227,13 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", candidates[i].backend,
                            candidates[i].result);
   if (!winner) return Status::not_available("no candidate is usable: " + summary);
+  const TuningCandidate& best = candidates[*winner];
+  for (std::size_t i : order)  // the margin over the next fastest that ran
+    if (i != *winner && candidates[i].ms > 0 && best.ms > 0) {
+      summary += fmt::format("; {} won, {:.2f}x as fast as {}", best.backend,
+                             candidates[i].ms / best.ms, candidates[i].backend);
+      break;
+    }
   return TuningChoice{*winner, summary};
 }
 

@@ -121,6 +121,8 @@ TEST_F(TunedPolicy, TheFastestCorrectCandidateWinsAndItsDecisionIsStored) {
   const std::string& why = resolved.value()->reason;
   EXPECT_NE(why.find("measured: fast "), std::string::npos) << why;
   EXPECT_NE(why.find(", slow "), std::string::npos) << why;  // slower, listed after
+  EXPECT_NE(why.find("; fast won, "), std::string::npos) << why;
+  EXPECT_NE(why.find("x as fast as slow"), std::string::npos) << why;
   EXPECT_NE(why.find("decision saved as decisions/v1/"), std::string::npos) << why;
   EXPECT_GE(slow_calls_.load(), 6);  // warm-up and five timed calls
   EXPECT_EQ(stored_decisions(), 1u);
