@@ -15,6 +15,7 @@
 
 #include "jit_cache.hpp"
 #include "support/concurrent_workers.hpp"
+#include "support/temp_directory.hpp"
 
 namespace convjit {
 namespace {
@@ -37,26 +38,15 @@ CacheEntry entry_for(const JitCacheKey& key, std::size_t payload_bytes = 64) {
 
 class JitCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "convjit-cache-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-    dir_ = (root_ / "cache").string();
-  }
-  void TearDown() override {
-    std::error_code error;
-    for (auto& p : fs::recursive_directory_iterator(root_, error))
-      fs::permissions(p, fs::perms::owner_all, error);
-    fs::remove_all(root_);
-  }
   std::vector<fs::path> files_with(const std::string& needle) const {
     std::vector<fs::path> out;
     for (auto& p : fs::recursive_directory_iterator(root_))
       if (p.path().filename().string().find(needle) != std::string::npos) out.push_back(p.path());
     return out;
   }
-  fs::path root_;
-  std::string dir_;
+  test::TempDirectory temp_{"convjit-cache"};
+  fs::path root_ = temp_.path();
+  std::string dir_ = (root_ / "cache").string();
 };
 
 TEST(JitCacheKey, AnyFieldChangesTheKey) {

@@ -15,6 +15,7 @@
 #include "descriptor_name.hpp"
 #include "recorder.hpp"
 #include "support/concurrent_workers.hpp"
+#include "support/temp_directory.hpp"
 
 namespace convjit {
 namespace {
@@ -42,17 +43,14 @@ std::vector<nlohmann::json> lines_of(const std::string& path) {
 class RecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "convjit-record-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
     file_ = (dir_ / "record.jsonl").string();
     ASSERT_EQ(convjit_set_record_file(file_.c_str()), CONVJIT_STATUS_SUCCESS);
   }
   void TearDown() override {
     (void)convjit_set_record_file(nullptr);
-    fs::remove_all(dir_);
   }
-  fs::path dir_;
+  test::TempDirectory temp_{"convjit-record"};
+  fs::path dir_ = temp_.path();
   std::string file_;
 };
 

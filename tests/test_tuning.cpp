@@ -18,6 +18,7 @@
 #include "dispatcher.hpp"
 #include "reference/reference_backend.hpp"
 #include "support/problems.hpp"
+#include "support/temp_directory.hpp"
 #include "tuning.hpp"
 #include "tuning_decisions.hpp"
 
@@ -74,9 +75,6 @@ class FakeBackend final : public Backend {
 class TunedPolicy : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "convjit-tuning-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    cache_ = pattern;
     ASSERT_EQ(convjit_set_cache_path(cache_.c_str()), CONVJIT_STATUS_SUCCESS);
     ASSERT_EQ(convjit_set_policy("tuned"), CONVJIT_STATUS_SUCCESS);
     auto x = t_.x.desc(), w = t_.w.desc(), y = t_.y.desc();
@@ -85,7 +83,6 @@ class TunedPolicy : public ::testing::Test {
   void TearDown() override {
     (void)convjit_set_policy(nullptr);
     (void)convjit_set_cache_path(nullptr);
-    fs::remove_all(cache_);
   }
 
   // slow (2 ms a call) and fast candidates, the fast one optionally wrong.
@@ -109,7 +106,8 @@ class TunedPolicy : public ::testing::Test {
   // Batch 3, so the check against the reference runs on the batch-1 slice.
   ConvTensors<float> t_ = make_conv_tensors<float>({3, 2, 4, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}});
   OpDescriptor desc_;
-  std::string cache_;
+  TempDirectory temp_{"convjit-tuning"};
+  std::string cache_ = temp_.string();
   std::atomic<int> slow_calls_{0}, fast_calls_{0};
 };
 
@@ -206,19 +204,11 @@ TEST(BatchSlice, KeepsStridesAndSetsTheBatchToOne) {
 
 class DecisionStore : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "convjit-decisions-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override {
-    fs::permissions(root_, fs::perms::owner_all, fs::perm_options::add);
-    fs::remove_all(root_);
-  }
   static TuningKeyFields fields() {
     return {"conv2d_x_fwd", "NVIDIA H100 80GB HBM3", "sm_90", "9.19.0", "13.0", "0.1.0"};
   }
-  fs::path root_;
+  TempDirectory temp_{"convjit-decisions"};
+  fs::path root_ = temp_.path();
 };
 
 TEST_F(DecisionStore, RoundTripsAndEveryKeyFieldChangesTheKey) {
@@ -273,7 +263,6 @@ TEST_F(DecisionStore, LookupsCreateNothingAndReadOnlyDirectoriesAreSearched) {
     EXPECT_TRUE(fs::exists(mine / "decisions"));
   }
   EXPECT_EQ(TuningDecisions({mine.string()}).clear(), ::geteuid() != 0 ? 1u : 0u);
-  fs::permissions(shared, fs::perms::owner_all);
 }
 
 }  // namespace
