@@ -6,21 +6,20 @@
 #include <array>
 #include <chrono>
 
-#include "descriptor_name.hpp"
-#include "recorder.hpp"
-#include "settings.hpp"
-#include "tuning.hpp"
-#include "tuning_decisions.hpp"
 #include "cuda/cuda_driver.hpp"
-#include "cudnn/cudnn_library.hpp"
-#include "jit/nvrtc_compiler.hpp"
-#include "version.hpp"
 #include "cudnn/cudnn_backend.hpp"
+#include "cudnn/cudnn_library.hpp"
+#include "descriptor_name.hpp"
 #include "emulator/emulator_backend.hpp"
 #include "jit/jit_backend.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "recorder.hpp"
 #include "reference/reference_backend.hpp"
+#include "settings.hpp"
 #include "tuned/tuned_library_backend.hpp"
+#include "tuning.hpp"
 #include "verbose_log.hpp"
+#include "version.hpp"
 
 namespace convjit {
 
@@ -122,8 +121,17 @@ TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device) {
   return make_tuning_key(f);
 }
 
-TuningDecisions decision_store() {
-  return TuningDecisions(SettingsStore::instance().snapshot()->cache_path.value);
+// check_support, then build: the kernel, or why the backend declined.
+Result<std::unique_ptr<Kernel>> try_backend(Backend& backend, const OpDescriptor& desc,
+                                            const convjit_device_t& device, BuildTrace& trace) {
+  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
+  return backend.build(desc, device, trace);
+}
+
+Status no_backend(convjit_status_t code, const OpDescriptor& desc, const convjit_device_t& device,
+                  const std::string& rejections) {
+  return Status(code, fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
+                                  device_label(device), rejections));
 }
 
 }  // namespace
@@ -155,40 +163,33 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
   for (const auto& backend : chain_) {
     if (!policy_allows(policy, backend->name())) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    Status support = backend->check_support(desc, device);
-    if (support.is_ok()) {
-      auto kernel = backend->build(desc, device, trace);
-      if (kernel.is_ok())
-        return Resolution{desc, std::move(kernel).value(), backend->name(),
-                          rejections.empty() ? "first backend in the chain that supports it"
-                                             : "earlier backends declined:" + rejections,
-                          !rejections.empty()};
-      support = kernel.status();
-    }
-    all_unavailable = all_unavailable && support.code() == CONVJIT_STATUS_NOT_AVAILABLE;
-    rejections += fmt::format(" {}: {};", backend->name(), support.message());
+    auto kernel = try_backend(*backend, desc, device, trace);
+    if (kernel.is_ok())
+      return Resolution{desc, std::move(kernel).value(), backend->name(),
+                        rejections.empty() ? "first backend in the chain that supports it"
+                                           : "earlier backends declined:" + rejections,
+                        !rejections.empty()};
+    all_unavailable = all_unavailable && kernel.status().code() == CONVJIT_STATUS_NOT_AVAILABLE;
+    rejections += fmt::format(" {}: {};", backend->name(), kernel.status().message());
   }
   if (rejections.empty())
     return Status::not_available(fmt::format("policy {} selects no backend of this build for {}",
                                              policy_name(policy), device_label(device)));
-  return Status(all_unavailable ? CONVJIT_STATUS_NOT_AVAILABLE : CONVJIT_STATUS_UNSUPPORTED,
-                fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
-                            device_label(device), rejections));
+  return no_backend(all_unavailable ? CONVJIT_STATUS_NOT_AVAILABLE : CONVJIT_STATUS_UNSUPPORTED,
+                    desc, device, rejections);
 }
 
 std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& desc,
                                                           const convjit_device_t& device,
+                                                          const StoredTuning& stored,
                                                           Traces& traces) {
-  const TuningDecisions store = decision_store();
-  const TuningKey key = tuning_key(desc, device);
-  auto decision = store.lookup(key);
+  auto decision = stored.decisions.lookup(stored.key);
   if (!decision.is_ok()) return std::nullopt;
   for (const auto& backend : chain_) {
     if (backend->name() != decision.value().backend) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    trace.probes.push_back({key.relative_path, "tuning decision: " + decision.value().backend});
-    if (!backend->check_support(desc, device).is_ok()) return std::nullopt;
-    auto kernel = backend->build(desc, device, trace);
+    trace.probes.push_back({stored.key.relative_path, "tuning decision: " + decision.value().backend});
+    auto kernel = try_backend(*backend, desc, device, trace);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
     return Resolution{desc, std::move(kernel).value(), backend->name(),
                       "tuning decision stored earlier (" + decision.value().summary + ")", false};
@@ -197,26 +198,19 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
 }
 
 Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_device_t& device,
-                                    Traces& traces) {
+                                    const StoredTuning& stored, Traces& traces) {
   std::vector<TuningCandidate> candidates;
   std::string declined;
   for (const auto& backend : chain_) {
     if (!policy_allows(Policy::tuned, backend->name())) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    Status support = backend->check_support(desc, device);
-    if (support.is_ok()) {
-      auto kernel = backend->build(desc, device, trace);
-      if (kernel.is_ok()) {
-        candidates.push_back({backend->name(), std::move(kernel).value(), 0, ""});
-        continue;
-      }
-      support = kernel.status();
-    }
-    declined += fmt::format(" {}: {};", backend->name(), support.message());
+    auto kernel = try_backend(*backend, desc, device, trace);
+    if (kernel.is_ok())
+      candidates.push_back({backend->name(), std::move(kernel).value(), 0, ""});
+    else
+      declined += fmt::format(" {}: {};", backend->name(), kernel.status().message());
   }
-  if (candidates.empty())
-    return Status::not_available(fmt::format("no backend can run {} on {}:{}",
-                                             descriptor_name(desc), device_label(device), declined));
+  if (candidates.empty()) return no_backend(CONVJIT_STATUS_NOT_AVAILABLE, desc, device, declined);
   // One measurement at a time: kernels timed concurrently would slow each
   // other down and skew the choice.  Only first calls under `tuned` wait.
   static std::mutex measuring;
@@ -225,12 +219,12 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   measurement_lock.unlock();
   if (!choice.is_ok()) return choice.status();
   TuningCandidate& winner = candidates[choice.value().winner];
-  const TuningKey key = tuning_key(desc, device);
-  const Status saved = decision_store().store(key, {std::string(winner.backend), choice.value().summary});
+  const Status saved =
+      stored.decisions.store(stored.key, {std::string(winner.backend), choice.value().summary});
   return Resolution{desc, std::move(winner.kernel), winner.backend,
                     fmt::format("measured: {}{}; {}", choice.value().summary,
                                 declined.empty() ? "" : "; declined:" + declined,
-                                saved.is_ok() ? "decision saved as " + key.relative_path
+                                saved.is_ok() ? "decision saved as " + stored.key.relative_path
                                               : "not saved: " + saved.message()),
                     false};
 }
@@ -242,11 +236,15 @@ Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_de
                                       Policy policy) {
   const auto start = std::chrono::steady_clock::now();
   Traces traces;
-  std::optional<Resolution> stored;
-  if (policy == Policy::automatic || policy == Policy::tuned)
-    stored = from_tuning_decision(desc, device, traces);
-  auto resolved = stored                    ? Result<Resolution>(std::move(*stored))
-                  : policy == Policy::tuned ? tune(desc, device, traces)
+  std::optional<StoredTuning> stored;
+  std::optional<Resolution> decided;
+  if (policy == Policy::automatic || policy == Policy::tuned) {
+    stored.emplace(TuningDecisions(SettingsStore::instance().snapshot()->cache_path.value),
+                   tuning_key(desc, device));
+    decided = from_tuning_decision(desc, device, *stored, traces);
+  }
+  auto resolved = decided                   ? Result<Resolution>(std::move(*decided))
+                  : policy == Policy::tuned ? tune(desc, device, *stored, traces)
                                             : walk_chain(desc, device, policy, traces);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

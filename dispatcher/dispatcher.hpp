@@ -20,6 +20,7 @@
 #include "api_call_key.hpp"
 #include "backend.hpp"
 #include "settings.hpp"
+#include "tuning_decisions.hpp"
 
 namespace convjit {
 
@@ -102,11 +103,17 @@ class Dispatcher {
   [[nodiscard]] Result<Resolution> walk_chain(const OpDescriptor& desc,
                                               const convjit_device_t& device, Policy policy,
                                               Traces& traces);
+  // Where a descriptor's tuning decision is kept, found once per decision.
+  struct StoredTuning {
+    TuningDecisions decisions;
+    TuningKey key;
+  };
   [[nodiscard]] std::optional<Resolution> from_tuning_decision(const OpDescriptor& desc,
                                                               const convjit_device_t& device,
+                                                              const StoredTuning& stored,
                                                               Traces& traces);
   [[nodiscard]] Result<Resolution> tune(const OpDescriptor& desc, const convjit_device_t& device,
-                                        Traces& traces);
+                                        const StoredTuning& stored, Traces& traces);
   [[nodiscard]] std::shared_ptr<Entry> claim_entry(const DispatchKey& key, bool& owner);
 
   const std::uint64_t id_;

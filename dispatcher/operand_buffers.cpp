@@ -29,8 +29,8 @@ OperandBuffers::OperandBuffers(const OpDescriptor& d, std::mt19937& rng)
   args.out = out.data();
 }
 
-double max_relative_error(const std::vector<unsigned char>& got,
-                          const std::vector<unsigned char>& want, DataType dtype) {
+double max_relative_error(std::span<const unsigned char> got, std::span<const unsigned char> want,
+                          DataType dtype) {
   double worst = 0;
   for (std::size_t i = 0; i < got.size() / element_size(dtype); ++i) {
     const double a = load_element(got.data(), i, dtype), b = load_element(want.data(), i, dtype);

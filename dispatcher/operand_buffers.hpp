@@ -4,6 +4,7 @@
 #pragma once
 
 #include <random>
+#include <span>
 #include <vector>
 
 #include "exec_args.hpp"
@@ -21,7 +22,7 @@ struct OperandBuffers {
 
 // The largest |got - want| / max(1, |want|) over the elements; infinity
 // when one is NaN and the other not.
-[[nodiscard]] double max_relative_error(const std::vector<unsigned char>& got,
-                                        const std::vector<unsigned char>& want, DataType dtype);
+[[nodiscard]] double max_relative_error(std::span<const unsigned char> got,
+                                        std::span<const unsigned char> want, DataType dtype);
 
 }  // namespace convjit

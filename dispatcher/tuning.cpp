@@ -7,8 +7,9 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <span>
 
-#include "cuda/device_buffer.hpp"
+#include "cuda/staged_operands.hpp"
 #include "operand_buffers.hpp"
 #include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
@@ -40,56 +41,6 @@ void zero_past_first_batch_entry(std::vector<unsigned char>& bytes, std::int64_t
   const std::size_t from = static_cast<std::size_t>(batch_stride) * element_size(dtype);
   if (from < bytes.size()) std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.end(), 0);
 }
-
-// Operands on the candidates' device: the host buffers themselves, or
-// device copies in the device's primary context.
-class StagedOperands {
- public:
-  StagedOperands(const convjit_device_t& device, const OperandBuffers& host) : host_(host) {
-    args_ = host.args;
-    if (device.kind != CONVJIT_DEVICE_CUDA) return;
-    auto context = DeviceContext::open(device.ordinal);
-    if (!context.is_ok()) {
-      status_ = context.status();
-      return;
-    }
-    context_ = context.value();
-    if (args_.x) args_.x = copy(host.x);
-    if (args_.w) args_.w = copy(host.w);
-    if (args_.dy) args_.dy = copy(host.dy);
-    args_.out = copy(host.out);
-  }
-
-  [[nodiscard]] const Status& status() const { return status_; }
-  [[nodiscard]] const ExecArgs& args() const { return args_; }
-  [[nodiscard]] DeviceContext* context() const { return context_.get(); }
-
-  // The output after the last call.
-  [[nodiscard]] Result<std::vector<unsigned char>> output() const {
-    if (!context_) return host_.out;
-    std::vector<unsigned char> out(host_.out.size());
-    if (Status s = context_->synchronize(); !s.is_ok()) return s;
-    if (Status s = buffers_.back()->download(out.data()); !s.is_ok()) return s;
-    return out;
-  }
-
- private:
-  void* copy(const std::vector<unsigned char>& bytes) {
-    if (!status_.is_ok()) return nullptr;
-    auto buffer = DeviceBuffer::allocate(context_, bytes.size());
-    if (buffer.is_ok()) status_ = buffer.value()->upload(bytes.data());
-    if (!buffer.is_ok()) status_ = buffer.status();
-    if (!status_.is_ok()) return nullptr;
-    buffers_.push_back(std::move(buffer).value());
-    return buffers_.back()->get();
-  }
-
-  const OperandBuffers& host_;
-  ExecArgs args_;
-  Status status_;
-  std::shared_ptr<DeviceContext> context_;
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers_;  // out last
-};
 
 // Milliseconds of each call, measured with CUDA events on the default stream.
 Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args) {
@@ -162,10 +113,8 @@ Expected reference_output(const OpDescriptor& desc, const OperandBuffers& host, 
 
 double max_error_over(const std::vector<unsigned char>& got, const Expected& expected,
                       DataType dtype) {
-  const std::vector<unsigned char> head(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(expected.compared_bytes));
-  const std::vector<unsigned char> want(
-      expected.out.begin(), expected.out.begin() + static_cast<std::ptrdiff_t>(expected.compared_bytes));
-  return max_relative_error(head, want, dtype);
+  return max_relative_error(std::span(got).first(expected.compared_bytes),
+                            std::span(expected.out).first(expected.compared_bytes), dtype);
 }
 
 }  // namespace
@@ -185,7 +134,13 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
   if (sliced)
     for (auto [bytes, stride] : {std::pair{&host.x, desc.x_strides[0]}, {&host.dy, desc.y_strides[0]}})
       zero_past_first_batch_entry(*bytes, stride, desc.dtype);
-  StagedOperands staged(device, host);
+  std::shared_ptr<DeviceContext> context;
+  if (device.kind == CONVJIT_DEVICE_CUDA) {
+    auto opened = DeviceContext::open(device.ordinal);
+    if (!opened.is_ok()) return opened.status();
+    context = opened.value();
+  }
+  const StagedOperands staged(context, host);
   if (!staged.status().is_ok()) return staged.status();
   for (TuningCandidate& c : candidates) {
     auto ms = median_ms(*c.kernel, staged);

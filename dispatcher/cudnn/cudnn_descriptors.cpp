@@ -15,6 +15,16 @@ CudnnTensorShape packed(const CudnnTensorShape& shape) {
   return out;
 }
 
+// A new descriptor object owned by its RAII wrapper.
+template <class Handle>
+Result<CudnnDescriptor<Handle>> create(const CudnnLibrary& cudnn,
+                                       cudnnStatus_t (*create_fn)(Handle*),
+                                       cudnnStatus_t (*destroy_fn)(Handle), const char* call) {
+  Handle handle = nullptr;
+  if (Status s = cudnn.check(create_fn(&handle), call); !s.is_ok()) return s;
+  return CudnnDescriptor<Handle>(handle, destroy_fn);
+}
+
 }  // namespace
 
 cudnnDataType_t cudnn_data_type(DataType dtype) {
@@ -34,11 +44,10 @@ cudnnDataType_t cudnn_data_type(DataType dtype) {
 Result<CudnnTensor> make_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
                                       const CudnnTensorShape& shape) {
   const CudnnApi& api = cudnn.api();
-  cudnnTensorDescriptor_t handle = nullptr;
-  if (Status s = cudnn.check(api.create_tensor(&handle), "cudnnCreateTensorDescriptor");
-      !s.is_ok())
-    return s;
-  CudnnTensor tensor(handle, api.destroy_tensor);
+  auto created = create(cudnn, api.create_tensor, api.destroy_tensor, "cudnnCreateTensorDescriptor");
+  if (!created.is_ok()) return created.status();
+  CudnnTensor tensor = std::move(created).value();
+  const cudnnTensorDescriptor_t handle = tensor.get();
   if (Status s = cudnn.check(api.set_tensor(handle, cudnn_data_type(dtype), shape.rank,
                                             shape.dims.data(), shape.strides.data()),
                              "cudnnSetTensorNdDescriptor");
@@ -55,11 +64,10 @@ Result<CudnnTensor> make_packed_cudnn_tensor(const CudnnLibrary& cudnn, DataType
 Result<CudnnFilter> make_cudnn_filter(const CudnnLibrary& cudnn, DataType dtype,
                                       const CudnnProblem& problem) {
   const CudnnApi& api = cudnn.api();
-  cudnnFilterDescriptor_t handle = nullptr;
-  if (Status s = cudnn.check(api.create_filter(&handle), "cudnnCreateFilterDescriptor");
-      !s.is_ok())
-    return s;
-  CudnnFilter filter(handle, api.destroy_filter);
+  auto created = create(cudnn, api.create_filter, api.destroy_filter, "cudnnCreateFilterDescriptor");
+  if (!created.is_ok()) return created.status();
+  CudnnFilter filter = std::move(created).value();
+  const cudnnFilterDescriptor_t handle = filter.get();
   const cudnnTensorFormat_t format =
       problem.filter_channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   // Filter dims are always listed K, C/G, spatial...; the format says how
@@ -76,12 +84,10 @@ Result<CudnnConvolution> make_cudnn_convolution(const CudnnLibrary& cudnn,
                                                 const CudnnProblem& problem,
                                                 cudnnMathType_t math) {
   const CudnnApi& api = cudnn.api();
-  cudnnConvolutionDescriptor_t handle = nullptr;
-  if (Status s =
-          cudnn.check(api.create_convolution(&handle), "cudnnCreateConvolutionDescriptor");
-      !s.is_ok())
-    return s;
-  CudnnConvolution convolution(handle, api.destroy_convolution);
+  auto created = create(cudnn, api.create_convolution, api.destroy_convolution, "cudnnCreateConvolutionDescriptor");
+  if (!created.is_ok()) return created.status();
+  CudnnConvolution convolution = std::move(created).value();
+  const cudnnConvolutionDescriptor_t handle = convolution.get();
   if (Status s = cudnn.check(
           api.set_convolution(handle, problem.spatial_dims, problem.pad.data(),
                               problem.stride.data(), problem.dilation.data(),
@@ -102,11 +108,10 @@ Result<CudnnConvolution> make_cudnn_convolution(const CudnnLibrary& cudnn,
 Result<CudnnPooling> make_cudnn_pooling(const CudnnLibrary& cudnn, const CudnnProblem& problem,
                                         PoolingMode mode) {
   const CudnnApi& api = cudnn.api();
-  cudnnPoolingDescriptor_t handle = nullptr;
-  if (Status s = cudnn.check(api.create_pooling(&handle), "cudnnCreatePoolingDescriptor");
-      !s.is_ok())
-    return s;
-  CudnnPooling pooling(handle, api.destroy_pooling);
+  auto created = create(cudnn, api.create_pooling, api.destroy_pooling, "cudnnCreatePoolingDescriptor");
+  if (!created.is_ok()) return created.status();
+  CudnnPooling pooling = std::move(created).value();
+  const cudnnPoolingDescriptor_t handle = pooling.get();
   // Deterministic max, and NaN propagates like the reference's.
   const cudnnPoolingMode_t cudnn_mode = mode == PoolingMode::max ? CUDNN_POOLING_MAX_DETERMINISTIC
                                         : mode == PoolingMode::avg_include_pad

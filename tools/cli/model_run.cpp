@@ -12,7 +12,6 @@
 #include "cli_status.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
-#include "operand_buffers.hpp"
 #include "reference/reference_backend.hpp"
 #include "run_device.hpp"
 
@@ -50,7 +49,7 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
       ExecArgs reference_args = operands.args;
       reference_args.out = expected.data();
       run_reference(op.desc, reference_args);
-      error = max_relative_error(run_device.output(operands, op), expected, op.desc.dtype);
+      error = max_relative_error(run_device.output(op), expected, op.desc.dtype);
     }
     auto resolved = Dispatcher::instance().resolve(op.desc, device);
     first_total += first;

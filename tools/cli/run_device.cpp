@@ -25,14 +25,10 @@ convjit_device_t RunDevice::device() const {
 }
 
 ExecArgs RunDevice::stage(const OperandBuffers& host, const ModelOp& op) {
-  staged_.clear();
-  if (!is_gpu()) return host.args;
-  ExecArgs args = host.args;
-  args.x = args.x ? copy(host.x, op) : nullptr;
-  args.w = args.w ? copy(host.w, op) : nullptr;
-  args.dy = args.dy ? copy(host.dy, op) : nullptr;
-  args.out = copy(host.out, op);
-  return args;
+  staged_.reset();  // frees the previous op's device copies first
+  staged_ = std::make_unique<StagedOperands>(context_, host);
+  check_op(staged_->status(), op);
+  return staged_->args();
 }
 
 double RunDevice::timed_call(Dispatcher& dispatcher, const ModelOp& op, const ExecArgs& args,
@@ -44,19 +40,10 @@ double RunDevice::timed_call(Dispatcher& dispatcher, const ModelOp& op, const Ex
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-std::vector<unsigned char> RunDevice::output(const OperandBuffers& host, const ModelOp& op) const {
-  if (!is_gpu()) return host.out;
-  std::vector<unsigned char> out(host.out.size());
-  check_op(staged_.back()->download(out.data()), op);
-  return out;
-}
-
-void* RunDevice::copy(const std::vector<unsigned char>& bytes, const ModelOp& op) {
-  auto buffer = DeviceBuffer::allocate(context_, bytes.size());
-  check_op(buffer.status(), op);
-  check_op(buffer.value()->upload(bytes.data()), op);
-  staged_.push_back(std::move(buffer).value());
-  return staged_.back()->get();
+std::vector<unsigned char> RunDevice::output(const ModelOp& op) const {
+  auto out = staged_->output();
+  check_op(out.status(), op);
+  return std::move(out).value();
 }
 
 }  // namespace convjit::cli

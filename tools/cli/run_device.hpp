@@ -7,10 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "cuda/staged_operands.hpp"
 #include "dispatcher.hpp"
 #include "model_table.hpp"
-#include "operand_buffers.hpp"
 
 namespace convjit::cli {
 
@@ -21,7 +20,8 @@ class RunDevice {
   [[nodiscard]] convjit_device_t device() const;
   [[nodiscard]] const char* label() const { return is_gpu() ? "cuda:0" : "host"; }
 
-  // The op's arguments on this device; device copies live until the next call.
+  // The op's arguments on this device; device copies live until the next
+  // call.  `host` must outlive them.
   ExecArgs stage(const OperandBuffers& host, const ModelOp& op);
 
   // Milliseconds for one call through `dispatcher`, including the wait for
@@ -30,14 +30,11 @@ class RunDevice {
                     std::string_view* backend = nullptr);
 
   // The staged output, on the host.
-  [[nodiscard]] std::vector<unsigned char> output(const OperandBuffers& host,
-                                                  const ModelOp& op) const;
+  [[nodiscard]] std::vector<unsigned char> output(const ModelOp& op) const;
 
  private:
-  void* copy(const std::vector<unsigned char>& bytes, const ModelOp& op);
-
   std::shared_ptr<DeviceContext> context_;
-  std::vector<std::unique_ptr<DeviceBuffer>> staged_;  // out last
+  std::unique_ptr<StagedOperands> staged_;
 };
 
 // Throws RuntimeError "<layer> <direction>: <message>" unless `s` is OK.

@@ -1,0 +1,31 @@
+#include "cuda/staged_operands.hpp"
+
+namespace convjit {
+
+StagedOperands::StagedOperands(std::shared_ptr<DeviceContext> context, const OperandBuffers& host)
+    : host_(host), context_(std::move(context)), args_(host.args) {
+  if (!context_) return;
+  if (args_.x) args_.x = copy(host.x);
+  if (args_.w) args_.w = copy(host.w);
+  if (args_.dy) args_.dy = copy(host.dy);
+  args_.out = copy(host.out);
+}
+
+Result<std::vector<unsigned char>> StagedOperands::output() const {
+  if (!context_) return host_.out;
+  std::vector<unsigned char> out(host_.out.size());
+  if (Status s = context_->synchronize(); !s.is_ok()) return s;
+  if (Status s = buffers_.back()->download(out.data()); !s.is_ok()) return s;
+  return out;
+}
+
+void* StagedOperands::copy(const std::vector<unsigned char>& bytes) {
+  if (!status_.is_ok()) return nullptr;
+  auto buffer = DeviceBuffer::allocate(context_, bytes.size());
+  status_ = buffer.is_ok() ? buffer.value()->upload(bytes.data()) : buffer.status();
+  if (!status_.is_ok()) return nullptr;
+  buffers_.push_back(std::move(buffer).value());
+  return buffers_.back()->get();
+}
+
+}  // namespace convjit
