@@ -18,6 +18,17 @@ namespace {
 constexpr const char* kLayout = "decisions/v1";
 constexpr int kFormat = 1;
 
+// Every field a decision is read from has the type it must have; the
+// optional ones (decisions written before variants existed have none) too.
+bool is_decision(const nlohmann::json& json) {
+  const auto string_or_absent = [&](const char* field) {
+    return !json.contains(field) || json[field].is_string();
+  };
+  return json.is_object() && json.contains("format") && json["format"] == kFormat &&
+         json.contains("preimage") && json["preimage"].is_string() && json.contains("backend") &&
+         json["backend"].is_string() && string_or_absent("variant") && string_or_absent("summary");
+}
+
 }  // namespace
 
 TuningKey make_tuning_key(const TuningKeyFields& f) {
@@ -39,11 +50,10 @@ Result<TuningDecision> TuningDecisions::lookup(const TuningKey& key) const {
     auto bytes = read_file((fs::path(dir) / key.relative_path).string());
     if (!bytes.is_ok()) continue;
     const auto json = nlohmann::json::parse(bytes.value(), nullptr, false);
-    if (!json.is_object() || json.value("format", 0) != kFormat ||
-        json.value("preimage", "") != key.preimage || !json.contains("backend") ||
-        !json["backend"].is_string())
+    if (!is_decision(json) || json["preimage"] != key.preimage)
       continue;  // damaged, foreign or a hash collision: measure again
-    return TuningDecision{json["backend"].get<std::string>(), json.value("summary", "")};
+    return TuningDecision{json["backend"].get<std::string>(), json.value("variant", ""),
+                          json.value("summary", "")};
   }
   return Status::not_available("no tuning decision stored");
 }
@@ -59,6 +69,7 @@ Status TuningDecisions::store(const TuningKey& key, const TuningDecision& decisi
   const nlohmann::json json{{"format", kFormat},
                             {"preimage", key.preimage},
                             {"backend", decision.backend},
+                            {"variant", decision.variant},
                             {"summary", decision.summary}};
   return publish_file(path.string(), json.dump(2) + "\n");
 }

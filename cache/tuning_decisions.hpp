@@ -36,6 +36,7 @@ struct TuningKey {
 
 struct TuningDecision {
   std::string backend;  // the winner's static name ("jit", "cudnn", ...)
+  std::string variant;  // its KernelVariant::id ("algo1-fma"); "" for its only kernel
   std::string summary;  // what was measured, for the log
 };
 

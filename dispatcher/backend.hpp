@@ -33,6 +33,12 @@ struct BuildTrace {
   std::vector<Probe> probes;
 };
 
+// One way a backend can run a descriptor (one cuDNN algorithm, say).
+struct KernelVariant {
+  std::string id;  // stable across processes, so tuning decisions can name it; "" is build()'s
+  std::unique_ptr<Kernel> kernel;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -49,6 +55,26 @@ class Backend {
   [[nodiscard]] virtual Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                               const convjit_device_t& device,
                                                               BuildTrace& trace) = 0;
+
+  // Every variant worth measuring (the `tuned` policy, `convjit bench`);
+  // by default the one kernel build() makes.
+  [[nodiscard]] virtual Result<std::vector<KernelVariant>> build_variants(
+      const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace) {
+    auto kernel = build(desc, device, trace);
+    if (!kernel.is_ok()) return kernel.status();
+    std::vector<KernelVariant> variants;
+    variants.push_back({"", std::move(kernel).value()});
+    return variants;
+  }
+
+  // The variant `id` names, as build_variants made it, possibly in another
+  // process; NOT_AVAILABLE when the backend no longer offers it.
+  [[nodiscard]] virtual Result<std::unique_ptr<Kernel>> build_variant(
+      const OpDescriptor& desc, const convjit_device_t& device, std::string_view id,
+      BuildTrace& trace) {
+    if (id.empty()) return build(desc, device, trace);
+    return Status::not_available(std::string(name()) + " offers no variant " + std::string(id));
+  }
 };
 
 }  // namespace convjit

@@ -128,6 +128,14 @@ Result<std::unique_ptr<Kernel>> try_backend(Backend& backend, const OpDescriptor
   return backend.build(desc, device, trace);
 }
 
+// check_support, then every variant the backend offers for measuring.
+Result<std::vector<KernelVariant>> try_backend_variants(Backend& backend, const OpDescriptor& desc,
+                                                        const convjit_device_t& device,
+                                                        BuildTrace& trace) {
+  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
+  return backend.build_variants(desc, device, trace);
+}
+
 Status no_backend(convjit_status_t code, const OpDescriptor& desc, const convjit_device_t& device,
                   const std::string& rejections) {
   return Status(code, fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
@@ -185,14 +193,18 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
                                                           Traces& traces) {
   auto decision = stored.decisions.lookup(stored.key);
   if (!decision.is_ok()) return std::nullopt;
+  const TuningDecision& d = decision.value();
   for (const auto& backend : chain_) {
-    if (backend->name() != decision.value().backend) continue;
+    if (backend->name() != d.backend) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    trace.probes.push_back({stored.key.relative_path, "tuning decision: " + decision.value().backend});
-    auto kernel = try_backend(*backend, desc, device, trace);
+    const std::string chosen =
+        d.variant.empty() ? d.backend : fmt::format("{}[{}]", d.backend, d.variant);
+    trace.probes.push_back({stored.key.relative_path, "tuning decision: " + chosen});
+    if (Status s = backend->check_support(desc, device); !s.is_ok()) return std::nullopt;
+    auto kernel = backend->build_variant(desc, device, d.variant, trace);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
     return Resolution{desc, std::move(kernel).value(), backend->name(),
-                      "tuning decision stored earlier (" + decision.value().summary + ")", false};
+                      "tuning decision stored earlier (" + d.summary + ")", false};
   }
   return std::nullopt;
 }
@@ -204,11 +216,13 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   for (const auto& backend : chain_) {
     if (!policy_allows(Policy::tuned, backend->name())) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    auto kernel = try_backend(*backend, desc, device, trace);
-    if (kernel.is_ok())
-      candidates.push_back({backend->name(), std::move(kernel).value(), 0, ""});
-    else
-      declined += fmt::format(" {}: {};", backend->name(), kernel.status().message());
+    auto variants = try_backend_variants(*backend, desc, device, trace);
+    if (!variants.is_ok()) {
+      declined += fmt::format(" {}: {};", backend->name(), variants.status().message());
+      continue;
+    }
+    for (KernelVariant& v : variants.value())
+      candidates.push_back({backend->name(), std::move(v.id), std::move(v.kernel), 0, ""});
   }
   if (candidates.empty()) return no_backend(CONVJIT_STATUS_NOT_AVAILABLE, desc, device, declined);
   // One measurement at a time: kernels timed concurrently would slow each
@@ -220,7 +234,8 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   if (!choice.is_ok()) return choice.status();
   TuningCandidate& winner = candidates[choice.value().winner];
   const Status saved =
-      stored.decisions.store(stored.key, {std::string(winner.backend), choice.value().summary});
+      stored.decisions.store(stored.key, {std::string(winner.backend), winner.variant,
+                                          choice.value().summary});
   return Resolution{desc, std::move(winner.kernel), winner.backend,
                     fmt::format("measured: {}{}; {}", choice.value().summary,
                                 declined.empty() ? "" : "; declined:" + declined,

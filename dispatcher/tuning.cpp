@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <span>
 
 #include "cuda/staged_operands.hpp"
+#include "kernel_timing.hpp"
 #include "operand_buffers.hpp"
 #include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
@@ -18,8 +18,6 @@
 namespace convjit {
 
 namespace {
-
-constexpr int kTimedCalls = 5;
 
 std::int64_t batch_item_span(const Dims5& dims, const Dims5& strides, int rank) {
   std::int64_t last = 0;
@@ -40,58 +38,6 @@ void zero_past_first_batch_entry(std::vector<unsigned char>& bytes, std::int64_t
                                  DataType dtype) {
   const std::size_t from = static_cast<std::size_t>(batch_stride) * element_size(dtype);
   if (from < bytes.size()) std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.end(), 0);
-}
-
-// Milliseconds of each call, measured with CUDA events on the default stream.
-Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args) {
-  const CudaDriver& driver = CudaDriver::instance();
-  const auto& api = driver.api();
-  CUevent start = nullptr, stop = nullptr;
-  if (Status s = driver.check(api.event_create(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-      !s.is_ok())
-    return s;
-  if (Status s = driver.check(api.event_create(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-      !s.is_ok()) {
-    (void)api.event_destroy(start);
-    return s;
-  }
-  std::vector<double> times;
-  Status failure;
-  for (int i = 0; i < kTimedCalls && failure.is_ok(); ++i) {
-    float ms = 0;
-    (void)api.event_record(start, nullptr);
-    failure = kernel.execute(args);
-    (void)api.event_record(stop, nullptr);
-    if (failure.is_ok()) failure = driver.check(api.event_synchronize(stop), "cuEventSynchronize");
-    if (failure.is_ok())
-      failure = driver.check(api.event_elapsed_time(&ms, start, stop), "cuEventElapsedTime");
-    times.push_back(ms);
-  }
-  (void)api.event_destroy(start);
-  (void)api.event_destroy(stop);
-  if (!failure.is_ok()) return failure;
-  return times;
-}
-
-Result<std::vector<double>> host_times(const Kernel& kernel, const ExecArgs& args) {
-  std::vector<double> times;
-  for (int i = 0; i < kTimedCalls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    if (Status s = kernel.execute(args); !s.is_ok()) return s;
-    times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return times;
-}
-
-// One warm-up call, then the median of kTimedCalls.
-Result<double> median_ms(const Kernel& kernel, const StagedOperands& staged) {
-  if (Status s = kernel.execute(staged.args()); !s.is_ok()) return s;
-  auto times = staged.context() ? device_times(kernel, staged.args()) : host_times(kernel, staged.args());
-  if (!times.is_ok()) return times.status();
-  std::vector<double>& t = times.value();
-  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-  return t[t.size() / 2];
 }
 
 // The reference's output for the operands, and how many leading bytes of
@@ -119,6 +65,10 @@ double max_error_over(const std::vector<unsigned char>& got, const Expected& exp
 
 }  // namespace
 
+std::string TuningCandidate::label() const {
+  return variant.empty() ? std::string(backend) : fmt::format("{}[{}]", backend, variant);
+}
+
 OpDescriptor batch_slice(const OpDescriptor& desc) {
   OpDescriptor slice = desc;
   if (desc.kind != OpKind::bias_grad) slice.x_dims[0] = 1;
@@ -143,7 +93,7 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
   const StagedOperands staged(context, host);
   if (!staged.status().is_ok()) return staged.status();
   for (TuningCandidate& c : candidates) {
-    auto ms = median_ms(*c.kernel, staged);
+    auto ms = median_kernel_ms(*c.kernel, staged.args(), staged.context() != nullptr);
     c.ms = ms.is_ok() ? ms.value() : -1;
     c.result = ms.is_ok() ? fmt::format("{:.4f} ms", ms.value()) : "failed: " + ms.status().message();
   }
@@ -179,14 +129,16 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
   }
   std::string summary;
   for (std::size_t i : order)
-    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", candidates[i].backend,
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", candidates[i].label(),
                            candidates[i].result);
   if (!winner) return Status::not_available("no candidate is usable: " + summary);
   const TuningCandidate& best = candidates[*winner];
-  for (std::size_t i : order)  // the margin over the next fastest that ran
-    if (i != *winner && candidates[i].ms > 0 && best.ms > 0) {
-      summary += fmt::format("; {} won, {:.2f}x as fast as {}", best.backend,
-                             candidates[i].ms / best.ms, candidates[i].backend);
+  // The margin over the next fastest that ran; faster ones were wrong or failed.
+  const auto winner_at = std::find(order.begin(), order.end(), *winner);
+  for (std::size_t i : std::span(winner_at + 1, order.end()))
+    if (candidates[i].ms > 0 && best.ms > 0) {
+      summary += fmt::format("; {} won, {:.2f}x as fast as {}", best.label(),
+                             candidates[i].ms / best.ms, candidates[i].label());
       break;
     }
   return TuningChoice{*winner, summary};

@@ -438,6 +438,8 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   for (const auto& op : report["ops"]) {
     EXPECT_EQ(op["policy"], "reference");
     EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
+    EXPECT_EQ(op["reference"]["variant"], "");        // the reference's only kernel
+    EXPECT_FALSE(op["reference"].contains("variants"));  // listed only when there are several
     EXPECT_TRUE(op.contains("flop") != op.contains("bytes")) << op.dump();
     EXPECT_TRUE(op["reference"].contains(op.contains("flop") ? "tflops" : "gbs")) << op.dump();
   }

@@ -4,6 +4,8 @@
 // GPU are checked by test_gpu_backends.cpp.
 #include <gtest/gtest.h>
 
+#include <set>
+
 
 #include "cudnn/cudnn_algorithm.hpp"
 #include "cudnn/cudnn_backend.hpp"
@@ -219,6 +221,66 @@ TEST(CudnnMath, F32StaysOffTf32UnlessAllowed) {
     EXPECT_TRUE(math_type_allowed(math, DataType::f32, true)) << math;
     EXPECT_TRUE(math_type_allowed(math, DataType::f16, false)) << math;
   }
+}
+
+// The heuristics' list as convjit filters it: failing entries dropped, the
+// math rule applied, each algorithm and math type once, the order kept.
+TEST(CudnnAlgorithms, UsableOnesKeepTheHeuristicsOrderUnderTheMathRule) {
+  const std::vector<CudnnAlgorithmPerf> ranked{
+      {6, CUDNN_STATUS_SUCCESS, CUDNN_TENSOR_OP_MATH, 1 << 20, CUDNN_DETERMINISTIC},
+      {1, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, 4096, CUDNN_DETERMINISTIC},
+      {2, CUDNN_STATUS_NOT_SUPPORTED, CUDNN_FMA_MATH, 0, CUDNN_DETERMINISTIC},
+      {0, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, 0, CUDNN_NON_DETERMINISTIC},
+      {1, CUDNN_STATUS_SUCCESS, CUDNN_FMA_MATH, 4096, CUDNN_DETERMINISTIC},  // listed twice
+      {1, CUDNN_STATUS_SUCCESS, CUDNN_TENSOR_OP_MATH, 8192, CUDNN_DETERMINISTIC},
+  };
+  auto ids = [](const std::vector<CudnnAlgorithm>& algorithms) {
+    std::vector<std::string> out;
+    for (const CudnnAlgorithm& a : algorithms) out.push_back(a.id());
+    return out;
+  };
+  auto f32 = usable_cudnn_algorithms(ranked, DataType::f32, false);
+  ASSERT_TRUE(f32.is_ok()) << f32.status().message();
+  EXPECT_EQ(ids(f32.value()), (std::vector<std::string>{"algo1-fma", "algo0-fma"}));
+  EXPECT_EQ(f32.value()[0].workspace_bytes, 4096u);
+  EXPECT_FALSE(f32.value()[1].deterministic);
+  EXPECT_EQ(f32.value()[1].summary(), "algorithm 0 (FMA math, non-deterministic), 0 B workspace");
+
+  auto tf32 = usable_cudnn_algorithms(ranked, DataType::f32, true);
+  ASSERT_TRUE(tf32.is_ok());
+  EXPECT_EQ(ids(tf32.value()), (std::vector<std::string>{"algo6-tensor-op", "algo1-fma",
+                                                          "algo0-fma", "algo1-tensor-op"}));
+  auto bf16 = usable_cudnn_algorithms(ranked, DataType::bf16, false);
+  ASSERT_TRUE(bf16.is_ok());
+  EXPECT_EQ(bf16.value().size(), 4u);
+  EXPECT_EQ(bf16.value()[0].math, CUDNN_TENSOR_OP_MATH);
+}
+
+TEST(CudnnAlgorithms, NoUsableAlgorithmSaysWhyAndHowToAllowTf32) {
+  const std::vector<CudnnAlgorithmPerf> tensor_op_only{
+      {6, CUDNN_STATUS_SUCCESS, CUDNN_TENSOR_OP_MATH, 0, CUDNN_DETERMINISTIC},
+      {2, CUDNN_STATUS_NOT_SUPPORTED, CUDNN_FMA_MATH, 0, CUDNN_DETERMINISTIC}};
+  auto none = usable_cudnn_algorithms(tensor_op_only, DataType::f32, false);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_EQ(none.status().code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_EQ(none.status().message(),
+            "cuDNN's heuristics offer no usable algorithm: algorithm 6 needs tensor-op math "
+            "(CONVJIT_ALLOW_TF32=1 would allow TF32)");
+  auto empty = usable_cudnn_algorithms({}, DataType::f16, false);
+  ASSERT_FALSE(empty.is_ok());
+  EXPECT_EQ(empty.status().message(), "cuDNN's heuristics offer no usable algorithm: none works");
+}
+
+TEST(CudnnAlgorithms, IdsAreDistinctPerAlgorithmAndMathType) {
+  std::set<std::string> ids;
+  for (int algorithm = 0; algorithm < 8; ++algorithm)
+    for (auto math : {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH,
+                      CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
+      const std::string id = CudnnAlgorithm{algorithm, 0, math, true}.id();
+      EXPECT_EQ(id.find(' '), std::string::npos) << id;  // one token in logs and JSON
+      EXPECT_TRUE(ids.insert(id).second) << id;
+    }
+  EXPECT_TRUE(ids.contains("algo1-tensor-op-with-conversion"));
 }
 
 TEST(CudnnLibrary, AMissingLibraryIsAClearStatus) {

@@ -72,6 +72,57 @@ class FakeBackend final : public Backend {
   std::atomic<int>& calls_;
 };
 
+// One backend with three variants, as cuDNN offers several algorithms:
+// "slow" (2 ms a call), "wrong" (fast, a wrong answer) and "fast".
+class VariantBackend final : public Backend {
+ public:
+  struct Counts {
+    std::atomic<int> calls_slow{0}, calls_wrong{0}, calls_fast{0};
+    std::atomic<int> variant_lists{0};  // build_variants calls
+    std::vector<std::string> rebuilt;   // build_variant ids
+  };
+  explicit VariantBackend(Counts& counts, bool offers_fast = true)
+      : counts_(counts), offers_fast_(offers_fast) {}
+  std::string_view name() const override { return "variants"; }
+  Status check_support(const OpDescriptor&, const convjit_device_t&) const override {
+    return Status::ok();
+  }
+  Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc, const convjit_device_t& device,
+                                        BuildTrace& trace) override {
+    return build_variant(desc, device, "slow", trace);
+  }
+  Result<std::vector<KernelVariant>> build_variants(const OpDescriptor& desc,
+                                                    const convjit_device_t&, BuildTrace&) override {
+    ++counts_.variant_lists;
+    std::vector<KernelVariant> out;
+    for (const char* id : {"slow", "wrong", "fast"})
+      if (auto k = make(desc, id)) out.push_back({id, std::move(k)});
+    return out;
+  }
+  Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc, const convjit_device_t&,
+                                                std::string_view id, BuildTrace&) override {
+    counts_.rebuilt.emplace_back(id);
+    if (auto k = make(desc, id)) return k;
+    return Status::not_available("no variant " + std::string(id));
+  }
+
+ private:
+  std::unique_ptr<Kernel> make(const OpDescriptor& desc, std::string_view id) const {
+    if (id == "slow")
+      return std::make_unique<FakeKernel>(desc, std::chrono::milliseconds(2), false,
+                                          counts_.calls_slow);
+    if (id == "wrong")
+      return std::make_unique<FakeKernel>(desc, std::chrono::microseconds(0), true,
+                                          counts_.calls_wrong);
+    if (id == "fast" && offers_fast_)  // slower than "wrong", so "wrong" is checked first
+      return std::make_unique<FakeKernel>(desc, std::chrono::microseconds(300), false,
+                                          counts_.calls_fast);
+    return nullptr;
+  }
+  Counts& counts_;
+  bool offers_fast_;
+};
+
 class TunedPolicy : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -190,6 +241,60 @@ TEST_F(TunedPolicy, ADecisionForABackendNoLongerThereIsMeasuredAgain) {
       << resolved.value()->reason;
 }
 
+TEST_F(TunedPolicy, EveryVariantIsMeasuredAndTheWinningOneIsStoredAndRebuilt) {
+  VariantBackend::Counts counts;
+  auto one_backend = [&](bool offers_fast) {
+    std::vector<std::unique_ptr<Backend>> chain;
+    chain.push_back(std::make_unique<VariantBackend>(counts, offers_fast));
+    return std::make_unique<Dispatcher>(std::move(chain));
+  };
+  auto first = one_backend(true);  // owns the resolution read below
+  auto resolved = first->resolve(desc_, kHost);
+  ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
+  const std::string& why = resolved.value()->reason;
+  EXPECT_NE(why.find("variants[slow] "), std::string::npos) << why;
+  EXPECT_NE(why.find("variants[wrong] "), std::string::npos) << why;
+  EXPECT_NE(why.find("but wrong"), std::string::npos) << why;
+  EXPECT_NE(why.find("; variants[fast] won, "), std::string::npos) << why;
+  EXPECT_NE(why.find("x as fast as variants[slow]"), std::string::npos) << why;  // not [wrong]
+  EXPECT_GE(counts.calls_slow.load(), 6);
+  EXPECT_GE(counts.calls_wrong.load(), 6);
+  fs::path stored;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(cache_) / "decisions"))
+    if (e.path().extension() == ".json") stored = e.path();
+  std::ifstream in(stored);
+  const auto json = nlohmann::json::parse(in);
+  EXPECT_EQ(json["backend"], "variants");
+  EXPECT_EQ(json["variant"], "fast");
+
+  // A later process rebuilds just that variant, measuring nothing.
+  counts.variant_lists = 0, counts.calls_slow = 0, counts.calls_fast = 0;
+  counts.rebuilt.clear();
+  ASSERT_EQ(convjit_set_policy("auto"), CONVJIT_STATUS_SUCCESS);
+  auto later_dispatcher = one_backend(true);
+  auto later = later_dispatcher->resolve(desc_, kHost);
+  ASSERT_TRUE(later.is_ok()) << later.status().message();
+  EXPECT_EQ(counts.rebuilt, std::vector<std::string>{"fast"});
+  EXPECT_EQ(counts.variant_lists.load(), 0);
+  EXPECT_EQ(counts.calls_slow.load(), 0);
+
+  // A variant the backend no longer offers means measuring again (tuned)
+  // or, under auto, the chain's ordinary choice.
+  counts.rebuilt.clear();
+  auto gone_dispatcher = one_backend(false);
+  auto gone = gone_dispatcher->resolve(desc_, kHost);
+  ASSERT_TRUE(gone.is_ok()) << gone.status().message();
+  EXPECT_EQ(counts.rebuilt, (std::vector<std::string>{"fast", "slow"}));
+  ASSERT_EQ(convjit_set_policy("tuned"), CONVJIT_STATUS_SUCCESS);
+  counts.variant_lists = 0;
+  auto remeasuring_dispatcher = one_backend(false);
+  auto remeasured = remeasuring_dispatcher->resolve(desc_, kHost);
+  ASSERT_TRUE(remeasured.is_ok()) << remeasured.status().message();
+  EXPECT_EQ(counts.variant_lists.load(), 1);
+  EXPECT_NE(remeasured.value()->reason.find("measured: "), std::string::npos)
+      << remeasured.value()->reason;
+}
+
 TEST(BatchSlice, KeepsStridesAndSetsTheBatchToOne) {
   auto t = make_conv_tensors<float>({4, 2, 3, 1, {5, 5}, {3, 3}});
   auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
@@ -215,10 +320,11 @@ TEST_F(DecisionStore, RoundTripsAndEveryKeyFieldChangesTheKey) {
   const TuningDecisions store({root_.string()});
   const TuningKey key = make_tuning_key(fields());
   EXPECT_FALSE(store.lookup(key).is_ok());
-  ASSERT_TRUE(store.store(key, {"cudnn", "cudnn 0.1 ms, jit 0.2 ms"}).is_ok());
+  ASSERT_TRUE(store.store(key, {.backend = "cudnn", .variant = "algo1-fma", .summary = "cudnn 0.1 ms, jit 0.2 ms"}).is_ok());
   auto found = store.lookup(key);
   ASSERT_TRUE(found.is_ok());
   EXPECT_EQ(found.value().backend, "cudnn");
+  EXPECT_EQ(found.value().variant, "algo1-fma");
   EXPECT_EQ(found.value().summary, "cudnn 0.1 ms, jit 0.2 ms");
   EXPECT_EQ(fs::status(root_ / "decisions").permissions() & fs::perms::all, fs::perms::owner_all);
   for (std::string TuningKeyFields::*field :
@@ -236,7 +342,7 @@ TEST_F(DecisionStore, RoundTripsAndEveryKeyFieldChangesTheKey) {
 TEST_F(DecisionStore, DamagedOrForeignFilesAreMissesNotErrors) {
   const TuningDecisions store({root_.string()});
   const TuningKey key = make_tuning_key(fields());
-  ASSERT_TRUE(store.store(key, {"jit", ""}).is_ok());
+  ASSERT_TRUE(store.store(key, {.backend = "jit"}).is_ok());
   const fs::path file = root_ / key.relative_path;
   std::ofstream(file) << "{\"format\": 1, \"preimage\": \"trunc";
   EXPECT_FALSE(store.lookup(key).is_ok());
@@ -248,18 +354,37 @@ TEST_F(DecisionStore, DamagedOrForeignFilesAreMissesNotErrors) {
                                         {"backend", "jit"}}
                              .dump();
   EXPECT_FALSE(store.lookup(key).is_ok());
+  // Fields of the wrong type (a hand edit, say) are misses too, not exceptions.
+  for (const char* field : {"backend", "variant", "summary", "preimage"}) {
+    nlohmann::json json{{"format", 1}, {"preimage", key.preimage}, {"backend", "jit"}};
+    json[field] = 42;
+    std::ofstream(file) << json.dump();
+    EXPECT_FALSE(store.lookup(key).is_ok()) << field;
+  }
+}
+
+TEST_F(DecisionStore, ADecisionWrittenBeforeVariantsExistedNamesTheBackendsOnlyKernel) {
+  const TuningDecisions store({root_.string()});
+  const TuningKey key = make_tuning_key(fields());
+  ASSERT_TRUE(store.store(key, {.backend = "jit", .variant = "x"}).is_ok());
+  std::ofstream(root_ / key.relative_path)
+      << nlohmann::json{{"format", 1}, {"preimage", key.preimage}, {"backend", "jit"}}.dump();
+  auto found = store.lookup(key);
+  ASSERT_TRUE(found.is_ok());
+  EXPECT_EQ(found.value().backend, "jit");
+  EXPECT_EQ(found.value().variant, "");
 }
 
 TEST_F(DecisionStore, LookupsCreateNothingAndReadOnlyDirectoriesAreSearched) {
   const fs::path shared = root_ / "shared", mine = root_ / "mine";
   const TuningKey key = make_tuning_key(fields());
-  ASSERT_TRUE(TuningDecisions({shared.string()}).store(key, {"cudnn", "from a colleague"}).is_ok());
+  ASSERT_TRUE(TuningDecisions({shared.string()}).store(key, {.backend = "cudnn", .summary = "from a colleague"}).is_ok());
   fs::permissions(shared, fs::perms::owner_read | fs::perms::owner_exec);
   const TuningDecisions store({shared.string(), mine.string()});
   EXPECT_EQ(store.lookup(key).value().summary, "from a colleague");
   EXPECT_FALSE(fs::exists(mine));  // a lookup never creates directories
   if (::geteuid() != 0) {          // root writes anywhere
-    ASSERT_TRUE(store.store(make_tuning_key({"other"}), {"jit", ""}).is_ok());
+    ASSERT_TRUE(store.store(make_tuning_key({"other"}), {.backend = "jit"}).is_ok());
     EXPECT_TRUE(fs::exists(mine / "decisions"));
   }
   EXPECT_EQ(TuningDecisions({mine.string()}).clear(), ::geteuid() != 0 ? 1u : 0u);

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
-#include <vector>
+#include <cctype>
 
 namespace convjit {
 
@@ -26,46 +27,68 @@ std::string_view math_name(cudnnMathType_t math) {
   return "default";
 }
 
-// The heuristics' ranked list for one direction.
+// The heuristics' ranked list for one direction, in the common form.
 template <class Perf, class Query>
-Result<std::vector<Perf>> ranked(const CudnnLibrary& cudnn, Query query, const char* call) {
+Result<std::vector<CudnnAlgorithmPerf>> ranked(const CudnnLibrary& cudnn, Query query,
+                                               const char* call) {
   std::array<Perf, kMaxAlgorithms> found{};
   int count = 0;
   if (Status s = cudnn.check(query(kMaxAlgorithms, &count, found.data()), call); !s.is_ok())
     return s;
-  return std::vector<Perf>(found.begin(), found.begin() + count);
+  std::vector<CudnnAlgorithmPerf> out;
+  for (int i = 0; i < std::min(count, kMaxAlgorithms); ++i) {
+    const Perf& p = found[static_cast<std::size_t>(i)];
+    out.push_back({static_cast<int>(p.algo), p.status, p.mathType, p.memory, p.determinism});
+  }
+  return out;
 }
 
-template <class Perf>
-Result<CudnnAlgorithm> first_allowed(const CudnnLibrary& cudnn,
-                                     const std::vector<Perf>& candidates,
-                                     cudnnConvolutionDescriptor_t convolution, DataType dtype,
-                                     bool allow_tf32) {
-  std::string declined;
-  for (const Perf& p : candidates) {
-    if (p.status != CUDNN_STATUS_SUCCESS) continue;
-    if (!math_type_allowed(p.mathType, dtype, allow_tf32)) {
-      declined += fmt::format(" algorithm {} needs {} math;", static_cast<int>(p.algo),
-                              math_name(p.mathType));
-      continue;
-    }
-    if (Status s = cudnn.check(cudnn.api().set_math_type(convolution, p.mathType),
-                               "cudnnSetConvolutionMathType");
-        !s.is_ok())
-      return s;
-    CudnnAlgorithm out{static_cast<int>(p.algo), p.memory, p.mathType,
-                       p.determinism == CUDNN_DETERMINISTIC, ""};
-    out.summary = fmt::format("algorithm {} ({} math{}), {} B workspace", out.algorithm,
-                              math_name(out.math), out.deterministic ? "" : ", non-deterministic",
-                              out.workspace_bytes);
-    return out;
+Result<std::vector<CudnnAlgorithmPerf>> heuristics(const CudnnLibrary& cudnn, cudnnHandle_t handle,
+                                                   const CudnnConvolutionOperands& ops,
+                                                   Direction direction) {
+  const CudnnApi& api = cudnn.api();
+  switch (direction) {
+    case Direction::bwddata:
+      return ranked<cudnnConvolutionBwdDataAlgoPerf_t>(
+          cudnn,
+          [&](int n, int* count, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+            return api.backward_data_algorithms(handle, ops.w, ops.y, ops.convolution, ops.x, n,
+                                                count, perf);
+          },
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    case Direction::bwdfilt:
+      return ranked<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          cudnn,
+          [&](int n, int* count, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+            return api.backward_filter_algorithms(handle, ops.x, ops.y, ops.convolution, ops.w, n,
+                                                  count, perf);
+          },
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    default:
+      return ranked<cudnnConvolutionFwdAlgoPerf_t>(
+          cudnn,
+          [&](int n, int* count, cudnnConvolutionFwdAlgoPerf_t* perf) {
+            return api.forward_algorithms(handle, ops.x, ops.w, ops.convolution, ops.y, n, count,
+                                          perf);
+          },
+          "cudnnGetConvolutionForwardAlgorithm_v7");
   }
-  return Status::unsupported(fmt::format(
-      "cuDNN's heuristics offer no usable algorithm:{}{}", declined.empty() ? " none works" : declined,
-      dtype == DataType::f32 && !allow_tf32 ? " (CONVJIT_ALLOW_TF32=1 would allow TF32)" : ""));
 }
 
 }  // namespace
+
+std::string CudnnAlgorithm::id() const {
+  std::string math_id(math_name(math));
+  std::replace(math_id.begin(), math_id.end(), ' ', '-');
+  std::transform(math_id.begin(), math_id.end(), math_id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return fmt::format("algo{}-{}", algorithm, math_id);
+}
+
+std::string CudnnAlgorithm::summary() const {
+  return fmt::format("algorithm {} ({} math{}), {} B workspace", algorithm, math_name(math),
+                     deterministic ? "" : ", non-deterministic", workspace_bytes);
+}
 
 cudnnMathType_t initial_math_type(DataType dtype, bool allow_tf32) {
   if (dtype == DataType::f32 || dtype == DataType::f64)
@@ -80,46 +103,37 @@ bool math_type_allowed(cudnnMathType_t math, DataType dtype, bool allow_tf32) {
   return true;
 }
 
-Result<CudnnAlgorithm> choose_cudnn_algorithm(const CudnnLibrary& cudnn, cudnnHandle_t handle,
-                                              const CudnnConvolutionOperands& ops,
-                                              Direction direction, DataType dtype,
-                                              bool allow_tf32) {
-  const CudnnApi& api = cudnn.api();
-  switch (direction) {
-    case Direction::bwddata: {
-      auto found = ranked<cudnnConvolutionBwdDataAlgoPerf_t>(
-          cudnn,
-          [&](int n, int* count, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
-            return api.backward_data_algorithms(handle, ops.w, ops.y, ops.convolution, ops.x, n,
-                                                count, perf);
-          },
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      if (!found.is_ok()) return found.status();
-      return first_allowed(cudnn, found.value(), ops.convolution, dtype, allow_tf32);
+Result<std::vector<CudnnAlgorithm>> usable_cudnn_algorithms(
+    std::span<const CudnnAlgorithmPerf> ranked, DataType dtype, bool allow_tf32) {
+  std::vector<CudnnAlgorithm> usable;
+  std::string declined;
+  for (const CudnnAlgorithmPerf& p : ranked) {
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (!math_type_allowed(p.math, dtype, allow_tf32)) {
+      declined += fmt::format("{}algorithm {} needs {} math", declined.empty() ? "" : "; ",
+                              p.algorithm, math_name(p.math));
+      continue;
     }
-    case Direction::bwdfilt: {
-      auto found = ranked<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          cudnn,
-          [&](int n, int* count, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
-            return api.backward_filter_algorithms(handle, ops.x, ops.y, ops.convolution, ops.w, n,
-                                                  count, perf);
-          },
-          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      if (!found.is_ok()) return found.status();
-      return first_allowed(cudnn, found.value(), ops.convolution, dtype, allow_tf32);
-    }
-    default: {
-      auto found = ranked<cudnnConvolutionFwdAlgoPerf_t>(
-          cudnn,
-          [&](int n, int* count, cudnnConvolutionFwdAlgoPerf_t* perf) {
-            return api.forward_algorithms(handle, ops.x, ops.w, ops.convolution, ops.y, n, count,
-                                          perf);
-          },
-          "cudnnGetConvolutionForwardAlgorithm_v7");
-      if (!found.is_ok()) return found.status();
-      return first_allowed(cudnn, found.value(), ops.convolution, dtype, allow_tf32);
-    }
+    const CudnnAlgorithm a{p.algorithm, p.memory, p.math, p.determinism == CUDNN_DETERMINISTIC};
+    const bool listed = std::any_of(usable.begin(), usable.end(), [&](const CudnnAlgorithm& u) {
+      return u.algorithm == a.algorithm && u.math == a.math;
+    });
+    if (!listed) usable.push_back(a);
   }
+  if (!usable.empty()) return usable;
+  return Status::unsupported(fmt::format(
+      "cuDNN's heuristics offer no usable algorithm: {}{}", declined.empty() ? "none works" : declined,
+      dtype == DataType::f32 && !allow_tf32 ? " (CONVJIT_ALLOW_TF32=1 would allow TF32)" : ""));
+}
+
+Result<std::vector<CudnnAlgorithm>> ranked_cudnn_algorithms(const CudnnLibrary& cudnn,
+                                                            cudnnHandle_t handle,
+                                                            const CudnnConvolutionOperands& ops,
+                                                            Direction direction, DataType dtype,
+                                                            bool allow_tf32) {
+  auto found = heuristics(cudnn, handle, ops, direction);
+  if (!found.is_ok()) return found.status();
+  return usable_cudnn_algorithms(found.value(), dtype, allow_tf32);
 }
 
 }  // namespace convjit

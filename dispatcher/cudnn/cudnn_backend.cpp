@@ -62,7 +62,7 @@ class CudnnConvolutionKernel final : public CudnnKernel {
   CudnnConvolutionKernel(std::shared_ptr<DeviceContext> context, int ordinal, Direction direction,
                          ConvolutionDescriptors descriptors, CudnnAlgorithm algorithm)
       : CudnnKernel(std::move(context), ordinal, algorithm.workspace_bytes,
-                    "cuDNN's " + algorithm.summary),
+                    "cuDNN's " + algorithm.summary()),
         direction_(direction),
         d_(std::move(descriptors)),
         algorithm_(algorithm) {}
@@ -181,32 +181,105 @@ Status first_failure(std::initializer_list<Status> statuses) {
   return Status::ok();
 }
 
+// Variants needing more workspace than this are not measured: a winner
+// would hold it on every stream it runs on.  The heuristics' first choice
+// is always measured, as it serves the descriptor anyway.
+constexpr std::size_t kMaxVariantWorkspace = std::size_t{1} << 30;
+
 struct BuildContext {
   const OpDescriptor& desc;
-  const CudnnProblem& problem;
+  CudnnProblem problem;
   std::shared_ptr<DeviceContext> context;
   int ordinal;
   cudnnHandle_t handle;
   BuildTrace& trace;
 };
 
-Result<std::unique_ptr<Kernel>> build_convolution(const BuildContext& b) {
+// The device's context made current, and this thread's handle for it.
+Result<BuildContext> open_build(const OpDescriptor& desc, const convjit_device_t& device,
+                                BuildTrace& trace) {
+  auto problem = cudnn_problem(desc);
+  if (!problem.is_ok()) return problem.status();
+  auto context = DeviceContext::open(device.ordinal);  // makes it current
+  if (!context.is_ok()) return context.status();
+  auto handle = cudnn_handle(CudnnLibrary::instance(), device.ordinal, nullptr);
+  if (!handle.is_ok()) return handle.status();
+  return BuildContext{desc, std::move(problem).value(), std::move(context).value(), device.ordinal,
+                      handle.value(), trace};
+}
+
+Result<ConvolutionDescriptors> convolution_descriptors(const BuildContext& b, cudnnMathType_t math) {
   const CudnnLibrary& cudnn = CudnnLibrary::instance();
-  const bool allow_tf32 = SettingsStore::instance().snapshot()->allow_tf32.value;
   auto x = make_cudnn_tensor(cudnn, b.desc.dtype, b.problem.x);
   auto y = make_cudnn_tensor(cudnn, b.desc.dtype, b.problem.y);
   auto w = make_cudnn_filter(cudnn, b.desc.dtype, b.problem);
-  auto conv = make_cudnn_convolution(cudnn, b.problem, initial_math_type(b.desc.dtype, allow_tf32));
+  auto conv = make_cudnn_convolution(cudnn, b.problem, math);
   if (Status s = first_failure({x.status(), y.status(), w.status(), conv.status()}); !s.is_ok()) return s;
-  ConvolutionDescriptors d{std::move(x).value(), std::move(y).value(), std::move(w).value(),
-                           std::move(conv).value()};
-  auto algorithm = choose_cudnn_algorithm(
-      cudnn, b.handle, {d.x.get(), d.w.get(), d.y.get(), d.convolution.get()}, b.desc.direction,
-      b.desc.dtype, allow_tf32);
-  if (!algorithm.is_ok()) return algorithm.status();
-  b.trace.probes.push_back({"cuDNN " + cudnn.version(), "heuristics chose " + algorithm.value().summary});
+  return ConvolutionDescriptors{std::move(x).value(), std::move(y).value(), std::move(w).value(),
+                                std::move(conv).value()};
+}
+
+// The heuristics' usable algorithms, best first.
+Result<std::vector<CudnnAlgorithm>> convolution_algorithms(const BuildContext& b) {
+  const bool allow_tf32 = SettingsStore::instance().snapshot()->allow_tf32.value;
+  auto d = convolution_descriptors(b, initial_math_type(b.desc.dtype, allow_tf32));
+  if (!d.is_ok()) return d.status();
+  const ConvolutionDescriptors& q = d.value();
+  return ranked_cudnn_algorithms(CudnnLibrary::instance(), b.handle,
+                                 {q.x.get(), q.w.get(), q.y.get(), q.convolution.get()},
+                                 b.desc.direction, b.desc.dtype, allow_tf32);
+}
+
+// A kernel running `algorithm`, with descriptors of its own: the math type
+// lives in the convolution descriptor, and algorithms differ in it.
+Result<std::unique_ptr<Kernel>> convolution_kernel(const BuildContext& b,
+                                                   const CudnnAlgorithm& algorithm) {
+  auto d = convolution_descriptors(b, algorithm.math);
+  if (!d.is_ok()) return d.status();
   return std::unique_ptr<Kernel>(std::make_unique<CudnnConvolutionKernel>(
-      b.context, b.ordinal, b.desc.direction, std::move(d), algorithm.value()));
+      b.context, b.ordinal, b.desc.direction, std::move(d).value(), algorithm));
+}
+
+Result<std::unique_ptr<Kernel>> build_convolution(const BuildContext& b) {
+  auto algorithms = convolution_algorithms(b);
+  if (!algorithms.is_ok()) return algorithms.status();
+  const CudnnAlgorithm& first = algorithms.value().front();
+  b.trace.probes.push_back({"cuDNN " + CudnnLibrary::instance().version(),
+                            "heuristics chose " + first.summary()});
+  return convolution_kernel(b, first);
+}
+
+Result<std::vector<KernelVariant>> convolution_variants(const BuildContext& b) {
+  auto algorithms = convolution_algorithms(b);
+  if (!algorithms.is_ok()) return algorithms.status();
+  std::vector<KernelVariant> variants;
+  std::string measured, skipped;
+  for (const CudnnAlgorithm& a : algorithms.value()) {
+    if (!variants.empty() && a.workspace_bytes > kMaxVariantWorkspace) {
+      skipped += fmt::format(" {} ({} B workspace)", a.id(), a.workspace_bytes);
+      continue;
+    }
+    auto kernel = convolution_kernel(b, a);
+    if (!kernel.is_ok()) return kernel.status();
+    variants.push_back({a.id(), std::move(kernel).value()});
+    measured += " " + a.id();
+  }
+  b.trace.probes.push_back(
+      {"cuDNN " + CudnnLibrary::instance().version(),
+       fmt::format("heuristics offer{}{}", measured, skipped.empty() ? "" : "; not measured:" + skipped)});
+  return variants;
+}
+
+Result<std::unique_ptr<Kernel>> convolution_variant(const BuildContext& b, std::string_view id) {
+  auto algorithms = convolution_algorithms(b);
+  if (!algorithms.is_ok()) return algorithms.status();
+  for (const CudnnAlgorithm& a : algorithms.value())
+    if (a.id() == id) {
+      b.trace.probes.push_back({"cuDNN " + CudnnLibrary::instance().version(), "tuned " + a.summary()});
+      return convolution_kernel(b, a);
+    }
+  return Status::not_available(
+      fmt::format("cuDNN's heuristics no longer offer {} for this descriptor", id));
 }
 
 Result<std::unique_ptr<Kernel>> build_pooling(const BuildContext& b) {
@@ -253,16 +326,30 @@ Status CudnnBackend::check_support(const OpDescriptor& desc, const convjit_devic
 Result<std::unique_ptr<Kernel>> CudnnBackend::build(const OpDescriptor& desc,
                                                     const convjit_device_t& device,
                                                     BuildTrace& trace) {
-  auto problem = cudnn_problem(desc);
-  if (!problem.is_ok()) return problem.status();
-  auto context = DeviceContext::open(device.ordinal);  // makes it current
-  if (!context.is_ok()) return context.status();
-  auto handle = cudnn_handle(CudnnLibrary::instance(), device.ordinal, nullptr);
-  if (!handle.is_ok()) return handle.status();
-  const BuildContext b{desc, problem.value(), context.value(), device.ordinal, handle.value(), trace};
-  if (desc.kind == OpKind::bias_grad) return build_bias(b);
-  if (desc.is_pool()) return build_pooling(b);
-  return build_convolution(b);
+  auto b = open_build(desc, device, trace);
+  if (!b.is_ok()) return b.status();
+  if (desc.kind == OpKind::bias_grad) return build_bias(b.value());
+  if (desc.is_pool()) return build_pooling(b.value());
+  return build_convolution(b.value());
+}
+
+Result<std::vector<KernelVariant>> CudnnBackend::build_variants(const OpDescriptor& desc,
+                                                                const convjit_device_t& device,
+                                                                BuildTrace& trace) {
+  if (!desc.is_conv()) return Backend::build_variants(desc, device, trace);
+  auto b = open_build(desc, device, trace);
+  if (!b.is_ok()) return b.status();
+  return convolution_variants(b.value());
+}
+
+Result<std::unique_ptr<Kernel>> CudnnBackend::build_variant(const OpDescriptor& desc,
+                                                            const convjit_device_t& device,
+                                                            std::string_view id,
+                                                            BuildTrace& trace) {
+  if (!desc.is_conv() || id.empty()) return Backend::build_variant(desc, device, id, trace);
+  auto b = open_build(desc, device, trace);
+  if (!b.is_ok()) return b.status();
+  return convolution_variant(b.value(), id);
 }
 
 }  // namespace convjit

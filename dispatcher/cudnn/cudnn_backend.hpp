@@ -1,7 +1,8 @@
 // The cuDNN backend: the safety net behind the JIT on CUDA devices.  It
 // serves convolution in every direction, pooling and the bias gradient
 // through cuDNN 9 (loaded at run time), with cuDNN's descriptors made once
-// per OpDescriptor and the algorithm chosen by cuDNN's heuristics.
+// per OpDescriptor and the algorithm chosen by cuDNN's heuristics (or, under
+// the `tuned` policy, measured among every usable one).
 //
 // f32 never runs on TF32 tensor cores unless CONVJIT_ALLOW_TF32=1 (or
 // convjit_set_allow_tf32) says so; f16 and bf16 use tensor cores with f32
@@ -20,6 +21,15 @@ class CudnnBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
+
+  // A convolution's variants are the heuristics' usable algorithms, each
+  // named by CudnnAlgorithm::id(); pooling and the bias have one.
+  [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(
+      const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace) override;
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              std::string_view id,
+                                                              BuildTrace& trace) override;
 };
 
 }  // namespace convjit

@@ -1,6 +1,7 @@
 // `convjit bench --model NAME`: every distinct op of a model's training step
 // timed on each backend the device offers (the JIT and cuDNN on a GPU, the
-// reference on the host), side by side in one run: the median time, the
+// reference on the host), side by side in one run: the median time of the
+// backend's best variant (cuDNN: the best of its usable algorithms), the
 // JIT's speedup over cuDNN, the achieved TFLOP/s (convolution) or GB/s
 // (pooling, bias gradient) against the device's limits, and which backend
 // the `auto` policy picks.
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -20,6 +20,7 @@
 #include "descriptor_name.hpp"
 #include "device_peaks.hpp"
 #include "jit/jit_backend.hpp"
+#include "kernel_timing.hpp"
 #include "model_flags.hpp"
 #include "operand_layout.hpp"
 #include "reference/reference_backend.hpp"
@@ -52,12 +53,17 @@ double memory_bytes(const OpDescriptor& d) {
   return (d.pool_mode == PoolingMode::max ? 2 * x + y : x + y) * size;  // dx, dy (and x)
 }
 
-std::unique_ptr<Dispatcher> single_backend(const std::string& name) {
-  std::vector<std::unique_ptr<Backend>> chain;
-  if (name == "jit") chain.push_back(std::make_unique<JitBackend>());
-  if (name == "cudnn") chain.push_back(std::make_unique<CudnnBackend>());
-  if (name == "reference") chain.push_back(std::make_unique<ReferenceBackend>());
-  return std::make_unique<Dispatcher>(std::move(chain));
+// The backends compared on the device, each asked for every variant it
+// offers (every usable cuDNN algorithm, say), so a column is its best.
+std::vector<std::unique_ptr<Backend>> compared_backends(bool gpu) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  if (gpu) {
+    backends.push_back(std::make_unique<JitBackend>());
+    backends.push_back(std::make_unique<CudnnBackend>());
+  } else {
+    backends.push_back(std::make_unique<ReferenceBackend>());
+  }
+  return backends;
 }
 
 struct BenchOptions {
@@ -69,9 +75,7 @@ struct BenchOptions {
 class Bench {
  public:
   Bench(std::string model, const BenchOptions& options) : model_(std::move(model)), o_(options) {
-    backends_ = device_.is_gpu() ? std::vector<std::string>{"jit", "cudnn"}
-                                 : std::vector<std::string>{"reference"};
-    for (const auto& b : backends_) dispatchers_[b] = single_backend(b);
+    backends_ = compared_backends(device_.is_gpu());
     if (device_.is_gpu()) {
       gpu_name_ = CudaDriver::instance().name_of(0);
       peaks_ = device_peaks(gpu_name_);
@@ -93,7 +97,7 @@ class Bench {
     return {{"model", model_},
             {"device", device_.label()},
             {"gpu", gpu_name_},
-            {"backends", backends_},
+            {"backends", backend_names()},
             {"peaks", peaks_ ? nlohmann::json{{"fp32_tflops", peaks_->fp32_tflops},
                                               {"half_tflops", peaks_->half_tflops},
                                               {"bandwidth_gbs", peaks_->bandwidth_gbs}}
@@ -112,7 +116,8 @@ class Bench {
                        {"direction", direction_name(op.desc.direction)},
                        {"descriptor", descriptor_name(op.desc)},
                        {is_conv ? "flop" : "bytes", work}};
-    for (const auto& name : backends_) row[name] = time_backend(name, op, args, work, is_conv);
+    for (const auto& backend : backends_)
+      row[std::string(backend->name())] = time_backend(*backend, op, args, work, is_conv);
     if (row.contains("jit") && row.contains("cudnn") && row["jit"].contains("ms") &&
         row["cudnn"].contains("ms"))
       row["jit_speedup"] = row["cudnn"]["ms"].get<double>() / row["jit"]["ms"].get<double>();
@@ -121,17 +126,31 @@ class Bench {
     return row;
   }
 
-  nlohmann::json time_backend(const std::string& name, const ModelOp& op, const ExecArgs& args,
+  std::vector<std::string> backend_names() const {
+    std::vector<std::string> names;
+    for (const auto& backend : backends_) names.emplace_back(backend->name());
+    return names;
+  }
+
+  // The backend's best variant: its median time and rate, which variant,
+  // and every variant's median when there are several.
+  nlohmann::json time_backend(Backend& backend, const ModelOp& op, const ExecArgs& args,
                               double work, bool is_conv) {
-    Dispatcher& dispatcher = *dispatchers_[name];
-    auto resolved = dispatcher.resolve(op.desc, device_.device());
-    if (!resolved.is_ok()) return {{"declined", resolved.status().message()}};
-    (void)device_.timed_call(dispatcher, op, args);  // warm-up: caches, clocks
-    std::vector<double> times;
-    for (int r = 0; r < o_.repetitions; ++r) times.push_back(device_.timed_call(dispatcher, op, args));
-    std::sort(times.begin(), times.end());
-    const double ms = times[times.size() / 2];
-    nlohmann::json out{{"ms", ms}};
+    if (Status s = backend.check_support(op.desc, device_.device()); !s.is_ok())
+      return {{"declined", s.message()}};
+    BuildTrace trace;
+    auto variants = backend.build_variants(op.desc, device_.device(), trace);
+    if (!variants.is_ok()) return {{"declined", variants.status().message()}};
+    nlohmann::json out = nlohmann::json::object(), each = nlohmann::json::object();
+    for (const KernelVariant& v : variants.value()) {
+      auto ms = median_kernel_ms(*v.kernel, args, device_.is_gpu(), o_.repetitions);
+      check_op(ms.status(), op);
+      each[v.id] = ms.value();
+      if (!out.contains("ms") || ms.value() < out["ms"].get<double>())
+        out = {{"ms", ms.value()}, {"variant", v.id}};
+    }
+    if (each.size() > 1) out["variants"] = each;
+    const double ms = out["ms"].get<double>();
     const double rate = work / (ms * 1e-3);
     if (is_conv) {
       out["tflops"] = rate * 1e-12;
@@ -146,8 +165,7 @@ class Bench {
   std::string model_;
   BenchOptions o_;
   RunDevice device_;
-  std::vector<std::string> backends_;
-  std::map<std::string, std::unique_ptr<Dispatcher>> dispatchers_;
+  std::vector<std::unique_ptr<Backend>> backends_;
   std::string gpu_name_;
   std::optional<DevicePeaks> peaks_;
 };
@@ -162,25 +180,41 @@ std::string cell(const nlohmann::json& timing) {
   const std::string peak = timing.contains("peak_fraction")
                                ? fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>())
                                : "";
-  return fmt::format("{:.4f} ms {}{}", timing["ms"].get<double>(), rate, peak);
+  const std::string variant =
+      timing.contains("variants") ? " " + timing["variant"].get<std::string>() : "";
+  return fmt::format("{:.4f} ms {}{}{}", timing["ms"].get<double>(), rate, peak, variant);
+}
+
+// Each backend's column as wide as its widest cell.
+std::vector<std::size_t> column_widths(const nlohmann::json& report,
+                                       const std::vector<std::string>& backends) {
+  std::vector<std::size_t> widths;
+  for (const auto& b : backends) {
+    std::size_t width = b.size();
+    for (const auto& row : report["ops"]) width = std::max(width, cell(row[b]).size());
+    widths.push_back(width);
+  }
+  return widths;
 }
 
 void print_table(const nlohmann::json& report) {
   const auto backends = report["backends"].get<std::vector<std::string>>();
-  fmt::print("convjit bench: {} on {}{}, median of {} calls per backend\n",
+  const auto widths = column_widths(report, backends);
+  fmt::print("convjit bench: {} on {}{}, median of {} calls per kernel, a backend's best variant\n",
              report["model"].get<std::string>(), report["device"].get<std::string>(),
              report["gpu"].get<std::string>().empty()
                  ? ""
                  : " (" + report["gpu"].get<std::string>() + ")",
              report["repetitions"].get<int>());
   fmt::print("{:<24} {:<8}", "layer", "op");
-  for (const auto& b : backends) fmt::print(" {:<32}", b);
-  fmt::print(" {:>8} {:<14}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
+  for (std::size_t i = 0; i < backends.size(); ++i) fmt::print(" {:<{}}", backends[i], widths[i]);
+  fmt::print(" {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
   for (const auto& row : report["ops"]) {
     fmt::print("{:<24.24} {:<8}", row["layer"].get<std::string>(),
                row["direction"].get<std::string>());
-    for (const auto& b : backends) fmt::print(" {:<32}", cell(row[b]));
-    fmt::print(" {:>8} {:<14}\n",
+    for (std::size_t i = 0; i < backends.size(); ++i)
+      fmt::print(" {:<{}}", cell(row[backends[i]]), widths[i]);
+    fmt::print(" {:>9} {}\n",
                row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>())
                                            : "",
                row["policy"].get<std::string>());
@@ -200,8 +234,9 @@ class BenchCommand final : public Command {
                          "also write the JSON report to this file (one run, both forms)");
     command_->footer(
         "Per op: the median time on each backend (the JIT and cuDNN on a GPU, the reference on\n"
-        "the host), TFLOP/s or GB/s and the share of the device's peak where it is known, the\n"
-        "JIT's speedup over cuDNN, and the backend the auto policy picks.\n\n"
+        "the host; for cuDNN the best of every usable algorithm, named after the time), TFLOP/s\n"
+        "or GB/s and the share of the device's peak where it is known, the JIT's speedup over\n"
+        "cuDNN's best, and the backend the auto policy picks.\n\n"
         "Examples:\n  convjit bench --model resnet50 --batch 32 --dtype bf16\n"
         "  convjit bench --model yolo11n --imgsz 64 --reps 3 --json");
   }
