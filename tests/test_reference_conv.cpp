@@ -86,6 +86,8 @@ TEST(ConvAdjoint, ConfigurationFamilies) {
       {2, 2, 3, 1, {13}, {4}, {3}, {3}, {1}, {1}},                     // 1D
       {1, 2, 4, 2, {5, 4, 6}, {3, 2, 3}, {1, 2, 2}, {1, 1, 2}, {1, 0, 0}, {1, 1, 2}},  // 3D
       {1, 3, 3, 1, {7, 7}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}},  // large window
+      {2, 140, 4, 2, {4, 5}, {3, 3}, {1, 2}, {1, 1}, {1, 0}, {1, 1}},  // 70 channels per group:
+                                                                      // bwdfilt's blocks of 32
   };
   for (ConvCase c : families)
     for (TestLayout layout : {TestLayout::nchw, TestLayout::nhwc, TestLayout::halo}) {

@@ -13,6 +13,9 @@ namespace {
 template <class T>
 class ConvReference {
   using Acc = typename Element<T>::Acc;
+  // Channels per backward_filter task: enough to amortise the tap ranges,
+  // few enough that small layers still split across cores.
+  static constexpr std::int64_t kChannelBlock = 32;
 
  public:
   ConvReference(const OpDescriptor& d, const ExecArgs& args)
@@ -80,35 +83,50 @@ class ConvReference {
     }
   }
 
-  // One task owns one (k, c) filter slice and sums over batch and outputs.
+  // One task owns one filter k and a block of its channels, and sums over
+  // batch and outputs.  The taps of an output are found once per task and
+  // output, not once per channel: with one task per (k, c), small-spatial
+  // layers (ResNet's layer4) spent their time on tap ranges and scheduling.
+  // Each dw element still sums over (n, output) in the same order.
   void backward_filter() const {
     const T* x = static_cast<const T*>(args_.x);
     const T* dy = static_cast<const T*>(args_.dy);
     T* dw = static_cast<T*>(args_.out);
     const std::int64_t filters = w_.dims[0], per_group = w_.dims[1];
+    const std::int64_t blocks = (per_group + kChannelBlock - 1) / kChannelBlock;
+    const std::int64_t taps_per_channel = w_.spatial_size();
 #pragma omp parallel if (parallel_)
     {
-      std::vector<Acc> taps(static_cast<std::size_t>(w_.spatial_size()));
+      std::vector<Acc> sums(static_cast<std::size_t>(kChannelBlock * taps_per_channel));
 #pragma omp for schedule(dynamic)
-      for (std::int64_t kc = 0; kc < filters * per_group; ++kc) {
-        const std::int64_t k = kc / per_group, cw = kc % per_group;
-        const std::int64_t c = first_channel(k) + cw;
-        std::fill(taps.begin(), taps.end(), Acc{0});
+      for (std::int64_t kb = 0; kb < filters * blocks; ++kb) {
+        const std::int64_t k = kb / blocks, cw0 = (kb % blocks) * kChannelBlock;
+        const std::int64_t channels = std::min(kChannelBlock, per_group - cw0);
+        const std::int64_t c0 = first_channel(k) + cw0;
+        std::fill(sums.begin(), sums.end(), Acc{0});
         for (std::int64_t n = 0; n < x_.dims[0]; ++n)
           for_each_output([&](std::int64_t od, std::int64_t oh, std::int64_t ow) {
             const Acc grad = Element<T>::load(dy[y_.offset(n, k, od, oh, ow)]);
-            for_each_tap(taps_at(od, oh, ow), od, oh, ow,
-                         [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
-                             std::int64_t ih, std::int64_t iw) {
-                           taps[static_cast<std::size_t>((t * w_.dims[3] + r) * w_.dims[4] + s)] +=
-                               Element<T>::load(x[x_.offset(n, c, id, ih, iw)]) * grad;
-                         });
+            const Taps taps = taps_at(od, oh, ow);
+            for (std::int64_t c = 0; c < channels; ++c) {
+              Acc* channel_sums = &sums[static_cast<std::size_t>(c * taps_per_channel)];
+              for_each_tap(taps, od, oh, ow,
+                           [&](std::int64_t t, std::int64_t r, std::int64_t s, std::int64_t id,
+                               std::int64_t ih, std::int64_t iw) {
+                             channel_sums[(t * w_.dims[3] + r) * w_.dims[4] + s] +=
+                                 Element<T>::load(x[x_.offset(n, c0 + c, id, ih, iw)]) * grad;
+                           });
+            }
           });
-        std::size_t i = 0;
-        for (std::int64_t t = 0; t < w_.dims[2]; ++t)
-          for (std::int64_t r = 0; r < w_.dims[3]; ++r)
-            for (std::int64_t s = 0; s < w_.dims[4]; ++s)
-              scale_store(dw[w_.offset(k, cw, t, r, s)], taps[i++], args_.alpha, args_.beta);
+        for (std::int64_t c = 0; c < channels; ++c) {
+          const Acc* channel_sums = &sums[static_cast<std::size_t>(c * taps_per_channel)];
+          std::size_t i = 0;
+          for (std::int64_t t = 0; t < w_.dims[2]; ++t)
+            for (std::int64_t r = 0; r < w_.dims[3]; ++r)
+              for (std::int64_t s = 0; s < w_.dims[4]; ++s)
+                scale_store(dw[w_.offset(k, cw0 + c, t, r, s)], channel_sums[i++], args_.alpha,
+                            args_.beta);
+        }
       }
     }
   }
