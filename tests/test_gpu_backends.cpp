@@ -7,6 +7,8 @@
 // device every test is skipped with the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 
 #include "cuda/device_buffer.hpp"
@@ -19,6 +21,7 @@
 #include "operand_layout.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
+#include "support/temp_directory.hpp"
 
 namespace convjit {
 namespace {
@@ -41,8 +44,15 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
   // cuDNN's random sets stay within what it expresses.
   bool symmetric() const { return GetParam() == "cudnn"; }
 
-  // Runs `d` on the GPU and compares with the host reference.
+  // Runs `d` on the GPU through the dispatcher and compares with the host
+  // reference.
   void check(const OpDescriptor& d, std::mt19937& rng) {
+    check_with(d, rng, [&](const ExecArgs& args) { return gpu_->execute(d, kGpu, args); });
+  }
+
+  // The same, with `run` calling the GPU.
+  void check_with(const OpDescriptor& d, std::mt19937& rng,
+                  const std::function<Status(const ExecArgs&)>& run) {
     SCOPED_TRACE(descriptor_name(d));
     const test::HostOperands host = test::random_operands(d, rng);
     const Status support = backend_->check_support(d, kGpu);
@@ -52,7 +62,7 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
     if (args.x) args.x = gx->get();
     if (args.w) args.w = gw->get();
     if (args.dy) args.dy = gdy->get();
-    const Status gpu = gpu_->execute(d, kGpu, args);
+    const Status gpu = run(args);
     ASSERT_TRUE(gpu.is_ok()) << gpu.message();
     const Status synced = context_->synchronize();
     ASSERT_TRUE(synced.is_ok()) << synced.message();
@@ -100,10 +110,66 @@ TEST_P(GpuBackend, EveryLayerOfTheReferenceModels) {
       check(d, rng);
 }
 
+// Each variant the tuned policy may choose (every usable cuDNN algorithm)
+// is correct on its own, not only the heuristics' first.
+TEST_P(GpuBackend, EveryVariantMatchesTheReference) {
+  std::mt19937 rng(13);
+  for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 6, symmetric())) {
+      BuildTrace trace;
+      auto variants = backend_->build_variants(d, kGpu, trace);
+      ASSERT_TRUE(variants.is_ok()) << variants.status().message();
+      ASSERT_FALSE(variants.value().empty());
+      for (const KernelVariant& v : variants.value()) {
+        SCOPED_TRACE("variant " + v.id);
+        check_with(d, rng, [&](const ExecArgs& args) { return v.kernel->execute(args); });
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;
                          });
+
+// The tuned policy on a GPU: the JIT and every usable cuDNN algorithm are
+// timed with CUDA events, the winner is checked and stored, and a later
+// dispatcher rebuilds it from the stored decision.
+TEST(GpuTunedPolicy, MeasuresTheJitAndEachCudnnAlgorithmAndStoresTheWinner) {
+  auto context = DeviceContext::open(0);
+  if (!context.is_ok()) GTEST_SKIP() << "no CUDA device: " << context.status().message();
+  const test::TempDirectory cache("convjit-gpu-tuning");
+  ASSERT_EQ(convjit_set_cache_path(cache.string().c_str()), CONVJIT_STATUS_SUCCESS);
+  ASSERT_EQ(convjit_set_policy("tuned"), CONVJIT_STATUS_SUCCESS);
+  auto both = [] {
+    std::vector<std::unique_ptr<Backend>> chain;
+    chain.push_back(std::make_unique<JitBackend>());
+    chain.push_back(std::make_unique<CudnnBackend>());
+    return std::make_unique<Dispatcher>(std::move(chain));
+  };
+  const auto ops = test::model_descriptors("resnet50", {8, 64});
+  const auto conv3x3 = std::find_if(ops.begin(), ops.end(), [](const OpDescriptor& op) {
+    return op.is_conv() && op.direction == Direction::fwd && op.w_dims[3] == 3;
+  });
+  ASSERT_NE(conv3x3, ops.end());
+  const OpDescriptor& d = *conv3x3;
+  auto first = both();
+  auto measured = first->resolve(d, kGpu);
+  ASSERT_TRUE(measured.is_ok()) << measured.status().message();
+  const std::string& why = measured.value()->reason;
+  EXPECT_NE(why.find("measured: "), std::string::npos) << why;
+  EXPECT_NE(why.find("jit "), std::string::npos) << why;
+  EXPECT_NE(why.find("cudnn[algo"), std::string::npos) << why;
+  EXPECT_NE(why.find("decision saved as decisions/v1/"), std::string::npos) << why;
+  auto later = both();
+  auto stored = later->resolve(d, kGpu);
+  ASSERT_TRUE(stored.is_ok()) << stored.status().message();
+  EXPECT_EQ(stored.value()->backend, measured.value()->backend);
+  EXPECT_NE(stored.value()->reason.find("tuning decision stored earlier"), std::string::npos)
+      << stored.value()->reason;
+  (void)convjit_set_policy(nullptr);
+  (void)convjit_set_cache_path(nullptr);
+}
 
 }  // namespace
 }  // namespace convjit
