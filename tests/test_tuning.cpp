@@ -73,7 +73,7 @@ class FakeBackend final : public Backend {
 };
 
 // One backend with three variants, as cuDNN offers several algorithms:
-// "slow" (2 ms a call), "wrong" (fast, a wrong answer) and "fast".
+// "slow" (20 ms a call), "wrong" (no delay, a wrong answer) and "fast" (3 ms).
 class VariantBackend final : public Backend {
  public:
   struct Counts {
@@ -108,14 +108,15 @@ class VariantBackend final : public Backend {
 
  private:
   std::unique_ptr<Kernel> make(const OpDescriptor& desc, std::string_view id) const {
+    // Delays far apart, so a loaded machine cannot reorder the medians.
     if (id == "slow")
-      return std::make_unique<FakeKernel>(desc, std::chrono::milliseconds(2), false,
+      return std::make_unique<FakeKernel>(desc, std::chrono::milliseconds(20), false,
                                           counts_.calls_slow);
     if (id == "wrong")
       return std::make_unique<FakeKernel>(desc, std::chrono::microseconds(0), true,
                                           counts_.calls_wrong);
     if (id == "fast" && offers_fast_)  // slower than "wrong", so "wrong" is checked first
-      return std::make_unique<FakeKernel>(desc, std::chrono::microseconds(300), false,
+      return std::make_unique<FakeKernel>(desc, std::chrono::milliseconds(3), false,
                                           counts_.calls_fast);
     return nullptr;
   }
