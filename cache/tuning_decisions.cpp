@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,13 @@ TuningKey make_tuning_key(const TuningKeyFields& f) {
 
 TuningDecisions::TuningDecisions(std::vector<std::string> search_path)
     : search_path_(std::move(search_path)) {}
+
+bool TuningDecisions::any_stored() const {
+  std::error_code error;
+  return std::any_of(search_path_.begin(), search_path_.end(), [&](const std::string& dir) {
+    return fs::is_directory(fs::path(dir) / kLayout, error);
+  });
+}
 
 Result<TuningDecision> TuningDecisions::lookup(const TuningKey& key) const {
   for (const std::string& dir : search_path_) {

@@ -44,6 +44,11 @@ class TuningDecisions {
  public:
   explicit TuningDecisions(std::vector<std::string> search_path);
 
+  // False when no directory of the search path holds decisions of this
+  // layout: a cheap test that spares callers the key (which queries the
+  // GPU and loads cuDNN) when nothing was ever tuned.
+  [[nodiscard]] bool any_stored() const;
+
   // The stored decision from the first directory that has a valid one;
   // NOT_AVAILABLE when none does.
   [[nodiscard]] Result<TuningDecision> lookup(const TuningKey& key) const;

@@ -77,4 +77,21 @@ class Backend {
   }
 };
 
+// check_support, then build() (or the variant `id` names): the kernel, or
+// why the backend declined.
+[[nodiscard]] inline Result<std::unique_ptr<Kernel>> build_if_supported(
+    Backend& backend, const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace,
+    std::string_view id = {}) {
+  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
+  return id.empty() ? backend.build(desc, device, trace)
+                    : backend.build_variant(desc, device, id, trace);
+}
+
+// check_support, then every variant the backend offers for measuring.
+[[nodiscard]] inline Result<std::vector<KernelVariant>> build_variants_if_supported(
+    Backend& backend, const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace) {
+  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
+  return backend.build_variants(desc, device, trace);
+}
+
 }  // namespace convjit

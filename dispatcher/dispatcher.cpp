@@ -121,21 +121,6 @@ TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device) {
   return make_tuning_key(f);
 }
 
-// check_support, then build: the kernel, or why the backend declined.
-Result<std::unique_ptr<Kernel>> try_backend(Backend& backend, const OpDescriptor& desc,
-                                            const convjit_device_t& device, BuildTrace& trace) {
-  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
-  return backend.build(desc, device, trace);
-}
-
-// check_support, then every variant the backend offers for measuring.
-Result<std::vector<KernelVariant>> try_backend_variants(Backend& backend, const OpDescriptor& desc,
-                                                        const convjit_device_t& device,
-                                                        BuildTrace& trace) {
-  if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
-  return backend.build_variants(desc, device, trace);
-}
-
 Status no_backend(convjit_status_t code, const OpDescriptor& desc, const convjit_device_t& device,
                   const std::string& rejections) {
   return Status(code, fmt::format("no backend can run {} on {}:{}", descriptor_name(desc),
@@ -171,7 +156,7 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
   for (const auto& backend : chain_) {
     if (!policy_allows(policy, backend->name())) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    auto kernel = try_backend(*backend, desc, device, trace);
+    auto kernel = build_if_supported(*backend, desc, device, trace);
     if (kernel.is_ok())
       return Resolution{desc, std::move(kernel).value(), backend->name(),
                         rejections.empty() ? "first backend in the chain that supports it"
@@ -200,8 +185,7 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
     const std::string chosen =
         d.variant.empty() ? d.backend : fmt::format("{}[{}]", d.backend, d.variant);
     trace.probes.push_back({stored.key.relative_path, "tuning decision: " + chosen});
-    if (Status s = backend->check_support(desc, device); !s.is_ok()) return std::nullopt;
-    auto kernel = backend->build_variant(desc, device, d.variant, trace);
+    auto kernel = build_if_supported(*backend, desc, device, trace, d.variant);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
     return Resolution{desc, std::move(kernel).value(), backend->name(),
                       "tuning decision stored earlier (" + d.summary + ")", false};
@@ -216,7 +200,7 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   for (const auto& backend : chain_) {
     if (!policy_allows(Policy::tuned, backend->name())) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    auto variants = try_backend_variants(*backend, desc, device, trace);
+    auto variants = build_variants_if_supported(*backend, desc, device, trace);
     if (!variants.is_ok()) {
       declined += fmt::format(" {}: {};", backend->name(), variants.status().message());
       continue;
@@ -254,9 +238,11 @@ Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_de
   std::optional<StoredTuning> stored;
   std::optional<Resolution> decided;
   if (policy == Policy::automatic || policy == Policy::tuned) {
-    stored.emplace(TuningDecisions(SettingsStore::instance().snapshot()->cache_path.value),
-                   tuning_key(desc, device));
-    decided = from_tuning_decision(desc, device, *stored, traces);
+    TuningDecisions decisions(SettingsStore::instance().snapshot()->cache_path.value);
+    if (policy == Policy::tuned || decisions.any_stored()) {
+      stored.emplace(std::move(decisions), tuning_key(desc, device));
+      decided = from_tuning_decision(desc, device, *stored, traces);
+    }
   }
   auto resolved = decided                   ? Result<Resolution>(std::move(*decided))
                   : policy == Policy::tuned ? tune(desc, device, *stored, traces)

@@ -136,10 +136,8 @@ class Bench {
   // and every variant's median when there are several.
   nlohmann::json time_backend(Backend& backend, const ModelOp& op, const ExecArgs& args,
                               double work, bool is_conv) {
-    if (Status s = backend.check_support(op.desc, device_.device()); !s.is_ok())
-      return {{"declined", s.message()}};
     BuildTrace trace;
-    auto variants = backend.build_variants(op.desc, device_.device(), trace);
+    auto variants = build_variants_if_supported(backend, op.desc, device_.device(), trace);
     if (!variants.is_ok()) return {{"declined", variants.status().message()}};
     nlohmann::json out = nlohmann::json::object(), each = nlohmann::json::object();
     for (const KernelVariant& v : variants.value()) {

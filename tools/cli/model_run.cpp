@@ -37,9 +37,9 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
     OperandBuffers operands(op.desc, rng);
     const ExecArgs args = run_device.stage(operands, op);
     std::string_view backend;
-    const double first = run_device.timed_call(Dispatcher::instance(), op, args, &backend);
+    const double first = run_device.timed_call(op, args, &backend);
     std::vector<double> times;
-    for (int r = 0; r < o.repetitions; ++r) times.push_back(run_device.timed_call(Dispatcher::instance(), op, args));
+    for (int r = 0; r < o.repetitions; ++r) times.push_back(run_device.timed_call(op, args));
     std::sort(times.begin(), times.end());
     const double steady = times.empty() ? first : times[times.size() / 2];
     double error = 0;

@@ -31,11 +31,10 @@ ExecArgs RunDevice::stage(const OperandBuffers& host, const ModelOp& op) {
   return staged_->args();
 }
 
-double RunDevice::timed_call(Dispatcher& dispatcher, const ModelOp& op, const ExecArgs& args,
-                             std::string_view* backend) {
+double RunDevice::timed_call(const ModelOp& op, const ExecArgs& args, std::string_view* backend) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  check_op(dispatcher.execute(op.desc, device(), args, backend), op);
+  check_op(Dispatcher::instance().execute(op.desc, device(), args, backend), op);
   if (is_gpu()) check_op(context_->synchronize(), op);
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }

@@ -24,10 +24,9 @@ class RunDevice {
   // call.  `host` must outlive them.
   ExecArgs stage(const OperandBuffers& host, const ModelOp& op);
 
-  // Milliseconds for one call through `dispatcher`, including the wait for
-  // the device.  Failures throw RuntimeError naming the layer.
-  double timed_call(Dispatcher& dispatcher, const ModelOp& op, const ExecArgs& args,
-                    std::string_view* backend = nullptr);
+  // Milliseconds for one call through the dispatcher, including the wait
+  // for the device.  Failures throw RuntimeError naming the layer.
+  double timed_call(const ModelOp& op, const ExecArgs& args, std::string_view* backend = nullptr);
 
   // The staged output, on the host.
   [[nodiscard]] std::vector<unsigned char> output(const ModelOp& op) const;
