@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <span>
 #include <utility>
 
 namespace convjit {
@@ -15,9 +16,19 @@ bool load_symbol(void* library, const char* name, Fn& target) {
   return target != nullptr;
 }
 
-// {"symbol", found} for an API table's member `field`, so a table lists
-// each symbol's name once.
+// {"symbol", found}: one entry of an API table's lookups.
+using SymbolLookup = std::pair<const char*, bool>;
+
+// The lookup for an API table's member `field`, so a table lists each
+// symbol's name once.
 #define CONVJIT_LOAD_SYMBOL(library, api, field, symbol) \
-  std::pair<const char*, bool> { #symbol, ::convjit::load_symbol(library, #symbol, (api).field) }
+  ::convjit::SymbolLookup { #symbol, ::convjit::load_symbol(library, #symbol, (api).field) }
+
+// The first symbol the lookups did not find, or nullptr.
+[[nodiscard]] inline const char* first_missing(std::span<const SymbolLookup> lookups) {
+  for (const auto& [name, found] : lookups)
+    if (!found) return name;
+  return nullptr;
+}
 
 }  // namespace convjit

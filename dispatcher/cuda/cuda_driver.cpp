@@ -20,7 +20,7 @@ CudaDriver::CudaDriver() {
         fmt::format("no CUDA driver: {}", error ? error : "libcuda.so.1 not found"));
     return;
   }
-  const std::pair<const char*, bool> symbols[] = {
+  const SymbolLookup symbols[] = {
       CONVJIT_LOAD_SYMBOL(library, api_, init, cuInit),
       CONVJIT_LOAD_SYMBOL(library, api_, get_error_string, cuGetErrorString),
       CONVJIT_LOAD_SYMBOL(library, api_, device_get_count, cuDeviceGetCount),
@@ -46,12 +46,11 @@ CudaDriver::CudaDriver() {
       CONVJIT_LOAD_SYMBOL(library, api_, event_elapsed_time, cuEventElapsedTime_v2),
       CONVJIT_LOAD_SYMBOL(library, api_, event_destroy, cuEventDestroy_v2),
   };
-  for (const auto& [name, found] : symbols)
-    if (!found) {
-      status_ =
-          Status::not_available(fmt::format("the CUDA driver lacks {}; update the driver", name));
-      return;
-    }
+  if (const char* missing = first_missing(symbols)) {
+    status_ =
+        Status::not_available(fmt::format("the CUDA driver lacks {}; update the driver", missing));
+    return;
+  }
   status_ = check(api_.init(0), "cuInit");
   int count = 0;
   if (status_.is_ok()) status_ = check(api_.device_get_count(&count), "cuDeviceGetCount");

@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <utility>
-
 #include "dynamic_symbol.hpp"
 
 namespace convjit {
@@ -13,7 +11,7 @@ namespace {
 
 // The first symbol the library lacks, or nullptr.
 const char* resolve_all(void* library, CudnnApi& api) {
-  const std::pair<const char*, bool> symbols[] = {
+  const SymbolLookup symbols[] = {
       CONVJIT_LOAD_SYMBOL(library, api, get_version, cudnnGetVersion),
       CONVJIT_LOAD_SYMBOL(library, api, get_error_string, cudnnGetErrorString),
       CONVJIT_LOAD_SYMBOL(library, api, create, cudnnCreate),
@@ -43,9 +41,7 @@ const char* resolve_all(void* library, CudnnApi& api) {
       CONVJIT_LOAD_SYMBOL(library, api, pooling_forward, cudnnPoolingForward),
       CONVJIT_LOAD_SYMBOL(library, api, pooling_backward, cudnnPoolingBackward),
   };
-  for (const auto& [name, found] : symbols)
-    if (!found) return name;
-  return nullptr;
+  return first_missing(symbols);
 }
 
 }  // namespace
