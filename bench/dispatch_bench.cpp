@@ -19,6 +19,15 @@ namespace {
 namespace fs = std::filesystem;
 using namespace convjit;
 
+// The no-op library: beside this program (the build tree and a GPU bundle
+// both put it there), else where the build wrote it.
+fs::path noop_library() {
+  std::error_code error;
+  const fs::path beside = fs::read_symlink("/proc/self/exe", error).parent_path() /
+                          fs::path(CONVJIT_BENCH_NOOP_LIBRARY).filename();
+  return !error && fs::exists(beside) ? beside : fs::path(CONVJIT_BENCH_NOOP_LIBRARY);
+}
+
 // A private cache directory holding the no-op library under the tiny
 // conv's name, for the duration of one benchmark.
 class NoopCache {
@@ -27,7 +36,7 @@ class NoopCache {
     std::string pattern = (fs::temp_directory_path() / "convjit-bench-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) return;
     dir_ = pattern;
-    fs::copy_file(CONVJIT_BENCH_NOOP_LIBRARY,
+    fs::copy_file(noop_library(),
                   dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
     (void)convjit_set_cache_path(dir_.c_str());
   }

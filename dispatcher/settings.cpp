@@ -174,9 +174,9 @@ struct SettingsStore::Overrides {
   std::atomic<std::shared_ptr<const Settings>> published;
 };
 
-namespace {
-const char* process_getenv(const char* name) { return std::getenv(name); }
+const char* process_environment(const char* name) { return std::getenv(name); }
 
+namespace {
 template <class T>
 void apply(Setting<T>& target, const std::optional<T>& value, const char* origin) {
   if (value) target = {*value, SettingSource::api, origin};
@@ -191,7 +191,7 @@ std::shared_ptr<const Settings> SettingsStore::snapshot() const {
 
 void SettingsStore::reload_environment() {
   std::vector<std::string> warnings;
-  Settings fresh = settings_from_environment(process_getenv, warnings);
+  Settings fresh = settings_from_environment(process_environment, warnings);
   for (const auto& warning : warnings) warn_once(warning);
   std::lock_guard lock(overrides_->mutex);
   overrides_->environment = std::move(fresh);

@@ -52,6 +52,8 @@ struct Settings {
 // Reads settings from an environment lookup (getenv in production).
 // Problems (invalid values) are appended to `warnings`.
 using EnvLookup = const char* (*)(const char*);
+// The process's environment (std::getenv) as an EnvLookup.
+[[nodiscard]] const char* process_environment(const char* name);
 [[nodiscard]] Settings settings_from_environment(EnvLookup lookup,
                                                  std::vector<std::string>& warnings);
 

@@ -409,6 +409,57 @@ TEST(CliDoctor, ReportsToolchainCacheAndSettingsWithTheirSources) {
   EXPECT_TRUE(report.contains("cuda_driver"));
 }
 
+TEST(CliDoctor, NamesTheFileEachRuntimeLibraryCameFromAndWhereItLooked) {
+  Outcome r = convjit("doctor --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto report = nlohmann::json::parse(r.output);
+  for (const char* library : {"nvrtc", "cudnn"}) {
+    const auto& entry = report[library];
+    ASSERT_TRUE(entry["loaded"].get<bool>()) << entry.dump();  // the toolkit has both
+    EXPECT_TRUE(std::filesystem::exists(entry["path"].get<std::string>())) << entry.dump();
+    EXPECT_FALSE(entry["found_by"].get<std::string>().empty());
+  }
+  r = convjit("doctor");
+  EXPECT_NE(r.output.find("NVRTC          13."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" from " + report["nvrtc"]["path"].get<std::string>()), std::string::npos)
+      << r.output;
+
+  // A wrong setting: every place looked at (here the one) and the fix.
+  r = convjit_with_env("CONVJIT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13 ", "doctor");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("NVRTC          not available; looked in:\n"
+                          "                 CONVJIT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13: "
+                          "/nonexistent/libnvrtc.so.13: cannot open shared object file"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("to fix: point CONVJIT_NVRTC_LIBRARY at libnvrtc.so.13"),
+            std::string::npos)
+      << r.output;
+  r = convjit_with_env("CONVJIT_CUDNN_LIBRARY=/nonexistent ", "doctor --json");
+  report = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(report["cudnn"]["loaded"].get<bool>());
+  EXPECT_NE(report["cudnn"]["error"].get<std::string>().find("CONVJIT_CUDNN_LIBRARY=/nonexistent"),
+            std::string::npos);
+}
+
+// Without NVRTC the JIT cannot compile: preload says why once; the host path
+// works as before.
+TEST(CliNvrtc, WithoutItPreloadFailsOnceWithTheReasonAndTheHostPathRuns) {
+  TempCache cache;
+  const std::string env = cache.env() + "CONVJIT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13 ";
+  Outcome r = convjit_with_env(env, "preload --model yolo11n --arch sm_90");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.first_line(),
+            "convjit preload: error: CONVJIT_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13: "
+            "/nonexistent/libnvrtc.so.13: cannot open shared object file: No such file or "
+            "directory; point CONVJIT_NVRTC_LIBRARY at libnvrtc.so.13 (NVRTC 12.8 or later, major "
+            "12 or 13) or the directory holding it, or unset it to search the usual places")
+      << r.output;
+  EXPECT_EQ(r.output.find("failed:"), std::string::npos) << r.output;
+  r = convjit_with_env(env, "run --model resnet50 --imgsz 32 --reps 0 --verify");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
   const Outcome r = convjit("run --model resnet50 --imgsz 32 --reps 0 --verify --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -480,18 +531,45 @@ TEST(CliBench, JsonOutWritesTheReportBesideTheTable) {
       << r.output;
 }
 
-// tools/gpu-check on a machine without a GPU: a clear message, exit 2.
-TEST(GpuCheck, WithoutAGpuItSaysSoAndExitsTwo) {
-  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "this machine has a GPU";
-  const std::string command = std::string(CONVJIT_GPU_CHECK_PATH) + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 256> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
-  const int status = ::pclose(pipe);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
-  EXPECT_NE(output.find("gpu-check: no GPU here"), std::string::npos) << output;
+// tools/gpu-check needs a bundle and an out folder, and says so; its run
+// from a real bundle on a machine without a GPU (exit 2) is part of the
+// gpu_bundle ctest.
+TEST(GpuCheck, UsageAndAMissingBundleAreClearErrors) {
+  const auto gpu_check = [](const std::string& args) {
+    const std::string command = std::string(CONVJIT_GPU_CHECK_PATH) + " " + args + " 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::string output;
+    std::array<char, 256> chunk{};
+    while (pipe && std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) output += chunk.data();
+    const int status = pipe ? ::pclose(pipe) : -1;
+    return Outcome{WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  };
+  Outcome r = gpu_check("");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.first_line(), "usage: tools/gpu-check --bundle DIR --out DIR [--quick] [--budget SECONDS]");
+  r = gpu_check("--bundle /nonexistent/bundle --out /tmp/convjit-gpu-check-unused");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/bundle/convjit is missing: make the bundle with "
+                          "tools/gpu-bundle"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CliBench, ATimeLimitKeepsTheOpsMeasuredSoFarAndSaysItStopped) {
+  Outcome r = convjit("bench --model resnet50 --imgsz 32 --reps 1 --time-limit 0.000001 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto report = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(report["stopped_at_time_limit"].get<bool>());
+  EXPECT_EQ(report["distinct_ops"].get<std::size_t>(), 72u);
+  EXPECT_LT(report["ops"].size(), 72u);
+  r = convjit("bench --model resnet50 --imgsz 32 --reps 1 --time-limit 0.000001");
+  EXPECT_NE(r.output.find("stopped at --time-limit after "), std::string::npos) << r.output;
+  r = convjit("bench --model cosmoflow --imgsz 32 --reps 1 --time-limit 600 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  report = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(report["stopped_at_time_limit"].get<bool>());
+  EXPECT_EQ(report["ops"].size(), report["distinct_ops"].get<std::size_t>());
+  EXPECT_EQ(convjit("bench --model cosmoflow --time-limit 0").exit_code, 2);
 }
 
 TEST(CliBench, UsageErrorsNameTheFix) {

@@ -283,30 +283,6 @@ TEST(CudnnAlgorithms, IdsAreDistinctPerAlgorithmAndMathType) {
   EXPECT_TRUE(ids.contains("algo1-tensor-op-with-conversion"));
 }
 
-TEST(CudnnLibrary, AMissingLibraryIsAClearStatus) {
-  const CudnnLibrary missing("libcudnn_that_does_not_exist.so.9");
-  EXPECT_EQ(missing.available().code(), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_NE(missing.available().message().find("cuDNN not found"), std::string::npos)
-      << missing.available().message();
-  EXPECT_NE(missing.available().message().find("LD_LIBRARY_PATH"), std::string::npos);
-  EXPECT_TRUE(missing.version().empty());
-}
-
-TEST(CudnnLibrary, ALibraryThatIsNotCudnnIsRefusedByItsMissingSymbol) {
-  const CudnnLibrary wrong("libm.so.6");
-  EXPECT_EQ(wrong.available().code(), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_NE(wrong.available().message().find("lacks cudnnGetVersion; convjit needs cuDNN 9"),
-            std::string::npos)
-      << wrong.available().message();
-}
-
-TEST(CudnnLibrary, TheToolkitsCudnnLoadsWithoutAGpu) {
-  const CudnnLibrary& cudnn = CudnnLibrary::instance();
-  if (!cudnn.available().is_ok())
-    GTEST_SKIP() << "cuDNN is not installed here: " << cudnn.available().message();
-  EXPECT_EQ(cudnn.version().rfind("9.", 0), 0u) << cudnn.version();
-}
-
 TEST(CudnnBackend, DeclinesTheHostAndMachinesWithoutADriverWithTheReason) {
   CudnnBackend backend;
   const OpDescriptor d = conv_descriptor({1, 2, 2, 1, {4, 4}, {3, 3}});

@@ -1,6 +1,5 @@
 #include "cudnn/cudnn_library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "dynamic_symbol.hpp"
@@ -12,7 +11,6 @@ namespace {
 // The first symbol the library lacks, or nullptr.
 const char* resolve_all(void* library, CudnnApi& api) {
   const SymbolLookup symbols[] = {
-      CONVJIT_LOAD_SYMBOL(library, api, get_version, cudnnGetVersion),
       CONVJIT_LOAD_SYMBOL(library, api, get_error_string, cudnnGetErrorString),
       CONVJIT_LOAD_SYMBOL(library, api, create, cudnnCreate),
       CONVJIT_LOAD_SYMBOL(library, api, destroy, cudnnDestroy),
@@ -46,33 +44,42 @@ const char* resolve_all(void* library, CudnnApi& api) {
 
 }  // namespace
 
+const LibrarySpec& CudnnLibrary::spec() {
+  static const LibrarySpec spec{
+      "cuDNN", "CONVJIT_CUDNN_LIBRARY", {"libcudnn.so.9"}, "cuDNN 9"};
+  return spec;
+}
+
 const CudnnLibrary& CudnnLibrary::instance() {
-  static const CudnnLibrary* library = new CudnnLibrary("libcudnn.so.9");  // kept until exit
+  static const CudnnLibrary* library =
+      new CudnnLibrary(library_search_places(spec(), process_environment));  // kept until exit
   return *library;
 }
 
-CudnnLibrary::CudnnLibrary(const char* soname) {
-  void* library = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char* error = ::dlerror();
-    status_ = Status::not_available(fmt::format(
-        "cuDNN not found: {}; install cuDNN 9 or add its directory to LD_LIBRARY_PATH",
-        error ? error : soname));
-    return;
-  }
-  if (const char* missing = resolve_all(library, api_)) {
-    status_ = Status::not_available(
-        fmt::format("{} lacks {}; convjit needs cuDNN 9", soname, missing));
-    ::dlclose(library);
-    api_ = {};
-    return;
-  }
+CudnnLibrary::CudnnLibrary(const std::vector<SearchPlace>& places) {
+  // In the body: accept() fills members that must already be constructed.
+  loaded_ = load_library(spec(), places, [this](void* handle) { return accept(handle); });
+  if (!loaded_.status.is_ok()) api_ = {}, version_.clear();
+}
+
+// The version first, so a cuDNN of another major is named as such rather than
+// by whichever symbol it happens to lack.
+Status CudnnLibrary::accept(void* handle) {
+  api_ = {};
+  if (!load_symbol(handle, "cudnnGetVersion", api_.get_version))
+    return Status::not_available("not cuDNN: it lacks cudnnGetVersion");
   const std::size_t v = api_.get_version();
   if (v / 10000 != 9) {
-    status_ = Status::not_available(fmt::format("{} is cuDNN {}, not 9", soname, v / 10000));
-    return;
+    // cuDNN 8 and earlier encode major * 1000 + minor * 100 + patch.
+    const bool old_encoding = v < 10000;
+    return Status::not_available(fmt::format(
+        "it is cuDNN {}.{}; convjit needs cuDNN 9", old_encoding ? v / 1000 : v / 10000,
+        old_encoding ? v / 100 % 10 : v / 100 % 100));
   }
+  if (const char* missing = resolve_all(handle, api_))
+    return Status::not_available(fmt::format("it lacks {}", missing));
   version_ = fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  return Status::ok();
 }
 
 Status CudnnLibrary::check(cudnnStatus_t result, const char* call) const {

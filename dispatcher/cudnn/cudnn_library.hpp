@@ -1,6 +1,6 @@
-// cuDNN 9, loaded at run time with dlopen("libcudnn.so.9") so the library
-// and CLI start where cuDNN is missing; there, available() says why and the
-// cuDNN backend declines.
+// cuDNN 9, loaded at run time with dlopen (found as cuda/library_search.hpp
+// says) so the library and CLI start where cuDNN is missing; there,
+// available() says why and the cuDNN backend declines.
 //
 // convjit calls cuDNN's descriptor-based ("legacy") API: it covers every op
 // convjit has (convolution in three directions, pooling, the bias
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "convjit/status.hpp"
+#include "cuda/library_search.hpp"
 
 namespace convjit {
 
@@ -49,15 +50,21 @@ struct CudnnApi {
 
 class CudnnLibrary {
  public:
-  // libcudnn.so.9, loaded once per process and kept until exit.
+  // Found and loaded once per process, under the process's environment, and
+  // kept until exit.
   static const CudnnLibrary& instance();
 
-  // Loads `soname` (tests name a missing one).
-  explicit CudnnLibrary(const char* soname);
+  // Searches `places` (tests pass their own).
+  explicit CudnnLibrary(const std::vector<SearchPlace>& places);
 
-  // OK, or NOT_AVAILABLE saying why ("cuDNN not found: ...").
-  [[nodiscard]] const Status& available() const { return status_; }
+  // What is searched for: libcudnn.so.9.
+  [[nodiscard]] static const LibrarySpec& spec();
+
+  // OK, or NOT_AVAILABLE saying why and where it looked.
+  [[nodiscard]] const Status& available() const { return loaded_.status; }
   [[nodiscard]] const CudnnApi& api() const { return api_; }
+  // Where it came from, or every place looked at (for `convjit doctor`).
+  [[nodiscard]] const LoadedLibrary& origin() const { return loaded_; }
 
   // "9.19.0", or empty when cuDNN is not available.
   [[nodiscard]] const std::string& version() const { return version_; }
@@ -66,8 +73,10 @@ class CudnnLibrary {
   [[nodiscard]] Status check(cudnnStatus_t result, const char* call) const;
 
  private:
+  Status accept(void* handle);
+
   CudnnApi api_;
-  Status status_;
+  LoadedLibrary loaded_;
   std::string version_;
 };
 

@@ -9,6 +9,7 @@
 #include "jit/jit_module_cache.hpp"
 #include "jit/kernel_operands.hpp"
 #include "jit/kernel_source.hpp"
+#include "jit/nvrtc_library.hpp"
 #include "kernel_workspace.hpp"
 #include "settings.hpp"
 
@@ -102,7 +103,8 @@ Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_
     return Status::not_available(
         "the JIT backend runs on CUDA devices; the host uses the reference");
   if (Status s = jit_supports(desc); !s.is_ok()) return s;
-  return CudaDriver::instance().available();
+  if (const Status& driver = CudaDriver::instance().available(); !driver.is_ok()) return driver;
+  return NvrtcLibrary::instance().available();
 }
 
 std::shared_ptr<JitCache> JitBackend::cache_for_settings() {

@@ -9,6 +9,7 @@
 #include "jit/embedded_templates.hpp"
 #include "jit/kernel_source.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "jit/nvrtc_library.hpp"
 #include "version.hpp"
 
 namespace convjit {
@@ -53,6 +54,8 @@ Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& d
                                           const std::string& arch) {
   if (!is_valid_arch(arch))
     return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
+  // The NVRTC version is part of every key: without NVRTC no entry can be named.
+  if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
   auto source = kernel_source(desc);
   if (!source.is_ok()) return source.status();
   const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));

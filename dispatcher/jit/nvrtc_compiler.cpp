@@ -1,7 +1,6 @@
 #include "jit/nvrtc_compiler.hpp"
 
 #include <fmt/format.h>
-#include <nvrtc.h>
 #include <xxhash.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <regex>
 
 #include "jit/embedded_templates.hpp"
+#include "jit/nvrtc_library.hpp"
 
 namespace convjit {
 
@@ -18,17 +18,17 @@ namespace {
 // RAII owner of an nvrtcProgram.
 class NvrtcProgram {
  public:
-  explicit NvrtcProgram(const KernelSource& source) {
+  NvrtcProgram(const NvrtcApi& api, const KernelSource& source) : api_(api) {
     const auto templates = embedded_templates();
     std::vector<const char*> texts, names;
     for (const auto& t : templates) texts.push_back(t.text), names.push_back(t.name);
     // The program must not share a name with the template it includes.
     const std::string name = "generated_" + source.template_name + ".cu";
-    result_ = nvrtcCreateProgram(&program_, source.source.c_str(), name.c_str(),
-                                 static_cast<int>(templates.size()), texts.data(), names.data());
+    result_ = api_.create_program(&program_, source.source.c_str(), name.c_str(),
+                                  static_cast<int>(templates.size()), texts.data(), names.data());
   }
   ~NvrtcProgram() {
-    if (result_ == NVRTC_SUCCESS) nvrtcDestroyProgram(&program_);
+    if (result_ == NVRTC_SUCCESS) api_.destroy_program(&program_);
   }
   NvrtcProgram(const NvrtcProgram&) = delete;
   NvrtcProgram& operator=(const NvrtcProgram&) = delete;
@@ -38,22 +38,23 @@ class NvrtcProgram {
 
   [[nodiscard]] std::string log() const {
     std::size_t size = 0;
-    if (nvrtcGetProgramLogSize(program_, &size) != NVRTC_SUCCESS || size == 0) return {};
+    if (api_.get_program_log_size(program_, &size) != NVRTC_SUCCESS || size == 0) return {};
     std::string text(size, '\0');
-    if (nvrtcGetProgramLog(program_, text.data()) != NVRTC_SUCCESS) return {};
+    if (api_.get_program_log(program_, text.data()) != NVRTC_SUCCESS) return {};
     text.resize(size - 1);  // drop the terminating NUL
     return text;
   }
 
   [[nodiscard]] std::vector<char> cubin() const {
     std::size_t size = 0;
-    if (nvrtcGetCUBINSize(program_, &size) != NVRTC_SUCCESS) return {};
+    if (api_.get_cubin_size(program_, &size) != NVRTC_SUCCESS) return {};
     std::vector<char> bytes(size);
-    if (nvrtcGetCUBIN(program_, bytes.data()) != NVRTC_SUCCESS) return {};
+    if (api_.get_cubin(program_, bytes.data()) != NVRTC_SUCCESS) return {};
     return bytes;
   }
 
  private:
+  const NvrtcApi& api_;
   nvrtcProgram program_{};
   nvrtcResult result_ = NVRTC_ERROR_INVALID_PROGRAM;
 };
@@ -72,9 +73,8 @@ std::string dump_failed_source(const KernelSource& source, const std::string& di
 }  // namespace
 
 std::string nvrtc_version() {
-  int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
-  return fmt::format("{}.{}", major, minor);
+  const NvrtcLibrary& nvrtc = NvrtcLibrary::instance();
+  return nvrtc.available().is_ok() ? nvrtc.version() : "unavailable";
 }
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
@@ -101,21 +101,22 @@ PtxasStats parse_ptxas_stats(const std::string& log) {
 Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& arch,
                                       const std::string& failed_source_dir) {
   const auto start = std::chrono::steady_clock::now();
-  NvrtcProgram program(source);
-  if (program.created() != NVRTC_SUCCESS)
-    return Status::not_available(
-        fmt::format("nvrtcCreateProgram failed: {}", nvrtcGetErrorString(program.created())));
+  const NvrtcLibrary& nvrtc = NvrtcLibrary::instance();
+  if (!nvrtc.available().is_ok()) return nvrtc.available();
+  NvrtcProgram program(nvrtc.api(), source);
+  if (Status s = nvrtc.check(program.created(), "nvrtcCreateProgram"); !s.is_ok())
+    return Status::not_available(s.message());
   CompiledModule out;
   out.options = nvrtc_options(arch);
   std::vector<const char*> options;
   for (const auto& o : out.options) options.push_back(o.c_str());
   const nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
+      nvrtc.api().compile_program(program.get(), static_cast<int>(options.size()), options.data());
   out.log = program.log();
   if (compiled != NVRTC_SUCCESS)
     return Status(CONVJIT_STATUS_EXECUTION_FAILED,
                   fmt::format("NVRTC could not compile {} for {} ({}); source: {}; log:\n{}",
-                              source.template_name, arch, nvrtcGetErrorString(compiled),
+                              source.template_name, arch, nvrtc.api().get_error_string(compiled),
                               dump_failed_source(source, failed_source_dir), out.log));
   out.cubin = program.cubin();
   if (out.cubin.empty()) return Status(CONVJIT_STATUS_EXECUTION_FAILED, "NVRTC produced no CUBIN");

@@ -1,5 +1,6 @@
 // Compiles a KernelSource to a CUBIN for one exact architecture with NVRTC
-// (no GPU or driver needed), with ptxas statistics from its log.
+// (no GPU or driver needed), with ptxas statistics from its log.  Without
+// NVRTC, compile_kernel returns NVRTC's NOT_AVAILABLE status.
 #pragma once
 
 #include <string>
@@ -25,7 +26,7 @@ struct CompiledModule {
   double compile_ms = 0;
 };
 
-// "13.0"
+// "13.0"; "unavailable" without NVRTC (see jit/nvrtc_library.hpp).
 [[nodiscard]] std::string nvrtc_version();
 
 // The NVRTC options for `arch` ("sm_90", "sm_90a", ...); part of every key.

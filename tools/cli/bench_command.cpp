@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -66,8 +67,15 @@ std::vector<std::unique_ptr<Backend>> compared_backends(bool gpu) {
   return backends;
 }
 
+std::size_t distinct_ops(const std::vector<ModelOp>& ops) {
+  std::set<std::string> names;
+  for (const ModelOp& op : ops) names.insert(descriptor_name(op.desc));
+  return names.size();
+}
+
 struct BenchOptions {
   int repetitions = 5;
+  double time_limit_s = 0;  // > 0: measure no new op after this long
   bool json = false;
   std::string json_file;  // also write the JSON report here
 };
@@ -87,8 +95,16 @@ class Bench {
     std::set<std::string> seen;
     nlohmann::json rows = nlohmann::json::array();
     const bool tty = ::isatty(STDERR_FILENO) != 0;
+    const auto start = std::chrono::steady_clock::now();
+    bool stopped = false;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (!seen.insert(descriptor_name(ops[i].desc)).second) continue;
+      if (o_.time_limit_s > 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+              o_.time_limit_s) {
+        stopped = true;
+        break;
+      }
       if (tty)
         fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), ops[i].layer), std::fflush(stderr);
       rows.push_back(measure(ops[i], rng));
@@ -103,6 +119,8 @@ class Bench {
                                               {"bandwidth_gbs", peaks_->bandwidth_gbs}}
                              : nlohmann::json(nullptr)},
             {"repetitions", o_.repetitions},
+            {"distinct_ops", distinct_ops(ops)},
+            {"stopped_at_time_limit", stopped},
             {"ops", rows}};
   }
 
@@ -223,6 +241,9 @@ void print_table(const nlohmann::json& report) {
                                            : "",
                row["policy"].get<std::string>());
   }
+  if (report["stopped_at_time_limit"].get<bool>())
+    fmt::print("stopped at --time-limit after {} of {} distinct ops\n", report["ops"].size(),
+               report["distinct_ops"].get<std::size_t>());
 }
 
 class BenchCommand final : public Command {
@@ -233,6 +254,10 @@ class BenchCommand final : public Command {
     model_.add_to(*command_);
     command_->add_option("--reps", options_.repetitions, "timed calls per op and backend")
         ->check(CLI::Range(1, 10000));
+    command_->add_option("--time-limit", options_.time_limit_s,
+                         "seconds after which no new op is measured; the report keeps the ops "
+                         "measured so far and says it stopped")
+        ->check(CLI::PositiveNumber);
     command_->add_flag("--json", options_.json, "machine-readable output");
     command_->add_option("--json-out", options_.json_file,
                          "also write the JSON report to this file (one run, both forms)");

@@ -13,7 +13,7 @@
 #include "cuda/cuda_driver.hpp"
 #include "cudnn/cudnn_library.hpp"
 #include "jit/embedded_templates.hpp"
-#include "jit/nvrtc_compiler.hpp"
+#include "jit/nvrtc_library.hpp"
 #include "settings.hpp"
 #include "version.hpp"
 
@@ -21,10 +21,35 @@ namespace convjit::cli {
 
 namespace {
 
-// cuDNN is optional at run time: its version, or why it is not available.
-std::string cudnn_runtime() {
-  const CudnnLibrary& cudnn = CudnnLibrary::instance();
-  return cudnn.available().is_ok() ? cudnn.version() : cudnn.available().message();
+// A library convjit loads at run time: the file and the place that found
+// it, or why none was loaded and every place looked at.
+template <class Library>
+nlohmann::json runtime_library(const Library& library) {
+  const LoadedLibrary& origin = library.origin();
+  if (!library.available().is_ok())
+    return {{"loaded", false},
+            {"error", library.available().message()},
+            {"looked", origin.looked},
+            {"remedy", origin.remedy}};
+  return {{"loaded", true},
+          {"version", library.version()},
+          {"path", origin.path},
+          {"found_by", origin.where},
+          {"looked", origin.looked}};
+}
+
+void print_runtime_library(const std::string& label, const nlohmann::json& library,
+                           const std::string& prefix = "") {
+  if (library["loaded"].get<bool>()) {
+    fmt::print("{:<14} {}{} from {}\n{:<14} found by {}\n", label, prefix,
+               library["version"].get<std::string>(), library["path"].get<std::string>(), "",
+               library["found_by"].get<std::string>());
+    return;
+  }
+  fmt::print("{:<14} {}not available; looked in:\n", label, prefix);
+  for (const auto& place : library["looked"])
+    fmt::print("{:<14}   {}\n", "", place.get<std::string>());
+  fmt::print("{:<14} to fix: {}\n", "", library["remedy"].get<std::string>());
 }
 
 nlohmann::json directory_report(const std::string& dir) {
@@ -68,9 +93,9 @@ nlohmann::json gather() {
       {"convjit", kVersionString},
       {"cuda_driver", driver.available().is_ok() ? "loaded" : driver.available().message()},
       {"gpus", gpus},
-      {"nvrtc", nvrtc_version()},
+      {"nvrtc", runtime_library(NvrtcLibrary::instance())},
       {"cudnn_headers", kCudnnHeaderVersion},
-      {"cudnn_runtime", cudnn_runtime()},
+      {"cudnn", runtime_library(CudnnLibrary::instance())},
       {"templates_sha256", std::string(embedded_templates_hash())},
       {"cache_directories", dirs},
       {"settings",
@@ -90,9 +115,9 @@ void print_text(const nlohmann::json& r) {
   for (const auto& g : r["gpus"])
     fmt::print("GPU {}          {}, {}\n", g["ordinal"].get<int>(), g["name"].get<std::string>(),
                g["arch"].get<std::string>());
-  fmt::print("NVRTC          {}\n", r["nvrtc"].get<std::string>());
-  fmt::print("cuDNN          headers {}, runtime {}\n", r["cudnn_headers"].get<std::string>(),
-             r["cudnn_runtime"].get<std::string>());
+  print_runtime_library("NVRTC", r["nvrtc"]);
+  print_runtime_library("cuDNN", r["cudnn"],
+                        fmt::format("headers {}, runtime ", r["cudnn_headers"].get<std::string>()));
   fmt::print("templates      sha256 {}\n", r["templates_sha256"].get<std::string>().substr(0, 16));
   for (const auto& d : r["cache_directories"]) {
     if (!d["exists"].get<bool>()) {

@@ -15,6 +15,7 @@
 #include "command.hpp"
 #include "descriptor_name.hpp"
 #include "jit/jit_module_cache.hpp"
+#include "jit/nvrtc_library.hpp"
 #include "model_flags.hpp"
 #include "settings.hpp"
 
@@ -88,6 +89,9 @@ class PreloadCommand final : public Command {
 
   [[nodiscard]] int run() const override {
     const std::string arch = resolve_arch(arch_);
+    // Without NVRTC nothing can be compiled: say so once, not once per descriptor.
+    if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok())
+      throw RuntimeError(nvrtc.message());
     std::vector<std::string> problems;
     const std::vector<Work> work = collect(problems);
     const auto settings = SettingsStore::instance().snapshot();

@@ -1,0 +1,140 @@
+"""tools/gpu_check_summary.py on made-up GPU-check output: the test table
+(skip reasons from the text log), the JIT/cuDNN geometric mean and worst
+layer per run, partial and failed runs, and the verdict and exit status.
+
+    python3 test_gpu_check_summary.py PATH/TO/gpu_check_summary.py
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = None
+
+TEXT_LOG = """[ RUN      ] Gpu.Passes
+[       OK ] Gpu.Passes (5 ms)
+[ RUN      ] Gpu.Skips
+/src/test.cpp:12: Skipped
+variant algo6-fma: NOT_SUPPORTED
+
+[  SKIPPED ] Gpu.Skips (0 ms)
+[ RUN      ] Gpu.Fails
+/src/test.cpp:20: Failure
+[  FAILED  ] Gpu.Fails (1 ms)
+"""
+
+
+def gtest_json(fail=True, all_skipped=False):
+    tests = [
+        {"name": "Passes", "classname": "Gpu", "result": "COMPLETED", "time": "0.005s"},
+        {"name": "Skips", "classname": "Gpu", "result": "SKIPPED", "time": "0s"},
+    ]
+    if fail:
+        tests.append({"name": "Fails", "classname": "Gpu", "result": "COMPLETED",
+                      "failures": [{"failure": "/src/test.cpp:20\nmax error 0.5 > 0.01"}]})
+    if all_skipped:
+        tests = [tests[1]]
+    return {"testsuites": [{"name": "Gpu", "testsuite": tests}]}
+
+
+def op(layer, direction, jit_ms, cudnn_ms):
+    row = {"layer": layer, "direction": direction, "cudnn": {"ms": cudnn_ms}}
+    row["jit"] = {"ms": jit_ms} if jit_ms is not None else {"declined": "unsupported"}
+    return row
+
+
+def bench_report(ops, stopped=False, distinct=None):
+    return {"ops": ops, "stopped_at_time_limit": stopped,
+            "distinct_ops": distinct if distinct is not None else len(ops)}
+
+
+class Summary(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = self.dir.name
+        self.raw = os.path.join(self.out, "raw")
+        os.makedirs(self.raw)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, relative, content):
+        with open(os.path.join(self.out, relative), "w", encoding="utf-8") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+
+    def add_run(self, model, batch, dtype, status, report, budget=20):
+        name = f"bench-{model}-b{batch}-{dtype}"
+        with open(os.path.join(self.raw, "bench-runs.txt"), "a", encoding="utf-8") as f:
+            f.write(f"{model} {batch} {dtype} default {status} {budget}\n")
+        if report is not None:
+            self.write(f"raw/{name}.json", report)
+
+    def summarize(self):
+        result = subprocess.run(
+            [sys.executable, SCRIPT, "--out", self.out, "--raw", self.raw, "--gpu", "Test GPU",
+             "--libraries", "NVRTC=x", "--elapsed", "12"],
+            capture_output=True, text=True, check=False)
+        with open(os.path.join(self.out, "summary.md"), encoding="utf-8") as f:
+            return result.returncode, f.read()
+
+    def test_tests_table_gives_each_result_with_the_skip_reason_and_first_failure_line(self):
+        self.write("gpu_tests.json", gtest_json())
+        self.write("raw/gpu_tests.txt", TEXT_LOG)
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("stem", "fwd", 2.0, 1.0)]))
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("GPU tests: 1 passed, 1 failed, 1 skipped.", summary)
+        self.assertIn("| Gpu.Passes | pass | 0.005s |", summary)
+        self.assertIn("| Gpu.Skips | skip | variant algo6-fma: NOT_SUPPORTED |", summary)
+        self.assertIn("| Gpu.Fails | fail | /src/test.cpp:20 |", summary)
+        self.assertIn("Result: 1 GPU tests failed", summary)
+
+    def test_geometric_mean_and_worst_layer_over_the_ops_both_backends_served(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("yolo11n", 32, "bf16", 0, bench_report([
+            op("a", "fwd", 2.0, 1.0), op("b", "bwddata", 0.5, 1.0), op("c", "bwdfilt", 4.0, 1.0),
+            op("d", "fwd", None, 1.0)]))
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        mean = math.exp((math.log(2.0) + math.log(0.5) + math.log(4.0)) / 3)
+        self.assertIn(f"| yolo11n | 32 | bf16 | default | 3 | 1 | {mean:.2f} | c bwdfilt (4.00) | ok |",
+                      summary)
+        self.assertIn("Result: all passed", summary)
+        with open(os.path.join(self.out, "bench.json"), encoding="utf-8") as f:
+            merged = json.load(f)
+        self.assertEqual(merged["runs"][0]["model"], "yolo11n")
+        self.assertEqual(len(merged["runs"][0]["report"]["ops"]), 4)
+
+    def test_a_run_cut_by_its_time_limit_is_partial_but_a_killed_or_failed_one_fails(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("resnet50", 1, "f32", 0,
+                     bench_report([op("a", "fwd", 1.0, 1.0)], stopped=True, distinct=9))
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        self.assertIn("partial: 1 of 9 ops in 20 s", summary)
+        self.add_run("cosmoflow", 1, "f32", 124, None)
+        self.add_run("yolo11n", 1, "f32", 1, None)
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("killed after 50 s", summary)
+        self.assertIn("failed (exit 1; see raw.tar.gz)", summary)
+        self.assertIn("Result: 2 of 3 bench runs did not finish", summary)
+
+    def test_no_test_report_or_every_test_skipped_is_a_failure(self):
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("the GPU tests wrote no report", summary)
+        self.write("gpu_tests.json", gtest_json(fail=False, all_skipped=True))
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("every GPU test skipped", summary)
+
+
+if __name__ == "__main__":
+    SCRIPT = sys.argv.pop(1)
+    unittest.main()

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""The summary of one tools/gpu-check run (standard library only: it runs
+under whatever python3 the GPU machine has).
+
+Reads, from the raw folder: the GPU tests' text log (skip reasons, which
+GoogleTest's JSON lacks), bench-runs.txt (one line per bench run: model,
+batch, dtype, image size, exit status, time budget) and each run's bench
+JSON.  Writes to the out folder:
+  summary.md  one table of every GPU test (pass, fail or skip, with the
+              reason), then per model x batch x dtype the geometric mean of
+              JIT time / cuDNN time over the ops both served and the worst
+              layer, and a last line "Result: ...";
+  bench.json  every run's configuration, status and report, in one file.
+Exit status: 0 when everything passed, 1 otherwise.
+
+  gpu_check_summary.py --out DIR --raw DIR --gpu NAME --libraries TEXT --elapsed S
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def skip_reasons(log_path):
+    """{test name: the message of its GTEST_SKIP} from GoogleTest's text log."""
+    reasons, current, message, in_skip = {}, None, [], False
+    try:
+        lines = open(log_path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return reasons
+    for line in lines:
+        started = re.match(r"\[ RUN      \] (\S+)", line)
+        if started:
+            current, message, in_skip = started.group(1), [], False
+        elif line.endswith(": Skipped"):
+            in_skip = True
+        elif line.startswith("[  SKIPPED ]") and current:
+            reasons[current] = " ".join(m for m in message if m).strip()
+            current = None
+        elif in_skip:
+            message.append(line.strip())
+    return reasons
+
+
+def gpu_tests(out_dir, raw_dir):
+    """[(name, result, note)] from GoogleTest's JSON; None if it is missing."""
+    report = read_json(os.path.join(out_dir, "gpu_tests.json"))
+    if report is None:
+        return None
+    reasons = skip_reasons(os.path.join(raw_dir, "gpu_tests.txt"))
+    rows = []
+    for suite in report.get("testsuites", []):
+        for test in suite.get("testsuite", []):
+            name = f"{test.get('classname', suite.get('name'))}.{test['name']}"
+            failures = test.get("failures", [])
+            if failures:
+                first = failures[0].get("failure", "").strip().splitlines()
+                rows.append((name, "fail", first[0] if first else ""))
+            elif test.get("result") == "SKIPPED":
+                rows.append((name, "skip", reasons.get(name, "")))
+            else:
+                rows.append((name, "pass", f"{test.get('time', '')}"))
+    return rows
+
+
+def bench_runs(raw_dir):
+    """[{model, batch, dtype, imgsz, exit, budget_s, report}] in run order."""
+    runs = []
+    try:
+        lines = open(os.path.join(raw_dir, "bench-runs.txt"), encoding="utf-8").read().splitlines()
+    except OSError:
+        return runs
+    for line in lines:
+        model, batch, dtype, imgsz, status, budget = line.split()
+        name = f"bench-{model}-b{batch}-{dtype}"
+        runs.append({"model": model, "batch": int(batch), "dtype": dtype, "imgsz": imgsz,
+                     "exit": int(status), "budget_s": int(budget),
+                     "report": read_json(os.path.join(raw_dir, name + ".json"))})
+    return runs
+
+
+def jit_over_cudnn(report):
+    """(geometric mean of JIT/cuDNN time, worst (ratio, layer), ops compared,
+    ops the JIT declined) over the ops both backends served."""
+    ratios, worst, declined = [], None, 0
+    for op in report.get("ops", []):
+        jit, cudnn = op.get("jit"), op.get("cudnn", {})
+        if jit is None:  # a host run: no JIT column at all
+            continue
+        if "ms" not in jit:
+            declined += 1
+            continue
+        if "ms" not in cudnn or cudnn["ms"] <= 0:
+            continue
+        ratio = jit["ms"] / cudnn["ms"]
+        ratios.append(ratio)
+        layer = f"{op.get('layer', '?')} {op.get('direction', '')}".strip()
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, layer)
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
+    return mean, worst, len(ratios), declined
+
+
+def run_status(run):
+    """(finished, text).  A run its --time-limit cut short finished: the
+    budget, not convjit, ended it, and its report says how far it got."""
+    if run["exit"] == 124:
+        return False, f"killed after {run['budget_s'] + 30} s (an op hung?)"
+    if run["exit"] != 0:
+        return False, f"failed (exit {run['exit']}; see raw.tar.gz)"
+    report = run["report"]
+    if report is None:
+        return False, "no report"
+    if report.get("stopped_at_time_limit"):
+        return True, (f"partial: {len(report.get('ops', []))} of {report.get('distinct_ops')} "
+                      f"ops in {run['budget_s']} s")
+    return True, "ok"
+
+
+def tests_table(tests):
+    lines = ["| GPU test | result | note |", "|---|---|---|"]
+    for name, result, note in tests:
+        lines.append(f"| {name} | {result} | {note.replace('|', '/')} |")
+    return lines
+
+
+def bench_table(runs):
+    lines = ["| model | batch | dtype | image | ops compared | JIT declined | "
+             "geomean JIT/cuDNN time | worst layer (JIT/cuDNN) | status |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        mean = worst = None
+        compared = declined = 0
+        if run["report"] is not None:
+            mean, worst, compared, declined = jit_over_cudnn(run["report"])
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            run["model"], run["batch"], run["dtype"], run["imgsz"], compared, declined,
+            f"{mean:.2f}" if mean is not None else "n/a",
+            f"{worst[1]} ({worst[0]:.2f})" if worst else "n/a", run_status(run)[1]))
+    return lines
+
+
+def verdict(tests, runs):
+    """'all passed', or what failed."""
+    problems = []
+    if tests is None:
+        problems.append("the GPU tests wrote no report")
+    else:
+        failed = [t for t in tests if t[1] == "fail"]
+        if failed:
+            problems.append(f"{len(failed)} GPU tests failed")
+        if tests and all(t[1] == "skip" for t in tests):
+            problems.append("every GPU test skipped")
+    bad = [r for r in runs if not run_status(r)[0]]
+    if bad:
+        problems.append(f"{len(bad)} of {len(runs)} bench runs did not finish")
+    if not runs:
+        problems.append("no bench ran")
+    return "all passed" if not problems else "; ".join(problems)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--raw", required=True)
+    parser.add_argument("--gpu", default="")
+    parser.add_argument("--libraries", default="")
+    parser.add_argument("--elapsed", default="")
+    args = parser.parse_args()
+
+    tests = gpu_tests(args.out, args.raw)
+    runs = bench_runs(args.raw)
+    with open(os.path.join(args.out, "bench.json"), "w", encoding="utf-8") as f:
+        json.dump({"gpu": args.gpu, "runs": runs}, f, indent=1)
+
+    counts = {r: sum(1 for t in tests or [] if t[1] == r) for r in ("pass", "fail", "skip")}
+    result = verdict(tests, runs)
+    lines = [f"# convjit GPU check: {args.gpu}", "",
+             f"Libraries: {args.libraries}", f"Elapsed: {args.elapsed} s", "",
+             f"GPU tests: {counts['pass']} passed, {counts['fail']} failed, "
+             f"{counts['skip']} skipped.", ""]
+    lines += tests_table(tests or []) + [""]
+    lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
+              "both served (below 1: the JIT is faster).", ""]
+    lines += bench_table(runs) + ["", f"Result: {result}"]
+    with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"gpu-check summary: {result}")
+    return 0 if result == "all passed" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
