@@ -4,7 +4,8 @@ under whatever python3 the GPU machine has).
 
 Reads, from the raw folder: the GPU tests' text log (skip reasons, which
 GoogleTest's JSON lacks), bench-runs.txt (one line per bench run: model,
-batch, dtype, image size, exit status, time budget) and each run's bench
+batch, dtype, image size, exit status, its --time-limit and the timeout that
+guards it, in seconds) and each run's bench
 JSON.  Writes to the out folder:
   summary.md  one table of every GPU test (pass, fail or skip, with the
               reason), then per model x batch x dtype the geometric mean of
@@ -75,17 +76,17 @@ def gpu_tests(out_dir, raw_dir):
 
 
 def bench_runs(raw_dir):
-    """[{model, batch, dtype, imgsz, exit, budget_s, report}] in run order."""
+    """[{model, batch, dtype, imgsz, exit, budget_s, guard_s, report}] in run order."""
     runs = []
     try:
         lines = open(os.path.join(raw_dir, "bench-runs.txt"), encoding="utf-8").read().splitlines()
     except OSError:
         return runs
     for line in lines:
-        model, batch, dtype, imgsz, status, budget = line.split()
+        model, batch, dtype, imgsz, status, budget, guard = line.split()
         name = f"bench-{model}-b{batch}-{dtype}"
         runs.append({"model": model, "batch": int(batch), "dtype": dtype, "imgsz": imgsz,
-                     "exit": int(status), "budget_s": int(budget),
+                     "exit": int(status), "budget_s": int(budget), "guard_s": int(guard),
                      "report": read_json(os.path.join(raw_dir, name + ".json"))})
     return runs
 
@@ -116,7 +117,7 @@ def run_status(run):
     """(finished, text).  A run its --time-limit cut short finished: the
     budget, not convjit, ended it, and its report says how far it got."""
     if run["exit"] == 124:
-        return False, f"killed after {run['budget_s'] + 30} s (an op hung?)"
+        return False, f"killed after {run['guard_s']} s (an op hung?)"
     if run["exit"] != 0:
         return False, f"failed (exit {run['exit']}; see raw.tar.gz)"
     report = run["report"]

@@ -69,7 +69,7 @@ class Summary(unittest.TestCase):
     def add_run(self, model, batch, dtype, status, report, budget=20):
         name = f"bench-{model}-b{batch}-{dtype}"
         with open(os.path.join(self.raw, "bench-runs.txt"), "a", encoding="utf-8") as f:
-            f.write(f"{model} {batch} {dtype} default {status} {budget}\n")
+            f.write(f"{model} {batch} {dtype} default {status} {budget} {budget + 20}\n")
         if report is not None:
             self.write(f"raw/{name}.json", report)
 
@@ -120,7 +120,7 @@ class Summary(unittest.TestCase):
         self.add_run("yolo11n", 1, "f32", 1, None)
         status, summary = self.summarize()
         self.assertEqual(status, 1)
-        self.assertIn("killed after 50 s", summary)
+        self.assertIn("killed after 40 s", summary)
         self.assertIn("failed (exit 1; see raw.tar.gz)", summary)
         self.assertIn("Result: 2 of 3 bench runs did not finish", summary)
 
