@@ -51,6 +51,8 @@ class EventPair {
 };
 
 Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args, int calls) {
+  if (const Status& timing = CudaDriver::instance().timing_available(); !timing.is_ok())
+    return timing;
   EventPair events;
   if (Status s = events.create(); !s.is_ok()) return s;
   std::vector<double> times;

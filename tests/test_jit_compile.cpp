@@ -3,7 +3,10 @@
 // op and every dtype, without register spills.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -11,10 +14,13 @@
 
 #include "cuda/cuda_driver.hpp"
 #include "descriptor_name.hpp"
+#include "gpu_arch.hpp"
 #include "jit/jit_backend.hpp"
+#include "jit/jit_module_cache.hpp"
 #include "jit/embedded_templates.hpp"
 #include "jit/kernel_source.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "jit/pch_directory.hpp"
 #include "model_table.hpp"
 
 namespace convjit {
@@ -55,6 +61,64 @@ TEST(JitTemplates, F64AndSymbolicDescriptorsAreDeclined) {
   auto f32 = expand_model(*find_model("resnet50"), {1, 32}).value();
   EXPECT_TRUE(jit_supports(f32[0].desc).is_ok());
   EXPECT_FALSE(jit_supports(with_symbolic_batch(f32[0].desc)).is_ok());
+}
+
+// bf16's conversions (cvt.rn.bf16.f32) need sm_80: older targets are declined
+// with the reason before NVRTC is asked, and an f16 kernel still compiles there.
+TEST(JitTemplates, Bf16IsDeclinedBelowSm80WithTheReason) {
+  const auto bf16 = expand_model(*find_model("resnet50"), {1, 32, false, DataType::bf16}).value();
+  const Status old = jit_supports_arch(bf16[0].desc, "sm_75");
+  EXPECT_EQ(old.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_EQ(old.message(),
+            "bf16 kernels need sm_80 or newer (cvt.rn.bf16.f32); sm_75 has no bf16 conversions");
+  for (const char* arch : {"sm_80", "sm_86", "sm_90", "sm_90a", "sm_100"})
+    EXPECT_TRUE(jit_supports_arch(bf16[0].desc, arch).is_ok()) << arch;
+  const auto f16 = expand_model(*find_model("resnet50"), {1, 32, false, DataType::f16}).value();
+  EXPECT_TRUE(jit_supports_arch(f16[0].desc, "sm_75").is_ok());
+
+  const std::string dir = ::testing::TempDir() + "/convjit-jit-bf16";
+  JitCache cache({dir});
+  const auto declined = prepare_jit_module(cache, bf16[0].desc, "sm_75");
+  EXPECT_EQ(declined.status().message(), old.message());
+  EXPECT_TRUE(prepare_jit_module(cache, f16[0].desc, "sm_75").is_ok());
+}
+
+// NVRTC's precompiled headers go to <cache>/jit/pch/<pid>, not /tmp; a
+// process's first compile removes the folders of processes that are gone.
+TEST(JitPch, HeadersGoToTheCachePerProcessAndStaleFoldersAreRemoved) {
+  namespace fs = std::filesystem;
+  const fs::path cache = fs::path(::testing::TempDir()) / "convjit-jit-pch";
+  fs::remove_all(cache);
+  const fs::path root = cache / "jit" / "pch";
+  fs::create_directories(root / "2147483646");  // beyond pid_max: a process that is gone
+  fs::create_directories(root / "1");           // init: alive
+  fs::create_directories(root / "notes");       // not a process's: left alone
+  const std::string mine = pch_directory(cache.string());
+  EXPECT_EQ(mine, (root / std::to_string(::getpid())).string());
+  EXPECT_TRUE(fs::is_directory(mine));
+  EXPECT_FALSE(fs::exists(root / "2147483646"));
+  EXPECT_TRUE(fs::exists(root / "1"));
+  EXPECT_TRUE(fs::exists(root / "notes"));
+  EXPECT_EQ(pch_directory(""), "");
+
+  // A compile with it: NVRTC says where it put the header, and the key's
+  // options do not name the folder.
+  auto ops = expand_model(*find_model("resnet50"), {1, 32}).value();
+  auto compiled = compile_kernel(kernel_source(ops[0].desc).value(), "sm_90", "", mine);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_NE(compiled.value().log.find("creating precompiled header file \"" + mine + "/"),
+            std::string::npos)
+      << compiled.value().log;
+  EXPECT_EQ(compiled.value().options, nvrtc_options("sm_90"));
+  fs::remove_all(cache);
+}
+
+TEST(GpuArch, NumbersComeFromTheNameWithoutItsSuffix) {
+  EXPECT_EQ(arch_number("sm_75"), 75);
+  EXPECT_EQ(arch_number("sm_90a"), 90);
+  EXPECT_EQ(arch_number("sm_100f"), 100);
+  EXPECT_EQ(arch_number("compute_90"), 0);
+  EXPECT_EQ(arch_number(""), 0);
 }
 
 TEST(JitTemplates, ACompileErrorCarriesTheLogAndTheSourcePath) {

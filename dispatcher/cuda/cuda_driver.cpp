@@ -7,6 +7,47 @@
 
 namespace convjit {
 
+const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing) {
+  const SymbolLookup symbols[] = {
+      CONVJIT_LOAD_SYMBOL(library, api, init, cuInit),
+      CONVJIT_LOAD_SYMBOL(library, api, get_error_string, cuGetErrorString),
+      CONVJIT_LOAD_SYMBOL(library, api, device_get_count, cuDeviceGetCount),
+      CONVJIT_LOAD_SYMBOL(library, api, device_get, cuDeviceGet),
+      CONVJIT_LOAD_SYMBOL(library, api, device_get_name, cuDeviceGetName),
+      CONVJIT_LOAD_SYMBOL(library, api, device_get_attribute, cuDeviceGetAttribute),
+      CONVJIT_LOAD_SYMBOL(library, api, primary_ctx_retain, cuDevicePrimaryCtxRetain),
+      CONVJIT_LOAD_SYMBOL(library, api, primary_ctx_release, cuDevicePrimaryCtxRelease_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, ctx_set_current, cuCtxSetCurrent),
+      CONVJIT_LOAD_SYMBOL(library, api, module_load_data, cuModuleLoadData),
+      CONVJIT_LOAD_SYMBOL(library, api, module_unload, cuModuleUnload),
+      CONVJIT_LOAD_SYMBOL(library, api, module_get_function, cuModuleGetFunction),
+      CONVJIT_LOAD_SYMBOL(library, api, launch_kernel, cuLaunchKernel),
+      CONVJIT_LOAD_SYMBOL(library, api, mem_alloc, cuMemAlloc_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, mem_free, cuMemFree_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, memcpy_htod, cuMemcpyHtoD_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, memcpy_dtoh, cuMemcpyDtoH_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, memset_d8, cuMemsetD8_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, stream_synchronize, cuStreamSynchronize),
+      CONVJIT_LOAD_SYMBOL(library, api, stream_create, cuStreamCreate),
+      CONVJIT_LOAD_SYMBOL(library, api, stream_destroy, cuStreamDestroy_v2),
+  };
+  // The _v2 name first; before CUDA 12.8 the same function had the plain one.
+  const bool elapsed = load_symbol(library, "cuEventElapsedTime_v2", api.event_elapsed_time) ||
+                       load_symbol(library, "cuEventElapsedTime", api.event_elapsed_time);
+  const SymbolLookup events[] = {
+      CONVJIT_LOAD_SYMBOL(library, api, event_create, cuEventCreate),
+      CONVJIT_LOAD_SYMBOL(library, api, event_record, cuEventRecord),
+      CONVJIT_LOAD_SYMBOL(library, api, event_synchronize, cuEventSynchronize),
+      SymbolLookup{"cuEventElapsedTime", elapsed},
+      CONVJIT_LOAD_SYMBOL(library, api, event_destroy, cuEventDestroy_v2),
+  };
+  if (const char* missing = first_missing(events))
+    timing = Status::not_available(fmt::format(
+        "the CUDA driver lacks {}: kernels cannot be timed with CUDA events; update the driver",
+        missing));
+  return first_missing(symbols);
+}
+
 const CudaDriver& CudaDriver::instance() {
   static const CudaDriver* driver = new CudaDriver;  // the driver stays loaded until exit
   return *driver;
@@ -18,35 +59,10 @@ CudaDriver::CudaDriver() {
     const char* error = ::dlerror();
     status_ = Status::not_available(
         fmt::format("no CUDA driver: {}", error ? error : "libcuda.so.1 not found"));
+    timing_ = status_;
     return;
   }
-  const SymbolLookup symbols[] = {
-      CONVJIT_LOAD_SYMBOL(library, api_, init, cuInit),
-      CONVJIT_LOAD_SYMBOL(library, api_, get_error_string, cuGetErrorString),
-      CONVJIT_LOAD_SYMBOL(library, api_, device_get_count, cuDeviceGetCount),
-      CONVJIT_LOAD_SYMBOL(library, api_, device_get, cuDeviceGet),
-      CONVJIT_LOAD_SYMBOL(library, api_, device_get_name, cuDeviceGetName),
-      CONVJIT_LOAD_SYMBOL(library, api_, device_get_attribute, cuDeviceGetAttribute),
-      CONVJIT_LOAD_SYMBOL(library, api_, primary_ctx_retain, cuDevicePrimaryCtxRetain),
-      CONVJIT_LOAD_SYMBOL(library, api_, primary_ctx_release, cuDevicePrimaryCtxRelease_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, ctx_set_current, cuCtxSetCurrent),
-      CONVJIT_LOAD_SYMBOL(library, api_, module_load_data, cuModuleLoadData),
-      CONVJIT_LOAD_SYMBOL(library, api_, module_unload, cuModuleUnload),
-      CONVJIT_LOAD_SYMBOL(library, api_, module_get_function, cuModuleGetFunction),
-      CONVJIT_LOAD_SYMBOL(library, api_, launch_kernel, cuLaunchKernel),
-      CONVJIT_LOAD_SYMBOL(library, api_, mem_alloc, cuMemAlloc_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, mem_free, cuMemFree_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, memcpy_htod, cuMemcpyHtoD_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, memcpy_dtoh, cuMemcpyDtoH_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, memset_d8, cuMemsetD8_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, stream_synchronize, cuStreamSynchronize),
-      CONVJIT_LOAD_SYMBOL(library, api_, event_create, cuEventCreate),
-      CONVJIT_LOAD_SYMBOL(library, api_, event_record, cuEventRecord),
-      CONVJIT_LOAD_SYMBOL(library, api_, event_synchronize, cuEventSynchronize),
-      CONVJIT_LOAD_SYMBOL(library, api_, event_elapsed_time, cuEventElapsedTime_v2),
-      CONVJIT_LOAD_SYMBOL(library, api_, event_destroy, cuEventDestroy_v2),
-  };
-  if (const char* missing = first_missing(symbols)) {
+  if (const char* missing = resolve_driver_api(library, api_, timing_)) {
     status_ =
         Status::not_available(fmt::format("the CUDA driver lacks {}; update the driver", missing));
     return;

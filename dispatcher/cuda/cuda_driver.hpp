@@ -32,12 +32,22 @@ struct CudaDriverApi {
   decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
   decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuStreamCreate) stream_create = nullptr;
+  decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;
+  // Timing, optional (timing_available()): cuEventElapsedTime_v2 exists
+  // only in drivers for CUDA 12.8 and later, so older ones give
+  // cuEventElapsedTime, which has the same signature.
   decltype(&::cuEventCreate) event_create = nullptr;
   decltype(&::cuEventRecord) event_record = nullptr;
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventElapsedTime_v2) event_elapsed_time = nullptr;
   decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
 };
+
+// Fills `api` from a loaded driver library: the first required symbol it
+// lacks, or nullptr.  `timing` becomes NOT_AVAILABLE, naming the symbol,
+// when the event functions are missing; the driver stays usable without them.
+[[nodiscard]] const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing);
 
 class CudaDriver {
  public:
@@ -46,6 +56,8 @@ class CudaDriver {
 
   // OK, or NOT_AVAILABLE saying why ("no CUDA driver: ...").
   [[nodiscard]] const Status& available() const { return status_; }
+  // OK when CUDA events can time kernels; checked by every timing.
+  [[nodiscard]] const Status& timing_available() const { return timing_; }
   [[nodiscard]] const CudaDriverApi& api() const { return api_; }
 
   // A driver call's result as a Status naming the call.
@@ -60,6 +72,7 @@ class CudaDriver {
   CudaDriver();
   CudaDriverApi api_;
   Status status_;
+  Status timing_;
 };
 
 }  // namespace convjit

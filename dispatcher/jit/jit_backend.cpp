@@ -103,8 +103,13 @@ Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_
     return Status::not_available(
         "the JIT backend runs on CUDA devices; the host uses the reference");
   if (Status s = jit_supports(desc); !s.is_ok()) return s;
-  if (const Status& driver = CudaDriver::instance().available(); !driver.is_ok()) return driver;
-  return NvrtcLibrary::instance().available();
+  const CudaDriver& driver = CudaDriver::instance();
+  if (!driver.available().is_ok()) return driver.available();
+  if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+  const std::string arch = driver.arch_of(device.ordinal);
+  if (arch.empty())
+    return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
+  return jit_supports_arch(desc, arch);
 }
 
 std::shared_ptr<JitCache> JitBackend::cache_for_settings() {

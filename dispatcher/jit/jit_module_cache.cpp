@@ -10,6 +10,7 @@
 #include "jit/kernel_source.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "jit/nvrtc_library.hpp"
+#include "jit/pch_directory.hpp"
 #include "version.hpp"
 
 namespace convjit {
@@ -54,20 +55,20 @@ Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& d
                                           const std::string& arch) {
   if (!is_valid_arch(arch))
     return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
+  if (Status s = jit_supports_arch(desc, arch); !s.is_ok()) return s;
   // The NVRTC version is part of every key: without NVRTC no entry can be named.
   if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
   auto source = kernel_source(desc);
   if (!source.is_ok()) return source.status();
   const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
+  const std::string writable = cache.writable_directory();
   const std::string failed_dir =
-      cache.writable_directory().empty()
-          ? ""
-          : (std::filesystem::path(cache.writable_directory()) / "jit" / "failed").string();
+      writable.empty() ? "" : (std::filesystem::path(writable) / "jit" / "failed").string();
   PreparedModule out;
   auto entry = cache.get_or_compile(
       key,
       [&]() -> Result<CacheEntry> {
-        auto module = compile_kernel(source.value(), arch, failed_dir);
+        auto module = compile_kernel(source.value(), arch, failed_dir, pch_directory(writable));
         if (!module.is_ok()) return module.status();
         return CacheEntry{key.preimage, metadata_json(source.value(), module.value(), arch),
                           std::move(module.value().cubin)};

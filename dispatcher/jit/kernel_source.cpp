@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "canonical_layout.hpp"
+#include "gpu_arch.hpp"
 
 namespace convjit {
 
@@ -89,6 +90,14 @@ Status jit_supports(const OpDescriptor& d) {
   if (dtype_code(d.dtype) < 0)
     return Status::unsupported(
         "f64 is served by the host reference only; the JIT covers f32, f16, bf16");
+  return Status::ok();
+}
+
+Status jit_supports_arch(const OpDescriptor& d, const std::string& arch) {
+  constexpr int kBf16Arch = 80;
+  if (d.dtype == DataType::bf16 && arch_number(arch) < kBf16Arch)
+    return Status::unsupported(fmt::format(
+        "bf16 kernels need sm_80 or newer (cvt.rn.bf16.f32); {} has no bf16 conversions", arch));
   return Status::ok();
 }
 

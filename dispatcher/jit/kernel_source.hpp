@@ -39,6 +39,10 @@ struct KernelSource {
 // Why the JIT cannot serve `desc`, or OK.
 [[nodiscard]] Status jit_supports(const OpDescriptor& desc);
 
+// Whether the templates can be compiled for `arch` (a valid sm_XX): bf16
+// needs sm_80 or newer, for cvt.rn.bf16.f32.
+[[nodiscard]] Status jit_supports_arch(const OpDescriptor& desc, const std::string& arch);
+
 // The kernel source for a supported descriptor.
 [[nodiscard]] Result<KernelSource> kernel_source(const OpDescriptor& desc);
 

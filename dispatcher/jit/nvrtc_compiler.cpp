@@ -99,7 +99,8 @@ PtxasStats parse_ptxas_stats(const std::string& log) {
 }
 
 Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& arch,
-                                      const std::string& failed_source_dir) {
+                                      const std::string& failed_source_dir,
+                                      const std::string& pch_dir) {
   const auto start = std::chrono::steady_clock::now();
   const NvrtcLibrary& nvrtc = NvrtcLibrary::instance();
   if (!nvrtc.available().is_ok()) return nvrtc.available();
@@ -110,6 +111,8 @@ Result<CompiledModule> compile_kernel(const KernelSource& source, const std::str
   out.options = nvrtc_options(arch);
   std::vector<const char*> options;
   for (const auto& o : out.options) options.push_back(o.c_str());
+  const std::string pch_option = "--pch-dir=" + pch_dir;
+  if (!pch_dir.empty()) options.push_back(pch_option.c_str());
   const nvrtcResult compiled =
       nvrtc.api().compile_program(program.get(), static_cast<int>(options.size()), options.data());
   out.log = program.log();

@@ -22,7 +22,7 @@ struct CompiledModule {
   std::vector<char> cubin;
   std::string log;  // NVRTC's log, ptxas -v lines included
   PtxasStats stats;
-  std::vector<std::string> options;  // exactly as passed to NVRTC
+  std::vector<std::string> options;  // as passed to NVRTC, but for --pch-dir
   double compile_ms = 0;
 };
 
@@ -34,9 +34,13 @@ struct CompiledModule {
 
 // On a compile error the status carries NVRTC's log, and the generated
 // source is written to `failed_source_dir` (when not empty) for reading.
+// NVRTC's automatic precompiled headers go to `pch_dir` when it is given
+// (jit/pch_directory.hpp); it changes no binary, so it is not among the
+// options a key holds.
 [[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source,
                                                     const std::string& arch,
-                                                    const std::string& failed_source_dir = "");
+                                                    const std::string& failed_source_dir = "",
+                                                    const std::string& pch_dir = "");
 
 // Parses the ptxas -v lines of an NVRTC log.
 [[nodiscard]] PtxasStats parse_ptxas_stats(const std::string& log);

@@ -20,7 +20,7 @@ constexpr const char* kWorkspaceSet = "__dace_set_external_memory_GPU_Global";
 using InitFn = void* (*)();
 using InitBatchFn = void* (*)(int);
 using ExitFn = int (*)(void*);  // older DaCe returns void; the value is ignored
-using SetStreamsFn = bool (*)(void*, const void*);
+using SetStreamsFn = void (*)(void*, const void*);  // void in DaCe's generated code
 using ProgramFn = void (*)(void*, void*, void*, void*, float, float);
 using ProgramBatchFn = void (*)(void*, void*, void*, void*, int, float, float);
 using WorkspaceSizeFn = std::size_t (*)(void*);
@@ -58,7 +58,7 @@ class DaceKernel final : public TunedKernel {
     auto workspace = workspace_.for_call(args, library_.path());
     if (!workspace.is_ok()) return workspace.status();
     if (entry_.set_streams)
-      (void)reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);
+      reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);
     if (workspace.value() != nullptr) set_workspace(workspace.value());
     run_program(args);
     return Status::ok();

@@ -1,0 +1,85 @@
+// The CUDA driver's symbol table (cuda/cuda_driver.hpp) against fake driver
+// libraries: every required symbol found, the timing functions optional,
+// and cuEventElapsedTime standing in for the _v2 name that drivers before
+// CUDA 12.8 lack.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cuda/cuda_driver.hpp"
+
+namespace convjit {
+namespace {
+
+// A fake driver, opened for one test.
+class FakeDriver {
+ public:
+  explicit FakeDriver(const std::string& name)
+      : handle_(::dlopen((std::string(FAKE_LIBRARY_DIR) + "/" + name).c_str(),
+                         RTLD_NOW | RTLD_LOCAL)) {}
+  ~FakeDriver() {
+    if (handle_) ::dlclose(handle_);
+  }
+  FakeDriver(const FakeDriver&) = delete;
+  FakeDriver& operator=(const FakeDriver&) = delete;
+  [[nodiscard]] void* handle() const { return handle_; }
+
+ private:
+  void* handle_;
+};
+
+TEST(CudaDriverApi, ACurrentDriverResolvesEverySymbolWithTheV2ElapsedTime) {
+  const FakeDriver driver("libfake_cuda_driver.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  CudaDriverApi api;
+  Status timing;
+  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
+  EXPECT_TRUE(timing.is_ok()) << timing.message();
+  EXPECT_EQ(reinterpret_cast<void*>(api.event_elapsed_time),
+            ::dlsym(driver.handle(), "cuEventElapsedTime_v2"));
+  EXPECT_NE(api.stream_create, nullptr);
+  EXPECT_NE(api.stream_destroy, nullptr);
+}
+
+TEST(CudaDriverApi, ADriverBeforeCuda12_8TimesWithThePlainElapsedTime) {
+  const FakeDriver driver("libfake_cuda_driver_before_12_8.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  ASSERT_EQ(::dlsym(driver.handle(), "cuEventElapsedTime_v2"), nullptr);
+  CudaDriverApi api;
+  Status timing;
+  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
+  EXPECT_TRUE(timing.is_ok()) << timing.message();
+  EXPECT_EQ(reinterpret_cast<void*>(api.event_elapsed_time),
+            ::dlsym(driver.handle(), "cuEventElapsedTime"));
+}
+
+TEST(CudaDriverApi, WithoutEventsTheDriverStaysUsableAndTimingSaysWhy) {
+  const FakeDriver driver("libfake_cuda_driver_without_events.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  CudaDriverApi api;
+  Status timing;
+  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
+  EXPECT_EQ(timing.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_EQ(timing.message(),
+            "the CUDA driver lacks cuEventCreate: kernels cannot be timed with CUDA events; "
+            "update the driver");
+}
+
+TEST(CudaDriverApi, ALibraryThatIsNotTheDriverNamesTheFirstMissingSymbol) {
+  void* libm = ::dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(libm, nullptr);
+  CudaDriverApi api;
+  Status timing;
+  EXPECT_STREQ(resolve_driver_api(libm, api, timing), "cuInit");
+  ::dlclose(libm);
+}
+
+TEST(CudaDriverApi, WithoutADriverTimingIsUnavailableToo) {
+  const CudaDriver& driver = CudaDriver::instance();
+  if (driver.available().is_ok()) GTEST_SKIP() << "this machine has a driver";
+  EXPECT_EQ(driver.timing_available().message(), driver.available().message());
+}
+
+}  // namespace
+}  // namespace convjit
