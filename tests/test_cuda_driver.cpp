@@ -29,39 +29,48 @@ class FakeDriver {
   void* handle_;
 };
 
+// A fake driver's symbol table: what resolve_driver_api found in it.
+struct Resolved {
+  CudaDriverApi api;
+  Status timing;
+  const char* missing = nullptr;
+};
+Resolved resolve(const FakeDriver& driver) {
+  Resolved r;
+  r.missing = resolve_driver_api(driver.handle(), r.api, r.timing);
+  return r;
+}
+
 TEST(CudaDriverApi, ACurrentDriverResolvesEverySymbolWithTheV2ElapsedTime) {
   const FakeDriver driver("libfake_cuda_driver.so");
   ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
-  CudaDriverApi api;
-  Status timing;
-  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
-  EXPECT_TRUE(timing.is_ok()) << timing.message();
-  EXPECT_EQ(reinterpret_cast<void*>(api.event_elapsed_time),
+  const Resolved r = resolve(driver);
+  EXPECT_EQ(r.missing, nullptr);
+  EXPECT_TRUE(r.timing.is_ok()) << r.timing.message();
+  EXPECT_EQ(reinterpret_cast<void*>(r.api.event_elapsed_time),
             ::dlsym(driver.handle(), "cuEventElapsedTime_v2"));
-  EXPECT_NE(api.stream_create, nullptr);
-  EXPECT_NE(api.stream_destroy, nullptr);
+  EXPECT_NE(r.api.stream_create, nullptr);
+  EXPECT_NE(r.api.stream_destroy, nullptr);
 }
 
 TEST(CudaDriverApi, ADriverBeforeCuda12_8TimesWithThePlainElapsedTime) {
   const FakeDriver driver("libfake_cuda_driver_before_12_8.so");
   ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
   ASSERT_EQ(::dlsym(driver.handle(), "cuEventElapsedTime_v2"), nullptr);
-  CudaDriverApi api;
-  Status timing;
-  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
-  EXPECT_TRUE(timing.is_ok()) << timing.message();
-  EXPECT_EQ(reinterpret_cast<void*>(api.event_elapsed_time),
+  const Resolved r = resolve(driver);
+  EXPECT_EQ(r.missing, nullptr);
+  EXPECT_TRUE(r.timing.is_ok()) << r.timing.message();
+  EXPECT_EQ(reinterpret_cast<void*>(r.api.event_elapsed_time),
             ::dlsym(driver.handle(), "cuEventElapsedTime"));
 }
 
 TEST(CudaDriverApi, WithoutEventsTheDriverStaysUsableAndTimingSaysWhy) {
   const FakeDriver driver("libfake_cuda_driver_without_events.so");
   ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
-  CudaDriverApi api;
-  Status timing;
-  EXPECT_EQ(resolve_driver_api(driver.handle(), api, timing), nullptr);
-  EXPECT_EQ(timing.code(), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_EQ(timing.message(),
+  const Resolved r = resolve(driver);
+  EXPECT_EQ(r.missing, nullptr);
+  EXPECT_EQ(r.timing.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_EQ(r.timing.message(),
             "the CUDA driver lacks cuEventCreate: kernels cannot be timed with CUDA events; "
             "update the driver");
 }

@@ -90,9 +90,14 @@ std::string loaded_path(void* handle, const std::string& opened) {
   return opened;
 }
 
+// The explicit setting is searched alone.
+bool is_explicit(const std::vector<SearchPlace>& places) {
+  return places.size() == 1 && places.front().explicit_setting;
+}
+
 // What to do when nothing was loaded.
 std::string remedy(const LibrarySpec& spec, const std::vector<SearchPlace>& places) {
-  if (places.size() == 1 && places.front().explicit_setting)
+  if (is_explicit(places))
     return fmt::format(
         "point {} at {} ({}) or the directory holding it, or unset it to search the usual places",
         spec.setting, spec.file_names.front(), spec.requirement);
@@ -153,12 +158,17 @@ LoadedLibrary load_library(const LibrarySpec& spec, const std::vector<SearchPlac
     }
   }
   out.remedy = remedy(spec, places);
-  const bool explicit_setting = places.size() == 1 && places.front().explicit_setting;
   out.status = Status::not_available(
-      explicit_setting ? fmt::format("{}; {}", fmt::join(out.looked, "; "), out.remedy)
+      is_explicit(places) ? fmt::format("{}; {}", fmt::join(out.looked, "; "), out.remedy)
                        : fmt::format("{} not found (looked in: {}); {}", spec.label,
                                      fmt::join(out.looked, "; "), out.remedy));
   return out;
+}
+
+void SearchedLibrary::search(const LibrarySpec& spec, const std::vector<SearchPlace>& places,
+                             const LibraryAcceptor& accept) {
+  loaded_ = load_library(spec, places, accept);
+  if (!loaded_.status.is_ok()) version_.clear();
 }
 
 }  // namespace convjit

@@ -65,4 +65,28 @@ struct LoadedLibrary {
                                          const std::vector<SearchPlace>& places,
                                          const LibraryAcceptor& accept);
 
+// What NVRTC's and cuDNN's loaders share: the search, where the library came
+// from, and its version.  A derived class fills its API table and version_
+// in the acceptor it passes to search(), and clears the table when the
+// search fails.
+class SearchedLibrary {
+ public:
+  // OK, or NOT_AVAILABLE saying why and where it looked.
+  [[nodiscard]] const Status& available() const { return loaded_.status; }
+  // Where it came from, or every place looked at (for `convjit doctor`).
+  [[nodiscard]] const LoadedLibrary& origin() const { return loaded_; }
+  // "13.0", "9.19.0"; empty when the library is not available.
+  [[nodiscard]] const std::string& version() const { return version_; }
+
+ protected:
+  // Called from the derived constructor's body, once its members exist.
+  void search(const LibrarySpec& spec, const std::vector<SearchPlace>& places,
+              const LibraryAcceptor& accept);
+
+  std::string version_;
+
+ private:
+  LoadedLibrary loaded_;
+};
+
 }  // namespace convjit

@@ -57,9 +57,8 @@ const CudnnLibrary& CudnnLibrary::instance() {
 }
 
 CudnnLibrary::CudnnLibrary(const std::vector<SearchPlace>& places) {
-  // In the body: accept() fills members that must already be constructed.
-  loaded_ = load_library(spec(), places, [this](void* handle) { return accept(handle); });
-  if (!loaded_.status.is_ok()) api_ = {}, version_.clear();
+  search(spec(), places, [this](void* handle) { return accept(handle); });
+  if (!available().is_ok()) api_ = {};
 }
 
 // The version first, so a cuDNN of another major is named as such rather than

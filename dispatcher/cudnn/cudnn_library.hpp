@@ -48,7 +48,7 @@ struct CudnnApi {
   decltype(&::cudnnPoolingBackward) pooling_backward = nullptr;
 };
 
-class CudnnLibrary {
+class CudnnLibrary : public SearchedLibrary {
  public:
   // Found and loaded once per process, under the process's environment, and
   // kept until exit.
@@ -60,14 +60,7 @@ class CudnnLibrary {
   // What is searched for: libcudnn.so.9.
   [[nodiscard]] static const LibrarySpec& spec();
 
-  // OK, or NOT_AVAILABLE saying why and where it looked.
-  [[nodiscard]] const Status& available() const { return loaded_.status; }
   [[nodiscard]] const CudnnApi& api() const { return api_; }
-  // Where it came from, or every place looked at (for `convjit doctor`).
-  [[nodiscard]] const LoadedLibrary& origin() const { return loaded_; }
-
-  // "9.19.0", or empty when cuDNN is not available.
-  [[nodiscard]] const std::string& version() const { return version_; }
 
   // A cuDNN call's result as a Status naming the call.
   [[nodiscard]] Status check(cudnnStatus_t result, const char* call) const;
@@ -76,8 +69,6 @@ class CudnnLibrary {
   Status accept(void* handle);
 
   CudnnApi api_;
-  LoadedLibrary loaded_;
-  std::string version_;
 };
 
 }  // namespace convjit

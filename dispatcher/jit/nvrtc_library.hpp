@@ -25,7 +25,7 @@ struct NvrtcApi {
   decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
 };
 
-class NvrtcLibrary {
+class NvrtcLibrary : public SearchedLibrary {
  public:
   // Found and loaded once per process, under the process's environment.
   static const NvrtcLibrary& instance();
@@ -37,14 +37,7 @@ class NvrtcLibrary {
   // (the first with automatic precompiled headers, which convjit asks for).
   [[nodiscard]] static const LibrarySpec& spec();
 
-  // OK, or NOT_AVAILABLE saying why and where it looked.
-  [[nodiscard]] const Status& available() const { return loaded_.status; }
   [[nodiscard]] const NvrtcApi& api() const { return api_; }
-  // Where it came from, or every place looked at (for `convjit doctor`).
-  [[nodiscard]] const LoadedLibrary& origin() const { return loaded_; }
-
-  // "13.0", or empty when NVRTC is not available.
-  [[nodiscard]] const std::string& version() const { return version_; }
 
   // An NVRTC call's result as a Status naming the call.
   [[nodiscard]] Status check(nvrtcResult result, const char* call) const;
@@ -53,8 +46,6 @@ class NvrtcLibrary {
   Status accept(void* handle);
 
   NvrtcApi api_;
-  LoadedLibrary loaded_;
-  std::string version_;
 };
 
 }  // namespace convjit

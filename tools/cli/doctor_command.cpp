@@ -23,8 +23,7 @@ namespace {
 
 // A library convjit loads at run time: the file and the place that found
 // it, or why none was loaded and every place looked at.
-template <class Library>
-nlohmann::json runtime_library(const Library& library) {
+nlohmann::json runtime_library(const SearchedLibrary& library) {
   const LoadedLibrary& origin = library.origin();
   if (!library.available().is_ok())
     return {{"loaded", false},
