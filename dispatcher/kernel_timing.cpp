@@ -2,15 +2,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
-#include "cuda/cuda_driver.hpp"
+#include "cuda/device_buffer.hpp"
 
 namespace convjit {
 
 namespace {
 
-// An event pair, destroyed with the timing however it ends.
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// An event pair in the current context, destroyed however the timing ends.
 class EventPair {
  public:
   EventPair() = default;
@@ -29,35 +36,60 @@ class EventPair {
     return driver.check(driver.api().event_create(&stop_, CU_EVENT_DEFAULT), "cuEventCreate");
   }
 
-  // Milliseconds of one call, recorded around it on `stream`.
-  [[nodiscard]] Result<double> time(const Kernel& kernel, const ExecArgs& args) const {
+  // Records start, makes `calls` calls, records stop and waits for it:
+  // milliseconds per call.
+  [[nodiscard]] Result<double> time(const Kernel& kernel, const ExecArgs& args, int calls) const {
     const CudaDriver& driver = CudaDriver::instance();
     const auto& api = driver.api();
     const auto stream = static_cast<CUstream>(args.stream);
     if (Status s = driver.check(api.event_record(start_, stream), "cuEventRecord"); !s.is_ok()) return s;
-    if (Status s = kernel.execute(args); !s.is_ok()) return s;
+    for (int i = 0; i < calls; ++i)
+      if (Status s = kernel.execute(args); !s.is_ok()) return s;
     if (Status s = driver.check(api.event_record(stop_, stream), "cuEventRecord"); !s.is_ok()) return s;
-    if (Status s = driver.check(api.event_synchronize(stop_), "cuEventSynchronize"); !s.is_ok()) return s;
+    if (Status s = wait(); !s.is_ok()) return s;
     float ms = 0;
     if (Status s = driver.check(api.event_elapsed_time(&ms, start_, stop_), "cuEventElapsedTime");
         !s.is_ok())
       return s;
-    return static_cast<double>(ms);
+    return static_cast<double>(ms) / calls;
+  }
+
+  // Waits until everything queued on `stream` so far has run.
+  [[nodiscard]] Status drain(const ExecArgs& args) const {
+    const CudaDriver& driver = CudaDriver::instance();
+    if (Status s = driver.check(driver.api().event_record(stop_, static_cast<CUstream>(args.stream)),
+                                "cuEventRecord");
+        !s.is_ok())
+      return s;
+    return wait();
   }
 
  private:
+  [[nodiscard]] Status wait() const {
+    const CudaDriver& driver = CudaDriver::instance();
+    return driver.check(driver.api().event_synchronize(stop_), "cuEventSynchronize");
+  }
+
   CUevent start_ = nullptr;
   CUevent stop_ = nullptr;
 };
 
-Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args, int calls) {
+Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& args,
+                                         const DeviceContext& device, int batches) {
   if (const Status& timing = CudaDriver::instance().timing_available(); !timing.is_ok())
     return timing;
+  const ContextScope scope = device.enter();  // events live in the kernel's context
+  if (!scope.status().is_ok()) return scope.status();
   EventPair events;
   if (Status s = events.create(); !s.is_ok()) return s;
+  // Warm-up: caches, clocks, workspaces, and the estimate that sizes a batch.
+  const auto start = Clock::now();
+  if (Status s = kernel.execute(args); !s.is_ok()) return s;
+  if (Status s = events.drain(args); !s.is_ok()) return s;
+  const int calls = calls_per_batch(ms_since(start));
   std::vector<double> times;
-  for (int i = 0; i < calls; ++i) {
-    auto ms = events.time(kernel, args);
+  for (int i = 0; i < batches; ++i) {
+    auto ms = events.time(kernel, args, calls);
     if (!ms.is_ok()) return ms.status();
     times.push_back(ms.value());
   }
@@ -65,27 +97,37 @@ Result<std::vector<double>> device_times(const Kernel& kernel, const ExecArgs& a
 }
 
 Result<std::vector<double>> host_times(const Kernel& kernel, const ExecArgs& args, int calls) {
+  if (Status s = kernel.execute(args); !s.is_ok()) return s;  // warm-up
   std::vector<double> times;
   for (int i = 0; i < calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     if (Status s = kernel.execute(args); !s.is_ok()) return s;
-    times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(ms_since(start));
   }
   return times;
 }
 
 }  // namespace
 
-Result<double> median_kernel_ms(const Kernel& kernel, const ExecArgs& args, bool on_device,
-                                int calls) {
-  if (calls < 1) return Status::invalid("timing needs at least one call (calls >= 1)");
-  if (Status s = kernel.execute(args); !s.is_ok()) return s;  // warm-up: caches, clocks, workspaces
-  auto times = on_device ? device_times(kernel, args, calls) : host_times(kernel, args, calls);
+int calls_per_batch(double warmup_ms) {
+  if (!(warmup_ms > 0)) return kMaxCallsPerBatch;  // below the clock's resolution
+  if (warmup_ms >= kTargetBatchMs) return 1;
+  return static_cast<int>(std::min<double>(std::ceil(kTargetBatchMs / warmup_ms), kMaxCallsPerBatch));
+}
+
+double median_of(std::span<double> samples) {
+  const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+  std::nth_element(samples.begin(), middle, samples.end());
+  return *middle;
+}
+
+Result<double> median_kernel_ms(const Kernel& kernel, const ExecArgs& args,
+                                const DeviceContext* device, int batches) {
+  if (batches < 1) return Status::invalid("timing needs at least one sample (batches >= 1)");
+  auto times = device != nullptr ? device_times(kernel, args, *device, batches)
+                                 : host_times(kernel, args, batches);
   if (!times.is_ok()) return times.status();
-  std::vector<double>& t = times.value();
-  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-  return t[t.size() / 2];
+  return median_of(times.value());
 }
 
 }  // namespace convjit

@@ -3,15 +3,27 @@
 #include <cuda.h>
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace convjit {
 
 namespace {
 
-// CU_STREAM_PER_THREAD names a different stream on every thread, so the
-// handle alone does not say which calls are ordered: key it by thread.
-const void* stream_identity(const void* stream) {
-  static thread_local const char this_thread = 0;
-  return stream == static_cast<const void*>(CU_STREAM_PER_THREAD) ? &this_thread : stream;
+bool is_per_thread(const void* stream) {
+  return stream == static_cast<const void*>(CU_STREAM_PER_THREAD);
+}
+
+// A stream's key: its handle, or for CU_STREAM_PER_THREAD this thread's
+// number, odd so that it meets no handle (handles are aligned pointers,
+// and the two odd special handles, CU_STREAM_LEGACY (1) and
+// CU_STREAM_PER_THREAD (2), are below the first number, 3).  Unlike a
+// thread_local's address, a number is never reused by a later thread.
+std::uintptr_t stream_key(const void* stream) {
+  if (!is_per_thread(stream)) return reinterpret_cast<std::uintptr_t>(stream);
+  static std::atomic<std::uintptr_t> next_thread{1};
+  static thread_local const std::uintptr_t this_thread =
+      next_thread.fetch_add(1, std::memory_order_relaxed) * 2 + 1;
+  return this_thread;
 }
 
 }  // namespace
@@ -31,37 +43,56 @@ StreamWorkspaces::StreamWorkspaces(std::size_t bytes, Allocate allocate, Release
 
 StreamWorkspaces::~StreamWorkspaces() {
   for (std::size_t i = 0; i < owned_count(); ++i) release_(slots_[i].memory);
+  if (reserved_ != nullptr) release_(reserved_);
+}
+
+Status StreamWorkspaces::reserve() {
+  if (bytes_ == 0) return Status::ok();
+  std::lock_guard lock(grow_mutex_);
+  if (reserved_ != nullptr || published_.load(std::memory_order_relaxed) > 0) return Status::ok();
+  auto memory = allocate_(bytes_);
+  if (!memory.is_ok()) return memory.status();
+  reserved_ = memory.value();
+  return Status::ok();
 }
 
 Result<void*> StreamWorkspaces::for_call(const ExecArgs& args, std::string_view user) {
   if (bytes_ == 0) return static_cast<void*>(nullptr);
   auto given = caller_workspace(args, bytes_, user);
   if (!given.is_ok() || given.value() != nullptr) return given;
-  const void* stream = stream_identity(args.stream);
+  const std::uintptr_t stream = stream_key(args.stream);
   if (const Slot* slot = find(stream, owned_count())) return slot->memory;
-  return own_buffer(stream, user);
+  return own_buffer(stream, is_per_thread(args.stream), user);
 }
 
-const StreamWorkspaces::Slot* StreamWorkspaces::find(const void* stream, std::size_t count) const {
+const StreamWorkspaces::Slot* StreamWorkspaces::find(std::uintptr_t stream,
+                                                     std::size_t count) const {
   for (std::size_t i = 0; i < count; ++i)
     if (slots_[i].stream == stream) return &slots_[i];
   return nullptr;
 }
 
-Result<void*> StreamWorkspaces::own_buffer(const void* stream, std::string_view user) {
+Result<void*> StreamWorkspaces::own_buffer(std::uintptr_t stream, bool per_thread,
+                                           std::string_view user) {
   std::lock_guard lock(grow_mutex_);
   const std::size_t count = published_.load(std::memory_order_relaxed);
   if (const Slot* slot = find(stream, count)) return slot->memory;  // another thread won
   if (count == kMaxStreams)
-    return Status::not_available(
-        fmt::format("{} keeps a {}-byte workspace for each of at most {} streams, and this is "
-                    "stream {}; pass a workspace in convjit_exec_t",
-                    user, bytes_, kMaxStreams, count + 1));
-  auto memory = allocate_(bytes_);
-  if (!memory.is_ok()) return memory.status();
-  slots_[count] = {stream, memory.value()};
+    return Status::not_available(fmt::format(
+        "{} keeps a {}-byte workspace for each of at most {} streams, and this is stream {}{}; "
+        "pass a workspace in convjit_exec_t",
+        user, bytes_, kMaxStreams, count + 1,
+        per_thread ? " (CU_STREAM_PER_THREAD counts once for every thread that ever used it)"
+                   : ""));
+  void* memory = std::exchange(reserved_, nullptr);
+  if (memory == nullptr) {
+    auto allocated = allocate_(bytes_);
+    if (!allocated.is_ok()) return allocated.status();
+    memory = allocated.value();
+  }
+  slots_[count] = {stream, memory};
   published_.store(count + 1, std::memory_order_release);
-  return memory.value();
+  return memory;
 }
 
 }  // namespace convjit

@@ -5,11 +5,19 @@
 // order, so they can share a buffer; calls on different streams may
 // overlap, so each stream gets its own.  The lookup is lock-free; only the
 // first call on a new stream allocates, under the kernel's own mutex.
+//
+// CU_STREAM_PER_THREAD is a different stream on every thread, so it is
+// keyed by a number each thread draws once and that no later thread gets
+// again: a buffer is never handed to a new thread while an exited thread's
+// last kernel may still be using it.  The price is that every thread that
+// ever called with it holds one of the kMaxStreams slots for the kernel's
+// life; past that the call fails and says to pass a workspace.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -40,6 +48,11 @@ class StreamWorkspaces {
 
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
 
+  // Allocates now the buffer that the first stream to call will own, so
+  // that running out of memory shows at build, where another algorithm or
+  // backend can be tried, rather than at the first call.
+  [[nodiscard]] Status reserve();
+
   // The memory this call uses (nullptr when the kernel needs none).
   [[nodiscard]] Result<void*> for_call(const ExecArgs& args, std::string_view user);
 
@@ -50,11 +63,12 @@ class StreamWorkspaces {
 
  private:
   struct Slot {
-    const void* stream = nullptr;
+    std::uintptr_t stream = 0;  // stream_key()
     void* memory = nullptr;
   };
-  [[nodiscard]] Result<void*> own_buffer(const void* stream, std::string_view user);
-  [[nodiscard]] const Slot* find(const void* stream, std::size_t count) const;
+  [[nodiscard]] Result<void*> own_buffer(std::uintptr_t stream, bool per_thread,
+                                         std::string_view user);
+  [[nodiscard]] const Slot* find(std::uintptr_t stream, std::size_t count) const;
 
   std::size_t bytes_;
   Allocate allocate_;
@@ -62,6 +76,7 @@ class StreamWorkspaces {
   std::array<Slot, kMaxStreams> slots_{};  // [0, published_) are filled and never change
   std::atomic<std::size_t> published_{0};
   std::mutex grow_mutex_;
+  void* reserved_ = nullptr;  // under grow_mutex_
 };
 
 }  // namespace convjit

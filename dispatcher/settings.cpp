@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <mutex>
 
@@ -103,6 +104,23 @@ void read_allow_tf32(EnvLookup lookup, Settings& s, std::vector<std::string>& wa
       fmt::format("CONVJIT_ALLOW_TF32='{}' is not 0 or 1; ignored (f32 stays off TF32)", value));
 }
 
+void read_cudnn_workspace_limit(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_CUDNN_WORKSPACE_LIMIT");
+  if (value == nullptr) return;
+  const std::string_view v(value);
+  std::size_t mib = 0;
+  const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), mib);
+  constexpr std::size_t kMaxMib = std::size_t{1} << 40;  // keeps mib << 20 in range
+  if (v.empty() || error != std::errc() || end != v.data() + v.size() || mib > kMaxMib) {
+    warnings.push_back(fmt::format(
+        "CONVJIT_CUDNN_WORKSPACE_LIMIT='{}' is not a whole number of MiB; ignored (the limit "
+        "stays {} MiB)",
+        value, kDefaultCudnnWorkspaceLimitMib));
+    return;
+  }
+  s.cudnn_workspace_limit_mib = {mib, SettingSource::environment, "CONVJIT_CUDNN_WORKSPACE_LIMIT"};
+}
+
 }  // namespace
 
 std::string_view policy_name(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
@@ -157,6 +175,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_policy(lookup, s, warnings);
   read_arch(lookup, s, warnings);
   read_allow_tf32(lookup, s, warnings);
+  read_cudnn_workspace_limit(lookup, s, warnings);
   return s;
 }
 

@@ -32,6 +32,10 @@ enum class SettingSource { default_value, environment, api };
 
 [[nodiscard]] std::string_view source_name(SettingSource source);
 
+// 1 GiB: more than any cuDNN algorithm needs for the reference models'
+// layers at batch 256, and small beside a training GPU's memory.
+constexpr std::size_t kDefaultCudnnWorkspaceLimitMib = 1024;
+
 template <class T>
 struct Setting {
   T value{};
@@ -47,6 +51,9 @@ struct Settings {
   Setting<Policy> policy{Policy::automatic, SettingSource::default_value, "default"};
   Setting<std::string> arch;  // empty: take it from the GPU
   Setting<bool> allow_tf32;   // f32 on TF32 tensor cores (cuDNN); read when a kernel is built
+  // The most workspace one cuDNN algorithm may take, in MiB; read when a kernel is built.
+  Setting<std::size_t> cudnn_workspace_limit_mib{kDefaultCudnnWorkspaceLimitMib,
+                                                 SettingSource::default_value, "default"};
 };
 
 // Reads settings from an environment lookup (getenv in production).

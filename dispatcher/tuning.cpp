@@ -92,7 +92,7 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
   const StagedOperands staged(context, host);
   if (!staged.status().is_ok()) return staged.status();
   for (TuningCandidate& c : candidates) {
-    auto ms = median_kernel_ms(*c.kernel, staged.args(), staged.context() != nullptr);
+    auto ms = median_kernel_ms(*c.kernel, staged.args(), staged.context());
     c.ms = ms.is_ok() ? ms.value() : -1;
     c.result = ms.is_ok() ? fmt::format("{:.4f} ms", ms.value()) : "failed: " + ms.status().message();
   }

@@ -483,6 +483,7 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto report = nlohmann::json::parse(r.output);
   EXPECT_EQ(report["device"], "host");
+  EXPECT_EQ(report["measure"], "wall time per call on the host, median over calls");
   EXPECT_EQ(report["backends"], nlohmann::json::array({"reference"}));
   EXPECT_TRUE(report["peaks"].is_null());  // no known limits for the host
   ASSERT_EQ(report["ops"].size(), 72u);  // as many as `run` finds
@@ -508,9 +509,9 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_EQ(max_pools, 1);
   const Outcome text = convjit("bench --model yolo11n --imgsz 32 --reps 1");
   ASSERT_EQ(text.exit_code, 0) << text.output;
-  EXPECT_NE(text.first_line().find("convjit bench: yolo11n on host, median of 1 calls"),
-            std::string::npos)
-      << text.output;
+  EXPECT_EQ(text.first_line(), "convjit bench: yolo11n on host, a backend's best variant");
+  EXPECT_EQ(text.line_starting("measure:"),
+            "measure: wall time per call on the host, median over calls (1 calls)");
   EXPECT_NE(text.line_starting("b0.conv").find("GF/s"), std::string::npos) << text.output;
 }
 

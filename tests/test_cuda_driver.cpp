@@ -1,12 +1,15 @@
 // The CUDA driver's symbol table (cuda/cuda_driver.hpp) against fake driver
 // libraries: every required symbol found, the timing functions optional,
 // and cuEventElapsedTime standing in for the _v2 name that drivers before
-// CUDA 12.8 lack.
+// CUDA 12.8 lack.  ContextScope against the fake's context stack: the
+// caller's current context comes back however the scope ends.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
+#include "cuda/context_scope.hpp"
 #include "cuda/cuda_driver.hpp"
 
 namespace convjit {
@@ -88,6 +91,71 @@ TEST(CudaDriverApi, WithoutADriverTimingIsUnavailableToo) {
   const CudaDriver& driver = CudaDriver::instance();
   if (driver.available().is_ok()) GTEST_SKIP() << "this machine has a driver";
   EXPECT_EQ(driver.timing_available().message(), driver.available().message());
+}
+
+// The fake driver's view of this thread's current context.
+CUcontext current_context(const FakeDriver& driver) {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  auto get = reinterpret_cast<GetCurrent>(::dlsym(driver.handle(), "cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  EXPECT_EQ(get(&context), CUDA_SUCCESS);
+  return context;
+}
+
+void set_current_context(const FakeDriver& driver, CUcontext context) {
+  using SetCurrent = CUresult (*)(CUcontext);
+  auto set = reinterpret_cast<SetCurrent>(::dlsym(driver.handle(), "cuCtxSetCurrent"));
+  ASSERT_EQ(set(context), CUDA_SUCCESS);
+}
+
+CUcontext fake_context(std::uintptr_t id) { return reinterpret_cast<CUcontext>(id); }
+
+TEST(ContextScope, GivesTheCallersOwnContextBackOnTheWayOut) {
+  const FakeDriver driver("libfake_cuda_driver.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  const Resolved r = resolve(driver);
+  const CUcontext callers = fake_context(0x1000), convjits = fake_context(0x2000);
+  set_current_context(driver, callers);
+  {
+    const ContextScope scope(r.api, convjits);
+    ASSERT_TRUE(scope.status().is_ok()) << scope.status().message();
+    EXPECT_EQ(current_context(driver), convjits);
+    {
+      const ContextScope nested(r.api, convjits);  // an entry point calling another
+      EXPECT_EQ(current_context(driver), convjits);
+    }
+    EXPECT_EQ(current_context(driver), convjits);
+  }
+  EXPECT_EQ(current_context(driver), callers);
+  set_current_context(driver, nullptr);
+}
+
+TEST(ContextScope, WorksForACallerWithNoContextCurrent) {
+  const FakeDriver driver("libfake_cuda_driver.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  const Resolved r = resolve(driver);
+  ASSERT_EQ(current_context(driver), nullptr);
+  {
+    const ContextScope scope(r.api, fake_context(0x2000));
+    EXPECT_EQ(current_context(driver), fake_context(0x2000));
+  }
+  EXPECT_EQ(current_context(driver), nullptr);
+}
+
+TEST(ContextScope, AFailedPushSaysWhyAndPopsNothing) {
+  const FakeDriver driver("libfake_cuda_driver.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  const Resolved r = resolve(driver);
+  const CUcontext callers = fake_context(0x1000);
+  set_current_context(driver, callers);
+  {
+    const ContextScope scope(r.api, fake_context(0xbad));  // the fake refuses it
+    EXPECT_EQ(scope.status().code(), CONVJIT_STATUS_EXECUTION_FAILED);
+    EXPECT_EQ(scope.status().message(),
+              "cuCtxPushCurrent failed: invalid device context (201)");
+  }
+  EXPECT_EQ(current_context(driver), callers);
+  set_current_context(driver, nullptr);
 }
 
 }  // namespace

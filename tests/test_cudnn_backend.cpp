@@ -4,6 +4,8 @@
 // GPU are checked by test_gpu_backends.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <set>
 
 
@@ -13,8 +15,11 @@
 #include "cudnn/cudnn_problem.hpp"
 #include "cuda/cuda_driver.hpp"
 #include "descriptor_builder.hpp"
+#include "descriptor_name.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/problems.hpp"
+#include "support/tie_free_pool_input.hpp"
+#include "operand_layout.hpp"
 
 namespace convjit {
 namespace {
@@ -135,6 +140,96 @@ TEST(CudnnProblem, PoolingDeclinesDilationAndCeilShapesThatFloorDoesNotGive) {
   expect_declined(pool_descriptor(ceil), "(ceil mode)");
   PoolCase plain{1, 2, {6, 6}, {3, 3}, {2, 2}, {1, 1}};
   EXPECT_TRUE(cudnn_problem(pool_descriptor(plain)).is_ok());
+}
+
+// Max-pool backward recomputes y into scratch that cudnnPoolingBackward
+// reads with dy's descriptor (it refuses a y and dy whose strides differ),
+// so the scratch must span as far as dy's own layout does.
+TEST(CudnnProblem, MaxPoolBackwardScratchSpansDysOwnLayout) {
+  for (TestLayout layout : {TestLayout::nchw, TestLayout::nhwc, TestLayout::halo})
+    for (bool three_d : {false, true}) {
+      PoolCase c{2, 3, {7, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 0}};
+      if (three_d) c = {2, 3, {5, 7, 6}, {2, 3, 2}, {1, 2, 1}, {0, 1, 0}, {0, 1, 0}};
+      c.layout = layout;
+      SCOPED_TRACE(std::string(test::layout_name(layout)) + (three_d ? " 3D" : " 2D"));
+      const OpDescriptor d = pool_descriptor(c, Direction::bwd);
+      auto p = cudnn_problem(d);
+      ASSERT_TRUE(p.is_ok()) << p.status().message();
+      const CudnnTensorShape& dy = p.value().y;
+      std::size_t last = 0;  // the last element's offset, from the descriptor itself
+      for (int i = 0; i < d.rank(); ++i) {
+        EXPECT_EQ(dy.dims[i], d.y_dims[i]) << i;
+        EXPECT_EQ(dy.strides[i], d.y_strides[i]) << i;
+        last += static_cast<std::size_t>((d.y_dims[i] - 1) * d.y_strides[i]);
+      }
+      EXPECT_EQ(element_span(dy), last + 1);
+      std::size_t count = 1;
+      for (int i = 0; i < dy.rank; ++i) count *= static_cast<std::size_t>(dy.dims[i]);
+      if (layout == TestLayout::halo) {
+        EXPECT_GT(element_span(dy), count);
+      } else {
+        EXPECT_EQ(element_span(dy), count);
+      }
+    }
+}
+
+// The values in window (n, c, origin) of a pool over `d`'s x, padding left out.
+std::vector<double> window_values(const OpDescriptor& d, const std::vector<unsigned char>& x,
+                                  std::int64_t n, std::int64_t c, const Dims3& origin) {
+  std::vector<double> values;
+  std::int64_t cells = 1;
+  for (int i = 0; i < d.spatial_dims; ++i) cells *= d.window[i];
+  for (std::int64_t cell = 0; cell < cells; ++cell) {
+    std::int64_t offset = n * d.x_strides[0] + c * d.x_strides[1], rest = cell;
+    bool inside = true;
+    for (int i = d.spatial_dims - 1; i >= 0; --i) {
+      const std::int64_t at = origin[i] + rest % d.window[i];
+      rest /= d.window[i];
+      inside = inside && at >= 0 && at < d.x_dims[i + 2];
+      offset += at * d.x_strides[i + 2];
+    }
+    if (inside) values.push_back(load_element(x.data(), static_cast<std::size_t>(offset), d.dtype));
+  }
+  return values;
+}
+
+// cuDNN's max-pool backward is compared on such inputs (test_gpu_backends):
+// here, on the host, no window of cuDNN's random pool sets holds its
+// maximum twice, in bf16 where random inputs tie most.
+TEST(TieFreePoolInput, NoWindowOfTheCudnnSetsHoldsItsMaximumTwice) {
+  std::mt19937 rng(7);
+  int windows = 0;
+  for (const OpDescriptor& d : test::random_pool_descriptors(rng, DataType::bf16, 12, true)) {
+    if (d.pool_mode != PoolingMode::max || d.direction != Direction::bwd) continue;
+    SCOPED_TRACE(descriptor_name(d));
+    std::vector<unsigned char> x(slot_bytes(d, Slot::x));
+    test::make_pool_input_tie_free(d, x, rng);
+    std::int64_t outputs = 1;
+    for (int i = 0; i < d.spatial_dims; ++i) outputs *= d.y_dims[i + 2];
+    for (std::int64_t n = 0; n < d.x_dims[0]; ++n)
+      for (std::int64_t c = 0; c < d.x_dims[1]; ++c)
+        for (std::int64_t o = 0; o < outputs; ++o) {
+          Dims3 origin{};
+          std::int64_t rest = o;
+          for (int i = d.spatial_dims - 1; i >= 0; --i) {
+            origin[i] = (rest % d.y_dims[i + 2]) * d.stride[i] - d.pad_begin[i];
+            rest /= d.y_dims[i + 2];
+          }
+          const auto values = window_values(d, x, n, c, origin);
+          if (values.empty()) continue;
+          const double top = *std::max_element(values.begin(), values.end());
+          ASSERT_EQ(std::count(values.begin(), values.end(), top), 1) << "window " << o;
+          ++windows;
+        }
+  }
+  EXPECT_GT(windows, 400);  // every case was looked at
+}
+
+TEST(CudnnProblem, ElementSpanOfAnEmptyTensorIsZero) {
+  CudnnTensorShape empty{4, {2, 0, 3, 3}, {0, 9, 3, 1}};
+  EXPECT_EQ(element_span(empty), 0u);
+  CudnnTensorShape one{4, {1, 1, 1, 1}, {1, 1, 1, 1}};
+  EXPECT_EQ(element_span(one), 1u);
 }
 
 TEST(CudnnProblem, AveragePoolingCountingPaddingDeclinesWindowsPastPadEnd) {
@@ -281,6 +376,80 @@ TEST(CudnnAlgorithms, IdsAreDistinctPerAlgorithmAndMathType) {
       EXPECT_TRUE(ids.insert(id).second) << id;
     }
   EXPECT_TRUE(ids.contains("algo1-tensor-op-with-conversion"));
+}
+
+// The build-time choice (cudnn_algorithm.hpp): cuDNN's workspace query
+// confirms each algorithm, the cap passes over the greedy ones, and an
+// algorithm whose workspace cannot be allocated gives way to the next.
+TEST(CudnnAlgorithms, TheBuildPassesOverRefusedAndGreedyAlgorithmsInTheHeuristicsOrder) {
+  const std::vector<CudnnAlgorithm> ranked{{6, 1 << 20, CUDNN_TENSOR_OP_MATH, true},
+                                           {1, 100, CUDNN_FMA_MATH, true},
+                                           {0, 0, CUDNN_FMA_MATH, true},
+                                           {2, 8, CUDNN_FMA_MATH, true}};
+  // cuDNN refuses algorithm 1 for these descriptors; the query's sizes
+  // replace the heuristics' estimates.
+  const WorkspaceQuery query = [](const CudnnAlgorithm& a) -> Result<std::size_t> {
+    if (a.algorithm == 1)
+      return Status(CONVJIT_STATUS_UNSUPPORTED,
+                    "cudnnGetConvolutionForwardWorkspaceSize failed: CUDNN_STATUS_NOT_SUPPORTED "
+                    "(3000)");
+    return a.algorithm == 6 ? std::size_t{3} << 30 : a.workspace_bytes + 16;
+  };
+  std::string passed_over;
+  const auto confirmed = confirmed_cudnn_algorithms(ranked, workspace_cap(1 << 30, 2 << 30),
+                                                    query, passed_over);
+  ASSERT_EQ(confirmed.size(), 2u);
+  EXPECT_EQ(confirmed[0].id(), "algo0-fma");
+  EXPECT_EQ(confirmed[0].workspace_bytes, 16u);
+  EXPECT_EQ(confirmed[1].id(), "algo2-fma");
+  EXPECT_EQ(confirmed[1].workspace_bytes, 24u);
+  EXPECT_EQ(passed_over,
+            "algo6-tensor-op: needs 3221225472 B of workspace, over the cap of 1073741824 B "
+            "(CONVJIT_CUDNN_WORKSPACE_LIMIT or the device's free memory); algo1-fma: "
+            "cudnnGetConvolutionForwardWorkspaceSize failed: CUDNN_STATUS_NOT_SUPPORTED (3000)");
+
+  // Algorithm 0's workspace cannot be had: algorithm 2 serves.
+  auto chosen = first_workable_cudnn_algorithm(
+      std::span<const CudnnAlgorithm>(confirmed),
+      [](const CudnnAlgorithm& a) -> Result<int> {
+        if (a.algorithm == 0) return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "cuMemAlloc failed");
+        return a.algorithm;
+      },
+      passed_over);
+  ASSERT_TRUE(chosen.is_ok()) << chosen.status().message();
+  EXPECT_EQ(chosen.value(), 2);
+  EXPECT_NE(passed_over.find("; algo0-fma: cuMemAlloc failed"), std::string::npos) << passed_over;
+}
+
+TEST(CudnnAlgorithms, WhenNoneCanRunTheErrorNamesEveryOnePassedOver) {
+  std::string passed_over = "algo6-tensor-op: needs 9 B of workspace, over the cap of 8 B";
+  const std::vector<CudnnAlgorithm> confirmed{{1, 4, CUDNN_FMA_MATH, true}};
+  auto none = first_workable_cudnn_algorithm(
+      std::span<const CudnnAlgorithm>(confirmed),
+      [](const CudnnAlgorithm&) -> Result<int> {
+        return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "cuMemAlloc failed: out of memory (2)");
+      },
+      passed_over);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_EQ(none.status().code(), CONVJIT_STATUS_OUT_OF_MEMORY);
+  EXPECT_EQ(none.status().message(),
+            "cuMemAlloc failed: out of memory (2) (passed over: algo6-tensor-op: needs 9 B of "
+            "workspace, over the cap of 8 B; algo1-fma: cuMemAlloc failed: out of memory (2))");
+  std::string nothing_confirmed = "algo1-fma: needs 9 B of workspace, over the cap of 0 B";
+  auto empty = first_workable_cudnn_algorithm(
+      std::span<const CudnnAlgorithm>(), [](const CudnnAlgorithm&) -> Result<int> { return 0; },
+      nothing_confirmed);
+  ASSERT_FALSE(empty.is_ok());
+  EXPECT_EQ(empty.status().code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_EQ(empty.status().message(),
+            "cuDNN offers no algorithm that can run here (passed over: algo1-fma: needs 9 B of "
+            "workspace, over the cap of 0 B)");
+}
+
+TEST(CudnnAlgorithms, TheCapIsTheSettingOrTheFreeMemoryWhicheverIsLess) {
+  EXPECT_EQ(workspace_cap(std::size_t{1} << 30, std::size_t{80} << 30), std::size_t{1} << 30);
+  EXPECT_EQ(workspace_cap(std::size_t{1} << 30, 512u << 20), 512u << 20);
+  EXPECT_EQ(workspace_cap(0, std::size_t{80} << 30), 0u);
 }
 
 TEST(CudnnBackend, DeclinesTheHostAndMachinesWithoutADriverWithTheReason) {

@@ -3,13 +3,20 @@
 // outputs poisoned with NaN first.  cuDNN gets the random sets with
 // symmetric padding, floor-mode pools and no pool dilation, which it
 // expresses (cudnn_problem.hpp; test_cudnn_backend.cpp checks that it
-// declines none of them); the JIT gets the general sets.  Without a CUDA
-// device every test is skipped with the reason.
+// declines none of them); the JIT gets the general sets.  cuDNN's max-pool
+// backward gets tie-free inputs (support/tie_free_pool_input.hpp).  Beyond
+// the plain call: alpha and beta, a stream of the test's own, a workspace
+// the caller passes, several threads at once, and another device, each
+// leaving the caller's current context as it was.  Without a CUDA device
+// every test is skipped with the reason.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 #include <random>
+#include <thread>
 
 #include "cuda/device_buffer.hpp"
 #include "cudnn/cudnn_backend.hpp"
@@ -22,11 +29,53 @@
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/temp_directory.hpp"
+#include "support/tie_free_pool_input.hpp"
+#include "settings.hpp"
 
 namespace convjit {
 namespace {
 
 constexpr convjit_device_t kGpu{CONVJIT_DEVICE_CUDA, 0};
+
+// How a check calls the GPU beyond the plain call.
+struct CallOptions {
+  double alpha = 1.0, beta = 0.0;
+  CUstream stream = nullptr;  // waited for before the output is read
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+// The thread's current context, as the driver reports it (the product's
+// driver table has no use for cuCtxGetCurrent, so the test looks it up).
+CUcontext current_context() {
+  static const auto get = reinterpret_cast<CUresult (*)(CUcontext*)>(
+      ::dlsym(::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD), "cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  EXPECT_EQ(get(&context), CUDA_SUCCESS);
+  return context;
+}
+
+// A non-blocking stream in `context`: no implicit ordering with the legacy
+// default stream, so a check that forgot to wait for it would read early.
+class TestStream {
+ public:
+  explicit TestStream(const DeviceContext& context) : context_(context) {
+    const ContextScope scope = context_.enter();
+    EXPECT_EQ(CudaDriver::instance().api().stream_create(&stream_, CU_STREAM_NON_BLOCKING),
+              CUDA_SUCCESS);
+  }
+  ~TestStream() {
+    const ContextScope scope = context_.enter();
+    (void)CudaDriver::instance().api().stream_destroy(stream_);
+  }
+  TestStream(const TestStream&) = delete;
+  TestStream& operator=(const TestStream&) = delete;
+  [[nodiscard]] CUstream get() const { return stream_; }
+
+ private:
+  const DeviceContext& context_;
+  CUstream stream_ = nullptr;
+};
 
 class GpuBackend : public ::testing::TestWithParam<std::string> {
  protected:
@@ -46,15 +95,18 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
 
   // Runs `d` on the GPU through the dispatcher and compares with the host
   // reference.
-  void check(const OpDescriptor& d, std::mt19937& rng) {
-    check_with(d, rng, [&](const ExecArgs& args) { return gpu_->execute(d, kGpu, args); });
+  void check(const OpDescriptor& d, std::mt19937& rng, const CallOptions& options = {}) {
+    check_with(
+        d, rng, [&](const ExecArgs& args) { return gpu_->execute(d, kGpu, args); }, options);
   }
 
   // The same, with `run` calling the GPU.
   void check_with(const OpDescriptor& d, std::mt19937& rng,
-                  const std::function<Status(const ExecArgs&)>& run) {
+                  const std::function<Status(const ExecArgs&)>& run,
+                  const CallOptions& options = {}) {
     SCOPED_TRACE(descriptor_name(d));
-    const test::HostOperands host = test::random_operands(d, rng);
+    test::HostOperands host = test::random_operands(d, rng, options.alpha, options.beta);
+    if (ties_matter(d)) test::make_pool_input_tie_free(d, host.x, rng);
     const Status support = backend_->check_support(d, kGpu);
     ASSERT_TRUE(support.is_ok()) << support.message();
     auto gx = staged(host.x), gw = staged(host.w), gdy = staged(host.dy), gout = staged(host.out);
@@ -62,13 +114,34 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
     if (args.x) args.x = gx->get();
     if (args.w) args.w = gw->get();
     if (args.dy) args.dy = gdy->get();
+    args.stream = options.stream;
+    args.workspace = options.workspace, args.workspace_bytes = options.workspace_bytes;
+    const CUcontext before = current_context();
     const Status gpu = run(args);
+    EXPECT_EQ(current_context(), before) << "the call left another context current";
+    if (gpu.code() == CONVJIT_STATUS_UNSUPPORTED && variant_run_) {
+      std::cout << "[ SKIPPED  ] variant not supported here: " << gpu.message() << "\n";
+      return;
+    }
     ASSERT_TRUE(gpu.is_ok()) << gpu.message();
-    const Status synced = context_->synchronize();
-    ASSERT_TRUE(synced.is_ok()) << synced.message();
+    ASSERT_TRUE(wait_for(options.stream).is_ok());
     std::vector<unsigned char> got(host.out.size());
     ASSERT_TRUE(gout->download(got.data()).is_ok());
     test::expect_matches_reference(d, host, got);
+  }
+
+  // cuDNN sends a tied maximum's gradient to an element of its choosing,
+  // the reference to the first (tie_free_pool_input.hpp).
+  bool ties_matter(const OpDescriptor& d) const {
+    return GetParam() == "cudnn" && d.is_pool() && d.pool_mode == PoolingMode::max &&
+           d.direction == Direction::bwd;
+  }
+
+  Status wait_for(CUstream stream) const {
+    if (stream == nullptr) return context_->synchronize();
+    const ContextScope scope = context_->enter();
+    return CudaDriver::instance().check(CudaDriver::instance().api().stream_synchronize(stream),
+                                        "cuStreamSynchronize");
   }
 
   // A device copy of `host`.
@@ -82,6 +155,7 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
   std::shared_ptr<DeviceContext> context_;
   Backend* backend_ = nullptr;
   std::unique_ptr<Dispatcher> gpu_;
+  bool variant_run_ = false;  // a variant cuDNN refuses at execute is skipped, with the reason
 };
 
 TEST_P(GpuBackend, RandomConvolutionsInEveryDirectionAndDtype) {
@@ -120,11 +194,64 @@ TEST_P(GpuBackend, EveryVariantMatchesTheReference) {
       auto variants = backend_->build_variants(d, kGpu, trace);
       ASSERT_TRUE(variants.is_ok()) << variants.status().message();
       ASSERT_FALSE(variants.value().empty());
+      variant_run_ = true;
       for (const KernelVariant& v : variants.value()) {
         SCOPED_TRACE("variant " + v.id);
         check_with(d, rng, [&](const ExecArgs& args) { return v.kernel->execute(args); });
       }
     }
+}
+
+// alpha scales the result and beta blends the output's old contents in
+// (the C API's contract), in every op and direction.
+TEST_P(GpuBackend, AlphaAndBetaScaleAndAccumulate) {
+  std::mt19937 rng(17);
+  const CallOptions blend{0.5, 0.75};
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 4, symmetric()))
+      check(d, rng, blend);
+    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 2, symmetric()))
+      check(d, rng, blend);
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 3)) check(d, rng, blend);
+  }
+}
+
+// On a non-blocking stream of the caller's: the work is queued there (the
+// check waits for that stream only), with and without a caller workspace.
+TEST_P(GpuBackend, RunsOnTheCallersStreamWithTheCallersWorkspace) {
+  const TestStream stream(*context_);
+  // As large as the cuDNN cap, so whichever algorithm serves fits in it.
+  auto workspace = DeviceBuffer::allocate(context_, std::size_t{kDefaultCudnnWorkspaceLimitMib} << 20);
+  ASSERT_TRUE(workspace.is_ok()) << workspace.status().message();
+  std::mt19937 rng(19);
+  for (DataType dtype : {DataType::f32, DataType::f16}) {
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 4, symmetric())) {
+      check(d, rng, {1.0, 0.0, stream.get()});
+      check(d, rng,
+            {1.0, 0.0, stream.get(), workspace.value()->get(), workspace.value()->bytes()});
+    }
+    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 2, symmetric()))
+      check(d, rng, {1.0, 0.0, stream.get(), workspace.value()->get(), workspace.value()->bytes()});
+  }
+}
+
+// Several threads at once, each on a stream of its own and on the legacy
+// and per-thread default streams, through one dispatcher: each thread
+// starts with no context current and must end with none.
+TEST_P(GpuBackend, SeveralThreadsAtOnceEachOnItsOwnStream) {
+  constexpr int kThreads = 6;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([this, t] {
+      EXPECT_EQ(current_context(), nullptr);
+      std::mt19937 rng(100 + t);
+      const TestStream own(*context_);
+      const CUstream streams[] = {own.get(), nullptr, CU_STREAM_PER_THREAD};
+      for (const OpDescriptor& d : test::random_conv_descriptors(rng, DataType::f32, 2, symmetric()))
+        check(d, rng, {1.0, 0.0, streams[t % 3]});
+      EXPECT_EQ(current_context(), nullptr);
+    });
+  for (auto& thread : threads) thread.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
@@ -169,6 +296,50 @@ TEST(GpuTunedPolicy, MeasuresTheJitAndEachCudnnAlgorithmAndStoresTheWinner) {
       << stored.value()->reason;
   (void)convjit_set_policy(nullptr);
   (void)convjit_set_cache_path(nullptr);
+}
+
+// A caller working on device 0 with its context current runs an op on
+// device 1: the op runs there, and device 0's context is current after.
+TEST(GpuDevices, AnOpOnAnotherDeviceLeavesTheCallersContextCurrent) {
+  auto home = DeviceContext::open(0);
+  if (!home.is_ok()) GTEST_SKIP() << "no CUDA device: " << home.status().message();
+  int count = 0;
+  ASSERT_EQ(CudaDriver::instance().api().device_get_count(&count), CUDA_SUCCESS);
+  if (count < 2) GTEST_SKIP() << "one CUDA device; this test needs two";
+  auto other = DeviceContext::open(1);
+  ASSERT_TRUE(other.is_ok()) << other.status().message();
+  const convjit_device_t second{CONVJIT_DEVICE_CUDA, 1};
+  std::mt19937 rng(23);
+  const ContextScope callers = home.value()->enter();
+  for (const char* policy : {"jit", "cudnn"}) {
+    SCOPED_TRACE(policy);
+    std::vector<std::unique_ptr<Backend>> chain;
+    if (std::string(policy) == "jit") chain.push_back(std::make_unique<JitBackend>());
+    else chain.push_back(std::make_unique<CudnnBackend>());
+    Dispatcher dispatcher(std::move(chain));
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, DataType::f32, 3, true)) {
+      SCOPED_TRACE(descriptor_name(d));
+      const test::HostOperands host = test::random_operands(d, rng);
+      auto buffer = [&](const std::vector<unsigned char>& bytes) {
+        auto b = DeviceBuffer::allocate(other.value(), bytes.size());
+        EXPECT_TRUE(b.is_ok() && b.value()->upload(bytes.data()).is_ok());
+        return std::move(b).value();
+      };
+      auto gx = buffer(host.x), gw = buffer(host.w), gdy = buffer(host.dy), gout = buffer(host.out);
+      ExecArgs args = host.args(d, gout->get());
+      if (args.x) args.x = gx->get();
+      if (args.w) args.w = gw->get();
+      if (args.dy) args.dy = gdy->get();
+      const Status run = dispatcher.execute(d, second, args);
+      ASSERT_TRUE(run.is_ok()) << run.message();
+      EXPECT_EQ(current_context(), home.value()->get());
+      ASSERT_TRUE(other.value()->synchronize().is_ok());
+      std::vector<unsigned char> got(host.out.size());
+      ASSERT_TRUE(gout->download(got.data()).is_ok());
+      EXPECT_EQ(current_context(), home.value()->get());
+      test::expect_matches_reference(d, host, got);
+    }
+  }
 }
 
 }  // namespace

@@ -111,6 +111,78 @@ TEST(KernelWorkspace, PerThreadDefaultStreamGetsABufferPerThread) {
   EXPECT_NE(here, there);
 }
 
+// One thread after another, as a pool that replaces its workers does: a
+// later thread's thread_local storage often sits where an exited one's
+// did, yet it must not inherit that thread's buffer, which the exited
+// thread's last kernel may still be using.
+TEST(KernelWorkspace, PerThreadDefaultStreamNeverHandsAnExitedThreadsBufferOn) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  void* per_thread = static_cast<void*>(CU_STREAM_PER_THREAD);
+  constexpr int kThreads = 6;
+  for (int t = 0; t < kThreads; ++t)
+    std::thread([&] { ASSERT_TRUE(workspaces.for_call(on_stream(per_thread), "k").is_ok()); }).join();
+  EXPECT_EQ(allocator.allocations, kThreads);
+  EXPECT_EQ(workspaces.owned_count(), static_cast<std::size_t>(kThreads));
+}
+
+TEST(KernelWorkspace, ThePerThreadStreamsThreadBeyondTheLimitIsToldWhyAndWhatToDo) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  void* per_thread = static_cast<void*>(CU_STREAM_PER_THREAD);
+  for (std::size_t t = 0; t < StreamWorkspaces::kMaxStreams; ++t)
+    std::thread([&] { ASSERT_TRUE(workspaces.for_call(on_stream(per_thread), "k").is_ok()); }).join();
+  Status extra;
+  std::thread([&] { extra = workspaces.for_call(on_stream(per_thread), "this JIT kernel").status(); })
+      .join();
+  EXPECT_EQ(extra.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_EQ(extra.message(),
+            "this JIT kernel keeps a 64-byte workspace for each of at most 32 streams, and this is "
+            "stream 33 (CU_STREAM_PER_THREAD counts once for every thread that ever used it); "
+            "pass a workspace in convjit_exec_t");
+  ExecArgs given = on_stream(per_thread);
+  std::vector<unsigned char> own(64);
+  given.workspace = own.data();
+  given.workspace_bytes = own.size();
+  std::thread([&] { EXPECT_EQ(workspaces.for_call(given, "k").value(), own.data()); }).join();
+}
+
+TEST(KernelWorkspace, AReservedBufferGoesToTheFirstStreamWithoutAnotherAllocation) {
+  CountingAllocator allocator;
+  {
+    StreamWorkspaces workspaces = allocator.make(64);
+    ASSERT_TRUE(workspaces.reserve().is_ok());
+    ASSERT_TRUE(workspaces.reserve().is_ok());  // once is enough
+    EXPECT_EQ(allocator.allocations, 1);
+    EXPECT_EQ(workspaces.owned_count(), 0u);
+    void* first = workspaces.for_call(on_stream(fake_stream(1)), "k").value();
+    EXPECT_EQ(allocator.allocations, 1);
+    EXPECT_NE(workspaces.for_call(on_stream(fake_stream(2)), "k").value(), first);
+    EXPECT_EQ(allocator.allocations, 2);
+  }
+  EXPECT_EQ(allocator.releases, 2);
+  {
+    StreamWorkspaces unused = allocator.make(64);
+    ASSERT_TRUE(unused.reserve().is_ok());
+  }
+  EXPECT_EQ(allocator.releases, 3);  // a reserve no stream claimed is released too
+  StreamWorkspaces none = allocator.make(0);
+  EXPECT_TRUE(none.reserve().is_ok());
+  EXPECT_EQ(allocator.allocations, 3);
+}
+
+TEST(KernelWorkspace, AReserveThatCannotAllocateSaysWhy) {
+  StreamWorkspaces workspaces(
+      64,
+      [](std::size_t) -> Result<void*> {
+        return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "cuMemAlloc failed: out of memory");
+      },
+      [](void*) {});
+  const Status reserved = workspaces.reserve();
+  EXPECT_EQ(reserved.code(), CONVJIT_STATUS_OUT_OF_MEMORY);
+  EXPECT_EQ(reserved.message(), "cuMemAlloc failed: out of memory");
+}
+
 TEST(KernelWorkspace, ConcurrentFirstCallsGetDistinctBuffersOncePerStream) {
   CountingAllocator allocator;
   StreamWorkspaces workspaces = allocator.make(64);

@@ -102,6 +102,24 @@ TEST(Settings, Tf32IsOffUnlessExplicitlyAllowed) {
   EXPECT_EQ(store.snapshot()->allow_tf32.value, before);
 }
 
+TEST(Settings, CudnnWorkspaceLimitIsWholeMibWithAOneGibDefault) {
+  EXPECT_EQ(read({}).cudnn_workspace_limit_mib.value, 1024u);
+  const Settings small = read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", "64"}});
+  EXPECT_EQ(small.cudnn_workspace_limit_mib.value, 64u);
+  EXPECT_EQ(small.cudnn_workspace_limit_mib.origin, "CONVJIT_CUDNN_WORKSPACE_LIMIT");
+  EXPECT_EQ(read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", "0"}}).cudnn_workspace_limit_mib.value, 0u);
+  for (const char* bad : {"", "1.5", "-1", "64M", "99999999999999999999"}) {
+    std::vector<std::string> warnings;
+    EXPECT_EQ(read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", bad}}, &warnings).cudnn_workspace_limit_mib.value,
+              1024u)
+        << bad;
+    ASSERT_EQ(warnings.size(), 1u) << bad;
+    EXPECT_NE(warnings[0].find("is not a whole number of MiB; ignored (the limit stays 1024 MiB)"),
+              std::string::npos)
+        << warnings[0];
+  }
+}
+
 TEST(Settings, ApiSettersOverrideAndNullRestores) {
   auto& store = SettingsStore::instance();
   const auto before = store.snapshot();

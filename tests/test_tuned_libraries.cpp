@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "cuda/cuda_driver.hpp"
 #include "descriptor_builder.hpp"
 #include "descriptor_flags.hpp"
 #include "descriptor_name.hpp"
@@ -256,6 +257,26 @@ TEST_F(TunedLibraries, RejectsALibraryImplementingAnotherDescriptor) {
 TEST_F(TunedLibraries, RejectsALibraryForAnotherDevice) {
   install("abi_cuda_device", kFwd);
   expect_rejected("built for the CUDA device, not the host");
+}
+
+// A GPU DaCe library initialises in its device's context (the CUDA
+// runtime it is built on works in the current one); where that context
+// cannot be had, its init must not run at all, on whatever is current.
+TEST_F(TunedLibraries, AGpuDaceLibraryNeverInitialisesOutsideItsDevicesContext) {
+  if (CudaDriver::instance().available().is_ok()) GTEST_SKIP() << "this machine has a driver";
+  install("dace_gpu", kFwd);
+  const std::string log = (root_ / "events.log").string();
+  ::setenv("CONVJIT_TEST_EXIT_LOG", log.c_str(), 1);
+  const ProbeReport report = probe_tuned_libraries(descriptor(Direction::fwd),
+                                                   {CONVJIT_DEVICE_CUDA, 0}, {cache_}, ProbeMode::load);
+  ::unsetenv("CONVJIT_TEST_EXIT_LOG");
+  EXPECT_EQ(report.kernel, nullptr);
+  EXPECT_NE(report.summary().find("no CUDA driver"), std::string::npos) << report.summary();
+  EXPECT_FALSE(fs::exists(log)) << "init ran without the device's context";
+  // On the host the same library is declined as a GPU one, also before init.
+  EXPECT_NE(probe().summary().find("a GPU DaCe library (exports __dace_gpu_set_all_streams)"),
+            std::string::npos)
+      << probe().summary();
 }
 
 TEST_F(TunedLibraries, RejectsAFileThatIsNoLibrary) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "descriptor_builder.hpp"
+#include "kernel_timing.hpp"
 #include "descriptor_name.hpp"
 #include "dispatcher.hpp"
 #include "reference/reference_backend.hpp"
@@ -389,6 +390,52 @@ TEST_F(DecisionStore, LookupsCreateNothingAndReadOnlyDirectoriesAreSearched) {
     EXPECT_TRUE(fs::exists(mine / "decisions"));
   }
   EXPECT_EQ(TuningDecisions({mine.string()}).clear(), ::geteuid() != 0 ? 1u : 0u);
+}
+
+// A GPU sample is a batch of back-to-back calls sized from the warm-up
+// call (kernel_timing.hpp): long kernels one call, short ones enough for
+// about 1 ms, never more than the cap.
+TEST(KernelTiming, ABatchLastsAboutTheTargetWithinItsBounds) {
+  EXPECT_EQ(calls_per_batch(5.0), 1);
+  EXPECT_EQ(calls_per_batch(kTargetBatchMs), 1);
+  EXPECT_EQ(calls_per_batch(0.4), 3);  // ceil(1 / 0.4)
+  EXPECT_EQ(calls_per_batch(0.1), 10);
+  EXPECT_EQ(calls_per_batch(0.001), kMaxCallsPerBatch);
+  EXPECT_EQ(calls_per_batch(0.0), kMaxCallsPerBatch);  // under the clock's resolution
+  for (double ms = 0.003; ms < 2; ms *= 1.7) {
+    const int calls = calls_per_batch(ms);
+    EXPECT_GE(calls, 1);
+    EXPECT_LE(calls, kMaxCallsPerBatch);
+    if (calls > 1 && calls < kMaxCallsPerBatch) {
+      EXPECT_GE(calls * ms, kTargetBatchMs) << ms;
+    }
+    if (calls > 1) {
+      EXPECT_LT((calls - 1) * ms, kTargetBatchMs) << ms;
+    }
+  }
+}
+
+TEST(KernelTiming, TheMedianIgnoresOneSlowSample) {
+  std::vector<double> samples{0.30, 0.10, 9.00, 0.20, 0.25};
+  EXPECT_EQ(median_of(samples), 0.25);
+  std::vector<double> one{1.5};
+  EXPECT_EQ(median_of(one), 1.5);
+}
+
+TEST(KernelTiming, OnTheHostEachSampleIsOneCallAfterAWarmUp) {
+  struct CountingKernel final : Kernel {
+    mutable int calls = 0;
+    [[nodiscard]] Status execute(const ExecArgs&) const override {
+      ++calls;
+      return Status::ok();
+    }
+  } kernel;
+  auto ms = median_kernel_ms(kernel, ExecArgs{}, nullptr, 4);
+  ASSERT_TRUE(ms.is_ok()) << ms.status().message();
+  EXPECT_EQ(kernel.calls, 5);
+  EXPECT_GE(ms.value(), 0.0);
+  EXPECT_EQ(median_kernel_ms(kernel, ExecArgs{}, nullptr, 0).status().code(),
+            CONVJIT_STATUS_INVALID_ARGUMENT);
 }
 
 }  // namespace

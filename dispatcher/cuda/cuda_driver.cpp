@@ -17,13 +17,15 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       CONVJIT_LOAD_SYMBOL(library, api, device_get_attribute, cuDeviceGetAttribute),
       CONVJIT_LOAD_SYMBOL(library, api, primary_ctx_retain, cuDevicePrimaryCtxRetain),
       CONVJIT_LOAD_SYMBOL(library, api, primary_ctx_release, cuDevicePrimaryCtxRelease_v2),
-      CONVJIT_LOAD_SYMBOL(library, api, ctx_set_current, cuCtxSetCurrent),
+      CONVJIT_LOAD_SYMBOL(library, api, ctx_push_current, cuCtxPushCurrent_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, ctx_pop_current, cuCtxPopCurrent_v2),
       CONVJIT_LOAD_SYMBOL(library, api, module_load_data, cuModuleLoadData),
       CONVJIT_LOAD_SYMBOL(library, api, module_unload, cuModuleUnload),
       CONVJIT_LOAD_SYMBOL(library, api, module_get_function, cuModuleGetFunction),
       CONVJIT_LOAD_SYMBOL(library, api, launch_kernel, cuLaunchKernel),
       CONVJIT_LOAD_SYMBOL(library, api, mem_alloc, cuMemAlloc_v2),
       CONVJIT_LOAD_SYMBOL(library, api, mem_free, cuMemFree_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, mem_get_info, cuMemGetInfo_v2),
       CONVJIT_LOAD_SYMBOL(library, api, memcpy_htod, cuMemcpyHtoD_v2),
       CONVJIT_LOAD_SYMBOL(library, api, memcpy_dtoh, cuMemcpyDtoH_v2),
       CONVJIT_LOAD_SYMBOL(library, api, memset_d8, cuMemsetD8_v2),
@@ -74,13 +76,17 @@ CudaDriver::CudaDriver() {
     status_ = Status::not_available("the CUDA driver sees no device");
 }
 
-Status CudaDriver::check(CUresult result, const char* call) const {
+Status driver_status(const CudaDriverApi& api, CUresult result, const char* call) {
   if (result == CUDA_SUCCESS) return Status::ok();
   const char* text = nullptr;
-  if (api_.get_error_string) api_.get_error_string(result, &text);
+  if (api.get_error_string) api.get_error_string(result, &text);
   return Status(CONVJIT_STATUS_EXECUTION_FAILED,
                 fmt::format("{} failed: {} ({})", call, text ? text : "unknown error",
                             static_cast<int>(result)));
+}
+
+Status CudaDriver::check(CUresult result, const char* call) const {
+  return driver_status(api_, result, call);
 }
 
 std::string CudaDriver::arch_of(int ordinal) const {

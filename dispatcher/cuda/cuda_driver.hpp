@@ -21,13 +21,15 @@ struct CudaDriverApi {
   decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
   decltype(&::cuDevicePrimaryCtxRetain) primary_ctx_retain = nullptr;
   decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
+  decltype(&::cuCtxPushCurrent_v2) ctx_push_current = nullptr;
+  decltype(&::cuCtxPopCurrent_v2) ctx_pop_current = nullptr;
   decltype(&::cuModuleLoadData) module_load_data = nullptr;
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuMemAlloc_v2) mem_alloc = nullptr;
   decltype(&::cuMemFree_v2) mem_free = nullptr;
+  decltype(&::cuMemGetInfo_v2) mem_get_info = nullptr;
   decltype(&::cuMemcpyHtoD_v2) memcpy_htod = nullptr;
   decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
   decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
@@ -48,6 +50,10 @@ struct CudaDriverApi {
 // lacks, or nullptr.  `timing` becomes NOT_AVAILABLE, naming the symbol,
 // when the event functions are missing; the driver stays usable without them.
 [[nodiscard]] const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing);
+
+// A driver call's result as a Status naming the call, with the driver's
+// own description of the error.
+[[nodiscard]] Status driver_status(const CudaDriverApi& api, CUresult result, const char* call);
 
 class CudaDriver {
  public:

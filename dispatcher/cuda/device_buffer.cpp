@@ -21,25 +21,21 @@ Result<std::shared_ptr<DeviceContext>> DeviceContext::open(int ordinal) {
           driver().check(api.primary_ctx_retain(&context, device), "cuDevicePrimaryCtxRetain");
       !s.is_ok())
     return s;
-  std::shared_ptr<DeviceContext> owner(new DeviceContext(device, context));
-  if (Status s = owner->make_current(); !s.is_ok()) return s;
-  return owner;
+  return std::shared_ptr<DeviceContext>(new DeviceContext(device, context));
 }
 
 DeviceContext::~DeviceContext() { (void)driver().api().primary_ctx_release(device_); }
 
-Status DeviceContext::make_current() const {
-  return driver().check(driver().api().ctx_set_current(context_), "cuCtxSetCurrent");
-}
-
 Status DeviceContext::synchronize() const {
-  if (Status s = make_current(); !s.is_ok()) return s;
+  const ContextScope scope = enter();
+  if (!scope.status().is_ok()) return scope.status();
   return driver().check(driver().api().stream_synchronize(nullptr), "cuStreamSynchronize");
 }
 
 Result<std::unique_ptr<DeviceBuffer>> DeviceBuffer::allocate(std::shared_ptr<DeviceContext> context,
                                                              std::size_t bytes) {
-  if (Status s = context->make_current(); !s.is_ok()) return s;
+  const ContextScope scope = context->enter();
+  if (!scope.status().is_ok()) return scope.status();
   CUdeviceptr pointer = 0;
   if (Status s = driver().check(driver().api().mem_alloc(&pointer, std::max<std::size_t>(bytes, 1)),
                                 "cuMemAlloc");
@@ -49,19 +45,21 @@ Result<std::unique_ptr<DeviceBuffer>> DeviceBuffer::allocate(std::shared_ptr<Dev
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  (void)context_->make_current();
+  const ContextScope scope = context_->enter();
   (void)driver().api().mem_free(pointer_);
 }
 
 Status DeviceBuffer::upload(const void* host) const {
   if (bytes_ == 0) return Status::ok();
-  if (Status s = context_->make_current(); !s.is_ok()) return s;
+  const ContextScope scope = context_->enter();
+  if (!scope.status().is_ok()) return scope.status();
   return driver().check(driver().api().memcpy_htod(pointer_, host, bytes_), "cuMemcpyHtoD");
 }
 
 Status DeviceBuffer::download(void* host) const {
   if (bytes_ == 0) return Status::ok();
-  if (Status s = context_->make_current(); !s.is_ok()) return s;
+  const ContextScope scope = context_->enter();
+  if (!scope.status().is_ok()) return scope.status();
   return driver().check(driver().api().memcpy_dtoh(host, pointer_, bytes_), "cuMemcpyDtoH");
 }
 

@@ -1,11 +1,14 @@
 // Device memory for callers that stage host data on a GPU (the CLI's
-// `run --model`, the GPU tests): the device's primary context, retained
-// and made current for as long as the owner lives, and buffers in it.
+// `run --model`, the tuned policy, the GPU tests): the device's primary
+// context, retained for as long as an owner lives, and buffers in it.
+// Every call here enters the context with a ContextScope, so the caller's
+// current context is the same after it as before.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 
+#include "cuda/context_scope.hpp"
 #include "cuda/cuda_driver.hpp"
 #include "kernel_workspace.hpp"
 #include "result.hpp"
@@ -20,7 +23,9 @@ class DeviceContext {
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
 
-  [[nodiscard]] Status make_current() const;
+  [[nodiscard]] CUcontext get() const { return context_; }
+  // The context current until the scope ends (check its status()).
+  [[nodiscard]] ContextScope enter() const { return ContextScope(context_); }
   // Waits for the default stream, where convjit launches unless told otherwise.
   [[nodiscard]] Status synchronize() const;
 
@@ -53,7 +58,7 @@ class DeviceBuffer {
 
 // Per-stream workspaces (kernel_workspace.hpp) in device memory of the
 // context that is current when a stream's first call allocates; the owner
-// makes that context current again before destroying them.
+// enters that context again before destroying them.
 [[nodiscard]] std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes);
 
 }  // namespace convjit

@@ -136,4 +136,64 @@ Result<std::vector<CudnnAlgorithm>> ranked_cudnn_algorithms(const CudnnLibrary& 
   return usable_cudnn_algorithms(found.value(), dtype, allow_tf32);
 }
 
+Result<std::size_t> cudnn_workspace_size(const CudnnLibrary& cudnn, cudnnHandle_t handle,
+                                         const CudnnConvolutionOperands& ops, Direction direction,
+                                         int algorithm) {
+  const CudnnApi& api = cudnn.api();
+  std::size_t bytes = 0;
+  Status s;
+  switch (direction) {
+    case Direction::bwddata:
+      s = cudnn.check(api.backward_data_workspace_size(
+                          handle, ops.w, ops.y, ops.convolution, ops.x,
+                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm), &bytes),
+                      "cudnnGetConvolutionBackwardDataWorkspaceSize");
+      break;
+    case Direction::bwdfilt:
+      s = cudnn.check(api.backward_filter_workspace_size(
+                          handle, ops.x, ops.y, ops.convolution, ops.w,
+                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm), &bytes),
+                      "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+      break;
+    default:
+      s = cudnn.check(api.forward_workspace_size(handle, ops.x, ops.w, ops.convolution, ops.y,
+                                                 static_cast<cudnnConvolutionFwdAlgo_t>(algorithm),
+                                                 &bytes),
+                      "cudnnGetConvolutionForwardWorkspaceSize");
+  }
+  if (!s.is_ok()) return s;
+  return bytes;
+}
+
+std::size_t workspace_cap(std::size_t limit_bytes, std::size_t free_bytes) {
+  return std::min(limit_bytes, free_bytes);
+}
+
+std::vector<CudnnAlgorithm> confirmed_cudnn_algorithms(std::span<const CudnnAlgorithm> ranked,
+                                                       std::size_t cap,
+                                                       const WorkspaceQuery& workspace_of,
+                                                       std::string& passed_over) {
+  std::vector<CudnnAlgorithm> confirmed;
+  auto pass_over = [&](const CudnnAlgorithm& a, const std::string& why) {
+    passed_over += fmt::format("{}{}: {}", passed_over.empty() ? "" : "; ", a.id(), why);
+  };
+  for (const CudnnAlgorithm& a : ranked) {
+    auto bytes = workspace_of(a);
+    if (!bytes.is_ok()) {
+      pass_over(a, bytes.status().message());
+      continue;
+    }
+    if (bytes.value() > cap) {
+      pass_over(a, fmt::format("needs {} B of workspace, over the cap of {} B "
+                               "(CONVJIT_CUDNN_WORKSPACE_LIMIT or the device's free memory)",
+                               bytes.value(), cap));
+      continue;
+    }
+    CudnnAlgorithm fitted = a;
+    fitted.workspace_bytes = bytes.value();
+    confirmed.push_back(fitted);
+  }
+  return confirmed;
+}
+
 }  // namespace convjit

@@ -1,10 +1,18 @@
 // Choosing cuDNN convolution algorithms with cuDNN's heuristics, under
 // convjit's math rule: f32 uses FMA kernels only, unless TF32 is allowed.
-// The heuristics' first usable algorithm serves a descriptor by default;
-// the `tuned` policy and `convjit bench` measure every usable one.
+//
+// Nothing about the choice may fail late, at execute, where no backend is
+// left to fall back to.  So at build each algorithm, in the heuristics'
+// order, must be confirmed by cuDNN's workspace query for these very
+// descriptors (which refuses combinations it cannot run), must need no more
+// workspace than the cap (CONVJIT_CUDNN_WORKSPACE_LIMIT, and never more
+// than the device has free), and must get its workspace allocated; the
+// first that passes serves the descriptor.  The `tuned` policy and
+// `convjit bench` measure every one that passes the first two.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,5 +67,43 @@ struct CudnnAlgorithm {
 [[nodiscard]] Result<std::vector<CudnnAlgorithm>> ranked_cudnn_algorithms(
     const CudnnLibrary& cudnn, cudnnHandle_t handle, const CudnnConvolutionOperands& ops,
     Direction direction, DataType dtype, bool allow_tf32);
+
+// The workspace cuDNN says `algorithm` needs for these operands, or why it
+// cannot run them (UNSUPPORTED for cuDNN's NOT_SUPPORTED kinds).
+[[nodiscard]] Result<std::size_t> cudnn_workspace_size(const CudnnLibrary& cudnn,
+                                                       cudnnHandle_t handle,
+                                                       const CudnnConvolutionOperands& ops,
+                                                       Direction direction, int algorithm);
+
+// The workspace cap, as the build applies it: `limit_bytes` (the setting),
+// lowered to `free_bytes` when the device has less free.
+[[nodiscard]] std::size_t workspace_cap(std::size_t limit_bytes, std::size_t free_bytes);
+
+using WorkspaceQuery = std::function<Result<std::size_t>(const CudnnAlgorithm&)>;
+
+// The algorithms cuDNN confirms for these operands and whose workspace fits
+// `cap`, in the heuristics' order, each with the workspace the query gave;
+// every one left out is named, with the reason, in `passed_over`.
+[[nodiscard]] std::vector<CudnnAlgorithm> confirmed_cudnn_algorithms(
+    std::span<const CudnnAlgorithm> ranked, std::size_t cap, const WorkspaceQuery& workspace_of,
+    std::string& passed_over);
+
+// The first of `confirmed` that `make` turns into a product (a kernel whose
+// workspace is allocated), or the last failure with every one passed over.
+template <class Make>
+auto first_workable_cudnn_algorithm(std::span<const CudnnAlgorithm> confirmed, Make make,
+                                    std::string& passed_over)
+    -> decltype(make(std::declval<const CudnnAlgorithm&>())) {
+  Status last = Status::unsupported("cuDNN offers no algorithm that can run here");
+  for (const CudnnAlgorithm& a : confirmed) {
+    auto made = make(a);
+    if (made.is_ok()) return made;
+    last = made.status();
+    passed_over += (passed_over.empty() ? "" : "; ") + a.id() + ": " + last.message();
+  }
+  return Status(last.code(), passed_over.empty() ? last.message()
+                                                 : last.message() + " (passed over: " +
+                                                       passed_over + ")");
+}
 
 }  // namespace convjit

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/context_scope.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cudnn/cudnn_algorithm.hpp"
 #include "cudnn/cudnn_descriptors.hpp"
@@ -13,8 +14,9 @@ namespace convjit {
 namespace {
 
 // What every cuDNN kernel holds: the device's primary context and the
-// workspaces kept for callers that pass none.  A call makes the context
-// current and takes this thread's handle for the device and stream.
+// workspaces kept for callers that pass none.  A call enters the context
+// (the caller's own comes back after) and takes this thread's handle for
+// the device and stream.
 class CudnnKernel : public Kernel {
  public:
   CudnnKernel(std::shared_ptr<DeviceContext> context, int ordinal, std::size_t workspace_bytes,
@@ -24,12 +26,16 @@ class CudnnKernel : public Kernel {
         workspaces_(make_device_workspaces(workspace_bytes)),
         label_(std::move(label)) {}
   ~CudnnKernel() override {
-    (void)context_->make_current();
+    const ContextScope scope = context_->enter();
     workspaces_.reset();  // device memory goes before the context is released
   }
 
+  // Allocates the first stream's workspace now, in the build's context.
+  [[nodiscard]] Status reserve_workspace() { return workspaces_->reserve(); }
+
   [[nodiscard]] Status execute(const ExecArgs& args) const final {
-    if (Status s = context_->make_current(); !s.is_ok()) return s;
+    const ContextScope scope = context_->enter();
+    if (!scope.status().is_ok()) return scope.status();
     auto handle = cudnn_handle(cudnn(), ordinal_, args.stream);
     if (!handle.is_ok()) return handle.status();
     auto workspace = workspaces_->for_call(args, label_);
@@ -102,14 +108,16 @@ class CudnnConvolutionKernel final : public CudnnKernel {
 };
 
 struct PoolingDescriptors {
-  CudnnTensor x, y;
-  CudnnTensor y_scratch;  // max-pool bwd: the recomputed y, packed
+  CudnnTensor x, y;  // bwd: dx and dy
   CudnnPooling pooling;
 };
 
 // cuDNN's pooling backward reads y to find each window's maximum; convjit's
 // pool bwd takes x and dy only, so max pooling recomputes y into the
-// workspace first.  Average pooling reads neither: dy and dx stand in.
+// workspace first.  The recomputed y is laid out with dy's own strides,
+// as cudnnPoolingBackward refuses (BAD_PARAM) a y and dy whose strides
+// differ, so dy's descriptor serves both.  Average pooling reads neither:
+// dy and dx stand in.
 class CudnnPoolingKernel final : public CudnnKernel {
  public:
   CudnnPoolingKernel(std::shared_ptr<DeviceContext> context, int ordinal, Direction direction,
@@ -128,18 +136,17 @@ class CudnnPoolingKernel final : public CudnnKernel {
                                                beta, d_.y.get(), args.out),
                            "cudnnPoolingForward");
     const void* y = args.dy;
-    const cudnnTensorDescriptor_t y_desc = mode_ == PoolingMode::max ? d_.y_scratch.get() : d_.y.get();
     const void* x = mode_ == PoolingMode::max ? args.x : args.out;
     if (mode_ == PoolingMode::max) {
       const float one = 1.0f, zero = 0.0f;
       if (Status s = cudnn().check(api.pooling_forward(handle, d_.pooling.get(), &one, d_.x.get(),
-                                                       args.x, &zero, y_desc, workspace),
+                                                       args.x, &zero, d_.y.get(), workspace),
                                    "cudnnPoolingForward (recomputing y)");
           !s.is_ok())
         return s;
       y = workspace;
     }
-    return cudnn().check(api.pooling_backward(handle, d_.pooling.get(), alpha, y_desc, y,
+    return cudnn().check(api.pooling_backward(handle, d_.pooling.get(), alpha, d_.y.get(), y,
                                               d_.y.get(), args.dy, d_.x.get(), x, beta, d_.x.get(),
                                               args.out),
                          "cudnnPoolingBackward");
@@ -169,22 +176,11 @@ class CudnnBiasKernel final : public CudnnKernel {
   CudnnTensor dy_, db_;
 };
 
-std::size_t element_count(const CudnnTensorShape& shape) {
-  std::size_t n = 1;
-  for (int i = 0; i < shape.rank; ++i) n *= static_cast<std::size_t>(shape.dims[i]);
-  return n;
-}
-
 Status first_failure(std::initializer_list<Status> statuses) {
   for (const Status& s : statuses)
     if (!s.is_ok()) return s;
   return Status::ok();
 }
-
-// Variants needing more workspace than this are not measured: a winner
-// would hold it on every stream it runs on.  The heuristics' first choice
-// is always measured, as it serves the descriptor anyway.
-constexpr std::size_t kMaxVariantWorkspace = std::size_t{1} << 30;
 
 struct BuildContext {
   const OpDescriptor& desc;
@@ -192,20 +188,37 @@ struct BuildContext {
   std::shared_ptr<DeviceContext> context;
   int ordinal;
   cudnnHandle_t handle;
+  std::size_t workspace_cap;
   BuildTrace& trace;
 };
 
-// The device's context made current, and this thread's handle for it.
-Result<BuildContext> open_build(const OpDescriptor& desc, const convjit_device_t& device,
-                                BuildTrace& trace) {
+// The most workspace an algorithm may take now: the setting, and never
+// more than the device has free.
+std::size_t build_workspace_cap() {
+  const std::size_t limit = SettingsStore::instance().snapshot()->cudnn_workspace_limit_mib.value
+                            << 20;
+  std::size_t free = 0, total = 0;
+  if (CudaDriver::instance().api().mem_get_info(&free, &total) != CUDA_SUCCESS) return limit;
+  return workspace_cap(limit, free);
+}
+
+// Runs `build` with the device's context entered (the caller's comes back
+// after) and this thread's cuDNN handle for it.
+template <class Build>
+auto in_build(const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace,
+              Build build) -> decltype(build(std::declval<const BuildContext&>())) {
   auto problem = cudnn_problem(desc);
   if (!problem.is_ok()) return problem.status();
-  auto context = DeviceContext::open(device.ordinal);  // makes it current
-  if (!context.is_ok()) return context.status();
+  auto opened = DeviceContext::open(device.ordinal);
+  if (!opened.is_ok()) return opened.status();
+  // Held past the scope, so a failed build releases the context only once it is popped.
+  const std::shared_ptr<DeviceContext> context = std::move(opened).value();
+  const ContextScope scope = context->enter();
+  if (!scope.status().is_ok()) return scope.status();
   auto handle = cudnn_handle(CudnnLibrary::instance(), device.ordinal, nullptr);
   if (!handle.is_ok()) return handle.status();
-  return BuildContext{desc, std::move(problem).value(), std::move(context).value(), device.ordinal,
-                      handle.value(), trace};
+  return build(BuildContext{desc, std::move(problem).value(), context, device.ordinal,
+                            handle.value(), build_workspace_cap(), trace});
 }
 
 Result<ConvolutionDescriptors> convolution_descriptors(const BuildContext& b, cudnnMathType_t math) {
@@ -230,43 +243,88 @@ Result<std::vector<CudnnAlgorithm>> convolution_algorithms(const BuildContext& b
                                  b.desc.direction, b.desc.dtype, allow_tf32);
 }
 
+// Of `ranked`, those cuDNN confirms for these descriptors and whose
+// workspace fits the cap, with the workspace cuDNN gave.
+std::vector<CudnnAlgorithm> confirmed_algorithms(const BuildContext& b,
+                                                 std::span<const CudnnAlgorithm> ranked,
+                                                 std::string& passed_over) {
+  return confirmed_cudnn_algorithms(
+      ranked, b.workspace_cap,
+      [&](const CudnnAlgorithm& a) -> Result<std::size_t> {
+        auto d = convolution_descriptors(b, a.math);  // the math type decides what runs
+        if (!d.is_ok()) return d.status();
+        const ConvolutionDescriptors& q = d.value();
+        return cudnn_workspace_size(CudnnLibrary::instance(), b.handle,
+                                    {q.x.get(), q.w.get(), q.y.get(), q.convolution.get()},
+                                    b.desc.direction, a.algorithm);
+      },
+      passed_over);
+}
+
 // A kernel running `algorithm`, with descriptors of its own: the math type
 // lives in the convolution descriptor, and algorithms differ in it.
+// `reserve`: its workspace is allocated now.
 Result<std::unique_ptr<Kernel>> convolution_kernel(const BuildContext& b,
-                                                   const CudnnAlgorithm& algorithm) {
+                                                   const CudnnAlgorithm& algorithm, bool reserve) {
   auto d = convolution_descriptors(b, algorithm.math);
   if (!d.is_ok()) return d.status();
-  return std::unique_ptr<Kernel>(std::make_unique<CudnnConvolutionKernel>(
-      b.context, b.ordinal, b.desc.direction, std::move(d).value(), algorithm));
+  auto kernel = std::make_unique<CudnnConvolutionKernel>(b.context, b.ordinal, b.desc.direction,
+                                                         std::move(d).value(), algorithm);
+  if (reserve)
+    if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+// The first algorithm, in the heuristics' order, that is confirmed, fits
+// the cap and gets its workspace.
+Result<std::unique_ptr<Kernel>> first_workable(const BuildContext& b,
+                                               std::span<const CudnnAlgorithm> ranked,
+                                               std::string_view chose) {
+  std::string passed_over;
+  const std::vector<CudnnAlgorithm> confirmed = confirmed_algorithms(b, ranked, passed_over);
+  const CudnnAlgorithm* chosen = nullptr;
+  auto kernel = first_workable_cudnn_algorithm(
+      std::span<const CudnnAlgorithm>(confirmed),
+      [&](const CudnnAlgorithm& a) {
+        chosen = &a;
+        return convolution_kernel(b, a, /*reserve=*/true);
+      },
+      passed_over);
+  if (kernel.is_ok())
+    b.trace.probes.push_back(
+        {"cuDNN " + CudnnLibrary::instance().version(),
+         fmt::format("{} {}{}", chose, chosen->summary(),
+                     passed_over.empty() ? "" : "; passed over " + passed_over)});
+  return kernel;
 }
 
 Result<std::unique_ptr<Kernel>> build_convolution(const BuildContext& b) {
   auto algorithms = convolution_algorithms(b);
   if (!algorithms.is_ok()) return algorithms.status();
-  const CudnnAlgorithm& first = algorithms.value().front();
-  b.trace.probes.push_back({"cuDNN " + CudnnLibrary::instance().version(),
-                            "heuristics chose " + first.summary()});
-  return convolution_kernel(b, first);
+  return first_workable(b, algorithms.value(), "heuristics chose");
 }
 
+// Every confirmed algorithm that fits the cap, for measuring.  Their
+// workspaces are not reserved: only the winner keeps one, and it is
+// rebuilt through convolution_variant, which reserves.
 Result<std::vector<KernelVariant>> convolution_variants(const BuildContext& b) {
   auto algorithms = convolution_algorithms(b);
   if (!algorithms.is_ok()) return algorithms.status();
+  std::string passed_over;
   std::vector<KernelVariant> variants;
-  std::string measured, skipped;
-  for (const CudnnAlgorithm& a : algorithms.value()) {
-    if (!variants.empty() && a.workspace_bytes > kMaxVariantWorkspace) {
-      skipped += fmt::format(" {} ({} B workspace)", a.id(), a.workspace_bytes);
-      continue;
-    }
-    auto kernel = convolution_kernel(b, a);
+  std::string measured;
+  for (const CudnnAlgorithm& a : confirmed_algorithms(b, algorithms.value(), passed_over)) {
+    auto kernel = convolution_kernel(b, a, /*reserve=*/false);
     if (!kernel.is_ok()) return kernel.status();
     variants.push_back({a.id(), std::move(kernel).value()});
     measured += " " + a.id();
   }
   b.trace.probes.push_back(
       {"cuDNN " + CudnnLibrary::instance().version(),
-       fmt::format("heuristics offer{}{}", measured, skipped.empty() ? "" : "; not measured:" + skipped)});
+       fmt::format("heuristics offer{}{}", measured.empty() ? " nothing usable" : measured,
+                   passed_over.empty() ? "" : "; not measured: " + passed_over)});
+  if (variants.empty())
+    return Status::unsupported("cuDNN offers no algorithm that can run here: " + passed_over);
   return variants;
 }
 
@@ -274,10 +332,7 @@ Result<std::unique_ptr<Kernel>> convolution_variant(const BuildContext& b, std::
   auto algorithms = convolution_algorithms(b);
   if (!algorithms.is_ok()) return algorithms.status();
   for (const CudnnAlgorithm& a : algorithms.value())
-    if (a.id() == id) {
-      b.trace.probes.push_back({"cuDNN " + CudnnLibrary::instance().version(), "tuned " + a.summary()});
-      return convolution_kernel(b, a);
-    }
+    if (a.id() == id) return first_workable(b, std::span(&a, 1), "tuned");
   return Status::not_available(
       fmt::format("cuDNN's heuristics no longer offer {} for this descriptor", id));
 }
@@ -286,20 +341,20 @@ Result<std::unique_ptr<Kernel>> build_pooling(const BuildContext& b) {
   const CudnnLibrary& cudnn = CudnnLibrary::instance();
   auto x = make_cudnn_tensor(cudnn, b.desc.dtype, b.problem.x);
   auto y = make_cudnn_tensor(cudnn, b.desc.dtype, b.problem.y);
-  auto y_scratch = make_packed_cudnn_tensor(cudnn, b.desc.dtype, b.problem.y);
   auto pooling = make_cudnn_pooling(cudnn, b.problem, b.desc.pool_mode);
-  if (Status s = first_failure({x.status(), y.status(), y_scratch.status(), pooling.status()}); !s.is_ok()) return s;
+  if (Status s = first_failure({x.status(), y.status(), pooling.status()}); !s.is_ok()) return s;
   const bool recompute_y = b.desc.direction == Direction::bwd && b.desc.pool_mode == PoolingMode::max;
   const std::size_t y_bytes =
-      recompute_y ? element_count(b.problem.y) * element_size(b.desc.dtype) : 0;
+      recompute_y ? element_span(b.problem.y) * element_size(b.desc.dtype) : 0;
   b.trace.probes.push_back({"cuDNN " + cudnn.version(),
                             recompute_y ? fmt::format("pooling, y recomputed in {} B", y_bytes)
                                         : std::string("pooling")});
-  return std::unique_ptr<Kernel>(std::make_unique<CudnnPoolingKernel>(
+  auto kernel = std::make_unique<CudnnPoolingKernel>(
       b.context, b.ordinal, b.desc.direction, b.desc.pool_mode,
-      PoolingDescriptors{std::move(x).value(), std::move(y).value(), std::move(y_scratch).value(),
-                         std::move(pooling).value()},
-      y_bytes));
+      PoolingDescriptors{std::move(x).value(), std::move(y).value(), std::move(pooling).value()},
+      y_bytes);
+  if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;
+  return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
 Result<std::unique_ptr<Kernel>> build_bias(const BuildContext& b) {
@@ -326,20 +381,18 @@ Status CudnnBackend::check_support(const OpDescriptor& desc, const convjit_devic
 Result<std::unique_ptr<Kernel>> CudnnBackend::build(const OpDescriptor& desc,
                                                     const convjit_device_t& device,
                                                     BuildTrace& trace) {
-  auto b = open_build(desc, device, trace);
-  if (!b.is_ok()) return b.status();
-  if (desc.kind == OpKind::bias_grad) return build_bias(b.value());
-  if (desc.is_pool()) return build_pooling(b.value());
-  return build_convolution(b.value());
+  return in_build(desc, device, trace, [](const BuildContext& b) {
+    if (b.desc.kind == OpKind::bias_grad) return build_bias(b);
+    if (b.desc.is_pool()) return build_pooling(b);
+    return build_convolution(b);
+  });
 }
 
 Result<std::vector<KernelVariant>> CudnnBackend::build_variants(const OpDescriptor& desc,
                                                                 const convjit_device_t& device,
                                                                 BuildTrace& trace) {
   if (!desc.is_conv()) return Backend::build_variants(desc, device, trace);
-  auto b = open_build(desc, device, trace);
-  if (!b.is_ok()) return b.status();
-  return convolution_variants(b.value());
+  return in_build(desc, device, trace, convolution_variants);
 }
 
 Result<std::unique_ptr<Kernel>> CudnnBackend::build_variant(const OpDescriptor& desc,
@@ -347,9 +400,8 @@ Result<std::unique_ptr<Kernel>> CudnnBackend::build_variant(const OpDescriptor& 
                                                             std::string_view id,
                                                             BuildTrace& trace) {
   if (!desc.is_conv() || id.empty()) return Backend::build_variant(desc, device, id, trace);
-  auto b = open_build(desc, device, trace);
-  if (!b.is_ok()) return b.status();
-  return convolution_variant(b.value(), id);
+  return in_build(desc, device, trace,
+                  [id](const BuildContext& b) { return convolution_variant(b, id); });
 }
 
 }  // namespace convjit

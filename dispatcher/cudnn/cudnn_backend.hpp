@@ -1,8 +1,10 @@
 // The cuDNN backend: the safety net behind the JIT on CUDA devices.  It
 // serves convolution in every direction, pooling and the bias gradient
 // through cuDNN 9 (loaded at run time), with cuDNN's descriptors made once
-// per OpDescriptor and the algorithm chosen by cuDNN's heuristics (or, under
-// the `tuned` policy, measured among every usable one).
+// per OpDescriptor and the algorithm chosen at build so that nothing about it
+// can fail at execute (cudnn_algorithm.hpp): the heuristics' first that
+// cuDNN confirms for the descriptors, that fits the workspace cap and whose
+// workspace is allocated (or, under the `tuned` policy, the fastest).
 //
 // f32 never runs on TF32 tensor cores unless CONVJIT_ALLOW_TF32=1 (or
 // convjit_set_allow_tf32) says so; f16 and bf16 use tensor cores with f32

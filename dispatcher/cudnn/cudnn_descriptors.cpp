@@ -4,17 +4,6 @@ namespace convjit {
 
 namespace {
 
-// The dims of `shape` with the strides of a dense NCHW tensor.
-CudnnTensorShape packed(const CudnnTensorShape& shape) {
-  CudnnTensorShape out = shape;
-  int stride = 1;
-  for (int i = shape.rank - 1; i >= 0; --i) {
-    out.strides[i] = stride;
-    stride *= shape.dims[i];
-  }
-  return out;
-}
-
 // A new descriptor object owned by its RAII wrapper.
 template <class Handle>
 Result<CudnnDescriptor<Handle>> create(const CudnnLibrary& cudnn,
@@ -54,11 +43,6 @@ Result<CudnnTensor> make_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
       !s.is_ok())
     return s;
   return tensor;
-}
-
-Result<CudnnTensor> make_packed_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
-                                             const CudnnTensorShape& shape) {
-  return make_cudnn_tensor(cudnn, dtype, packed(shape));
 }
 
 Result<CudnnFilter> make_cudnn_filter(const CudnnLibrary& cudnn, DataType dtype,

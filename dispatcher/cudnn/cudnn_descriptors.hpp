@@ -46,10 +46,6 @@ using CudnnPooling = CudnnDescriptor<cudnnPoolingDescriptor_t>;
 
 [[nodiscard]] Result<CudnnTensor> make_cudnn_tensor(const CudnnLibrary& cudnn, DataType dtype,
                                                     const CudnnTensorShape& shape);
-// The same dims, densely packed (scratch copies of an output).
-[[nodiscard]] Result<CudnnTensor> make_packed_cudnn_tensor(const CudnnLibrary& cudnn,
-                                                           DataType dtype,
-                                                           const CudnnTensorShape& shape);
 [[nodiscard]] Result<CudnnFilter> make_cudnn_filter(const CudnnLibrary& cudnn, DataType dtype,
                                                     const CudnnProblem& problem);
 // Cross-correlation (what deep learning calls convolution) with f32

@@ -40,6 +40,10 @@ struct CudnnApi {
   decltype(&::cudnnGetConvolutionForwardAlgorithm_v7) forward_algorithms = nullptr;
   decltype(&::cudnnGetConvolutionBackwardDataAlgorithm_v7) backward_data_algorithms = nullptr;
   decltype(&::cudnnGetConvolutionBackwardFilterAlgorithm_v7) backward_filter_algorithms = nullptr;
+  decltype(&::cudnnGetConvolutionForwardWorkspaceSize) forward_workspace_size = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardDataWorkspaceSize) backward_data_workspace_size = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardFilterWorkspaceSize) backward_filter_workspace_size =
+      nullptr;
   decltype(&::cudnnConvolutionForward) convolution_forward = nullptr;
   decltype(&::cudnnConvolutionBackwardData) convolution_backward_data = nullptr;
   decltype(&::cudnnConvolutionBackwardFilter) convolution_backward_filter = nullptr;

@@ -128,4 +128,13 @@ Result<CudnnProblem> cudnn_problem(const OpDescriptor& d) {
   return p;
 }
 
+std::size_t element_span(const CudnnTensorShape& shape) {
+  std::size_t last = 0;
+  for (int i = 0; i < shape.rank; ++i) {
+    if (shape.dims[i] == 0) return 0;
+    last += static_cast<std::size_t>(shape.dims[i] - 1) * static_cast<std::size_t>(shape.strides[i]);
+  }
+  return last + 1;
+}
+
 }  // namespace convjit

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 
 #include "op_descriptor.hpp"
 #include "result.hpp"
@@ -39,6 +40,10 @@ struct CudnnProblem {
   std::array<int, 3> dilation{};
   int groups = 1;
 };
+
+// How many elements a buffer laid out as `shape` spans: one past its last
+// element's offset (strides may leave gaps, as NHWC and halos do).
+[[nodiscard]] std::size_t element_span(const CudnnTensorShape& shape);
 
 // The problem as cuDNN sees it, or UNSUPPORTED with the reason.
 [[nodiscard]] Result<CudnnProblem> cudnn_problem(const OpDescriptor& desc);

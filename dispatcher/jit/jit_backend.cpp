@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/context_scope.hpp"
 #include "cuda/cuda_driver.hpp"
 #include "cuda/device_buffer.hpp"
 #include "jit/jit_module_cache.hpp"
@@ -25,25 +26,28 @@ struct LaunchEntry {
 
 // One loaded module in a device's primary context, its entry points and the
 // workspaces it keeps for callers that pass none.  Launches are asynchronous
-// on the caller's stream.
+// on the caller's stream; each entry enters the context with a ContextScope
+// and leaves the caller's current context as it found it.
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
       : driver_(driver), device_(device), context_(context), inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
     const auto& api = driver_.api();
-    (void)api.ctx_set_current(context_);
-    workspaces_.reset();  // frees device memory, so before the context goes
-    if (module_) (void)api.module_unload(module_);
-    (void)api.primary_ctx_release(device_);
+    {
+      const ContextScope scope(api, context_);
+      workspaces_.reset();  // frees device memory, so before the context goes
+      if (module_) (void)api.module_unload(module_);
+    }
+    (void)api.primary_ctx_release(device_);  // popped first: this may destroy it
   }
   JitKernel(const JitKernel&) = delete;
   JitKernel& operator=(const JitKernel&) = delete;
 
   Status load(const CacheEntry& entry) {
     const auto& api = driver_.api();
-    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok())
-      return s;
+    const ContextScope scope(api, context_);
+    if (!scope.status().is_ok()) return scope.status();
     if (Status s =
             driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
         !s.is_ok())
@@ -61,13 +65,13 @@ class JitKernel final : public Kernel {
       entries_.push_back(launch);
     }
     workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
-    return Status::ok();
+    return workspaces_->reserve();  // out of memory shows here, where cuDNN can still serve
   }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
-    if (Status s = driver_.check(api.ctx_set_current(context_), "cuCtxSetCurrent"); !s.is_ok())
-      return s;
+    const ContextScope scope(api, context_);
+    if (!scope.status().is_ok()) return scope.status();
     const void* in0 = input_pointer(args, inputs_.in0);
     const void* in1 = input_pointer(args, inputs_.in1);
     void* out = args.out;

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <memory>
+#include <optional>
+
+#include "cuda/device_buffer.hpp"
 
 namespace convjit {
 
@@ -37,19 +41,39 @@ struct DaceEntryPoints {
   void* workspace_set = nullptr;
 };
 
+// A GPU library's code runs on the CUDA runtime, which works in the current
+// context: every call into one (init, the workspace calls, the program,
+// exit) runs with its device's primary context entered, and the caller's
+// own context comes back after.  `context` is null for a host library.
+class DeviceEntry {
+ public:
+  explicit DeviceEntry(const DeviceContext* context) {
+    if (context != nullptr) scope_.emplace(context->get());
+  }
+  [[nodiscard]] Status status() const { return scope_ ? scope_->status() : Status::ok(); }
+
+ private:
+  std::optional<ContextScope> scope_;
+};
+
 class DaceKernel final : public TunedKernel {
  public:
   DaceKernel(SharedLibrary library, const DaceEntryPoints& entry, void* handle, int batch,
-             bool symbolic, Direction direction, TunedWorkspace workspace)
+             bool symbolic, Direction direction, TunedWorkspace workspace,
+             std::shared_ptr<DeviceContext> context)
       : TunedKernel(std::move(library)),
         entry_(entry),
         handle_(handle),
         batch_(batch),
         symbolic_(symbolic),
         direction_(direction),
-        workspace_(std::move(workspace)) {
+        workspace_(std::move(workspace)),
+        context_(std::move(context)) {
     const auto exit = reinterpret_cast<ExitFn>(entry.exit);
-    enable_release_at_exit([exit, handle] { (void)exit(handle); });
+    enable_release_at_exit([exit, handle, context = context_] {
+      const DeviceEntry entered(context.get());
+      (void)exit(handle);
+    });
   }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
@@ -57,6 +81,8 @@ class DaceKernel final : public TunedKernel {
     if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());
     if (!workspace.is_ok()) return workspace.status();
+    const DeviceEntry entered(context_.get());
+    if (!entered.status().is_ok()) return entered.status();
     if (entry_.set_streams)
       reinterpret_cast<SetStreamsFn>(entry_.set_streams)(handle_, args.stream);
     if (workspace.value() != nullptr) set_workspace(workspace.value());
@@ -96,6 +122,7 @@ class DaceKernel final : public TunedKernel {
   bool symbolic_;
   Direction direction_;
   mutable TunedWorkspace workspace_;
+  std::shared_ptr<DeviceContext> context_;  // null for a host library
 };
 
 Status check_applicable(const OpDescriptor& desc, const convjit_device_t& device,
@@ -132,6 +159,14 @@ Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library,
                               library.symbol(kSetStreams),    library.symbol(kProgram),
                               library.symbol(kWorkspaceSize), library.symbol(kWorkspaceSet)};
   if (Status s = check_applicable(desc, device, entry); !s.is_ok()) return s;
+  std::shared_ptr<DeviceContext> context;
+  if (device.kind == CONVJIT_DEVICE_CUDA) {
+    auto opened = DeviceContext::open(device.ordinal);
+    if (!opened.is_ok()) return opened.status();
+    context = std::move(opened).value();
+  }
+  const DeviceEntry entered(context.get());
+  if (!entered.status().is_ok()) return entered.status();
   const int batch = static_cast<int>(desc.x_dims[0]);
   void* handle = candidate.symbolic ? reinterpret_cast<InitBatchFn>(entry.init)(batch)
                                     : reinterpret_cast<InitFn>(entry.init)();
@@ -143,7 +178,8 @@ Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library,
                  : reinterpret_cast<WorkspaceSizeFn>(entry.workspace_size)(handle);
   return std::unique_ptr<Kernel>(
       std::make_unique<DaceKernel>(std::move(library), entry, handle, batch, candidate.symbolic,
-                                   desc.direction, TunedWorkspace(needed, device)));
+                                   desc.direction, TunedWorkspace(needed, device),
+                                   std::move(context)));
 }
 
 }  // namespace convjit

@@ -1,26 +1,70 @@
 // A stand-in for libcuda.so.1 that exports the driver symbols convjit looks
-// up, for tests of the symbol table only: nothing here is ever called.
+// up, for tests of the symbol table.  Only the context stack works (push,
+// pop, get and set on a per-thread stack, for tests of ContextScope) and
+// cuGetErrorString; every other symbol is never called.
 // FAKE_DRIVER_BEFORE_12_8 leaves out cuEventElapsedTime_v2 (older drivers
 // have only cuEventElapsedTime); FAKE_DRIVER_WITHOUT_EVENTS leaves out every
 // event function.
+#include <vector>
+
 #define CONVJIT_FAKE_SYMBOL(name) \
   extern "C" int name() { return 0; }
 
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidContext = 201;  // CUDA_ERROR_INVALID_CONTEXT
+// A context the fake refuses to push, so tests can see a failed push.
+void* const kRefusedContext = reinterpret_cast<void*>(0xbad);
+
+thread_local std::vector<void*> t_stack;
+
+}  // namespace
+
+extern "C" int cuGetErrorString(int error, const char** text) {
+  *text = error == kInvalidContext ? "invalid device context" : "unknown error";
+  return kSuccess;
+}
+
+extern "C" int cuCtxPushCurrent_v2(void* context) {
+  if (context == nullptr || context == kRefusedContext) return kInvalidContext;
+  t_stack.push_back(context);
+  return kSuccess;
+}
+
+extern "C" int cuCtxPopCurrent_v2(void** context) {
+  if (t_stack.empty()) return kInvalidContext;
+  if (context) *context = t_stack.back();
+  t_stack.pop_back();
+  return kSuccess;
+}
+
+extern "C" int cuCtxGetCurrent(void** context) {
+  *context = t_stack.empty() ? nullptr : t_stack.back();
+  return kSuccess;
+}
+
+// Replaces the top of the stack, as the real driver does.
+extern "C" int cuCtxSetCurrent(void* context) {
+  if (!t_stack.empty()) t_stack.pop_back();
+  if (context) t_stack.push_back(context);
+  return kSuccess;
+}
+
 CONVJIT_FAKE_SYMBOL(cuInit)
-CONVJIT_FAKE_SYMBOL(cuGetErrorString)
 CONVJIT_FAKE_SYMBOL(cuDeviceGetCount)
 CONVJIT_FAKE_SYMBOL(cuDeviceGet)
 CONVJIT_FAKE_SYMBOL(cuDeviceGetName)
 CONVJIT_FAKE_SYMBOL(cuDeviceGetAttribute)
 CONVJIT_FAKE_SYMBOL(cuDevicePrimaryCtxRetain)
 CONVJIT_FAKE_SYMBOL(cuDevicePrimaryCtxRelease_v2)
-CONVJIT_FAKE_SYMBOL(cuCtxSetCurrent)
 CONVJIT_FAKE_SYMBOL(cuModuleLoadData)
 CONVJIT_FAKE_SYMBOL(cuModuleUnload)
 CONVJIT_FAKE_SYMBOL(cuModuleGetFunction)
 CONVJIT_FAKE_SYMBOL(cuLaunchKernel)
 CONVJIT_FAKE_SYMBOL(cuMemAlloc_v2)
 CONVJIT_FAKE_SYMBOL(cuMemFree_v2)
+CONVJIT_FAKE_SYMBOL(cuMemGetInfo_v2)
 CONVJIT_FAKE_SYMBOL(cuMemcpyHtoD_v2)
 CONVJIT_FAKE_SYMBOL(cuMemcpyDtoH_v2)
 CONVJIT_FAKE_SYMBOL(cuMemsetD8_v2)

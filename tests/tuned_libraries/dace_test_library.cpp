@@ -5,7 +5,9 @@
 //   element of the two inputs, in DaCe's pointer order   out[7] inits so far
 // Build options: DACE_DIRECTION (0 fwd, 1 bwddata, 2 bwdfilt: which pointer
 // is the output), DACE_SYMBOLIC, DACE_WORKSPACE_BYTES, DACE_MARKER,
-// DACE_WITHOUT_EXIT.  With CONVJIT_TEST_EXIT_LOG set, exit appends "exit".
+// DACE_WITHOUT_EXIT, DACE_GPU (exports __dace_gpu_set_all_streams, so it is
+// a GPU library).  With CONVJIT_TEST_EXIT_LOG set, exit appends "exit" and a
+// GPU library's init appends "init".
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +25,22 @@ struct State {
   void* workspace;
 };
 int g_inits = 0;
+
+void log_event(const char* event) {
+  if (const char* log = std::getenv("CONVJIT_TEST_EXIT_LOG")) {
+    if (FILE* f = std::fopen(log, "a")) {
+      std::fputs(event, f);
+      std::fclose(f);
+    }
+  }
+}
+
+void count_init() {
+  ++g_inits;
+#ifdef DACE_GPU
+  log_event("init\n");
+#endif
+}
 
 void record(State* s, float* out, const float* in0, const float* in1, float alpha, float beta) {
   out[0] = DACE_MARKER;
@@ -54,7 +72,7 @@ extern "C" {
 
 #ifdef DACE_SYMBOLIC
 void* __dace_init_conv(int B) {
-  ++g_inits;
+  count_init();
   return new State{B, nullptr};
 }
 void __program_conv(void* h, void* p0, void* p1, void* p2, int B, float alpha, float beta) {
@@ -69,7 +87,7 @@ void __dace_set_external_memory_GPU_Global(void* h, void* ws, int) {
 #endif
 #else
 void* __dace_init_conv() {
-  ++g_inits;
+  count_init();
   return new State{-1, nullptr};
 }
 void __program_conv(void* h, void* p0, void* p1, void* p2, float alpha, float beta) {
@@ -85,15 +103,14 @@ void __dace_set_external_memory_GPU_Global(void* h, void* ws) {
 
 #ifndef DACE_WITHOUT_EXIT
 int __dace_exit_conv(void* h) {
-  if (const char* log = std::getenv("CONVJIT_TEST_EXIT_LOG")) {
-    if (FILE* f = std::fopen(log, "a")) {
-      std::fputs("exit\n", f);
-      std::fclose(f);
-    }
-  }
+  log_event("exit\n");
   delete static_cast<State*>(h);
   return 0;
 }
+#endif
+
+#ifdef DACE_GPU
+void __dace_gpu_set_all_streams(void*, const void*) {}
 #endif
 
 }  // extern "C"

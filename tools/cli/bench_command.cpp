@@ -119,6 +119,7 @@ class Bench {
                                               {"bandwidth_gbs", peaks_->bandwidth_gbs}}
                              : nlohmann::json(nullptr)},
             {"repetitions", o_.repetitions},
+            {"measure", device_.is_gpu() ? kDeviceTimingMeasure : kHostTimingMeasure},
             {"distinct_ops", distinct_ops(ops)},
             {"stopped_at_time_limit", stopped},
             {"ops", rows}};
@@ -160,7 +161,7 @@ class Bench {
     nlohmann::json out = nlohmann::json::object(), each = nlohmann::json::object();
     std::string failures;  // one failing variant (a workspace too large, say) loses, no more
     for (const KernelVariant& v : variants.value()) {
-      auto ms = median_kernel_ms(*v.kernel, args, device_.is_gpu(), o_.repetitions);
+      auto ms = median_kernel_ms(*v.kernel, args, device_.context(), o_.repetitions);
       if (!ms.is_ok()) {
         each[v.id] = "failed: " + ms.status().message();
         failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", v.id, ms.status().message());
@@ -222,12 +223,14 @@ std::vector<std::size_t> column_widths(const nlohmann::json& report,
 void print_table(const nlohmann::json& report) {
   const auto backends = report["backends"].get<std::vector<std::string>>();
   const auto widths = column_widths(report, backends);
-  fmt::print("convjit bench: {} on {}{}, median of {} calls per kernel, a backend's best variant\n",
+  fmt::print("convjit bench: {} on {}{}, a backend's best variant\n",
              report["model"].get<std::string>(), report["device"].get<std::string>(),
              report["gpu"].get<std::string>().empty()
                  ? ""
-                 : " (" + report["gpu"].get<std::string>() + ")",
-             report["repetitions"].get<int>());
+                 : " (" + report["gpu"].get<std::string>() + ")");
+  fmt::print("measure: {} ({} {})\n", report["measure"].get<std::string>(),
+             report["repetitions"].get<int>(),
+             report["device"].get<std::string>() == "host" ? "calls" : "batches");
   fmt::print("{:<24} {:<8}", "layer", "op");
   for (std::size_t i = 0; i < backends.size(); ++i) fmt::print(" {:<{}}", backends[i], widths[i]);
   fmt::print(" {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
@@ -252,7 +255,9 @@ class BenchCommand final : public Command {
     command_ = app.add_subcommand(
         "bench", "Time every op of a model on each backend of the device, side by side");
     model_.add_to(*command_);
-    command_->add_option("--reps", options_.repetitions, "timed calls per op and backend")
+    command_->add_option("--reps", options_.repetitions,
+                         "timed samples per op and backend: calls on the host, batches of "
+                         "back-to-back calls on a GPU")
         ->check(CLI::Range(1, 10000));
     command_->add_option("--time-limit", options_.time_limit_s,
                          "seconds after which no new op is measured; the report keeps the ops "
@@ -262,8 +267,10 @@ class BenchCommand final : public Command {
     command_->add_option("--json-out", options_.json_file,
                          "also write the JSON report to this file (one run, both forms)");
     command_->footer(
-        "Per op: the median time on each backend (the JIT and cuDNN on a GPU, the reference on\n"
-        "the host; for cuDNN the best of every usable algorithm, named after the time), TFLOP/s\n"
+        "Per op: the median time per call on each backend (the JIT and cuDNN on a GPU, timed\n"
+        "with CUDA events around batches of back-to-back calls so host work does not count;\n"
+        "the reference on the host; for cuDNN the best of every usable algorithm, named after\n"
+        "the time), TFLOP/s\n"
         "or GB/s and the share of the device's peak where it is known, the JIT's speedup over\n"
         "cuDNN's best, and the backend the auto policy picks.\n\n"
         "Examples:\n  convjit bench --model resnet50 --batch 32 --dtype bf16\n"

@@ -104,7 +104,9 @@ nlohmann::json gather() {
         {"record_file", setting(settings->record_file, settings->record_file.value)},
         {"policy", setting(settings->policy, std::string(policy_name(settings->policy.value)))},
         {"arch", setting(settings->arch, settings->arch.value)},
-        {"allow_tf32", setting(settings->allow_tf32, settings->allow_tf32.value)}}},
+        {"allow_tf32", setting(settings->allow_tf32, settings->allow_tf32.value)},
+        {"cudnn_workspace_limit_mib",
+         setting(settings->cudnn_workspace_limit_mib, settings->cudnn_workspace_limit_mib.value)}}},
   };
 }
 

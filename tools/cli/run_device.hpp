@@ -17,6 +17,8 @@ class RunDevice {
  public:
   RunDevice();
   [[nodiscard]] bool is_gpu() const { return context_ != nullptr; }
+  // The GPU's context, or null on the host.
+  [[nodiscard]] const DeviceContext* context() const { return context_.get(); }
   [[nodiscard]] convjit_device_t device() const;
   [[nodiscard]] const char* label() const { return is_gpu() ? "cuda:0" : "host"; }
 
