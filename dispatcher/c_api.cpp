@@ -105,7 +105,12 @@ Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, siz
       descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value());
   if (required) *required = name.size() + 1;
   if (buf == nullptr && size == 0) return Status::ok();  // size query
-  if (buf == nullptr || size < name.size() + 1)
+  if (buf == nullptr)
+    return Status::invalid(fmt::format(
+        "name buffer is NULL but buf_size is {}; pass a buffer of at least {} bytes, or NULL "
+        "with buf_size 0 to ask for the size",
+        size, name.size() + 1));
+  if (size < name.size() + 1)
     return Status::invalid(
         fmt::format("name buffer of {} bytes is too small: {} are needed", size, name.size() + 1));
   std::memcpy(buf, name.c_str(), name.size() + 1);
@@ -297,6 +302,11 @@ convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params, int spa
     if (params == nullptr) return Status::invalid("params is NULL");
     if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
       return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
+    if (const int raw = static_cast<int>(mode); raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
+      return Status::invalid(fmt::format(
+          "mode = {} is not a convjit_pool_mode_t (CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD "
+          "or CONVJIT_POOL_AVG_INCLUDE_PAD)",
+          raw));
     *params = convjit_pool_params_t{};
     params->spatial_dims = spatial_dims;
     params->mode = mode;

@@ -122,8 +122,9 @@ Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params, D
   if (params->mode < CONVJIT_POOL_MAX || params->mode > CONVJIT_POOL_AVG_INCLUDE_PAD)
     return Status::invalid(
         fmt::format("pool mode = {} is not a convjit_pool_mode_t", static_cast<int>(params->mode)));
-  for (Status s : {check_tensor_desc(x, names.x), check_y(x, names.x, y, names.y)})
-    if (!s.is_ok()) return s;
+  // One check at a time: check_y reads *x, so x must have passed first.
+  if (Status s = check_tensor_desc(x, names.x); !s.is_ok()) return s;
+  if (Status s = check_y(x, names.x, y, names.y); !s.is_ok()) return s;
   if (Status s = check_spatial_dims(params->spatial_dims, *x, names.x); !s.is_ok()) return s;
   d.pool_mode = static_cast<PoolingMode>(static_cast<int>(params->mode) + 1);
   d.dtype = static_cast<DataType>(x->dtype);

@@ -54,6 +54,58 @@ TEST(CApi, NameBufferSizeQueryAndTooSmallBuffer) {
       CONVJIT_STATUS_INVALID_ARGUMENT);
 }
 
+// Issue 15, item 1: a NULL x with a valid y crashed (check_y read x first).
+TEST(CApi, ANullTensorIsNamedNeverDereferenced) {
+  auto t = make_pool_tensors<float>({1, 2, {6, 6}, {2, 2}, {2, 2}});
+  size_t required = 0;
+  for (auto direction : {CONVJIT_POOL_FWD, CONVJIT_POOL_BWD}) {
+    EXPECT_EQ(convjit_pool_descriptor_name(&t.params, direction, nullptr, &t.y.desc(), 0, nullptr,
+                                           0, &required),
+              CONVJIT_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(convjit_last_error_message()).find("descriptor is NULL"),
+              std::string::npos)
+        << convjit_last_error_message();
+  }
+  auto c = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  for (auto direction : {CONVJIT_CONV_FWD, CONVJIT_CONV_BWDDATA, CONVJIT_CONV_BWDFILT}) {
+    EXPECT_EQ(convjit_conv_descriptor_name(&c.params, direction, nullptr, &c.w.desc(), &c.y.desc(),
+                                           0, nullptr, 0, &required),
+              CONVJIT_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(convjit_conv_descriptor_name(&c.params, direction, &c.x.desc(), nullptr, &c.y.desc(),
+                                           0, nullptr, 0, &required),
+              CONVJIT_STATUS_INVALID_ARGUMENT);
+  }
+}
+
+// Issue 15, item 7: a NULL buffer with a size is not "too small".
+TEST(CApi, ANullNameBufferWithASizeSaysSo) {
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  size_t required = 0;
+  EXPECT_EQ(convjit_conv_descriptor_name(&t.params, CONVJIT_CONV_FWD, &t.x.desc(), &t.w.desc(),
+                                         &t.y.desc(), 0, nullptr, 64, &required),
+            CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(convjit_last_error_message()),
+            "name buffer is NULL but buf_size is 64; pass a buffer of at least " +
+                std::to_string(required) +
+                " bytes, or NULL with buf_size 0 to ask for the size");
+}
+
+// Issue 15, item 7: pool params with a mode that is no convjit_pool_mode_t.
+TEST(CApi, PoolParamsInitRefusesAnInvalidMode) {
+  convjit_pool_params_t params;
+  for (int mode : {3}) {  // in the enum's value range (its bits), so not UB to pass
+    EXPECT_EQ(convjit_pool_params_init(&params, 2, static_cast<convjit_pool_mode_t>(mode)),
+              CONVJIT_STATUS_INVALID_ARGUMENT)
+        << mode;
+    EXPECT_NE(std::string(convjit_last_error_message())
+                  .find("mode = " + std::to_string(mode) + " is not a convjit_pool_mode_t"),
+              std::string::npos)
+        << convjit_last_error_message();
+  }
+  EXPECT_EQ(convjit_pool_params_init(&params, 2, CONVJIT_POOL_AVG_INCLUDE_PAD),
+            CONVJIT_STATUS_SUCCESS);
+}
+
 TEST(CApi, HostExecutionReportsTheReferenceBackend) {
   auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
   const convjit_exec_t host{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
