@@ -65,7 +65,15 @@ class JitKernel final : public Kernel {
       entries_.push_back(launch);
     }
     workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
-    return workspaces_->reserve();  // out of memory shows here, where cuDNN can still serve
+    return Status::ok();
+  }
+
+  // Allocates the first stream's workspace now, so running out of memory
+  // shows at build, where cuDNN can still serve.
+  [[nodiscard]] Status reserve_workspace() {
+    const ContextScope scope(driver_.api(), context_);
+    if (!scope.status().is_ok()) return scope.status();
+    return workspaces_->reserve();
   }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
@@ -154,7 +162,10 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
       return s;
     auto kernel = std::make_unique<JitKernel>(driver, cu_device, context, desc);
     last = kernel->load(prepared.value().entry);
-    if (last.is_ok()) return std::unique_ptr<Kernel>(std::move(kernel));
+    if (last.is_ok()) {
+      if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault
+      return std::unique_ptr<Kernel>(std::move(kernel));
+    }
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
     auto key = jit_module_key(desc, arch);
     if (key.is_ok()) cache->quarantine_entry(key.value(), last.message());
