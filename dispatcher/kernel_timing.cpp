@@ -36,17 +36,18 @@ class EventPair {
     return driver.check(driver.api().event_create(&stop_, CU_EVENT_DEFAULT), "cuEventCreate");
   }
 
-  // Records start, makes `calls` calls, records stop and waits for it:
-  // milliseconds per call.
+  // Records start, makes `calls` calls, drains the stream: milliseconds
+  // per call.
   [[nodiscard]] Result<double> time(const Kernel& kernel, const ExecArgs& args, int calls) const {
     const CudaDriver& driver = CudaDriver::instance();
     const auto& api = driver.api();
-    const auto stream = static_cast<CUstream>(args.stream);
-    if (Status s = driver.check(api.event_record(start_, stream), "cuEventRecord"); !s.is_ok()) return s;
+    if (Status s = driver.check(api.event_record(start_, static_cast<CUstream>(args.stream)),
+                                "cuEventRecord");
+        !s.is_ok())
+      return s;
     for (int i = 0; i < calls; ++i)
       if (Status s = kernel.execute(args); !s.is_ok()) return s;
-    if (Status s = driver.check(api.event_record(stop_, stream), "cuEventRecord"); !s.is_ok()) return s;
-    if (Status s = wait(); !s.is_ok()) return s;
+    if (Status s = drain(args); !s.is_ok()) return s;
     float ms = 0;
     if (Status s = driver.check(api.event_elapsed_time(&ms, start_, stop_), "cuEventElapsedTime");
         !s.is_ok())
@@ -54,22 +55,19 @@ class EventPair {
     return static_cast<double>(ms) / calls;
   }
 
-  // Waits until everything queued on `stream` so far has run.
+  // Records stop on the call's stream and waits for it: everything queued
+  // there so far has run.
   [[nodiscard]] Status drain(const ExecArgs& args) const {
     const CudaDriver& driver = CudaDriver::instance();
-    if (Status s = driver.check(driver.api().event_record(stop_, static_cast<CUstream>(args.stream)),
+    const auto& api = driver.api();
+    if (Status s = driver.check(api.event_record(stop_, static_cast<CUstream>(args.stream)),
                                 "cuEventRecord");
         !s.is_ok())
       return s;
-    return wait();
+    return driver.check(api.event_synchronize(stop_), "cuEventSynchronize");
   }
 
  private:
-  [[nodiscard]] Status wait() const {
-    const CudaDriver& driver = CudaDriver::instance();
-    return driver.check(driver.api().event_synchronize(stop_), "cuEventSynchronize");
-  }
-
   CUevent start_ = nullptr;
   CUevent stop_ = nullptr;
 };

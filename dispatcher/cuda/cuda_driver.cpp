@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "dynamic_symbol.hpp"
+#include "library_call_status.hpp"
 
 namespace convjit {
 
@@ -80,9 +81,7 @@ Status driver_status(const CudaDriverApi& api, CUresult result, const char* call
   if (result == CUDA_SUCCESS) return Status::ok();
   const char* text = nullptr;
   if (api.get_error_string) api.get_error_string(result, &text);
-  return Status(CONVJIT_STATUS_EXECUTION_FAILED,
-                fmt::format("{} failed: {} ({})", call, text ? text : "unknown error",
-                            static_cast<int>(result)));
+  return failed_library_call(CONVJIT_STATUS_EXECUTION_FAILED, call, text, static_cast<int>(result));
 }
 
 Status CudaDriver::check(CUresult result, const char* call) const {

@@ -282,20 +282,18 @@ Result<std::unique_ptr<Kernel>> first_workable(const BuildContext& b,
                                                std::string_view chose) {
   std::string passed_over;
   const std::vector<CudnnAlgorithm> confirmed = confirmed_algorithms(b, ranked, passed_over);
-  const CudnnAlgorithm* chosen = nullptr;
-  auto kernel = first_workable_cudnn_algorithm(
+  return first_workable_cudnn_algorithm(
       std::span<const CudnnAlgorithm>(confirmed),
       [&](const CudnnAlgorithm& a) {
-        chosen = &a;
-        return convolution_kernel(b, a, /*reserve=*/true);
+        auto kernel = convolution_kernel(b, a, /*reserve=*/true);
+        if (kernel.is_ok())
+          b.trace.probes.push_back(
+              {"cuDNN " + CudnnLibrary::instance().version(),
+               fmt::format("{} {}{}", chose, a.summary(),
+                           passed_over.empty() ? "" : "; passed over " + passed_over)});
+        return kernel;
       },
       passed_over);
-  if (kernel.is_ok())
-    b.trace.probes.push_back(
-        {"cuDNN " + CudnnLibrary::instance().version(),
-         fmt::format("{} {}{}", chose, chosen->summary(),
-                     passed_over.empty() ? "" : "; passed over " + passed_over)});
-  return kernel;
 }
 
 Result<std::unique_ptr<Kernel>> build_convolution(const BuildContext& b) {

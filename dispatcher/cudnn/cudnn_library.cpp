@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dynamic_symbol.hpp"
+#include "library_call_status.hpp"
 
 namespace convjit {
 
@@ -91,8 +92,7 @@ Status CudnnLibrary::check(cudnnStatus_t result, const char* call) const {
   const convjit_status_t code = static_cast<int>(result) / 1000 == 3
                                     ? CONVJIT_STATUS_UNSUPPORTED
                                     : CONVJIT_STATUS_EXECUTION_FAILED;
-  return Status(code, fmt::format("{} failed: {} ({})", call, text ? text : "unknown error",
-                                  static_cast<int>(result)));
+  return failed_library_call(code, call, text, static_cast<int>(result));
 }
 
 }  // namespace convjit

@@ -30,23 +30,20 @@ struct LaunchEntry {
 // and leaves the caller's current context as it found it.
 class JitKernel final : public Kernel {
  public:
-  JitKernel(const CudaDriver& driver, CUdevice device, CUcontext context, const OpDescriptor& desc)
-      : driver_(driver), device_(device), context_(context), inputs_(kernel_inputs(desc)) {}
+  JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
+            const OpDescriptor& desc)
+      : driver_(driver), context_(std::move(context)), inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
-    const auto& api = driver_.api();
-    {
-      const ContextScope scope(api, context_);
-      workspaces_.reset();  // frees device memory, so before the context goes
-      if (module_) (void)api.module_unload(module_);
-    }
-    (void)api.primary_ctx_release(device_);  // popped first: this may destroy it
-  }
+    const ContextScope scope = context_->enter();
+    workspaces_.reset();  // frees device memory, so before the context goes
+    if (module_) (void)driver_.api().module_unload(module_);
+  }  // context_ is released after the scope pops it
   JitKernel(const JitKernel&) = delete;
   JitKernel& operator=(const JitKernel&) = delete;
 
   Status load(const CacheEntry& entry) {
     const auto& api = driver_.api();
-    const ContextScope scope(api, context_);
+    const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
     if (Status s =
             driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
@@ -71,14 +68,14 @@ class JitKernel final : public Kernel {
   // Allocates the first stream's workspace now, so running out of memory
   // shows at build, where cuDNN can still serve.
   [[nodiscard]] Status reserve_workspace() {
-    const ContextScope scope(driver_.api(), context_);
+    const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
     return workspaces_->reserve();
   }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
-    const ContextScope scope(api, context_);
+    const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
     const void* in0 = input_pointer(args, inputs_.in0);
     const void* in1 = input_pointer(args, inputs_.in1);
@@ -100,8 +97,7 @@ class JitKernel final : public Kernel {
 
  private:
   const CudaDriver& driver_;
-  CUdevice device_;
-  CUcontext context_;
+  std::shared_ptr<DeviceContext> context_;  // the device's primary context, retained
   KernelInputs inputs_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
@@ -142,11 +138,8 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
   if (arch.empty())
     return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
   const std::shared_ptr<JitCache> cache = cache_for_settings();
-  CUdevice cu_device = 0;
-  const auto& api = driver.api();
-  if (Status s = driver.check(api.device_get(&cu_device, device.ordinal), "cuDeviceGet");
-      !s.is_ok())
-    return s;
+  auto context = DeviceContext::open(device.ordinal);
+  if (!context.is_ok()) return context.status();
   // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
   Status last;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -155,12 +148,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
     trace.probes.push_back({cache->writable_directory(), prepared.value().compiled
                                                             ? "compiled with NVRTC for " + arch
                                                             : "loaded from the JIT cache"});
-    CUcontext context = nullptr;
-    if (Status s =
-            driver.check(api.primary_ctx_retain(&context, cu_device), "cuDevicePrimaryCtxRetain");
-        !s.is_ok())
-      return s;
-    auto kernel = std::make_unique<JitKernel>(driver, cu_device, context, desc);
+    auto kernel = std::make_unique<JitKernel>(driver, context.value(), desc);
     last = kernel->load(prepared.value().entry);
     if (last.is_ok()) {
       if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-
 #include "dynamic_symbol.hpp"
+#include "library_call_status.hpp"
 
 namespace convjit {
 
@@ -68,9 +68,7 @@ Status NvrtcLibrary::accept(void* handle) {
 Status NvrtcLibrary::check(nvrtcResult result, const char* call) const {
   if (result == NVRTC_SUCCESS) return Status::ok();
   const char* text = api_.get_error_string ? api_.get_error_string(result) : nullptr;
-  return Status(CONVJIT_STATUS_EXECUTION_FAILED,
-                fmt::format("{} failed: {} ({})", call, text ? text : "unknown error",
-                            static_cast<int>(result)));
+  return failed_library_call(CONVJIT_STATUS_EXECUTION_FAILED, call, text, static_cast<int>(result));
 }
 
 }  // namespace convjit
