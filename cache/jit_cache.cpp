@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cache_directories.hpp"
+#include "code_trust.hpp"
 #include "warnings.hpp"
 
 namespace convjit {
@@ -97,6 +98,13 @@ void JitCache::quarantine_entry(const JitCacheKey& key, const std::string& reaso
 Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
   for (const std::string& dir : search_path_) {
     const std::string path = (fs::path(dir) / key.relative_path).string();
+    std::error_code error;
+    if (!fs::exists(path, error)) continue;
+    // A cubin is code, trusted on the same terms as a tuned library.
+    if (Status trusted = check_code_trust_below(dir, path); !trusted.is_ok()) {
+      warn_once(fmt::format("JIT cache entry not loaded: {}", trusted.message()));
+      continue;
+    }
     auto bytes = read_file(path);
     if (!bytes.is_ok()) continue;
     auto entry = decode_cache_entry(bytes.value());

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "c_enum.hpp"
 #include "convjit/convjit.h"
 #include "descriptor_builder.hpp"
 #include "descriptor_name.hpp"
@@ -136,10 +137,32 @@ Direction conv_direction(convjit_conv_direction_t direction) {
   }
 }
 
-Status check_conv_direction(convjit_conv_direction_t direction) {
-  if (direction < CONVJIT_CONV_FWD || direction > CONVJIT_CONV_BWDFILT)
-    return Status::invalid(fmt::format("direction = {} is not a convjit_conv_direction_t",
-                                       static_cast<int>(direction)));
+Status check_conv_direction(const convjit_conv_direction_t& direction) {
+  if (const int raw = raw_c_enum(direction); raw < CONVJIT_CONV_FWD || raw > CONVJIT_CONV_BWDFILT)
+    return Status::invalid(fmt::format("direction = {} is not a convjit_conv_direction_t", raw));
+  return Status::ok();
+}
+
+// Each requested gradient is validated in its own role, as the standalone
+// call computing it would: dy is an input to all three, so it may have any
+// non-negative strides (PyTorch's gradient of y.sum() is an expanded,
+// zero-stride tensor), and only a written tensor must not overlap.  With
+// nothing requested the shapes are still checked, as for dx.
+Status check_backward_roles(const convjit_conv_params_t* params,
+                            const convjit_tensor_desc_t* x_desc,
+                            const convjit_tensor_desc_t* w_desc,
+                            const convjit_tensor_desc_t* dy_desc, unsigned grad_mask) {
+  const bool want_dw = (grad_mask & CONVJIT_GRAD_WEIGHT) != 0;
+  if ((grad_mask & CONVJIT_GRAD_INPUT) != 0 || !want_dw)
+    if (auto dx = make_conv_descriptor(params, Direction::bwddata, x_desc, w_desc, dy_desc);
+        !dx.is_ok())
+      return dx.status();
+  if (want_dw)
+    if (auto dw = make_conv_descriptor(params, Direction::bwdfilt, x_desc, w_desc, dy_desc);
+        !dw.is_ok())
+      return dw.status();
+  if ((grad_mask & CONVJIT_GRAD_BIAS) != 0)
+    if (auto db = make_bias_grad_descriptor(dy_desc); !db.is_ok()) return db.status();
   return Status::ok();
 }
 
@@ -150,7 +173,7 @@ extern "C" {
 const char* convjit_version_string(void) { return kVersionString; }
 
 const char* convjit_status_string(convjit_status_t status) {
-  switch (status) {
+  switch (raw_c_enum(status)) {
     case CONVJIT_STATUS_SUCCESS:
       return "success";
     case CONVJIT_STATUS_INVALID_ARGUMENT:
@@ -256,12 +279,10 @@ convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_d
     if (desc == nullptr || dims == nullptr) return Status::invalid("desc or dims is NULL");
     if (rank < 3 || rank > kMaxRank)
       return Status::invalid(fmt::format("rank = {} must be 3, 4 or 5", rank));
-    if (!is_valid_dtype(dtype))
-      return Status::invalid(
-          fmt::format("dtype = {} is not a convjit_dtype_t", static_cast<int>(dtype)));
-    if (layout != CONVJIT_LAYOUT_NCHW && layout != CONVJIT_LAYOUT_NHWC)
-      return Status::invalid(
-          fmt::format("layout = {} is not a convjit_layout_t", static_cast<int>(layout)));
+    if (const int raw = raw_c_enum(dtype); !is_valid_dtype(raw))
+      return Status::invalid(fmt::format("dtype = {} is not a convjit_dtype_t", raw));
+    if (const int raw = raw_c_enum(layout); raw != CONVJIT_LAYOUT_NCHW && raw != CONVJIT_LAYOUT_NHWC)
+      return Status::invalid(fmt::format("layout = {} is not a convjit_layout_t", raw));
     Dims5 d{};
     int64_t count = 1;
     for (int i = 0; i < rank; ++i) {
@@ -302,7 +323,7 @@ convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params, int spa
     if (params == nullptr) return Status::invalid("params is NULL");
     if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
       return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
-    if (const int raw = static_cast<int>(mode); raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
+    if (const int raw = raw_c_enum(mode); raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
       return Status::invalid(fmt::format(
           "mode = {} is not a convjit_pool_mode_t (CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD "
           "or CONVJIT_POOL_AVG_INCLUDE_PAD)",
@@ -356,9 +377,8 @@ convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* param
                                               int symbolic_batch, char* buf, size_t buf_size,
                                               size_t* required) {
   return guarded([&]() -> Status {
-    if (direction != CONVJIT_POOL_FWD && direction != CONVJIT_POOL_BWD)
-      return Status::invalid(fmt::format("direction = {} is not a convjit_pool_direction_t",
-                                         static_cast<int>(direction)));
+    if (const int raw = raw_c_enum(direction); raw != CONVJIT_POOL_FWD && raw != CONVJIT_POOL_BWD)
+      return Status::invalid(fmt::format("direction = {} is not a convjit_pool_direction_t", raw));
     const Direction dir = direction == CONVJIT_POOL_FWD ? Direction::fwd : Direction::bwd;
     return write_name(make_pool_descriptor(params, dir, x_desc, y_desc), symbolic_batch, buf,
                       buf_size, required);
@@ -486,8 +506,8 @@ convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
                       "CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS",
                       grad_mask));
     });
-  // Validate the whole problem once, before writing any output, so a bad
-  // argument never leaves some gradients written and others not.
+  // Validate every requested output before writing any, so a bad argument
+  // never leaves some gradients written and others not.
   convjit_status_t status = guarded([&]() -> Status {
     const bool want_dx = grad_mask & CONVJIT_GRAD_INPUT, want_dw = grad_mask & CONVJIT_GRAD_WEIGHT;
     for (Status s :
@@ -499,7 +519,7 @@ convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
           grad_mask & CONVJIT_GRAD_BIAS ? require_pointer(db, "db (CONVJIT_GRAD_BIAS is set)")
                                         : Status()})
       if (!s.is_ok()) return s;
-    return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, dy_desc).status();
+    return check_backward_roles(params, x_desc, w_desc, dy_desc, grad_mask);
   });
   if (status != CONVJIT_STATUS_SUCCESS) return status;
   if ((grad_mask & CONVJIT_GRAD_INPUT) != 0) {
@@ -542,7 +562,7 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
                                        void* dx, double alpha, double beta,
                                        const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (params != nullptr && params->mode == CONVJIT_POOL_MAX)
+    if (params != nullptr && raw_c_enum(params->mode) == CONVJIT_POOL_MAX)
       if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)");
           !s.is_ok())
         return s;

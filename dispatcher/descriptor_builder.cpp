@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "c_enum.hpp"
 #include "descriptor_validation.hpp"
 
 namespace convjit {
@@ -13,11 +14,9 @@ Status check_tensor_desc(const convjit_tensor_desc_t* t, const char* name) {
   if (t->rank < 3 || t->rank > kMaxRank)
     return Status::invalid(fmt::format(
         "{} rank = {} must be 3, 4 or 5 (N, C and 1 to 3 spatial dims)", name, t->rank));
-  if (!is_valid_dtype(static_cast<int>(t->dtype)))
-    return Status::invalid(
-        fmt::format("{} dtype = {} is not a convjit_dtype_t (f32, f16, bf16, "
-                    "f64)",
-                    name, static_cast<int>(t->dtype)));
+  if (const int dtype = raw_c_enum(t->dtype); !is_valid_dtype(dtype))
+    return Status::invalid(fmt::format(
+        "{} dtype = {} is not a convjit_dtype_t (f32, f16, bf16, f64)", name, dtype));
   return Status::ok();
 }
 
@@ -119,9 +118,9 @@ Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params, D
   d.direction = direction;
   const SlotNames names = slot_names(d);
   if (params == nullptr) return Status::invalid("pool params are NULL");
-  if (params->mode < CONVJIT_POOL_MAX || params->mode > CONVJIT_POOL_AVG_INCLUDE_PAD)
-    return Status::invalid(
-        fmt::format("pool mode = {} is not a convjit_pool_mode_t", static_cast<int>(params->mode)));
+  if (const int mode = raw_c_enum(params->mode);
+      mode < CONVJIT_POOL_MAX || mode > CONVJIT_POOL_AVG_INCLUDE_PAD)
+    return Status::invalid(fmt::format("pool mode = {} is not a convjit_pool_mode_t", mode));
   // One check at a time: check_y reads *x, so x must have passed first.
   if (Status s = check_tensor_desc(x, names.x); !s.is_ok()) return s;
   if (Status s = check_y(x, names.x, y, names.y); !s.is_ok()) return s;

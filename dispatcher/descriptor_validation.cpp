@@ -33,6 +33,8 @@ std::string op_label(const OpDescriptor& d) {
 // Collects the first failure; later checks are skipped once one fails so
 // the message always describes the root cause.  Messages are formatted only
 // on failure: validation runs on every API call and must not allocate.
+// A skipped check's arguments are still evaluated, so arithmetic that is
+// safe only once earlier checks passed comes after a `failed()` return.
 class Checker {
  public:
   explicit Checker(const OpDescriptor& d) : desc_(d) {}
@@ -137,6 +139,7 @@ void check_conv_params(Checker& c, const OpDescriptor& d) {
   const std::int64_t filters = d.w_dims[0];
   c.require(d.groups >= 1, "groups = {} must be at least 1", d.groups);
   if (c.failed()) return;
+  // groups may be any int64 here: nothing may multiply by it.
   c.require(channels % d.groups == 0,
             "groups = {} does not divide {} channels C = {}; use a groups value that divides "
             "both C and K",
@@ -145,11 +148,11 @@ void check_conv_params(Checker& c, const OpDescriptor& d) {
             "groups = {} does not divide the filter count K = {} ({} shape[0]); use a groups "
             "value that divides both C and K",
             d.groups, filters, n.w);
-  c.require(d.w_dims[1] * d.groups == channels,
-            "channel mismatch: {} has C = {} but {} shape[1] = {} with groups = {} covers {} "
-            "channels; {} shape[1] must be C / groups = {}",
-            n.x, channels, n.w, d.w_dims[1], d.groups, d.w_dims[1] * d.groups, n.w,
-            channels / d.groups);
+  if (c.failed()) return;
+  c.require(d.w_dims[1] == channels / d.groups,
+            "channel mismatch: {} has C = {} in groups = {}, but {} shape[1] = {}; {} shape[1] "
+            "must be C / groups = {}",
+            n.x, channels, d.groups, n.w, d.w_dims[1], n.w, channels / d.groups);
   for (int i = 0; i < d.spatial_dims; ++i) {
     const WindowGeometry g = geometry(d, i);
     // A pad as wide as the dilated filter would create outputs that see
@@ -241,11 +244,14 @@ bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
-  std::int64_t reach = 0;
+  std::int64_t reach = 0, step = 0;
   for (const std::size_t at : order) {
     if (dims[at] <= 1) continue;
     if (strides[at] <= reach) return false;
-    reach += strides[at] * (dims[at] - 1);
+    // Only reachable with an extent past 2^63, which check_overflow refuses.
+    if (__builtin_mul_overflow(strides[at], dims[at] - 1, &step) ||
+        __builtin_add_overflow(reach, step, &reach))
+      return false;
   }
   return true;
 }
@@ -344,6 +350,7 @@ Status validate_descriptor(const OpDescriptor& d) {
   check_output_shape(c, d);
   check_tensor(c, d, n.y, d.y_dims, d.y_strides);
   check_overflow(c, d, n.y, d.y_dims, d.y_strides);
+  if (c.failed()) return c.take();
   check_output_overlap(c, d);
   return c.take();
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 
+#include "c_enum.hpp"
 #include "cuda/cuda_driver.hpp"
 #include "cudnn/cudnn_backend.hpp"
 #include "cudnn/cudnn_library.hpp"
@@ -36,8 +37,8 @@ namespace {
 DispatchKey make_key(const OpDescriptor& desc, const convjit_device_t& device, Policy policy) {
   DispatchKey key;
   key.desc = desc;
-  key.device_kind = static_cast<std::int32_t>(device.kind);
-  key.device_ordinal = device.kind == CONVJIT_DEVICE_HOST ? 0 : device.ordinal;
+  key.device_kind = raw_c_enum(device.kind);  // checked later, by device_capability()
+  key.device_ordinal = key.device_kind == CONVJIT_DEVICE_HOST ? 0 : device.ordinal;
   key.policy = static_cast<std::int32_t>(policy);
   return key;
 }
@@ -66,11 +67,10 @@ std::size_t call_slot(const ApiCallKey& key) { return key.hash() % kThreadCacheS
 std::atomic<std::uint64_t> next_dispatcher_id{0};
 
 Status device_capability(const OpDescriptor& desc, const convjit_device_t& device) {
-  if (device.kind != CONVJIT_DEVICE_HOST && device.kind != CONVJIT_DEVICE_CUDA)
-    return Status::invalid(
-        fmt::format("device kind {} is neither CONVJIT_DEVICE_HOST nor "
-                    "CONVJIT_DEVICE_CUDA",
-                    static_cast<int>(device.kind)));
+  if (const int kind = raw_c_enum(device.kind);
+      kind != CONVJIT_DEVICE_HOST && kind != CONVJIT_DEVICE_CUDA)
+    return Status::invalid(fmt::format(
+        "device kind {} is neither CONVJIT_DEVICE_HOST nor CONVJIT_DEVICE_CUDA", kind));
   if (device.kind == CONVJIT_DEVICE_CUDA && device.ordinal < 0)
     return Status::invalid(
         fmt::format("CUDA device ordinal {} must be non-negative", device.ordinal));

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <thread>
 
+#include "c_callers/c_callers.h"
 #include "convjit/convjit.h"
 #include "support/problems.hpp"
 #include "version.hpp"
@@ -17,6 +19,7 @@ TEST(CApi, VersionAndStatusStrings) {
   EXPECT_STREQ(convjit_status_string(CONVJIT_STATUS_SUCCESS), "success");
   EXPECT_STREQ(convjit_status_string(CONVJIT_STATUS_NOT_AVAILABLE), "not available");
   EXPECT_STREQ(convjit_status_string(static_cast<convjit_status_t>(6)), "internal error");
+  for (int unknown : {-1, 7, 1000}) EXPECT_STREQ(c_status_string(unknown), "unknown status");
 }
 
 TEST(CApi, LastErrorIsPerThreadAndClearedBySuccess) {
@@ -88,6 +91,71 @@ TEST(CApi, ANullNameBufferWithASizeSaysSo) {
             "name buffer is NULL but buf_size is 64; pass a buffer of at least " +
                 std::to_string(required) +
                 " bytes, or NULL with buf_size 0 to ask for the size");
+}
+
+// Issue 15, item 2: C may put any int in an enum parameter or field.  Each
+// is refused by its raw value; loading it as the C++ enum first was
+// undefined (UBSan, in the sanitizer build, stopped on it) and let the
+// compiler drop the range check.
+constexpr int kOutOfRange[] = {-1, 3, 4, 7, 1000, std::numeric_limits<int>::min(),
+                               std::numeric_limits<int>::max()};
+
+void expect_refused(convjit_status_t status, const std::string& fragment) {
+  EXPECT_EQ(status, CONVJIT_STATUS_INVALID_ARGUMENT) << fragment;
+  EXPECT_NE(std::string(convjit_last_error_message()).find(fragment), std::string::npos)
+      << convjit_last_error_message();
+}
+
+TEST(CApi, EnumValuesOutOfRangeFromCAreRefusedByTheirRawValue) {
+  convjit_tensor_desc_t desc;
+  const int64_t dims[] = {1, 2, 5, 5};
+  auto conv = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  auto pool = make_pool_tensors<float>({1, 2, {6, 6}, {2, 2}, {2, 2}});
+  for (int v : kOutOfRange) {
+    const std::string value = std::to_string(v);
+    if (v != 3)  // 3 is f64
+      expect_refused(c_tensor_desc_init(&desc, v, 4, dims, CONVJIT_LAYOUT_NCHW),
+                     "dtype = " + value + " is not a convjit_dtype_t");
+    expect_refused(c_tensor_desc_init(&desc, CONVJIT_DTYPE_F32, 4, dims, v),
+                   "layout = " + value + " is not a convjit_layout_t");
+    expect_refused(c_conv_descriptor_name(&conv.params, v, &conv.x.desc(), &conv.w.desc(),
+                                          &conv.y.desc()),
+                   "direction = " + value + " is not a convjit_conv_direction_t");
+    expect_refused(c_pool_descriptor_name(&pool.params, v, &pool.x.desc(), &pool.y.desc()),
+                   "direction = " + value + " is not a convjit_pool_direction_t");
+    convjit_pool_params_t params;
+    expect_refused(c_pool_params_init(&params, 2, v),
+                   "mode = " + value + " is not a convjit_pool_mode_t");
+  }
+}
+
+TEST(CApi, EnumFieldsOutOfRangeFromCAreRefusedByTheirRawValue) {
+  auto conv = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  auto pool = make_pool_tensors<float>({1, 2, {6, 6}, {2, 2}, {2, 2}});
+  for (int v : kOutOfRange) {
+    const std::string value = std::to_string(v);
+    if (v != 3) {
+      convjit_tensor_desc_t x = conv.x.desc();
+      c_set_dtype(&x, v);
+      expect_refused(c_conv_descriptor_name(&conv.params, CONVJIT_CONV_FWD, &x, &conv.w.desc(),
+                                            &conv.y.desc()),
+                     "x dtype = " + value + " is not a convjit_dtype_t");
+    }
+    convjit_pool_params_t params = pool.params;
+    c_set_pool_mode(&params, v);
+    expect_refused(c_pool_descriptor_name(&params, CONVJIT_POOL_FWD, &pool.x.desc(),
+                                          &pool.y.desc()),
+                   "pool mode = " + value + " is not a convjit_pool_mode_t");
+    expect_refused(convjit_pool_backward(&params, &pool.x.desc(), pool.x.data(), &pool.y.desc(),
+                                         pool.y.data(), pool.x.data(), 1.0, 0.0, nullptr),
+                   "pool mode = " + value + " is not a convjit_pool_mode_t");
+    convjit_exec_t exec{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
+    c_set_device_kind(&exec, v);
+    expect_refused(convjit_conv_forward(&conv.params, &conv.x.desc(), conv.x.data(),
+                                        &conv.w.desc(), conv.w.data(), &conv.y.desc(),
+                                        conv.y.data(), 1.0, 0.0, &exec),
+                   "device kind " + value + " is neither CONVJIT_DEVICE_HOST nor");
+  }
 }
 
 // Issue 15, item 7: pool params with a mode that is no convjit_pool_mode_t.

@@ -205,7 +205,9 @@ TEST(CliEmulate, ThePolicyRoutesEveryHostCallThroughTheEmulator) {
   const Outcome model = convjit_with_env("CONVJIT_POLICY=emulate ",
                                          "run --model yolo11n --imgsz 32 --reps 0 --verify --json");
   ASSERT_EQ(model.exit_code, 0) << model.output;
-  for (const auto& op : nlohmann::json::parse(model.output)["ops"]) {
+  // Kept in a variable: a range-for over a temporary's member would outlive it.
+  const nlohmann::json report = nlohmann::json::parse(model.output);
+  for (const auto& op : report["ops"]) {
     EXPECT_EQ(op["backend"], "emulator") << op.dump();
     EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();
   }

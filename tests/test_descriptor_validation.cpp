@@ -199,6 +199,19 @@ TEST(Validation, HugeParametersAreRejectedBeforeAnyArithmeticOverflows) {
                {"addresses more than 2^63 bytes"});
 }
 
+// Issue 15, item 2: a failed check stops the arithmetic that assumed it
+// passed (UBSan, in the sanitizer build, caught both overflows).
+TEST(Validation, ArithmeticAfterAFailedCheckCannotOverflow) {
+  ConvSetup groups;
+  groups.params.groups = std::numeric_limits<std::int64_t>::max();  // w shape[1] * groups
+  expect_error(groups.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"groups = 9223372036854775807 does not divide x channels C = 4"});
+  ConvSetup y;  // the overlap check's reach past an extent already refused
+  y.y = TensorDesc::strided(CONVJIT_DTYPE_F32, {2, 6, 6, 6}, {kHuge, kHuge, 6, 1});
+  expect_error(y.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
+               {"y shape [2, 6, 6, 6] with strides", "addresses more than 2^63 bytes"});
+}
+
 TEST(Validation, DtypesMustAgreeAndBeSupported) {
   ConvSetup mixed;
   mixed.w.dtype = CONVJIT_DTYPE_F16;

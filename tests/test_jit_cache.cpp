@@ -162,6 +162,53 @@ TEST_F(JitCacheTest, AnEntryTheDriverRefusesIsQuarantinedOnRequest) {
   EXPECT_FALSE(fs::is_empty(fs::path(dir_) / "jit" / "quarantine"));
 }
 
+// Issue 15, item 4: a cubin is code.  One that another user could have
+// written (through the file, its directory or any directory between it and
+// the cache directory) is not loaded, and the warning names the path and
+// the fix; the same rules as for tuned libraries.
+TEST_F(JitCacheTest, AnEntryOtherUsersCouldHaveWrittenIsNotLoaded) {
+  const JitCacheKey key = make_jit_cache_key(fields());
+  ASSERT_TRUE(JitCache({dir_})
+                  .get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); })
+                  .is_ok());
+  const fs::path file = fs::path(dir_) / key.relative_path;
+  for (const fs::path& loose : {file, file.parent_path(), fs::path(dir_) / "jit" / "v1",
+                                fs::path(dir_)}) {
+    const auto bit = loose == file ? fs::perms::others_write : fs::perms::group_write;
+    fs::permissions(loose, bit, fs::perm_options::add);
+    testing::internal::CaptureStderr();
+    const bool loaded = JitCache({dir_}).lookup(key).is_ok();
+    const std::string warning = testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(loaded) << loose;
+    EXPECT_NE(warning.find("JIT cache entry not loaded: refusing to load from " +
+                           std::string(loose == file ? "file " : "directory ") + loose.string() +
+                           ": it is writable by other users"),
+              std::string::npos)
+        << warning;
+    EXPECT_NE(warning.find("run 'chmod go-w " + loose.string() + "'"), std::string::npos)
+        << warning;
+    fs::permissions(loose, bit, fs::perm_options::remove);
+    EXPECT_TRUE(JitCache({dir_}).lookup(key).is_ok()) << loose;
+  }
+}
+
+TEST_F(JitCacheTest, AnEntryOwnedByAnotherUserIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  const JitCacheKey key = make_jit_cache_key(fields());
+  ASSERT_TRUE(JitCache({dir_})
+                  .get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); })
+                  .is_ok());
+  const fs::path file = fs::path(dir_) / key.relative_path;
+  ASSERT_EQ(::chown(file.c_str(), 4242, 4242), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(JitCache({dir_}).lookup(key).is_ok());
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warning.find("refusing to load from file " + file.string() +
+                         ": it is owned by uid 4242, not by you"),
+            std::string::npos)
+      << warning;
+}
+
 TEST_F(JitCacheTest, FourProcessesTimesFourThreadsCompileEachKeyOnce) {
   constexpr int kKeys = 12;
   const std::string log = (root_ / "compiles.log").string();

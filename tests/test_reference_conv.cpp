@@ -391,5 +391,57 @@ TEST(ConvBackwardCombined, ARequestedButNullOutputWritesNothing) {
   for (double v : dx.values()) EXPECT_EQ(v, 7.0);
 }
 
+// Issue 15, item 5: dy is an input, as in the standalone calls.  PyTorch's
+// gradient of y.sum() is an expanded tensor: one element, zero strides.
+TEST(ConvBackwardCombined, AZeroStrideDyIsAnInputLikeAnyOther) {
+  std::mt19937 rng(11);
+  auto t = make_conv_tensors<double>({2, 4, 6, 2, {6, 5}, {3, 3}, {1, 2}, {1, 1}, {1, 0}});
+  t.x.fill_random(rng), t.w.fill_random(rng);
+  HostTensor<double> ones = t.y, dx_ref = t.x, dw_ref = t.w, dx = t.x, dw = t.w;
+  ones.fill(1.0);
+  backward_data(t, ones, dx_ref);
+  backward_filter(t, ones, dw_ref);
+  const convjit_tensor_desc_t& y = t.y.desc();
+  const TensorDesc expanded = TensorDesc::strided(
+      CONVJIT_DTYPE_F64, {y.dims[0], y.dims[1], y.dims[2], y.dims[3]}, {0, 0, 0, 0});
+  const double one = 1.0;
+  std::vector<double> db(6, -1.0);
+  const Status s = conv_backward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(),
+                                 expanded, &one, CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT |
+                                                     CONVJIT_GRAD_BIAS,
+                                 dx.data(), dw.data(), db.data());
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(dx.values(), dx_ref.values());
+  EXPECT_EQ(dw.values(), dw_ref.values());
+  const double per_channel = static_cast<double>(y.dims[0] * y.dims[2] * y.dims[3]);
+  EXPECT_EQ(db, std::vector<double>(6, per_channel));
+}
+
+// Issue 15, item 5: every requested output is checked in its own role
+// before any is written; the message names it.
+TEST(ConvBackwardCombined, AnInvalidOutputIsFoundBeforeAnyIsWritten) {
+  std::mt19937 rng(12);
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}});
+  HostTensor<float> dy = t.y, dx = t.x, dw = t.w;
+  dy.fill_random(rng), t.w.fill_random(rng), t.x.fill_random(rng);
+  dx.fill(7.0), dw.fill(7.0);
+  const TensorDesc overlapping = TensorDesc::strided(CONVJIT_DTYPE_F32, {2, 2, 3, 3}, {0, 9, 3, 1});
+  const Status s = conv_backward(t.params, t.x.desc(), t.x.data(), overlapping, t.w.data(),
+                                 dy.desc(), dy.data(), CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT,
+                                 dx.data(), dw.data(), nullptr);
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("conv2d bwdfilt: output dw strides [0, 9, 3, 1] make elements"),
+            std::string::npos)
+      << s.message();
+  for (double v : dx.values()) EXPECT_EQ(v, 7.0);
+  const TensorDesc overlapping_dx =
+      TensorDesc::strided(CONVJIT_DTYPE_F32, {1, 2, 4, 4}, {32, 16, 2, 1});
+  const Status dx_role = conv_backward(t.params, overlapping_dx, t.x.data(), t.w.desc(),
+                                       t.w.data(), dy.desc(), dy.data(), CONVJIT_GRAD_INPUT,
+                                       dx.data(), nullptr, nullptr);
+  EXPECT_NE(dx_role.message().find("conv2d bwddata: output dx strides"), std::string::npos)
+      << dx_role.message();
+}
+
 }  // namespace
 }  // namespace convjit::test

@@ -216,14 +216,16 @@ TEST_F(TunedPolicy, CorrectCandidatesPassTheCheckInEveryDirection) {
 
 TEST_F(TunedPolicy, AutoWithoutADecisionWalksTheChainInOrder) {
   ASSERT_EQ(convjit_set_policy("auto"), CONVJIT_STATUS_SUCCESS);
-  auto resolved = dispatcher()->resolve(desc_, kHost);
+  auto d = dispatcher();  // owns the resolution, so it must outlive `resolved`
+  auto resolved = d->resolve(desc_, kHost);
   ASSERT_TRUE(resolved.is_ok());
   EXPECT_EQ(resolved.value()->backend, "slow");  // first in the chain
   EXPECT_EQ(stored_decisions(), 0u);
 }
 
 TEST_F(TunedPolicy, AFasterCandidateWithWrongResultsLoses) {
-  auto resolved = dispatcher(/*fast_is_wrong=*/true)->resolve(desc_, kHost);
+  auto d = dispatcher(/*fast_is_wrong=*/true);
+  auto resolved = d->resolve(desc_, kHost);
   ASSERT_TRUE(resolved.is_ok()) << resolved.status().message();
   EXPECT_EQ(resolved.value()->backend, "slow");
   EXPECT_NE(resolved.value()->reason.find("but wrong (max error inf > 1e-04)"),

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "code_trust.hpp"
 #include "convjit_abi_kernel.hpp"
 #include "dace_kernel.hpp"
 #include "descriptor_name.hpp"
-#include "library_trust.hpp"
 #include "settings.hpp"
 
 namespace convjit {
@@ -67,7 +67,7 @@ ProbeReport probe_tuned_libraries(const OpDescriptor& desc, const convjit_device
       step.outcome = "not found";
       continue;
     }
-    if (Status trusted = check_library_trust(candidate.path); !trusted.is_ok()) {
+    if (Status trusted = check_code_trust(candidate.path); !trusted.is_ok()) {
       step.outcome = "rejected: " + trusted.message();
       continue;
     }

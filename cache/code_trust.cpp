@@ -1,4 +1,4 @@
-#include "library_trust.hpp"
+#include "code_trust.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -41,7 +41,7 @@ std::string real_path(const std::string& path) {
 
 }  // namespace
 
-Status check_library_trust(const std::string& path) {
+Status check_code_trust(const std::string& path) {
   const std::filesystem::path file(path);
   const std::string directory = file.has_parent_path() ? file.parent_path().string() : ".";
   if (Status s = check_not_shared(directory, "directory"); !s.is_ok()) return s;
@@ -63,6 +63,21 @@ Status check_library_trust(const std::string& path) {
   if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return Status::not_available(fmt::format("{} is not a regular file", target));
   return check_not_shared(target, "file");
+}
+
+Status check_code_trust_below(const std::string& root, const std::string& path) {
+  const std::filesystem::path base(root);
+  const std::filesystem::path relative = std::filesystem::path(path).lexically_relative(base);
+  if (relative.empty() || *relative.begin() == "..")
+    return Status::not_available(
+        fmt::format("{} is not below the cache directory {}", path, root));
+  // The file's own directory is checked by check_code_trust.
+  std::filesystem::path directory = base;
+  for (auto part = relative.begin(); std::next(part) != relative.end(); ++part) {
+    if (Status s = check_not_shared(directory.string(), "directory"); !s.is_ok()) return s;
+    directory /= *part;
+  }
+  return check_code_trust(path);
 }
 
 }  // namespace convjit
