@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 namespace convjit {
 
@@ -56,10 +57,12 @@ bool write_all(int fd, const std::string& bytes) {
   return true;
 }
 
+constexpr std::string_view kTemporaryMark = ".tmp.";
+
 std::string unique_suffix() {
   static std::atomic<unsigned> counter{0};
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format(".tmp.{}.{}.{:x}", ::getpid(), counter.fetch_add(1), rng());
+  return fmt::format("{}{}.{}.{:x}", kTemporaryMark, ::getpid(), counter.fetch_add(1), rng());
 }
 
 }  // namespace
@@ -124,6 +127,10 @@ Status publish_file(const std::string& path, const std::string& bytes,
   FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (dir.fd >= 0) ::fsync(dir.fd);  // make the rename durable
   return Status::ok();
+}
+
+bool is_publish_temporary(const std::filesystem::path& path) {
+  return path.filename().string().find(kTemporaryMark) != std::string::npos;
 }
 
 Result<std::string> read_file(const std::string& path) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct CacheEntry {
 // `before_rename` lets tests stop the process at the worst moment.
 [[nodiscard]] Status publish_file(const std::string& path, const std::string& bytes,
                                   const std::function<void()>& before_rename = {});
+
+// Whether `path` names one of publish_file's temporary files: the target's
+// name followed by ".tmp.<pid>.<n>.<random>".
+[[nodiscard]] bool is_publish_temporary(const std::filesystem::path& path);
 
 // Reads a whole file.
 [[nodiscard]] Result<std::string> read_file(const std::string& path);

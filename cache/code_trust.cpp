@@ -33,6 +33,7 @@ Status check_not_shared(const std::string& path, const char* what) {
   return Status::ok();
 }
 
+// The resolved path, or empty with errno set.
 std::string real_path(const std::string& path) {
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
                                                        &std::free);
@@ -52,9 +53,13 @@ Status check_code_trust(const std::string& path) {
   std::string target = path;
   if (S_ISLNK(link.st_mode)) {
     target = real_path(path);
-    if (target.empty())
+    if (target.empty() && errno == ELOOP)
       return Status::not_available(
-          fmt::format("{} is a dangling symlink; remove it or fix its target", path));
+          fmt::format("{} is a symlink loop; remove it or point it at a file", path));
+    if (target.empty())
+      return Status::not_available(fmt::format("{} is a dangling symlink ({}); remove it or fix "
+                                               "its target",
+                                               path, std::strerror(errno)));
     const std::string target_directory = std::filesystem::path(target).parent_path().string();
     if (target_directory != real_path(directory))
       if (Status s = check_not_shared(target_directory, "directory"); !s.is_ok()) return s;

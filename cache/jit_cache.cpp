@@ -26,6 +26,8 @@ namespace {
 
 constexpr const char* kLayoutVersion = "v1";
 
+bool is_entry(const fs::path& path) { return path.extension() == ".cjit"; }
+
 // A per-key advisory lock file, held for the compile; released on scope exit.
 class KeyLock {
  public:
@@ -74,24 +76,27 @@ JitCache::JitCache(std::vector<std::string> search_path, JitCacheOptions options
       writable_(first_writable_directory(search_path_)),
       options_(options) {}
 
-void JitCache::quarantine(const std::string& path, const std::string& reason) {
+bool JitCache::quarantine(const std::string& path) {
   const fs::path file(path);
   const fs::path dir = fs::path(writable_) / "jit" / "quarantine";
   std::error_code error;
-  const bool moved =
-      !writable_.empty() && path.rfind(writable_, 0) == 0 && make_private_directories(dir) &&
-      (fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))),
-                  error),
-       !error);
-  warn(fmt::format("damaged JIT cache entry {} ({}); {}", path, reason,
-                   moved ? "moved to quarantine and rebuilt" : "ignored and rebuilt"));
+  if (writable_.empty() || path.rfind(writable_, 0) != 0 || !make_private_directories(dir))
+    return false;
+  fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))), error);
+  return !error;
+}
+
+void JitCache::warn_damaged(const std::string& path, const std::string& reason,
+                            bool moved) const {
+  warn(fmt::format("damaged JIT cache entry {} ({}); {}, compiling it again", path, reason,
+                   moved ? "moved to quarantine" : "ignored"));
 }
 
 void JitCache::quarantine_entry(const JitCacheKey& key, const std::string& reason) {
   for (const std::string& dir : search_path_) {
     const std::string path = (fs::path(dir) / key.relative_path).string();
     std::error_code error;
-    if (fs::exists(path, error)) quarantine(path, reason);
+    if (fs::exists(path, error)) warn_damaged(path, reason, quarantine(path));
   }
 }
 
@@ -111,7 +116,7 @@ Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
     if (entry.is_ok() && entry.value().preimage != key.preimage)
       entry = Status::invalid("its key preimage differs from the requested key");
     if (!entry.is_ok()) {
-      quarantine(path, entry.status().message());
+      warn_damaged(path, entry.status().message(), quarantine(path));
       continue;
     }
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last-used stamp for LRU eviction
@@ -158,13 +163,30 @@ std::uint64_t JitCache::size_bytes() const {
   if (writable_.empty()) return 0;
   for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error))
-    if (it->is_regular_file(error) && it->path().extension() == ".cjit")
+    if (it->is_regular_file(error) && (is_entry(it->path()) || is_publish_temporary(it->path())))
       total += it->file_size(error);
   return total;
 }
 
+std::vector<std::string> JitCache::remove_stale_temporaries() {
+  std::vector<std::string> removed;
+  std::error_code error;
+  if (writable_.empty()) return removed;
+  const auto cutoff = fs::file_time_type::clock::now() - options_.stale_temporary_age;
+  std::vector<fs::path> stale;
+  for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error))
+    if (it->is_regular_file(error) && is_publish_temporary(it->path()) &&
+        it->last_write_time(error) < cutoff)
+      stale.push_back(it->path());
+  for (const fs::path& path : stale)
+    if (fs::remove(path, error)) removed.push_back(path.string());
+  return removed;
+}
+
 void JitCache::enforce_size_bound() {
   if (writable_.empty()) return;
+  remove_stale_temporaries();
   struct File {
     fs::path path;
     fs::file_time_type used;
@@ -175,7 +197,9 @@ void JitCache::enforce_size_bound() {
   std::error_code error;
   for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (!it->is_regular_file(error) || it->path().extension() != ".cjit") continue;
+    if (!it->is_regular_file(error)) continue;
+    if (is_publish_temporary(it->path())) total += it->file_size(error);  // a publish in flight
+    if (!is_entry(it->path())) continue;
     files.push_back({it->path(), it->last_write_time(error), it->file_size(error)});
     total += files.back().bytes;
   }
@@ -230,14 +254,16 @@ std::vector<CacheFileInfo> JitCache::entries() const {
   return out;
 }
 
-std::vector<CacheFileInfo> JitCache::verify() {
-  std::vector<CacheFileInfo> damaged;
+JitCache::VerifyReport JitCache::verify() {
+  VerifyReport report;
   for (CacheFileInfo& info : entries())
     if (!info.valid) {
-      quarantine(info.path, info.problem);
-      damaged.push_back(std::move(info));
+      if (!quarantine(info.path))
+        info.problem += "; could not be moved to quarantine";
+      report.quarantined.push_back(std::move(info));
     }
-  return damaged;
+  report.stale_temporaries = remove_stale_temporaries();
+  return report;
 }
 
 std::uint64_t JitCache::clear() {

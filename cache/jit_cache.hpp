@@ -45,6 +45,10 @@ struct JitKeyFields {
 struct JitCacheOptions {
   std::uint64_t max_bytes = std::uint64_t{2} << 30;  // 2 GiB
   std::chrono::milliseconds lock_timeout{60000};
+  // A publish writes its temporary file in milliseconds; one this old was
+  // left by a process that died mid-publish.  Generous, so that clocks of
+  // nodes sharing the cache may disagree.
+  std::chrono::seconds stale_temporary_age{3600};
 };
 
 // One file of the cache, as `convjit cache ls` shows it.
@@ -80,17 +84,27 @@ class JitCache {
   // its CUBIN; the next get_or_compile rebuilds it.
   void quarantine_entry(const JitCacheKey& key, const std::string& reason);
 
-  // Removes least recently used entries until the total is within max_bytes.
+  // Removes stale temporary files, then least recently used entries until
+  // the total is within max_bytes.
   void enforce_size_bound();
 
-  // Total bytes of entries in the writable directory.
+  // Total bytes of entries and temporary files in the writable directory.
   [[nodiscard]] std::uint64_t size_bytes() const;
+
+  // Removes temporary files older than stale_temporary_age (left by
+  // processes killed while publishing); returns their paths.
+  std::vector<std::string> remove_stale_temporaries();
 
   // Every entry of the writable directory, decoded (`convjit cache ls`).
   [[nodiscard]] std::vector<CacheFileInfo> entries() const;
 
-  // Checks every entry; damaged ones go to quarantine.  Returns them.
-  [[nodiscard]] std::vector<CacheFileInfo> verify();
+  // Checks every entry; damaged ones go to quarantine (the next lookup
+  // compiles them again), stale temporary files are removed.
+  struct VerifyReport {
+    std::vector<CacheFileInfo> quarantined;
+    std::vector<std::string> stale_temporaries;
+  };
+  [[nodiscard]] VerifyReport verify();
 
   // Removes every entry (and the quarantine); returns the bytes freed.
   std::uint64_t clear();
@@ -99,7 +113,10 @@ class JitCache {
 
  private:
   [[nodiscard]] Status store(const JitCacheKey& key, const CacheEntry& entry);
-  void quarantine(const std::string& path, const std::string& reason);
+  // Moves a damaged entry aside (when it lies in the writable directory);
+  // false when it could not be moved.
+  bool quarantine(const std::string& path);
+  void warn_damaged(const std::string& path, const std::string& reason, bool moved) const;
 
   std::vector<std::string> search_path_;
   std::string writable_;

@@ -1,8 +1,11 @@
 // The C API: argument checking in the caller's terms, then the dispatcher.
 // No exception crosses this boundary; failures become a status plus a
 // thread-local message.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -200,6 +203,26 @@ namespace {
 std::optional<std::string> optional_text(const char* text) {
   return text ? std::optional<std::string>(text) : std::nullopt;
 }
+
+// A log or record file the caller names must be appendable now: later
+// writes happen deep inside calls that cannot report a failure.  Tried by
+// opening it; a file created for the try is removed again, so nothing
+// appears on disk until something is written.
+Status check_appendable(const char* path, const char* what) {
+  if (path == nullptr) return Status::ok();
+  if (*path == '\0')
+    return Status::invalid(fmt::format("the {} path is empty; pass NULL for the default", what));
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool created = fd >= 0;
+  if (!created && errno == EEXIST) fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0)
+    return Status::invalid(fmt::format("cannot open the {} {} for appending: {}; pass a writable "
+                                       "path",
+                                       what, path, std::strerror(errno)));
+  ::close(fd);
+  if (created) ::unlink(path);
+  return Status::ok();
+}
 }  // namespace
 
 convjit_status_t convjit_set_cache_path(const char* search_path) {
@@ -221,6 +244,7 @@ convjit_status_t convjit_set_verbose(int level) {
 
 convjit_status_t convjit_set_log_file(const char* path) {
   return guarded([&] {
+    if (Status s = check_appendable(path, "log file"); !s.is_ok()) return s;
     SettingsStore::instance().set_log_file(optional_text(path));
     return Status::ok();
   });
@@ -228,6 +252,7 @@ convjit_status_t convjit_set_log_file(const char* path) {
 
 convjit_status_t convjit_set_record_file(const char* path) {
   return guarded([&] {
+    if (Status s = check_appendable(path, "record file"); !s.is_ok()) return s;
     SettingsStore::instance().set_record_file(optional_text(path));
     return Status::ok();
   });

@@ -173,11 +173,14 @@ void check_pool_params(Checker& c, const OpDescriptor& d) {
     c.require(d.pool_mode == PoolingMode::max || g.dilation == 1,
               "dilation[{}] = {}: dilation is supported for max pooling only; use 1", i,
               g.dilation);
-    // PyTorch's and cuDNN's rule: each window must overlap the input.
-    c.require(2 * g.pad_begin <= g.extent() && 2 * g.pad_end <= g.extent(),
-              "padding [{}, {}] in spatial dim {} is more than half the window extent {}; "
+    // ONNX's rule, wider than PyTorch's half window: padding stays below
+    // the window on each side, so an undilated window always overlaps the
+    // input.  Max pools pad with -inf, average pools count the padding
+    // only in avg_include_pad's divisor.
+    c.require(g.pad_begin < g.extent() && g.pad_end < g.extent(),
+              "padding [{}, {}] in spatial dim {} must be smaller than the window extent {}; "
               "reduce the padding to at most {}",
-              g.pad_begin, g.pad_end, i, g.extent(), g.extent() / 2);
+              g.pad_begin, g.pad_end, i, g.extent(), g.extent() - 1);
   }
 }
 

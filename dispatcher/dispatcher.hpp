@@ -19,6 +19,7 @@
 
 #include "api_call_key.hpp"
 #include "backend.hpp"
+#include "c_enum.hpp"
 #include "settings.hpp"
 #include "tuning_decisions.hpp"
 
@@ -71,7 +72,7 @@ class Dispatcher {
   [[nodiscard]] Status execute_call(ApiCallKey& key, const convjit_device_t& device,
                                     const ExecArgs& args, Describe&& describe,
                                     std::string_view* backend = nullptr) {
-    key.add(std::int64_t{device.kind})
+    key.add(std::int64_t{raw_c_enum(device.kind)})  // not yet checked: C may pass any int
         .add(std::int64_t{device.ordinal})
         .add(static_cast<std::int64_t>(SettingsStore::instance().policy()));
     if (const Resolution* hit = cached_call(key)) return run(*hit, args, backend);

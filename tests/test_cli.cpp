@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -409,6 +410,14 @@ TEST(CliDoctor, ReportsToolchainCacheAndSettingsWithTheirSources) {
   const auto report = nlohmann::json::parse(r.output);
   EXPECT_EQ(report["settings"]["cache_path"]["source"], "env");
   EXPECT_TRUE(report.contains("cuda_driver"));
+  // Issue 15, item 8: a regular file on the cache path is no read-only directory.
+  const std::string file = cache.dir + "/a-file";
+  std::ofstream(file) << "x";
+  r = convjit_with_env("CONVJIT_CACHE_PATH=" + file + ":" + cache.dir + " ", "doctor");
+  EXPECT_NE(r.output.find("cache dir      " + file +
+                          ": not a directory; remove the file or change CONVJIT_CACHE_PATH"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(CliDoctor, NamesTheFileEachRuntimeLibraryCameFromAndWhereItLooked) {
@@ -608,9 +617,31 @@ TEST(CliRunModel, UserTablesAndTheirErrors) {
       << R"({"image_size": 8, "layers": [{"in": 3, "out": 4, "type": "deconv"}]})";
   r = convjit("run --table " + cache.dir + "/bad.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("layers[0]: \"type\" = \"deconv\" is not conv"), std::string::npos)
+  EXPECT_NE(r.output.find("layers[0] (\"layer0\"): \"type\" = \"deconv\" is not conv"),
+            std::string::npos)
       << r.output;
   EXPECT_EQ(convjit("run --model yolo11n --table " + table).exit_code, 2);
+  // Issue 15, item 7: errors name the layer and the field (a bad groups was
+  // "w rank = 0"), a directory is no table, and a level cannot hang.
+  std::ofstream(cache.dir + "/groups.json")
+      << R"({"image_size": 8, "layers": [{"name": "dw", "in": 8, "out": 8, "groups": 3}]})";
+  r = convjit("run --table " + cache.dir + "/groups.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("layers[0] (\"dw\"): \"groups\" = 3 must divide both \"in\" = 8 and "
+                          "\"out\" = 8"),
+            std::string::npos)
+      << r.output;
+  std::ofstream(cache.dir + "/level.json")
+      << R"({"image_size": 8, "layers": [{"name": "deep", "in": 8, "out": 8, "level": 4000000000}]})";
+  r = convjit("run --table " + cache.dir + "/level.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("\"level\" = 4000000000 must be at most 62"), std::string::npos)
+      << r.output;
+  r = convjit("run --table " + cache.dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(cache.dir + " is a directory; pass a model table file in JSON"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
@@ -663,8 +694,23 @@ TEST(CliCache, StatLsVerifyGcAndClear) {
     f.seekp(-7, std::ios::end);
     f.put('\x5a');
   }
+  // Temporaries of killed publishes: the stale one goes, a fresh one (a
+  // publish in flight) stays.  Issue 15, item 8.
+  const std::string entry = listed[4]["path"].get<std::string>();
+  const std::string stale = entry + ".tmp.99999.0.dead", fresh = entry + ".tmp.99999.1.live";
+  std::ofstream(stale) << "half an entry";
+  std::ofstream(fresh) << "half an entry";
+  std::filesystem::last_write_time(
+      stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
   r = convjit_with_env(cache.env(), "cache verify");
-  EXPECT_NE(r.output.find("verify: 1 damaged entry quarantined"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("verify: 1 damaged entry moved to quarantine (compiled again when next "
+                          "needed), 1 stale temporary file removed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("rebuilt"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(fresh));
+  std::filesystem::remove(fresh);
   EXPECT_NE(convjit_with_env(cache.env(), "cache stat").output.find("entries    23\n"),
             std::string::npos);
   r = convjit_with_env(cache.env(), "cache gc --max-bytes 50000");

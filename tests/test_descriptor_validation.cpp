@@ -99,16 +99,20 @@ TEST(Validation, PaddingLargerThanTheWindowAllows) {
   s.params.pad_begin[0] = s.params.pad_end[0] = 3;  // 3x3 filter: extent 3
   expect_error(s.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
                {"padding [3, 3] in spatial dim 0", "smaller than the dilated filter extent 3"});
-  // Pooling: at most half the window (PyTorch's and cuDNN's rule).
+  // Pooling: up to the window less one (ONNX's rule; issue 15, item 6).
   PoolParams p(2, CONVJIT_POOL_MAX);
   p.window[0] = p.window[1] = 3;
   p.pad_begin[1] = 2;
   TensorDesc x;
   ASSERT_TRUE(TensorDesc::contiguous(x, CONVJIT_DTYPE_F32, {1, 1, 8, 8}).is_ok());
   std::int64_t y_dims[4];
+  const Status wide = pool_output_dims(p, x, false, y_dims);
+  EXPECT_TRUE(wide.is_ok()) << wide.message();
+  EXPECT_EQ(y_dims[3], 8);
+  p.pad_begin[1] = 3;
   expect_error(
       pool_output_dims(p, x, false, y_dims), CONVJIT_STATUS_INVALID_ARGUMENT,
-      {"padding [2, 0] in spatial dim 1 is more than half the window extent 3", "at most 1"});
+      {"padding [3, 0] in spatial dim 1 must be smaller than the window extent 3", "at most 2"});
 }
 
 TEST(Validation, WindowLargerThanPaddedInput) {

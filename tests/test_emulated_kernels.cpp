@@ -17,6 +17,7 @@
 #include "jit/kernel_source.hpp"
 #include "settings.hpp"
 #include "support/jit_problem_set.hpp"
+#include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
 
 namespace convjit {
@@ -97,18 +98,21 @@ TEST_F(EmulatedKernels, AlphaAndBetaBlendIntoTheExistingOutput) {
 
 TEST_F(EmulatedKernels, EveryResNet50Layer) {
   std::mt19937 rng(11);
-  for (const OpDescriptor& d : test::model_descriptors("resnet50", {1, 32})) check(d, rng);
+  for (const OpDescriptor& d : test::sweep(test::model_descriptors("resnet50", {1, 32})))
+    check(d, rng);
 }
 
 TEST_F(EmulatedKernels, EveryYolo11nLayerInChannelsLastF16) {
   std::mt19937 rng(12);
-  for (const OpDescriptor& d : test::model_descriptors("yolo11n", {1, 64, true, DataType::f16}))
+  for (const OpDescriptor& d :
+       test::sweep(test::model_descriptors("yolo11n", {1, 64, true, DataType::f16})))
     check(d, rng);
 }
 
 TEST_F(EmulatedKernels, EveryCosmoFlowLayerInBf16) {
   std::mt19937 rng(13);
-  for (const OpDescriptor& d : test::model_descriptors("cosmoflow", {1, 32, false, DataType::bf16}))
+  for (const OpDescriptor& d :
+       test::sweep(test::model_descriptors("cosmoflow", {1, 32, false, DataType::bf16})))
     check(d, rng);
 }
 

@@ -107,10 +107,30 @@ TEST_F(RecorderTest, EightThreadsInThreeProcessesRecordEachDescriptorOnce) {
   for (const auto& d : descs) EXPECT_TRUE(names.count(descriptor_name(d)));
 }
 
-TEST_F(RecorderTest, AnUnwritableRecordFileNeverFailsTheOperation) {
-  ASSERT_EQ(convjit_set_record_file((dir_ / "missing-dir" / "record.jsonl").c_str()), 0);
-  Recorder::instance().record(conv_with_batch(1), "reference");  // warns once on stderr
+// Issue 15, item 7: the setters refused nothing, so a record (or log) file
+// that could not be opened lost everything without a word.
+TEST_F(RecorderTest, TheSettersRefuseAPathTheyCannotOpenAndKeepTheSetting) {
+  const std::string missing = (dir_ / "missing-dir" / "record.jsonl").string();
+  EXPECT_EQ(convjit_set_record_file(missing.c_str()), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(convjit_last_error_message()),
+            "cannot open the record file " + missing +
+                " for appending: No such file or directory; pass a writable path");
+  EXPECT_EQ(convjit_set_log_file(missing.c_str()), CONVJIT_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(convjit_last_error_message()).find("cannot open the log file " + missing),
+            std::string::npos);
+  EXPECT_EQ(convjit_set_record_file(""), CONVJIT_STATUS_INVALID_ARGUMENT);
+  Recorder::instance().record(conv_with_batch(1), "reference");
+  EXPECT_EQ(lines_of(file_).size(), 1u);  // still the earlier file
   EXPECT_FALSE(fs::exists(dir_ / "missing-dir"));
+}
+
+TEST_F(RecorderTest, ARecordFileThatBecomesUnwritableNeverFailsTheOperation) {
+  fs::create_directory(dir_ / "gone");
+  const std::string file = (dir_ / "gone" / "record.jsonl").string();
+  ASSERT_EQ(convjit_set_record_file(file.c_str()), CONVJIT_STATUS_SUCCESS);
+  fs::remove_all(dir_ / "gone");
+  Recorder::instance().record(conv_with_batch(1), "reference");  // warns once on stderr
+  EXPECT_FALSE(fs::exists(dir_ / "gone"));
 }
 
 }  // namespace

@@ -113,6 +113,28 @@ TEST(PoolHandWorked, AverageBackwardSharesByTheDivisor) {
   EXPECT_EQ(dx.values(), (std::vector<double>{1, 1 + 2, 2, 2}));
 }
 
+// Issue 15, item 6: ONNX's pads up to the window less one (its node tests
+// pad a window of 3 by 2).  x = [1, 2, 3], window 3, pad 2: five windows,
+// starting at -2 .. 2; the outer ones hold one input element and two of
+// padding.
+TEST(PoolHandWorked, PaddingUpToTheWindowLessOne) {
+  const std::vector<double> x{1, 2, 3};
+  EXPECT_EQ(pool1d_values(x, 3, 1, 2, CONVJIT_POOL_MAX, false),
+            (std::vector<double>{1, 2, 3, 3, 3}));
+  EXPECT_EQ(pool1d_values(x, 3, 1, 2, CONVJIT_POOL_AVG_EXCLUDE_PAD, false),
+            (std::vector<double>{1, 1.5, 2, 2.5, 3}));
+  const std::vector<double> include_pad = pool1d_values(x, 3, 1, 2, CONVJIT_POOL_AVG_INCLUDE_PAD,
+                                                        false);
+  const std::vector<double> thirds{1.0 / 3, 1, 2, 5.0 / 3, 1};
+  ASSERT_EQ(include_pad.size(), thirds.size());
+  for (std::size_t i = 0; i < thirds.size(); ++i) EXPECT_DOUBLE_EQ(include_pad[i], thirds[i]) << i;
+  auto t = pool1d(x, 3, 1, 2, CONVJIT_POOL_MAX, false);
+  HostTensor<double> dy = t.y, dx = t.x;
+  dy.fill(1);
+  backward(t, dy, dx);
+  EXPECT_EQ(dx.values(), (std::vector<double>{1, 1, 3}));
+}
+
 TEST(PoolHandWorked, GlobalAveragePool) {
   PoolCase c{2, 3, {4, 5}, {4, 5}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, CONVJIT_POOL_AVG_EXCLUDE_PAD};
   auto t = make_pool_tensors<double>(c);

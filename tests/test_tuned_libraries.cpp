@@ -311,6 +311,16 @@ TEST_F(TunedLibraries, SymlinksMayLeaveTheDirectoryOnlyForATrustedTarget) {
   EXPECT_EQ(backend_, "tuned-library");
 }
 
+// Issue 15, item 8: a loop is no dangling link; each says what it is.
+TEST_F(TunedLibraries, ASymlinkLoopAndADanglingSymlinkAreToldApart) {
+  const std::string link = cache_ + "/lib" + kFwd + ".so";
+  fs::create_symlink(link, link);
+  expect_rejected(link + " is a symlink loop; remove it or point it at a file");
+  fs::remove(link);
+  fs::create_symlink(cache_ + "/missing.so", link);
+  expect_rejected(link + " is a dangling symlink (No such file or directory)");
+}
+
 TEST_F(TunedLibraries, AFailingKernelReportsExecutionFailure) {
   install("abi_failing", kFwd);
   const Status s = run(Direction::fwd);

@@ -118,20 +118,26 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
   threads_.clear();
   threads_.resize(threads);  // never resized while fibers refer to it
   for (unsigned t = 0; t < threads; ++t)
-    threads_[t].fiber =
-        boost::context::fiber(std::allocator_arg, PooledStack{&stacks_},
-                              [this, t, body, context](boost::context::fiber&& scheduler) {
-                                threads_[t].scheduler = std::move(scheduler);
-                                body(context);
-                                threads_[t].done = true;
-                                return std::move(threads_[t].scheduler);
-                              });
+    threads_[t].fiber = boost::context::fiber(
+        std::allocator_arg, PooledStack{&stacks_, &threads_[t].stack},
+        [this, t, body, context](boost::context::fiber&& scheduler) {
+          complete_stack_switch(nullptr, &host_stack_);
+          threads_[t].scheduler = std::move(scheduler);
+          body(context);
+          threads_[t].done = true;
+          announce_stack_switch(nullptr, host_stack_);  // this stack never runs again
+          return std::move(threads_[t].scheduler);
+        });
 }
 
 void BlockScheduler::resume(unsigned thread) {
   running_ = thread;
   emulated::threadIdx = {thread, 0, 0};
-  threads_[thread].fiber = std::move(threads_[thread].fiber).resume();
+  ThreadSlot& slot = threads_[thread];
+  announce_stack_switch(&host_fake_stack_,
+                        {static_cast<char*>(slot.stack.sp) - slot.stack.size, slot.stack.size});
+  slot.fiber = std::move(slot.fiber).resume();
+  complete_stack_switch(host_fake_stack_);
 }
 
 // Every thread has finished or waits at a barrier.  Opens it and returns
@@ -169,7 +175,9 @@ void BlockScheduler::barrier(int line) {
   ThreadSlot& self = threads_[running_];
   self.waiting = true;
   self.barrier_line = line;
+  announce_stack_switch(&self.fake_stack, host_stack_);
   self.scheduler = std::move(self.scheduler).resume();
+  complete_stack_switch(self.fake_stack, &host_stack_);
 }
 
 SharedRegion& BlockScheduler::shared_region(const char* name, int line, long long count,

@@ -15,6 +15,7 @@
 
 #include "emulator/emulated_buffers.hpp"
 #include "emulator/fiber_stack_pool.hpp"
+#include "emulator/stack_switch_annotations.hpp"
 
 namespace convjit::emulator {
 
@@ -93,6 +94,8 @@ class BlockScheduler {
   struct ThreadSlot {
     boost::context::fiber fiber;
     boost::context::fiber scheduler;  // where the thread returns to
+    boost::context::stack_context stack;
+    void* fake_stack = nullptr;  // ASan's, while the thread waits at a barrier
     int barrier_line = 0;
     bool waiting = false;
     bool done = false;
@@ -104,6 +107,8 @@ class BlockScheduler {
 
   FiberStackPool stacks_;
   std::vector<ThreadSlot> threads_;
+  StackBounds host_stack_;             // the stack run_block() runs on
+  void* host_fake_stack_ = nullptr;  // ASan's, while a thread runs
   std::vector<std::unique_ptr<SharedRegion>> shared_;
   unsigned running_ = 0;
   std::uint32_t interval_ = 1;

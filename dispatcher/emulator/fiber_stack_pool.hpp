@@ -14,7 +14,11 @@ namespace convjit::emulator {
 
 class FiberStackPool {
  public:
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::size_t kStackBytes = 1024 * 1024;  // ASan's redzones widen every frame
+#else
   static constexpr std::size_t kStackBytes = 256 * 1024;
+#endif
 
   FiberStackPool() = default;
   ~FiberStackPool();
@@ -30,10 +34,12 @@ class FiberStackPool {
   std::vector<void*> mappings_;  // guard page + stack, for munmap
 };
 
-// The StackAllocator boost::context::fiber takes: a handle on a pool.
+// The StackAllocator boost::context::fiber takes: a handle on a pool, which
+// also reports the stack it hands out to `allocated`.
 struct PooledStack {
   FiberStackPool* pool;
-  boost::context::stack_context allocate() { return pool->allocate(); }
+  boost::context::stack_context* allocated;
+  boost::context::stack_context allocate() { return *allocated = pool->allocate(); }
   void deallocate(boost::context::stack_context& stack) noexcept { pool->deallocate(stack); }
 };
 

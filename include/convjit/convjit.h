@@ -149,6 +149,9 @@ CONVJIT_API const char* convjit_last_error_message(void);
 CONVJIT_API convjit_status_t convjit_set_cache_path(const char* search_path);
 /* 0 off, 1 decisions, 2 decisions and executions. */
 CONVJIT_API convjit_status_t convjit_set_verbose(int level);
+/* The verbose log's file and the record file (JSON lines of every op run).
+ * The file must be appendable now (it is created on the first write);
+ * otherwise INVALID_ARGUMENT says why and the setting is unchanged. */
 CONVJIT_API convjit_status_t convjit_set_log_file(const char* path);
 CONVJIT_API convjit_status_t convjit_set_record_file(const char* path);
 /* "auto", "jit", "cudnn", "reference", "tuned" or "emulate". */

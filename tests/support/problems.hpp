@@ -155,21 +155,19 @@ inline PoolCase random_pool_case(std::mt19937& rng, int spatial, convjit_pool_mo
   const std::int64_t max_in = spatial == 3 ? 7 : (spatial == 2 ? 10 : 14);
   for (int i = 0; i < spatial; ++i) {
     const std::int64_t k = pick(1, 4);
-    // Dilation only for max; windows with dilation stay input-overlapping
-    // when padding is at most a third of the extent.
-    const std::int64_t d = mode == CONVJIT_POOL_MAX ? pick(1, 2) : 1;
+    // Dilation only for max.  Padding goes up to the extent less one, so a
+    // dilated window may cover padding alone.
+    std::int64_t d = mode == CONVJIT_POOL_MAX ? pick(1, 2) : 1;
+    if (symmetric) d = 1;
     const std::int64_t extent = d * (k - 1) + 1;
     c.window.push_back(k);
     c.dilation.push_back(d);
     c.stride.push_back(pick(1, 3));
     c.input.push_back(pick(extent, max_in));
-    const std::int64_t max_pad = d == 1 ? extent / 2 : (k - 1) / 2;
+    const std::int64_t max_pad = extent - 1;
     c.pad_begin.push_back(pick(0, max_pad));
     c.pad_end.push_back(pick(0, max_pad));
-    if (symmetric) {
-      c.dilation.back() = 1;
-      c.pad_end.back() = c.pad_begin.back();
-    }
+    if (symmetric) c.pad_end.back() = c.pad_begin.back();
   }
   if (symmetric) c.ceil = false;
   c.layout = static_cast<TestLayout>(pick(0, 2));

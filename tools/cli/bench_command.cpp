@@ -20,6 +20,7 @@
 #include "cudnn/cudnn_backend.hpp"
 #include "descriptor_name.hpp"
 #include "device_peaks.hpp"
+#include "integer_flags.hpp"
 #include "jit/jit_backend.hpp"
 #include "kernel_timing.hpp"
 #include "model_flags.hpp"
@@ -255,10 +256,10 @@ class BenchCommand final : public Command {
     command_ = app.add_subcommand(
         "bench", "Time every op of a model on each backend of the device, side by side");
     model_.add_to(*command_);
-    command_->add_option("--reps", options_.repetitions,
-                         "timed samples per op and backend: calls on the host, batches of "
-                         "back-to-back calls on a GPU")
-        ->check(CLI::Range(1, 10000));
+    add_integer_flag(*command_, "--reps", options_.repetitions,
+                     "timed samples per op and backend: calls on the host, batches of "
+                     "back-to-back calls on a GPU",
+                     {1, 10000});
     command_->add_option("--time-limit", options_.time_limit_s,
                          "seconds after which no new op is measured; the report keeps the ops "
                          "measured so far and says it stopped")

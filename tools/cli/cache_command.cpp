@@ -8,6 +8,7 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "integer_flags.hpp"
 #include "jit_cache.hpp"
 #include "settings.hpp"
 #include "tuning_decisions.hpp"
@@ -43,8 +44,8 @@ class CacheCommand final : public Command {
     clear_ = command_->add_subcommand("clear", "remove every entry");
     for (CLI::App* sub : {ls_, stat_, verify_})
       sub->add_flag("--json", json_, "machine-readable output");
-    gc_->add_option("--max-bytes", max_bytes_, "size bound in bytes (default 2 GiB)")
-        ->check(CLI::PositiveNumber);
+    add_integer_flag(*gc_, "--max-bytes", max_bytes_, "size bound in bytes (default 2 GiB)",
+                     {.min = 1});
     clear_->add_flag("--yes", yes_, "confirm: remove every entry");
     command_->footer(
         "Examples:\n  convjit cache stat\n  convjit cache ls --json\n  convjit cache gc "
@@ -121,17 +122,25 @@ class CacheCommand final : public Command {
     return kExitOk;
   }
 
+  // Damaged entries are only moved aside here; the next run that needs
+  // one compiles it again.
   int verify(JitCache& cache) const {
-    const auto damaged = cache.verify();
+    const auto report = cache.verify();
     if (json_) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& f : damaged) out.push_back(to_json(f));
-      fmt::print("{}\n", out.dump(2));
-    } else {
-      for (const auto& f : damaged) fmt::print("quarantined {}: {}\n", f.path, f.problem);
-      fmt::print("verify: {} damaged entr{} quarantined\n", damaged.size(),
-                 damaged.size() == 1 ? "y" : "ies");
+      nlohmann::json quarantined = nlohmann::json::array();
+      for (const auto& f : report.quarantined) quarantined.push_back(to_json(f));
+      fmt::print("{}\n", nlohmann::json{{"quarantined", quarantined},
+                                        {"stale_temporaries_removed", report.stale_temporaries}}
+                             .dump(2));
+      return kExitOk;
     }
+    for (const auto& f : report.quarantined) fmt::print("quarantined {}: {}\n", f.path, f.problem);
+    for (const auto& path : report.stale_temporaries) fmt::print("removed {}\n", path);
+    fmt::print(
+        "verify: {} damaged entr{} moved to quarantine (compiled again when next needed), {} "
+        "stale temporary file{} removed\n",
+        report.quarantined.size(), report.quarantined.size() == 1 ? "y" : "ies",
+        report.stale_temporaries.size(), report.stale_temporaries.size() == 1 ? "" : "s");
     return kExitOk;
   }
 

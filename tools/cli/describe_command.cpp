@@ -40,10 +40,11 @@ std::string op_title(const OpDescriptor& d) {
   return "?";
 }
 
+// `has_batch`: dims[0] is a batch (not w's K), shown as B when symbolic.
 void print_tensor(const char* name, const Dims5& dims, const Dims5& strides,
-                  const OpDescriptor& d) {
-  fmt::print("{:<10}shape {}  strides {}\n", name, list(dims, d.rank(), d.symbolic_batch != 0),
-             list(strides, d.rank()));
+                  const OpDescriptor& d, bool has_batch = true) {
+  fmt::print("{:<10}shape {}  strides {}\n", name,
+             list(dims, d.rank(), has_batch && d.symbolic_batch != 0), list(strides, d.rank()));
 }
 
 void print_descriptor(const OpDescriptor& d) {
@@ -52,7 +53,7 @@ void print_descriptor(const OpDescriptor& d) {
   fmt::print("{:<10}{}\n", "op", op_title(d));
   fmt::print("{:<10}{}\n", "dtype", dtype_name(d.dtype));
   if (d.kind != OpKind::bias_grad) print_tensor(slots.x, d.x_dims, d.x_strides, d);
-  if (d.is_conv()) print_tensor(slots.w, d.w_dims, d.w_strides, d);
+  if (d.is_conv()) print_tensor(slots.w, d.w_dims, d.w_strides, d, /*has_batch=*/false);
   if (d.is_pool()) fmt::print("{:<10}{}\n", "window", list(d.window, d.spatial_dims));
   print_tensor(slots.y, d.y_dims, d.y_strides, d);
   if (d.kind != OpKind::bias_grad) {

@@ -59,9 +59,10 @@ nlohmann::json directory_report(const std::string& dir) {
     return j;
   }
   j["exists"] = true;
+  j["is_directory"] = S_ISDIR(st.st_mode);
   j["mode"] = fmt::format("{:04o}", st.st_mode & 07777);
   j["owner_uid"] = st.st_uid;
-  j["writable"] = ::access(dir.c_str(), W_OK | X_OK) == 0;
+  j["writable"] = S_ISDIR(st.st_mode) && ::access(dir.c_str(), W_OK | X_OK) == 0;
   j["shared_write"] = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) == 0)
@@ -123,6 +124,12 @@ void print_text(const nlohmann::json& r) {
   for (const auto& d : r["cache_directories"]) {
     if (!d["exists"].get<bool>()) {
       fmt::print("cache dir      {}: does not exist yet (created 0700 on first write)\n",
+                 d["path"].get<std::string>());
+      continue;
+    }
+    if (!d["is_directory"].get<bool>()) {
+      fmt::print("cache dir      {}: not a directory; remove the file or change "
+                 "CONVJIT_CACHE_PATH\n",
                  d["path"].get<std::string>());
       continue;
     }

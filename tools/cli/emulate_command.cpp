@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "descriptor_name.hpp"
 #include "emulator/emulator_backend.hpp"
+#include "integer_flags.hpp"
 #include "jit/kernel_source.hpp"
 #include "operand_buffers.hpp"
 #include "problem_flags.hpp"
@@ -97,7 +98,8 @@ class EmulateCommand final : public Command {
         "Examples:\n"
         "  convjit emulate conv --x 2,8,9,9 --w 16,8,3,3 --pad 1,1 --op bwdfilt --dtype f16\n"
         "  convjit emulate pool --x 1,4,7,7 --window 3,3 --stride 2,2 --mode avg");
-    command_->add_option("--seed", seed_, "random operand seed")->capture_default_str();
+    add_integer_flag(*command_, "--seed", seed_,
+                     fmt::format("random operand seed (default {})", seed_));
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli_status.hpp"
+#include "integer_flags.hpp"
 #include "model_table_json.hpp"
 
 namespace convjit::cli {
@@ -16,9 +17,9 @@ std::string model_names() {
 void ModelFlags::add_to(CLI::App& command) {
   auto* model = command.add_option("--model", model_, "a built-in model table: " + model_names());
   command.add_option("--table", table_, "a model table in JSON (see the README)")->excludes(model);
-  command.add_option("--batch", batch_, "batch size (default 1)")->check(CLI::Range(1, 1 << 20));
-  command.add_option("--imgsz", image_size_, "input height and width (default: the model's)")
-      ->check(CLI::Range(1, 1 << 20));
+  add_integer_flag(command, "--batch", batch_, "batch size (default 1)", {1, 1 << 20});
+  add_integer_flag(command, "--imgsz", image_size_, "input height and width (default: the model's)",
+                   {1, 1 << 20});
   command.add_option("--layout", layout_, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
   command.add_option("--dtype", dtype_, "element type")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));

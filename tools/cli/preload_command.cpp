@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "descriptor_name.hpp"
+#include "integer_flags.hpp"
 #include "jit/jit_module_cache.hpp"
 #include "jit/nvrtc_library.hpp"
 #include "model_flags.hpp"
@@ -32,6 +34,10 @@ struct Work {
 
 // Descriptors of a JSON-lines record file (CONVJIT_RECORD's format).
 std::vector<Work> read_manifest(const std::string& path, std::vector<std::string>& problems) {
+  if (std::error_code error; std::filesystem::is_directory(path, error))
+    throw UsageError(fmt::format("{} is a directory; pass a record file written with "
+                                 "CONVJIT_RECORD",
+                                 path));
   std::ifstream in(path);
   if (!in) throw RuntimeError(fmt::format("cannot read the record file {}; check the path", path));
   std::vector<Work> work;
@@ -52,6 +58,9 @@ std::vector<Work> read_manifest(const std::string& path, std::vector<std::string
     }
     work.push_back({json["name"].get<std::string>(), desc.value()});
   }
+  if (line_number == 0)
+    throw RuntimeError(fmt::format(
+        "the record file {} is empty; run the trainer with CONVJIT_RECORD={} first", path, path));
   return work;
 }
 
@@ -77,7 +86,7 @@ class PreloadCommand final : public Command {
     model_.add_to(*command_);
     command_->add_option("--arch", arch_, "GPU architecture, e.g. sm_90 (default: CONVJIT_ARCH)");
     command_->add_flag("--json", json_, "print one JSON summary instead of progress and lines");
-    command_->add_option("--jobs", jobs_, "parallel compiles")->check(CLI::Range(1, 256));
+    add_integer_flag(*command_, "--jobs", jobs_, "parallel compiles", {1, 256});
     command_->footer(
         "Examples:\n"
         "  convjit preload --model yolo11n --arch sm_90\n"

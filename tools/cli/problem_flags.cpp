@@ -6,6 +6,7 @@
 #include "convjit/convjit.h"
 #include "descriptor_builder.hpp"
 #include "descriptor_name.hpp"
+#include "integer_flags.hpp"
 
 namespace convjit::cli {
 
@@ -13,7 +14,7 @@ namespace {
 
 CLI::Option* add_list(CLI::App& command, const std::string& name, std::vector<std::int64_t>& target,
                       const std::string& help) {
-  return command.add_option(name, target, help)->delimiter(',')->type_name("LIST");
+  return add_integer_list_flag(command, name, target, help);
 }
 
 void require_count(const std::vector<std::int64_t>& values, std::size_t count, const char* flag,
@@ -139,7 +140,7 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
   if (kind == ProblemKind::conv) {
     add_list(c, "--w", f.w, "w shape K,C/groups,[T,][R,]S")->required();
     add_list(c, "--w-strides", f.w_strides, "w strides (default: contiguous K,C,T,R,S)");
-    c.add_option("--groups", f.groups, "groups (C/groups channels per filter; default 1)");
+    add_integer_flag(c, "--groups", f.groups, "groups (C/groups channels per filter; default 1)");
     c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt"}));
   }
   if (kind == ProblemKind::pool) {

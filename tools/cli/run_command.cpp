@@ -9,6 +9,7 @@
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "convjit/convjit.hpp"
+#include "integer_flags.hpp"
 #include "model_flags.hpp"
 #include "model_run.hpp"
 
@@ -204,15 +205,13 @@ class RunCommand final : public Command {
     command_ = app.add_subcommand(
         "run", "Run a model's training step (or the built-in tiny network) through the dispatcher");
     model_.add_to(*command_);
-    command_
-        ->add_option("--reps", model_options_.repetitions,
-                     "steady-state calls per op (median shown)")
-        ->check(CLI::Range(0, 1000));
+    add_integer_flag(*command_, "--reps", model_options_.repetitions,
+                     "steady-state calls per op (median shown)", {0, 1000});
     command_->add_flag("--verify", model_options_.verify,
                        "report the max error against the host reference");
     command_->add_flag("--json", model_options_.json, "machine-readable output");
-    command_->add_option("--passes", passes_, "forward+backward passes of the tiny network")
-        ->check(CLI::Range(1, 1000));
+    add_integer_flag(*command_, "--passes", passes_, "forward+backward passes of the tiny network",
+                     {1, 1000});
     command_->add_flag("--rescan", rescan_,
                        "before each pass after the first, forget cached misses so tuned libraries "
                        "added to the cache meanwhile are picked up");
