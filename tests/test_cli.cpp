@@ -390,6 +390,56 @@ TEST(CliPreload, UsageAndEnvironmentErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("no writable cache directory in /proc/convjit-no"), std::string::npos)
       << r.output;
+  // Issue 15, item 7: a directory was read as a record of 0 descriptors (exit 0).
+  r = convjit_with_env(cache.env(), "preload " + cache.dir + " --arch sm_90");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(cache.dir + " is a directory; pass a record file"), std::string::npos)
+      << r.output;
+  std::ofstream(cache.dir + "/empty.jsonl").flush();
+  r = convjit_with_env(cache.env(), "preload " + cache.dir + "/empty.jsonl --arch sm_90");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("empty.jsonl is empty; run the trainer with CONVJIT_RECORD="),
+            std::string::npos)
+      << r.output;
+}
+
+// Issue 15, item 7: integer flags are read strictly.  Each of these used to
+// become another number (or drop an item) without a word.
+TEST(CliFlags, IntegersAreDecimalInRangeAndListsHaveNoEmptyItems) {
+  const std::string conv = "describe conv --x 1,2,8,8 --w 4,2,3,3 ";
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {conv + "--pad 1,,1", "--pad: '1,,1' has an empty item at position 2"},
+      {"describe conv --x 2,3,,8,8 --w 4,3,3,3", "--x: '2,3,,8,8' has an empty item at position 3"},
+      {conv + "--pad 1,1,", "has an empty item at position 3"},
+      {conv + "--groups 99999999999999999999",
+       "--groups: 99999999999999999999 is out of range: use an integer that fits in 64 bits"},
+      {"describe conv --x 0x10,2,8,8 --w 4,2,3,3", "--x: '0x10' is not a decimal integer"},
+      {conv + "--stride 1e1,1", "--stride: '1e1' is not a decimal integer"},
+      {"cache gc --max-bytes 0", "--max-bytes: 0 is out of range: use an integer of at least 1"},
+      {"cache gc --max-bytes abc", "--max-bytes: 'abc' is not a decimal integer"},
+      {"run --batch 0", "--batch: 0 is out of range: use an integer from 1 to 1048576"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = convjit(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_LT(r.output.size(), 200u) << r.output;  // no 300-digit ranges
+  }
+  const Outcome ok = convjit(conv + "--pad -0,1 --groups 1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+// Issue 15, item 7: w has no batch, so a symbolic name keeps its K.
+TEST(CliDescribe, ASymbolicNameShowsOnlyTheBatchesAsB) {
+  const Outcome r = convjit(
+      "describe --name "
+      "conv2d_B_2_8_8_0_128_64_8_1_0_4_2_3_3_0_B_4_8_8_0_256_64_8_1_0_1_1_0_1_1_0_1_1_0_1_fwd");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("x         shape [B, 2, 8, 8]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("w         shape [4, 2, 3, 3]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("y         shape [B, 4, 8, 8]"), std::string::npos) << r.output;
 }
 
 TEST(CliDoctor, ReportsToolchainCacheAndSettingsWithTheirSources) {
