@@ -33,10 +33,11 @@ Status check_not_shared(const std::string& path, const char* what) {
   return Status::ok();
 }
 
-// The resolved path, or empty with errno set.
-std::string real_path(const std::string& path) {
+// The resolved path, or empty with realpath's errno in *error.
+std::string real_path(const std::string& path, int* error = nullptr) {
   std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
                                                        &std::free);
+  if (!resolved && error) *error = errno;
   return resolved ? std::string(resolved.get()) : std::string();
 }
 
@@ -52,14 +53,15 @@ Status check_code_trust(const std::string& path) {
     return Status::not_available(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
   std::string target = path;
   if (S_ISLNK(link.st_mode)) {
-    target = real_path(path);
-    if (target.empty() && errno == ELOOP)
+    int error = 0;
+    target = real_path(path, &error);
+    if (target.empty() && error == ELOOP)
       return Status::not_available(
           fmt::format("{} is a symlink loop; remove it or point it at a file", path));
     if (target.empty())
       return Status::not_available(fmt::format("{} is a dangling symlink ({}); remove it or fix "
                                                "its target",
-                                               path, std::strerror(errno)));
+                                               path, std::strerror(error)));
     const std::string target_directory = std::filesystem::path(target).parent_path().string();
     if (target_directory != real_path(directory))
       if (Status s = check_not_shared(target_directory, "directory"); !s.is_ok()) return s;
