@@ -15,14 +15,12 @@
 namespace convjit {
 namespace {
 
-// A fake driver, opened for one test.  RTLD_NODELETE: the fake keeps its
-// context stack in thread-local storage, and LeakSanitizer's exit-time scan
-// of every thread's TLS crashed (sanitizer run) when the library was gone.
+// A fake driver, opened for one test.
 class FakeDriver {
  public:
   explicit FakeDriver(const std::string& name)
       : handle_(::dlopen((std::string(FAKE_LIBRARY_DIR) + "/" + name).c_str(),
-                         RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {}
+                         RTLD_NOW | RTLD_LOCAL)) {}
   ~FakeDriver() {
     if (handle_) ::dlclose(handle_);
   }
@@ -95,7 +93,7 @@ TEST(CudaDriverApi, WithoutADriverTimingIsUnavailableToo) {
   EXPECT_EQ(driver.timing_available().message(), driver.available().message());
 }
 
-// The fake driver's view of this thread's current context.
+// The fake driver's current context.
 CUcontext current_context(const FakeDriver& driver) {
   using GetCurrent = CUresult (*)(CUcontext*);
   auto get = reinterpret_cast<GetCurrent>(::dlsym(driver.handle(), "cuCtxGetCurrent"));

@@ -1,6 +1,6 @@
 // A stand-in for libcuda.so.1 that exports the driver symbols convjit looks
 // up, for tests of the symbol table.  Only the context stack works (push,
-// pop, get and set on a per-thread stack, for tests of ContextScope) and
+// pop, get and set, for tests of ContextScope) and
 // cuGetErrorString; every other symbol is never called.
 // FAKE_DRIVER_BEFORE_12_8 leaves out cuEventElapsedTime_v2 (older drivers
 // have only cuEventElapsedTime); FAKE_DRIVER_WITHOUT_EVENTS leaves out every
@@ -17,7 +17,11 @@ constexpr int kInvalidContext = 201;  // CUDA_ERROR_INVALID_CONTEXT
 // A context the fake refuses to push, so tests can see a failed push.
 void* const kRefusedContext = reinterpret_cast<void*>(0xbad);
 
-thread_local std::vector<void*> t_stack;
+// One stack for the process, not one per thread as in a real driver: the
+// tests that use it run on one thread, and thread-local storage in a
+// library that is opened and closed again crashed LeakSanitizer's exit-time
+// scan (sanitizer run, under ctest).
+std::vector<void*> g_stack;
 
 }  // namespace
 
@@ -28,26 +32,26 @@ extern "C" int cuGetErrorString(int error, const char** text) {
 
 extern "C" int cuCtxPushCurrent_v2(void* context) {
   if (context == nullptr || context == kRefusedContext) return kInvalidContext;
-  t_stack.push_back(context);
+  g_stack.push_back(context);
   return kSuccess;
 }
 
 extern "C" int cuCtxPopCurrent_v2(void** context) {
-  if (t_stack.empty()) return kInvalidContext;
-  if (context) *context = t_stack.back();
-  t_stack.pop_back();
+  if (g_stack.empty()) return kInvalidContext;
+  if (context) *context = g_stack.back();
+  g_stack.pop_back();
   return kSuccess;
 }
 
 extern "C" int cuCtxGetCurrent(void** context) {
-  *context = t_stack.empty() ? nullptr : t_stack.back();
+  *context = g_stack.empty() ? nullptr : g_stack.back();
   return kSuccess;
 }
 
 // Replaces the top of the stack, as the real driver does.
 extern "C" int cuCtxSetCurrent(void* context) {
-  if (!t_stack.empty()) t_stack.pop_back();
-  if (context) t_stack.push_back(context);
+  if (!g_stack.empty()) g_stack.pop_back();
+  if (context) g_stack.push_back(context);
   return kSuccess;
 }
 
