@@ -86,8 +86,7 @@ bool JitCache::quarantine(const std::string& path) {
   return !error;
 }
 
-void JitCache::warn_damaged(const std::string& path, const std::string& reason,
-                            bool moved) const {
+void JitCache::warn_damaged(const std::string& path, const std::string& reason, bool moved) const {
   warn(fmt::format("damaged JIT cache entry {} ({}); {}, compiling it again", path, reason,
                    moved ? "moved to quarantine" : "ignored"));
 }
@@ -184,9 +183,10 @@ std::vector<std::string> JitCache::remove_stale_temporaries() {
   return removed;
 }
 
+// One walk over the tree per store: stale temporaries go, the others count.
 void JitCache::enforce_size_bound() {
   if (writable_.empty()) return;
-  remove_stale_temporaries();
+  const auto cutoff = fs::file_time_type::clock::now() - options_.stale_temporary_age;
   struct File {
     fs::path path;
     fs::file_time_type used;
@@ -198,7 +198,14 @@ void JitCache::enforce_size_bound() {
   for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error)) continue;
-    if (is_publish_temporary(it->path())) total += it->file_size(error);  // a publish in flight
+    if (is_publish_temporary(it->path())) {
+      std::error_code ignored;  // a failed removal must not end the walk
+      if (it->last_write_time(ignored) < cutoff)
+        fs::remove(it->path(), ignored);  // left by a process killed while publishing
+      else
+        total += it->file_size(error);  // a publish in flight
+      continue;
+    }
     if (!is_entry(it->path())) continue;
     files.push_back({it->path(), it->last_write_time(error), it->file_size(error)});
     total += files.back().bytes;
@@ -231,7 +238,7 @@ std::vector<CacheFileInfo> JitCache::entries() const {
   for (auto it =
            fs::recursive_directory_iterator(fs::path(writable_) / "jit" / kLayoutVersion, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (!it->is_regular_file(error) || it->path().extension() != ".cjit") continue;
+    if (!it->is_regular_file(error) || !is_entry(it->path())) continue;
     CacheFileInfo info;
     info.path = it->path().string();
     info.bytes = it->file_size(error);
@@ -258,8 +265,7 @@ JitCache::VerifyReport JitCache::verify() {
   VerifyReport report;
   for (CacheFileInfo& info : entries())
     if (!info.valid) {
-      if (!quarantine(info.path))
-        info.problem += "; could not be moved to quarantine";
+      if (!quarantine(info.path)) info.problem += "; could not be moved to quarantine";
       report.quarantined.push_back(std::move(info));
     }
   report.stale_temporaries = remove_stale_temporaries();

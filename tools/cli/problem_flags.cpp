@@ -12,11 +12,6 @@ namespace convjit::cli {
 
 namespace {
 
-CLI::Option* add_list(CLI::App& command, const std::string& name, std::vector<std::int64_t>& target,
-                      const std::string& help) {
-  return add_integer_list_flag(command, name, target, help);
-}
-
 void require_count(const std::vector<std::int64_t>& values, std::size_t count, const char* flag,
                    const char* what) {
   if (values.size() != count)
@@ -123,28 +118,33 @@ OpDescriptor build_bias(const ProblemFlags& f, convjit_dtype_t dtype) {
 
 void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
   if (kind == ProblemKind::bias) {
-    add_list(c, "--dy", f.dy, "dy shape N,K,[D,][H,]W")->required();
-    add_list(c, "--dy-strides", f.dy_strides, "dy strides (default: contiguous in --layout)");
+    add_integer_list_flag(c, "--dy", f.dy, "dy shape N,K,[D,][H,]W")->required();
+    add_integer_list_flag(c, "--dy-strides", f.dy_strides,
+                          "dy strides (default: contiguous in --layout)");
   } else {
-    add_list(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
-    add_list(c, "--x-strides", f.x_strides,
-             "x strides in elements (default: contiguous in --layout)");
-    add_list(c, "--y-strides", f.y_strides, "y strides (default: contiguous in --layout)");
-    add_list(c, "--stride", f.stride, "stride per spatial dim (default 1)");
-    auto* pad = add_list(c, "--pad", f.pad, "symmetric padding per spatial dim (default 0)");
-    auto* begin = add_list(c, "--pad-begin", f.pad_begin, "padding before, per spatial dim");
-    auto* end = add_list(c, "--pad-end", f.pad_end, "padding after, per spatial dim");
+    add_integer_list_flag(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
+    add_integer_list_flag(c, "--x-strides", f.x_strides,
+                          "x strides in elements (default: contiguous in --layout)");
+    add_integer_list_flag(c, "--y-strides", f.y_strides,
+                          "y strides (default: contiguous in --layout)");
+    add_integer_list_flag(c, "--stride", f.stride, "stride per spatial dim (default 1)");
+    auto* pad =
+        add_integer_list_flag(c, "--pad", f.pad, "symmetric padding per spatial dim (default 0)");
+    auto* begin =
+        add_integer_list_flag(c, "--pad-begin", f.pad_begin, "padding before, per spatial dim");
+    auto* end = add_integer_list_flag(c, "--pad-end", f.pad_end, "padding after, per spatial dim");
     pad->excludes(begin)->excludes(end);
-    add_list(c, "--dilation", f.dilation, "dilation per spatial dim (default 1)");
+    add_integer_list_flag(c, "--dilation", f.dilation, "dilation per spatial dim (default 1)");
   }
   if (kind == ProblemKind::conv) {
-    add_list(c, "--w", f.w, "w shape K,C/groups,[T,][R,]S")->required();
-    add_list(c, "--w-strides", f.w_strides, "w strides (default: contiguous K,C,T,R,S)");
+    add_integer_list_flag(c, "--w", f.w, "w shape K,C/groups,[T,][R,]S")->required();
+    add_integer_list_flag(c, "--w-strides", f.w_strides,
+                          "w strides (default: contiguous K,C,T,R,S)");
     add_integer_flag(c, "--groups", f.groups, "groups (C/groups channels per filter; default 1)");
     c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt"}));
   }
   if (kind == ProblemKind::pool) {
-    add_list(c, "--window", f.window, "window per spatial dim")->required();
+    add_integer_list_flag(c, "--window", f.window, "window per spatial dim")->required();
     c.add_option("--mode", f.mode, "pooling mode")
         ->check(CLI::IsMember({"max", "avg", "avg-include-pad"}));
     c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwd"}));
