@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <map>
 
-#include "jit/jit_module_cache.hpp"
-#include "jit/kernel_source.hpp"
-#include "jit/nvrtc_compiler.hpp"
-#include "model_table.hpp"
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace {
 

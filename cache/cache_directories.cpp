@@ -1,4 +1,4 @@
-#include "cache_directories.hpp"
+#include "cache/cache_directories.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

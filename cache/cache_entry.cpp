@@ -1,4 +1,4 @@
-#include "cache_entry.hpp"
+#include "cache/cache_entry.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

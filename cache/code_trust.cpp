@@ -1,4 +1,4 @@
-#include "code_trust.hpp"
+#include "cache/code_trust.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "jit_cache.hpp"
+#include "cache/jit_cache.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "cache_directories.hpp"
-#include "code_trust.hpp"
-#include "warnings.hpp"
+#include "cache/cache_directories.hpp"
+#include "cache/code_trust.hpp"
+#include "dispatcher/observe/warnings.hpp"
 
 namespace convjit {
 

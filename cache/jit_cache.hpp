@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cache_entry.hpp"
+#include "cache/cache_entry.hpp"
 
 namespace convjit {
 

@@ -1,4 +1,4 @@
-#include "tuning_decisions.hpp"
+#include "cache/tuning_decisions.hpp"
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cache_directories.hpp"
-#include "cache_entry.hpp"
+#include "cache/cache_directories.hpp"
+#include "cache/cache_entry.hpp"
 
 namespace convjit {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "result.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 

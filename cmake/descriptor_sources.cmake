@@ -2,13 +2,13 @@
 # OpDescriptor.  It depends on nothing else in convjit, so the fuzz targets
 # (fuzz/) build it on its own with clang; the library builds it with the rest.
 set(CONVJIT_DESCRIPTOR_SOURCES
-  dispatcher/canonical_layout.cpp
-  dispatcher/descriptor_builder.cpp
-  dispatcher/descriptor_flags.cpp
-  dispatcher/descriptor_name.cpp
-  dispatcher/descriptor_validation.cpp
-  dispatcher/dtype.cpp
-  dispatcher/op_descriptor.cpp
-  dispatcher/operand_layout.cpp
-  dispatcher/output_shape.cpp
+  dispatcher/descriptor/canonical_layout.cpp
+  dispatcher/descriptor/descriptor_builder.cpp
+  dispatcher/descriptor/descriptor_flags.cpp
+  dispatcher/descriptor/descriptor_name.cpp
+  dispatcher/descriptor/descriptor_validation.cpp
+  dispatcher/descriptor/dtype.cpp
+  dispatcher/descriptor/op_descriptor.cpp
+  dispatcher/descriptor/operand_layout.cpp
+  dispatcher/descriptor/output_shape.cpp
 )

@@ -1,7 +1,9 @@
-# Embeds kernel_templates/*.cuh into a C++ source, with a SHA-256 over all
-# of them that goes into every JIT cache key.
+# Embeds kernel_templates/**/*.cuh into a C++ source, with a SHA-256 over all
+# of them that goes into every JIT cache key.  Each is named by its path
+# below kernel_templates/ ("conv/conv_fwd.cuh"), the name templates include
+# it by.
 #   cmake -DSOURCE_DIR=<dir> -DOUTPUT=<file.cpp> -P embed_templates.cmake
-file(GLOB templates RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*.cuh)
+file(GLOB_RECURSE templates RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*.cuh)
 list(SORT templates)
 set(entries "")
 set(all_text "")
@@ -18,7 +20,7 @@ string(SHA256 hash "${all_text}")
 list(LENGTH templates count)
 file(WRITE ${OUTPUT}.tmp
 "// Generated from kernel_templates/ by cmake/embed_templates.cmake. Do not edit.
-#include \"jit/embedded_templates.hpp\"
+#include \"dispatcher/backends/jit/embedded_templates.hpp\"
 
 namespace convjit {
 

@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer.  Any finding ends the process with an error
 # (-fno-sanitize-recover), so a test that triggers one fails.  The
 # emulator's fiber switches are announced to ASan in
-# dispatcher/emulator/stack_switch_annotations.hpp.
+# dispatcher/backends/emulator/stack_switch_annotations.hpp.
 option(CONVJIT_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(CONVJIT_SANITIZE)
   set(CONVJIT_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -9,9 +9,9 @@
 
 #include "convjit/convjit.h"
 #include "convjit/status.hpp"
-#include "exec_args.hpp"
-#include "op_descriptor.hpp"
-#include "result.hpp"
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/exec_args.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 

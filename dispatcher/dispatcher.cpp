@@ -1,4 +1,4 @@
-#include "dispatcher.hpp"
+#include "dispatcher/dispatcher.hpp"
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -6,20 +6,20 @@
 #include <array>
 #include <chrono>
 
-#include "c_enum.hpp"
-#include "cuda/cuda_driver.hpp"
-#include "cudnn/cudnn_backend.hpp"
-#include "cudnn/cudnn_library.hpp"
-#include "descriptor_name.hpp"
-#include "emulator/emulator_backend.hpp"
-#include "jit/jit_backend.hpp"
-#include "jit/nvrtc_compiler.hpp"
-#include "recorder.hpp"
-#include "reference/reference_backend.hpp"
-#include "settings.hpp"
-#include "tuned/tuned_library_backend.hpp"
-#include "tuning.hpp"
-#include "verbose_log.hpp"
+#include "dispatcher/backends/cudnn/cudnn_backend.hpp"
+#include "dispatcher/backends/cudnn/cudnn_library.hpp"
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/backends/tuned/tuned_library_backend.hpp"
+#include "dispatcher/c_api/c_enum.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/observe/recorder.hpp"
+#include "dispatcher/observe/verbose_log.hpp"
+#include "dispatcher/settings.hpp"
+#include "dispatcher/tuning/tuning.hpp"
 #include "version.hpp"
 
 namespace convjit {

@@ -17,11 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api_call_key.hpp"
-#include "backend.hpp"
-#include "c_enum.hpp"
-#include "settings.hpp"
-#include "tuning_decisions.hpp"
+#include "cache/tuning_decisions.hpp"
+#include "dispatcher/api_call_key.hpp"
+#include "dispatcher/backend.hpp"
+#include "dispatcher/c_api/c_enum.hpp"
+#include "dispatcher/settings.hpp"
 
 namespace convjit {
 

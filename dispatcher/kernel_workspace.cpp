@@ -1,4 +1,4 @@
-#include "kernel_workspace.hpp"
+#include "dispatcher/kernel_workspace.hpp"
 
 #include <cuda.h>
 #include <fmt/format.h>

@@ -22,8 +22,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "exec_args.hpp"
-#include "result.hpp"
+#include "dispatcher/exec_args.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 

@@ -1,4 +1,4 @@
-#include "settings.hpp"
+#include "dispatcher/settings.hpp"
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "gpu_arch.hpp"
-#include "warnings.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/observe/warnings.hpp"
 
 namespace convjit {
 

@@ -13,9 +13,9 @@
 #include <cstdlib>
 
 #include "convjit/convjit.h"
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
-#include "descriptor_validation.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_validation.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "descriptor_flags.hpp"
-#include "descriptor_name.hpp"
-#include "descriptor_validation.hpp"
+#include "dispatcher/descriptor/descriptor_flags.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_validation.hpp"
 
 namespace {
 

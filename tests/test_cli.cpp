@@ -173,7 +173,7 @@ TEST(CliEmulate, RunsOneOperationsKernelsAndReportsTheLaunchAndTheError) {
   const Outcome r =
       convjit("emulate conv --x 2,8,9,9 --w 16,8,3,3 --pad 1,1 --op bwdfilt --dtype f16");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.line_starting("template"), "template  conv_bwdfilt.cuh (f16)");
+  EXPECT_EQ(r.line_starting("template"), "template  conv/conv_bwdfilt.cuh (f16)");
   EXPECT_EQ(r.line_starting("launch    convjit_kernel_finish"),
             "launch    convjit_kernel_finish: 5 blocks x 256 threads");  // 1152 weights
   EXPECT_NE(r.line_starting("checks").find("clean"), std::string::npos) << r.output;
@@ -186,7 +186,7 @@ TEST(CliEmulate, JsonAndDescriptorNames) {
       "avgpool2d_1_4_7_7_0_196_49_7_1_0_3_3_0_1_4_3_3_0_36_9_3_1_0_0_0_0_2_2_0_1_1_0_fwd");
   ASSERT_EQ(named.exit_code, 0) << named.output;
   const auto j = nlohmann::json::parse(named.output);
-  EXPECT_EQ(j["template"], "pool_fwd.cuh");
+  EXPECT_EQ(j["template"], "pool/pool_fwd.cuh");
   EXPECT_EQ(j["launches"][0]["blocks"], 1);
   EXPECT_TRUE(j["passed"].get<bool>());
   EXPECT_LE(j["max_error"].get<double>(), j["tolerance"].get<double>());

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "cuda/context_scope.hpp"
-#include "cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/context_scope.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
 
 namespace convjit {
 namespace {

@@ -9,17 +9,17 @@
 #include <set>
 
 
-#include "cudnn/cudnn_algorithm.hpp"
-#include "cudnn/cudnn_backend.hpp"
-#include "cudnn/cudnn_library.hpp"
-#include "cudnn/cudnn_problem.hpp"
-#include "cuda/cuda_driver.hpp"
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/backends/cudnn/cudnn_algorithm.hpp"
+#include "dispatcher/backends/cudnn/cudnn_backend.hpp"
+#include "dispatcher/backends/cudnn/cudnn_library.hpp"
+#include "dispatcher/backends/cudnn/cudnn_problem.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/problems.hpp"
 #include "support/tie_free_pool_input.hpp"
-#include "operand_layout.hpp"
 
 namespace convjit {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {

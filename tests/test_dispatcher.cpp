@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
-#include "descriptor_builder.hpp"
-#include "dispatcher.hpp"
-#include "reference/reference_backend.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/dispatcher.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {

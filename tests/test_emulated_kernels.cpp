@@ -11,11 +11,11 @@
 #include <random>
 #include <set>
 
-#include "dispatcher.hpp"
-#include "emulator/emulated_template.hpp"
-#include "emulator/emulator_backend.hpp"
-#include "jit/kernel_source.hpp"
-#include "settings.hpp"
+#include "dispatcher/backends/emulator/emulated_template.hpp"
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/settings.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"

@@ -10,9 +10,9 @@
 #include <numeric>
 #include <vector>
 
-#include "emulator/emulated_template.hpp"
-#include "emulator/kernel_emulator.hpp"
-#include "emulator/violation_log.hpp"
+#include "dispatcher/backends/emulator/emulated_template.hpp"
+#include "dispatcher/backends/emulator/kernel_emulator.hpp"
+#include "dispatcher/backends/emulator/violation_log.hpp"
 
 namespace convjit::emulator {
 

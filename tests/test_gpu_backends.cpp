@@ -18,19 +18,19 @@
 #include <random>
 #include <thread>
 
-#include "cuda/device_buffer.hpp"
-#include "cudnn/cudnn_backend.hpp"
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
-#include "dispatcher.hpp"
-#include "jit/jit_backend.hpp"
-#include "model_table.hpp"
-#include "operand_layout.hpp"
+#include "dispatcher/backends/cudnn/cudnn_backend.hpp"
+#include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/cuda/device_buffer.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/models/model_table.hpp"
+#include "dispatcher/settings.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/temp_directory.hpp"
 #include "support/tie_free_pool_input.hpp"
-#include "settings.hpp"
 
 namespace convjit {
 namespace {

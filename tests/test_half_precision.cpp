@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "half_precision.hpp"
+#include "dispatcher/descriptor/half_precision.hpp"
 
 namespace convjit {
 namespace {

@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-#include "jit_cache.hpp"
+#include "cache/jit_cache.hpp"
 #include "support/concurrent_workers.hpp"
 #include "support/temp_directory.hpp"
 

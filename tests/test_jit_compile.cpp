@@ -2,7 +2,6 @@
 // and sm_90 over every distinct descriptor of the reference models, every
 // op and every dtype, without register spills.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,16 +11,16 @@
 #include <set>
 #include <sstream>
 
-#include "cuda/cuda_driver.hpp"
-#include "descriptor_name.hpp"
-#include "gpu_arch.hpp"
-#include "jit/jit_backend.hpp"
-#include "jit/jit_module_cache.hpp"
-#include "jit/embedded_templates.hpp"
-#include "jit/kernel_source.hpp"
-#include "jit/nvrtc_compiler.hpp"
-#include "jit/pch_directory.hpp"
-#include "model_table.hpp"
+#include "dispatcher/backends/jit/embedded_templates.hpp"
+#include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/jit/pch_directory.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/models/model_table.hpp"
 #include "support/reduced_run.hpp"
 
 namespace convjit {
@@ -36,8 +35,16 @@ TEST(JitTemplates, EmbeddedTextMatchesTheSourceTree) {
     EXPECT_EQ(text.str(), t.text) << t.name;
     names.insert(t.name);
   }
-  for (const char* expected : {"common.cuh", "conv_fwd.cuh", "conv_bwddata.cuh", "conv_bwdfilt.cuh",
-                               "pool_fwd.cuh", "pool_bwd.cuh", "bias_grad.cuh"})
+  // Every template in the tree is embedded, under its path below kernel_templates/.
+  std::set<std::string> in_tree;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(CONVJIT_TEMPLATE_DIR))
+    if (entry.path().extension() == ".cuh")
+      in_tree.insert(
+          std::filesystem::relative(entry.path(), CONVJIT_TEMPLATE_DIR).generic_string());
+  EXPECT_EQ(names, in_tree);
+  for (const char* expected :
+       {"common/kernel_abi.cuh", "conv/conv_fwd.cuh", "conv/conv_bwddata.cuh",
+        "conv/conv_bwdfilt.cuh", "conv/bias_grad.cuh", "pool/pool_fwd.cuh", "pool/pool_bwd.cuh"})
     EXPECT_TRUE(names.count(expected)) << expected;
   EXPECT_EQ(embedded_templates_hash().size(), 64u);
 }
@@ -130,7 +137,8 @@ TEST(JitTemplates, ACompileErrorCarriesTheLogAndTheSourcePath) {
   auto compiled = compile_kernel(broken, "sm_90", dir);
   ASSERT_FALSE(compiled.is_ok());
   const std::string message = compiled.status().message();
-  EXPECT_NE(message.find("NVRTC could not compile conv_fwd.cuh for sm_90"), std::string::npos) << message;
+  EXPECT_NE(message.find("NVRTC could not compile conv/conv_fwd.cuh for sm_90"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("error"), std::string::npos) << message;
   const auto at = message.find(dir + "/failed-");
   ASSERT_NE(at, std::string::npos) << message;
@@ -162,9 +170,9 @@ TEST(JitBackend, ServesCudaDevicesOnlyAndSaysWhenTheDriverIsMissing) {
 std::vector<OpDescriptor> model_descriptors(DataType dtype) {
   std::vector<OpDescriptor> descs;
   std::set<std::string> seen;
-  const std::map<std::string, ModelOptions> models = {
-      {"resnet50", {2, 224, false, dtype}}, {"yolo11n", {1, 640, false, dtype}},
-      {"cosmoflow", {1, 64, false, dtype}}};
+  const std::map<std::string, ModelOptions> models = {{"resnet50", {2, 224, false, dtype}},
+                                                      {"yolo11n", {1, 640, false, dtype}},
+                                                      {"cosmoflow", {1, 64, false, dtype}}};
   for (const auto& [name, options] : models) {
     auto ops = expand_model(*find_model(name), options);
     EXPECT_TRUE(ops.is_ok()) << ops.status().message();
@@ -185,7 +193,8 @@ TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {
     auto module = compile_kernel(source.value(), arch);
     ASSERT_TRUE(module.is_ok()) << descriptor_name(desc) << "\n" << module.status().message();
     EXPECT_EQ(module.value().stats.spill_stores + module.value().stats.spill_loads, 0)
-        << descriptor_name(desc) << "\n" << module.value().log;
+        << descriptor_name(desc) << "\n"
+        << module.value().log;
     EXPECT_GT(module.value().stats.max_registers, 0) << module.value().log;
     ++compiled;
   }
@@ -194,14 +203,14 @@ TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {
   std::printf("%d modules compiled for %s\n", compiled, arch);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ArchDtype, JitCompileModels,
-    ::testing::Combine(::testing::Values("sm_80", "sm_90"),
-                       ::testing::Values(DataType::f32, DataType::f16, DataType::bf16)),
-    [](const auto& param_info) {
-      return std::string(std::get<0>(param_info.param)) + "_" +
-             std::string(dtype_name(std::get<1>(param_info.param)));
-    });
+INSTANTIATE_TEST_SUITE_P(ArchDtype, JitCompileModels,
+                         ::testing::Combine(::testing::Values("sm_80", "sm_90"),
+                                            ::testing::Values(DataType::f32, DataType::f16,
+                                                              DataType::bf16)),
+                         [](const auto& param_info) {
+                           return std::string(std::get<0>(param_info.param)) + "_" +
+                                  std::string(dtype_name(std::get<1>(param_info.param)));
+                         });
 
 }  // namespace
 }  // namespace convjit

@@ -1,6 +1,6 @@
 // Kernel workspaces: the caller's when given and large enough, else one
 // buffer per stream that the kernel owns (dispatcher/kernel_workspace.hpp).
-#include "kernel_workspace.hpp"
+#include "dispatcher/kernel_workspace.hpp"
 
 #include <cuda.h>
 #include <gtest/gtest.h>

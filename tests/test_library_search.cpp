@@ -9,9 +9,9 @@
 #include <map>
 #include <string>
 
-#include "cudnn/cudnn_library.hpp"
-#include "cuda/library_search.hpp"
-#include "jit/nvrtc_library.hpp"
+#include "dispatcher/backends/cudnn/cudnn_library.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/cuda/library_search.hpp"
 #include "support/temp_directory.hpp"
 
 namespace convjit {

@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "descriptor_name.hpp"
-#include "model_table.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace convjit {
 namespace {

@@ -1,7 +1,7 @@
 // The one output-size rule, floor and ceil.
 #include <gtest/gtest.h>
 
-#include "output_shape.hpp"
+#include "dispatcher/descriptor/output_shape.hpp"
 
 namespace convjit {
 namespace {

@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "convjit/convjit.h"
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
-#include "recorder.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/observe/recorder.hpp"
 #include "support/concurrent_workers.hpp"
 #include "support/temp_directory.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "convjit/convjit.h"
-#include "settings.hpp"
+#include "dispatcher/settings.hpp"
 
 namespace convjit {
 namespace {

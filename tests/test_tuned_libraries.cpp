@@ -11,13 +11,13 @@
 #include <fstream>
 #include <thread>
 
-#include "cuda/cuda_driver.hpp"
-#include "descriptor_builder.hpp"
-#include "descriptor_flags.hpp"
-#include "descriptor_name.hpp"
-#include "dispatcher.hpp"
-#include "reference/reference_backend.hpp"
-#include "tuned/tuned_library_backend.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/backends/tuned/tuned_library_backend.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_flags.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/dispatcher.hpp"
 
 namespace convjit {
 namespace {

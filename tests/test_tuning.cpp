@@ -13,15 +13,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "descriptor_builder.hpp"
-#include "kernel_timing.hpp"
-#include "descriptor_name.hpp"
-#include "dispatcher.hpp"
-#include "reference/reference_backend.hpp"
+#include "cache/tuning_decisions.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/tuning/kernel_timing.hpp"
+#include "dispatcher/tuning/tuning.hpp"
 #include "support/problems.hpp"
 #include "support/temp_directory.hpp"
-#include "tuning.hpp"
-#include "tuning_decisions.hpp"
 
 namespace convjit::test {
 namespace {

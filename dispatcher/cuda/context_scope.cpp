@@ -1,6 +1,6 @@
-#include "cuda/context_scope.hpp"
+#include "dispatcher/cuda/context_scope.hpp"
 
-#include "cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
 
 namespace convjit {
 

@@ -1,10 +1,10 @@
-#include "cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include "dynamic_symbol.hpp"
-#include "library_call_status.hpp"
+#include "dispatcher/cuda/dynamic_symbol.hpp"
+#include "dispatcher/cuda/library_call_status.hpp"
 
 namespace convjit {
 

@@ -1,4 +1,4 @@
-#include "cuda/device_buffer.hpp"
+#include "dispatcher/cuda/device_buffer.hpp"
 
 #include <algorithm>
 

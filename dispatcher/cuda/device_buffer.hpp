@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <memory>
 
-#include "cuda/context_scope.hpp"
-#include "cuda/cuda_driver.hpp"
-#include "kernel_workspace.hpp"
-#include "result.hpp"
+#include "dispatcher/cuda/context_scope.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/kernel_workspace.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 

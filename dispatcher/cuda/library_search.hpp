@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "convjit/status.hpp"
-#include "settings.hpp"
+#include "dispatcher/settings.hpp"
 
 namespace convjit {
 

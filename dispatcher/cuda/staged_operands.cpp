@@ -1,4 +1,4 @@
-#include "cuda/staged_operands.hpp"
+#include "dispatcher/cuda/staged_operands.hpp"
 
 namespace convjit {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
-#include "operand_buffers.hpp"
+#include "dispatcher/cuda/device_buffer.hpp"
+#include "dispatcher/tuning/operand_buffers.hpp"
 
 namespace convjit {
 

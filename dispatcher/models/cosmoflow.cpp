@@ -1,6 +1,6 @@
 // CosmoFlow (LBANN), 3D, 128^3 by default: five 3x3x3 convs (pad 1,
 // stride 1), each followed by a 2x2x2 max pool with stride 2.
-#include "model_builders.hpp"
+#include "dispatcher/models/model_builders.hpp"
 
 namespace convjit {
 

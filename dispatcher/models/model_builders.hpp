@@ -1,7 +1,7 @@
 // Compact constructors for the built-in model tables.
 #pragma once
 
-#include "../model_table.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace convjit::models {
 

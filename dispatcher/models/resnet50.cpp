@@ -1,7 +1,7 @@
 // ResNet-50 v1.5 (torchvision), 224x224 by default: 53 convolutions, the
 // stem max pool and the global average pool.  Levels: 0 = 224, 1 = 112,
 // 2 = 56, 3 = 28, 4 = 14, 5 = 7.
-#include "model_builders.hpp"
+#include "dispatcher/models/model_builders.hpp"
 
 namespace convjit {
 

@@ -2,7 +2,7 @@
 // with padding k/2 and no bias, except the detect head's last 1x1 convs.
 // Levels: 0 = 640, 1 = 320, 2 = 160, 3 = 80, 4 = 40, 5 = 20.  Upsample and
 // concat are not convolutions and do not appear.
-#include "model_builders.hpp"
+#include "dispatcher/models/model_builders.hpp"
 
 namespace convjit {
 

@@ -2,7 +2,7 @@
 // convjit_kernel zeroes out[0] and out[1]; convjit_kernel_finish adds every
 // element to out[0] with a global atomicAdd, and to out[1] through a
 // per-block total built with shared-memory atomics.
-#include "common.cuh"
+#include "common/grid.cuh"
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* /*in0*/,
                               const convjit_device::storage_t* /*in1*/,

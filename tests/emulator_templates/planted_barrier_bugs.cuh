@@ -4,7 +4,7 @@
 //   0 none   1 no barrier between the shared stores and the tree
 //   2 odd threads return before the first barrier (divergence)
 //   3 indexes the shared array one past its end
-#include "common.cuh"
+#include "common/kernel_abi.cuh"
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
                               const convjit_device::storage_t* /*in1*/,

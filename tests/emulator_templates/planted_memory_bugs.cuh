@@ -4,7 +4,7 @@
 //   3 writes to in0 (an input)   4 leaves odd elements of out unwritten
 //   5 every thread also writes out[0] (a race)   6 reads the workspace
 //   before any thread wrote it   7 writes past the end of out
-#include "common.cuh"
+#include "common/grid.cuh"
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
                               const convjit_device::storage_t* /*in1*/,

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "convjit/convjit.hpp"
-#include "half_precision.hpp"
+#include "dispatcher/descriptor/half_precision.hpp"
 
 namespace convjit::test {
 

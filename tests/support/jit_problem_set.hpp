@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "descriptor_builder.hpp"
-#include "model_table.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/models/model_table.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {

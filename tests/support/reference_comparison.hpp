@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "descriptor_name.hpp"
-#include "operand_layout.hpp"
-#include "reference/reference_backend.hpp"
-#include "tolerance.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
 
 namespace convjit::test {
 

@@ -19,8 +19,8 @@
 #include <random>
 #include <vector>
 
-#include "op_descriptor.hpp"
-#include "operand_layout.hpp"
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
 
 namespace convjit::test {
 

@@ -17,15 +17,15 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "cudnn/cudnn_backend.hpp"
-#include "descriptor_name.hpp"
 #include "device_peaks.hpp"
+#include "dispatcher/backends/cudnn/cudnn_backend.hpp"
+#include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/tuning/kernel_timing.hpp"
 #include "integer_flags.hpp"
-#include "jit/jit_backend.hpp"
-#include "kernel_timing.hpp"
 #include "model_flags.hpp"
-#include "operand_layout.hpp"
-#include "reference/reference_backend.hpp"
 #include "run_device.hpp"
 
 namespace convjit::cli {

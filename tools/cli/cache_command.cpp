@@ -6,12 +6,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cache/jit_cache.hpp"
+#include "cache/tuning_decisions.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "dispatcher/settings.hpp"
 #include "integer_flags.hpp"
-#include "jit_cache.hpp"
-#include "settings.hpp"
-#include "tuning_decisions.hpp"
 
 namespace convjit::cli {
 

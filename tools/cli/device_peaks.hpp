@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "dtype.hpp"
+#include "dispatcher/descriptor/dtype.hpp"
 
 namespace convjit::cli {
 

@@ -10,11 +10,11 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "cuda/cuda_driver.hpp"
-#include "cudnn/cudnn_library.hpp"
-#include "jit/embedded_templates.hpp"
-#include "jit/nvrtc_library.hpp"
-#include "settings.hpp"
+#include "dispatcher/backends/cudnn/cudnn_library.hpp"
+#include "dispatcher/backends/jit/embedded_templates.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/settings.hpp"
 #include "version.hpp"
 
 namespace convjit::cli {

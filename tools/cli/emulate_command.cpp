@@ -8,14 +8,14 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "descriptor_name.hpp"
-#include "emulator/emulator_backend.hpp"
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
+#include "dispatcher/tuning/operand_buffers.hpp"
 #include "integer_flags.hpp"
-#include "jit/kernel_source.hpp"
-#include "operand_buffers.hpp"
 #include "problem_flags.hpp"
-#include "reference/reference_backend.hpp"
-#include "tolerance.hpp"
 
 namespace convjit::cli {
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli_status.hpp"
+#include "dispatcher/models/model_table_json.hpp"
 #include "integer_flags.hpp"
-#include "model_table_json.hpp"
 
 namespace convjit::cli {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model_table.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace convjit::cli {
 

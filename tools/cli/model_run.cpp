@@ -10,9 +10,9 @@
 #include <set>
 
 #include "cli_status.hpp"
-#include "descriptor_name.hpp"
-#include "dispatcher.hpp"
-#include "reference/reference_backend.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/dispatcher.hpp"
 #include "run_device.hpp"
 
 namespace convjit::cli {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "model_table.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace convjit::cli {
 

@@ -3,8 +3,8 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "descriptor_json.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_json.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
 #include "model_flags.hpp"
 
 namespace convjit::cli {

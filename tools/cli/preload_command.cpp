@@ -14,12 +14,12 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/settings.hpp"
 #include "integer_flags.hpp"
-#include "jit/jit_module_cache.hpp"
-#include "jit/nvrtc_library.hpp"
 #include "model_flags.hpp"
-#include "settings.hpp"
 
 namespace convjit::cli {
 

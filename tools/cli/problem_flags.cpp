@@ -4,8 +4,8 @@
 
 #include "cli_status.hpp"
 #include "convjit/convjit.h"
-#include "descriptor_builder.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
 #include "integer_flags.hpp"
 
 namespace convjit::cli {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "op_descriptor.hpp"
+#include "dispatcher/descriptor/op_descriptor.hpp"
 
 namespace convjit::cli {
 

@@ -3,11 +3,11 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "descriptor_json.hpp"
-#include "descriptor_name.hpp"
+#include "dispatcher/backends/tuned/tuned_library_backend.hpp"
+#include "dispatcher/descriptor/descriptor_json.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/settings.hpp"
 #include "problem_flags.hpp"
-#include "settings.hpp"
-#include "tuned/tuned_library_backend.hpp"
 
 namespace convjit::cli {
 

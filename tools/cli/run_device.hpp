@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cuda/staged_operands.hpp"
-#include "dispatcher.hpp"
-#include "model_table.hpp"
+#include "dispatcher/cuda/staged_operands.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/models/model_table.hpp"
 
 namespace convjit::cli {
 

@@ -1,0 +1,173 @@
+#include "dispatcher/backends/emulator/emulated_buffers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "dispatcher/backends/emulator/launch_context.hpp"
+#include "dispatcher/backends/emulator/violation_log.hpp"
+
+namespace convjit::emulator {
+
+namespace {
+
+constexpr std::uint8_t kElement = 1, kInitialised = 2, kWritten = 4;
+constexpr std::int64_t kNoWriter = -1;
+
+const char* verb(Access access) {
+  switch (access) {
+    case Access::read:
+      return "reads";
+    case Access::write:
+      return "writes";
+    case Access::atomic:
+      return "updates atomically";
+  }
+  return "touches";
+}
+
+// Red zone on each side, in elements: wide enough that an overrun of a
+// stride or two stays inside it, bounded for large tensors.
+std::int64_t red_zone(std::int64_t span) { return std::clamp<std::int64_t>(span, 64, 1 << 20); }
+
+}  // namespace
+
+struct EmulatedBuffers::Buffer {
+  BufferSpec spec;
+  std::int64_t zone = 0;
+  std::vector<std::byte> storage;  // zone + span + zone elements
+  std::vector<std::uint8_t> flags;
+  std::vector<std::int64_t> writer;  // per element, in the current kernel
+
+  std::byte* data() {
+    return storage.data() + zone * static_cast<std::int64_t>(spec.element_bytes);
+  }
+  [[nodiscard]] const std::byte* data() const {
+    return storage.data() + zone * static_cast<std::int64_t>(spec.element_bytes);
+  }
+  [[nodiscard]] bool holds(const std::byte* p) const {
+    return p >= storage.data() && p < storage.data() + storage.size();
+  }
+};
+
+EmulatedBuffers::EmulatedBuffers() = default;
+EmulatedBuffers::~EmulatedBuffers() = default;
+
+void* EmulatedBuffers::add(const BufferSpec& spec, const void* initial) {
+  auto b = std::make_unique<Buffer>();
+  b->spec = spec;
+  const auto span = static_cast<std::size_t>(spec.span);
+  b->zone = red_zone(spec.span);
+  b->storage.assign((span + 2 * static_cast<std::size_t>(b->zone)) * spec.element_bytes,
+                    std::byte{0xff});
+  if (initial != nullptr) std::memcpy(b->data(), initial, span * spec.element_bytes);
+  // Scratch starts uninitialised; every other buffer holds the caller's data.
+  const std::uint8_t element =
+      spec.role == BufferRole::scratch ? kElement : kElement | kInitialised;
+  b->flags.assign(span, element);
+  if (!spec.is_element.empty())
+    for (std::size_t i = 0; i < span; ++i)
+      if (!spec.is_element[i]) b->flags[i] = 0;
+  if (spec.role != BufferRole::input) b->writer.assign(span, kNoWriter);
+  void* address = b->data();
+  buffers_.push_back(std::move(b));
+  return address;
+}
+
+bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access access) noexcept {
+  const auto* p = static_cast<const std::byte*>(address);
+  for (auto& b : buffers_) {
+    if (!b->holds(p)) continue;
+    const auto offset = static_cast<std::int64_t>(p - b->data());
+    const auto esize = static_cast<std::int64_t>(b->spec.element_bytes);
+    const std::int64_t index = offset >= 0 ? offset / esize : -((-offset + esize - 1) / esize);
+    if (offset % esize != 0 || bytes != b->spec.element_bytes) {
+      report_violation(fmt::format("{} {} bytes at byte {} of {}, not one {}-byte element",
+                                   verb(access), bytes, offset, b->spec.name, esize));
+      return false;
+    }
+    return check_element(*b, index, access);
+  }
+  report_violation(fmt::format("{} {} bytes at {}, outside every buffer of the launch",
+                               verb(access), bytes, address));
+  return false;
+}
+
+bool EmulatedBuffers::check_element(Buffer& b, std::int64_t index, Access access) noexcept {
+  const BufferSpec& s = b.spec;
+  if (index < 0 || index >= s.span) {
+    report_violation(fmt::format("{} {}[{}], {} (its elements are {}[0..{}])", verb(access), s.name,
+                                 index, index < 0 ? "before its first element" : "past its last",
+                                 s.name, s.span - 1));
+    return false;
+  }
+  const auto at = static_cast<std::size_t>(index);
+  std::atomic_ref<std::uint8_t> flags(b.flags[at]);
+  if ((flags.load(std::memory_order_relaxed) & kElement) == 0) {
+    report_violation(fmt::format("{} {}[{}], a gap between elements of its strided layout",
+                                 verb(access), s.name, index));
+    return false;
+  }
+  if (access != Access::read && s.role == BufferRole::input) {
+    report_violation(fmt::format("{} {}[{}], an input", verb(access), s.name, index));
+    return false;
+  }
+  if (s.role == BufferRole::input) return true;
+  const std::int64_t me = global_thread_index();
+  std::atomic_ref<std::int64_t> writer(b.writer[at]);
+  if (access == Access::read) {
+    if ((flags.load(std::memory_order_relaxed) & kInitialised) == 0) {
+      report_violation(fmt::format("reads {}[{}] before any thread wrote it", s.name, index));
+      return false;
+    }
+    const std::int64_t other = writer.load(std::memory_order_relaxed);
+    if (other != kNoWriter && other != me)
+      report_violation(
+          fmt::format("reads {}[{}], which global thread {} wrote in the same kernel: "
+                      "a race (kernels do not order their blocks)",
+                      s.name, index, other));
+    return true;
+  }
+  flags.fetch_or(kInitialised | kWritten, std::memory_order_relaxed);
+  if (access == Access::write) {
+    const std::int64_t other = writer.exchange(me, std::memory_order_relaxed);
+    if (other != kNoWriter && other != me)
+      report_violation(
+          fmt::format("writes {}[{}], which global thread {} also wrote in the same kernel: a race",
+                      s.name, index, other));
+  }
+  return true;
+}
+
+void EmulatedBuffers::begin_kernel() {
+  for (auto& b : buffers_) std::fill(b->writer.begin(), b->writer.end(), kNoWriter);
+}
+
+void EmulatedBuffers::report_unwritten_outputs() const {
+  for (const auto& b : buffers_) {
+    if (b->spec.role != BufferRole::output) continue;
+    std::int64_t first = -1, missing = 0;
+    for (std::size_t i = 0; i < b->flags.size(); ++i)
+      if ((b->flags[i] & kElement) && !(b->flags[i] & kWritten)) {
+        if (first < 0) first = static_cast<std::int64_t>(i);
+        ++missing;
+      }
+    if (missing == 0) continue;
+    LaunchContext& launch = launch_context();
+    if (launch.violations == nullptr) return;
+    launch.violations->report(
+        fmt::format("{}: no thread wrote {}[{}]{}", launch.kernel_label, b->spec.name, first,
+                    missing > 1 ? fmt::format(" and {} more of its elements", missing - 1) : ""));
+  }
+}
+
+void EmulatedBuffers::copy_out(std::string_view name, void* destination) const {
+  for (const auto& b : buffers_)
+    if (b->spec.name == name)
+      std::memcpy(destination, b->data(),
+                  static_cast<std::size_t>(b->spec.span) * b->spec.element_bytes);
+}
+
+}  // namespace convjit::emulator

@@ -1,0 +1,72 @@
+// A kernel template compiled for the host emulator, for one dtype: its
+// entry points with the type-erased template signature.  CMake generates
+// one per (template, dtype) (cmake/emulated_template.cpp.in) and a list
+// function that returns them all.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "dispatcher/descriptor/dtype.hpp"
+
+namespace convjit::emulator {
+
+// convjit_kernel(in0, in1, out, alpha, beta, workspace), pointers erased.
+using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float alpha, float beta,
+                              void* workspace);
+
+struct EmulatedEntry {
+  const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish"
+  ErasedKernel run = nullptr;
+};
+
+struct EmulatedTemplate {
+  const char* template_name;  // "conv/conv_fwd.cuh"
+  DataType dtype;
+  EmulatedEntry entries[2];  // the second is empty for one-pass templates
+
+  [[nodiscard]] ErasedKernel entry(std::string_view name) const {
+    for (const EmulatedEntry& e : entries)
+      if (e.run != nullptr && name == e.name) return e.run;
+    return nullptr;
+  }
+};
+
+// The library's templates (kernel_templates/), in every JIT dtype.
+[[nodiscard]] std::span<const EmulatedTemplate* const> emulated_templates();
+
+[[nodiscard]] const EmulatedTemplate* find_emulated_template(
+    std::span<const EmulatedTemplate* const> templates, std::string_view template_name,
+    DataType dtype);
+
+// ---- used by the generated files --------------------------------------------
+
+template <class Kernel>
+struct KernelSignature;
+template <class Storage, class Scratch>
+struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*)> {
+  using storage = Storage;
+  using scratch = Scratch;
+};
+
+template <auto kernel>
+void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace) {
+  using Signature = KernelSignature<decltype(kernel)>;
+  using Storage = typename Signature::storage;
+  kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
+         static_cast<Storage*>(out), alpha, beta,
+         static_cast<typename Signature::scratch*>(workspace));
+}
+
+// `finish` is the template's convjit_kernel_finish, or nullptr without one.
+template <auto kernel, auto finish>
+constexpr EmulatedTemplate bind_template(const char* template_name, DataType dtype) {
+  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}};
+  if constexpr (!std::is_null_pointer_v<decltype(finish)>)
+    t.entries[1] = {"convjit_kernel_finish", &erased<finish>};
+  return t;
+}
+
+}  // namespace convjit::emulator

@@ -1,0 +1,127 @@
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "dispatcher/backends/emulator/kernel_emulator.hpp"
+#include "dispatcher/backends/jit/kernel_operands.hpp"
+#include "dispatcher/descriptor/canonical_layout.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+
+namespace convjit {
+
+namespace {
+
+using emulator::BufferRole;
+using emulator::BufferSpec;
+
+// The buffer a descriptor slot describes, with its strided view's elements
+// marked, so that a read of a gap (a halo, an NHWC padding) is caught.
+BufferSpec slot_buffer(const OpDescriptor& d, Slot slot, const char* name, BufferRole role) {
+  const View5 v = canonical_view(slot_dims(d, slot), slot_strides(d, slot), d.spatial_dims);
+  BufferSpec spec{name,
+                  role,
+                  element_size(d.dtype),
+                  static_cast<std::int64_t>(slot_bytes(d, slot) / element_size(d.dtype)),
+                  {}};
+  spec.is_element.assign(static_cast<std::size_t>(spec.span), 0);
+  for (std::int64_t n = 0; n < v.dims[0]; ++n)
+    for (std::int64_t c = 0; c < v.dims[1]; ++c)
+      for (std::int64_t z = 0; z < v.dims[2]; ++z)
+        for (std::int64_t y = 0; y < v.dims[3]; ++y)
+          for (std::int64_t x = 0; x < v.dims[4]; ++x)
+            spec.is_element[static_cast<std::size_t>(v.offset(n, c, z, y, x))] = 1;
+  return spec;
+}
+
+const char* output_name(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) return "db";
+  switch (output_slot(d)) {
+    case Slot::x:
+      return "dx";
+    case Slot::w:
+      return "dw";
+    case Slot::y:
+      break;
+  }
+  return "y";
+}
+
+BufferSpec output_buffer(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad)
+    return {"db", BufferRole::output, element_size(d.dtype), d.y_dims[1], {}};
+  return slot_buffer(d, output_slot(d), output_name(d), BufferRole::output);
+}
+
+BufferSpec input_buffer(const OpDescriptor& d, KernelInput input) {
+  if (input == KernelInput::none) return {};
+  return slot_buffer(d, input_slot(input), input_name(input), BufferRole::input);
+}
+
+// The buffer layouts are fixed by the descriptor, so they are built once
+// here; a call only attaches its pointers.
+class EmulatorKernel final : public Kernel {
+ public:
+  EmulatorKernel(const OpDescriptor& desc, KernelSource source,
+                 const emulator::EmulatedTemplate& kernels)
+      : inputs_(kernel_inputs(desc)),
+        in0_(input_buffer(desc, inputs_.in0)),
+        in1_(input_buffer(desc, inputs_.in1)),
+        out_(output_buffer(desc)),
+        source_(std::move(source)),
+        kernels_(kernels) {}
+
+  [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    emulator::EmulatedLaunch launch;
+    launch.kernels = &kernels_;
+    launch.source = &source_;
+    launch.in0 = {&in0_, input_pointer(args, inputs_.in0)};
+    launch.in1 = {&in1_, input_pointer(args, inputs_.in1)};
+    launch.out = {&out_, args.out};
+    launch.out_destination = args.out;
+    launch.alpha = static_cast<float>(args.alpha);
+    launch.beta = static_cast<float>(args.beta);
+    return emulator::emulate(launch);
+  }
+
+ private:
+  KernelInputs inputs_;
+  BufferSpec in0_, in1_, out_;
+  KernelSource source_;
+  const emulator::EmulatedTemplate& kernels_;
+};
+
+Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescriptor& desc,
+                                                               KernelSource& source) {
+  auto made = kernel_source(desc);
+  if (!made.is_ok()) return made.status();
+  source = std::move(made).value();
+  const auto* kernels = emulator::find_emulated_template(emulator::emulated_templates(),
+                                                         source.template_name, desc.dtype);
+  if (kernels == nullptr)
+    return Status(CONVJIT_STATUS_INTERNAL_ERROR,
+                  fmt::format("{} has no emulated build for {}", source.template_name,
+                              dtype_name(desc.dtype)));
+  return kernels;
+}
+
+}  // namespace
+
+Status EmulatorBackend::check_support(const OpDescriptor& desc,
+                                      const convjit_device_t& device) const {
+  if (device.kind != CONVJIT_DEVICE_HOST)
+    return Status::not_available(
+        "the emulator runs the kernel templates on host buffers; pass the host device");
+  return jit_supports(desc);
+}
+
+Result<std::unique_ptr<Kernel>> EmulatorBackend::build(const OpDescriptor& desc,
+                                                       const convjit_device_t&, BuildTrace& trace) {
+  KernelSource source;
+  auto kernels = emulated_kernels_for(desc, source);
+  if (!kernels.is_ok()) return kernels.status();
+  trace.probes.push_back({source.template_name, "emulated on the host"});
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
+}
+
+}  // namespace convjit

@@ -1,0 +1,23 @@
+// The emulator as a dispatch backend: CONVJIT_POLICY=emulate (or
+// convjit_set_policy("emulate")) runs every host call through the JIT's
+// kernel templates on the host emulator instead of the reference.  A
+// testing and debugging tool, never chosen by the automatic policy: it
+// copies the operands and checks every access, so it is slow and its
+// calls allocate.
+#pragma once
+
+#include "dispatcher/backend.hpp"
+
+namespace convjit {
+
+class EmulatorBackend final : public Backend {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "emulator"; }
+  [[nodiscard]] Status check_support(const OpDescriptor& desc,
+                                     const convjit_device_t& device) const override;
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
+                                                      const convjit_device_t& device,
+                                                      BuildTrace& trace) override;
+};
+
+}  // namespace convjit

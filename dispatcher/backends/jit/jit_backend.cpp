@@ -1,0 +1,164 @@
+#include "dispatcher/backends/jit/jit_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/backends/jit/kernel_operands.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/cuda/context_scope.hpp"
+#include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/device_buffer.hpp"
+#include "dispatcher/kernel_workspace.hpp"
+#include "dispatcher/settings.hpp"
+
+namespace convjit {
+
+namespace {
+
+struct LaunchEntry {
+  CUfunction function = nullptr;
+  unsigned blocks = 1;
+  unsigned block_size = 256;
+};
+
+// One loaded module in a device's primary context, its entry points and the
+// workspaces it keeps for callers that pass none.  Launches are asynchronous
+// on the caller's stream; each entry enters the context with a ContextScope
+// and leaves the caller's current context as it found it.
+class JitKernel final : public Kernel {
+ public:
+  JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
+            const OpDescriptor& desc)
+      : driver_(driver), context_(std::move(context)), inputs_(kernel_inputs(desc)) {}
+  ~JitKernel() override {
+    const ContextScope scope = context_->enter();
+    workspaces_.reset();  // frees device memory, so before the context goes
+    if (module_) (void)driver_.api().module_unload(module_);
+  }  // context_ is released after the scope pops it
+  JitKernel(const JitKernel&) = delete;
+  JitKernel& operator=(const JitKernel&) = delete;
+
+  Status load(const CacheEntry& entry) {
+    const auto& api = driver_.api();
+    const ContextScope scope = context_->enter();
+    if (!scope.status().is_ok()) return scope.status();
+    if (Status s =
+            driver_.check(api.module_load_data(&module_, entry.payload.data()), "cuModuleLoadData");
+        !s.is_ok())
+      return s;
+    const auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
+    if (!meta.is_object() || !meta.contains("entries"))
+      return Status::invalid("JIT cache metadata is malformed");
+    for (const auto& e : meta["entries"]) {
+      LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u)};
+      const std::string name = e.value("name", "");
+      if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
+                                   "cuModuleGetFunction");
+          !s.is_ok())
+        return s;
+      entries_.push_back(launch);
+    }
+    workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
+    return Status::ok();
+  }
+
+  // Allocates the first stream's workspace now, so running out of memory
+  // shows at build, where cuDNN can still serve.
+  [[nodiscard]] Status reserve_workspace() {
+    const ContextScope scope = context_->enter();
+    if (!scope.status().is_ok()) return scope.status();
+    return workspaces_->reserve();
+  }
+
+  [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    const auto& api = driver_.api();
+    const ContextScope scope = context_->enter();
+    if (!scope.status().is_ok()) return scope.status();
+    const void* in0 = input_pointer(args, inputs_.in0);
+    const void* in1 = input_pointer(args, inputs_.in1);
+    void* out = args.out;
+    float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
+    auto scratch = workspaces_->for_call(args, "this JIT kernel");
+    if (!scratch.is_ok()) return scratch.status();
+    void* workspace = scratch.value();
+    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace};
+    for (const LaunchEntry& e : entries_)
+      if (Status s =
+              driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
+                                              static_cast<CUstream>(args.stream), params, nullptr),
+                            "cuLaunchKernel");
+          !s.is_ok())
+        return s;
+    return Status::ok();
+  }
+
+ private:
+  const CudaDriver& driver_;
+  std::shared_ptr<DeviceContext> context_;  // the device's primary context, retained
+  KernelInputs inputs_;
+  CUmodule module_ = nullptr;
+  std::vector<LaunchEntry> entries_;
+  std::unique_ptr<StreamWorkspaces> workspaces_;
+};
+
+}  // namespace
+
+Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_t& device) const {
+  if (device.kind != CONVJIT_DEVICE_CUDA)
+    return Status::not_available(
+        "the JIT backend runs on CUDA devices; the host uses the reference");
+  if (Status s = jit_supports(desc); !s.is_ok()) return s;
+  const CudaDriver& driver = CudaDriver::instance();
+  if (!driver.available().is_ok()) return driver.available();
+  if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+  const std::string arch = driver.arch_of(device.ordinal);
+  if (arch.empty())
+    return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
+  return jit_supports_arch(desc, arch);
+}
+
+std::shared_ptr<JitCache> JitBackend::cache_for_settings() {
+  const auto settings = SettingsStore::instance().snapshot();
+  std::lock_guard lock(cache_mutex_);
+  if (!cache_ || cache_path_ != settings->cache_path.value) {
+    cache_path_ = settings->cache_path.value;
+    cache_ = std::make_shared<JitCache>(cache_path_);
+  }
+  return cache_;
+}
+
+Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
+                                                  const convjit_device_t& device,
+                                                  BuildTrace& trace) {
+  const CudaDriver& driver = CudaDriver::instance();
+  const std::string arch = driver.arch_of(device.ordinal);
+  if (arch.empty())
+    return Status::not_available(fmt::format("CUDA device {} cannot be queried", device.ordinal));
+  const std::shared_ptr<JitCache> cache = cache_for_settings();
+  auto context = DeviceContext::open(device.ordinal);
+  if (!context.is_ok()) return context.status();
+  // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
+  Status last;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto prepared = prepare_jit_module(*cache, desc, arch);
+    if (!prepared.is_ok()) return prepared.status();
+    trace.probes.push_back({cache->writable_directory(), prepared.value().compiled
+                                                            ? "compiled with NVRTC for " + arch
+                                                            : "loaded from the JIT cache"});
+    auto kernel = std::make_unique<JitKernel>(driver, context.value(), desc);
+    last = kernel->load(prepared.value().entry);
+    if (last.is_ok()) {
+      if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault
+      return std::unique_ptr<Kernel>(std::move(kernel));
+    }
+    if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
+    auto key = jit_module_key(desc, arch);
+    if (key.is_ok()) cache->quarantine_entry(key.value(), last.message());
+  }
+  return last;
+}
+
+}  // namespace convjit

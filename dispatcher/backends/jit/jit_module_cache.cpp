@@ -1,0 +1,82 @@
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "dispatcher/backends/jit/embedded_templates.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/backends/jit/pch_directory.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "version.hpp"
+
+namespace convjit {
+
+namespace {
+
+JitKeyFields key_fields(const OpDescriptor& desc, const KernelSource& source,
+                        const std::string& arch) {
+  return {descriptor_name(desc), source.source,   std::string(embedded_templates_hash()),
+          kVersionString,        nvrtc_version(), arch,
+          nvrtc_options(arch)};
+}
+
+std::string metadata_json(const KernelSource& source, const CompiledModule& module,
+                          const std::string& arch) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const KernelEntry& e : source.entries)
+    entries.push_back({{"name", e.name},
+                       {"threads", e.threads},
+                       {"blocks", e.blocks()},
+                       {"block_size", kJitThreadsPerBlock}});
+  return nlohmann::json{{"template", source.template_name},
+                        {"arch", arch},
+                        {"entries", entries},
+                        {"workspace_bytes", source.workspace_bytes},
+                        {"registers", module.stats.max_registers},
+                        {"spill_stores", module.stats.spill_stores},
+                        {"spill_loads", module.stats.spill_loads},
+                        {"compile_ms", module.compile_ms}}
+      .dump();
+}
+
+}  // namespace
+
+Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch) {
+  auto source = kernel_source(desc);
+  if (!source.is_ok()) return source.status();
+  return make_jit_cache_key(key_fields(desc, source.value(), arch));
+}
+
+Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
+                                          const std::string& arch) {
+  if (!is_valid_arch(arch))
+    return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
+  if (Status s = jit_supports_arch(desc, arch); !s.is_ok()) return s;
+  // The NVRTC version is part of every key: without NVRTC no entry can be named.
+  if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+  auto source = kernel_source(desc);
+  if (!source.is_ok()) return source.status();
+  const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
+  const std::string writable = cache.writable_directory();
+  const std::string failed_dir =
+      writable.empty() ? "" : (std::filesystem::path(writable) / "jit" / "failed").string();
+  PreparedModule out;
+  auto entry = cache.get_or_compile(
+      key,
+      [&]() -> Result<CacheEntry> {
+        auto module = compile_kernel(source.value(), arch, failed_dir, pch_directory(writable));
+        if (!module.is_ok()) return module.status();
+        return CacheEntry{key.preimage, metadata_json(source.value(), module.value(), arch),
+                          std::move(module.value().cubin)};
+      },
+      &out.compiled);
+  if (!entry.is_ok()) return entry.status();
+  out.entry = std::move(entry).value();
+  return out;
+}
+
+}  // namespace convjit

@@ -1,0 +1,27 @@
+// A descriptor's compiled JIT module, from the persistent cache or freshly
+// compiled with NVRTC and stored: the step `convjit preload` runs for every
+// descriptor, and the JIT backend on a first call.
+#pragma once
+
+#include <string>
+
+#include "cache/jit_cache.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/descriptor/op_descriptor.hpp"
+
+namespace convjit {
+
+struct PreparedModule {
+  CacheEntry entry;       // preimage, metadata JSON, CUBIN
+  bool compiled = false;  // false: it came from the cache
+};
+
+// The cache key of `desc`'s module for `arch`.
+[[nodiscard]] Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch);
+
+// Unsupported descriptors return UNSUPPORTED; compile errors carry NVRTC's
+// log and the saved source under <writable cache>/jit/failed/.
+[[nodiscard]] Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
+                                                        const std::string& arch);
+
+}  // namespace convjit

@@ -1,0 +1,30 @@
+// Which operands an op's kernel template takes as (in0, in1, out): conv
+// fwd (x, w, y), bwddata (dy, w, dx), bwdfilt (x, dy, dw), pool fwd (x, -,
+// y), pool bwd (x, dy, dx), bias gradient (-, dy, db).  The JIT launch
+// and the emulator both bind arguments through this one table.
+#pragma once
+
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/exec_args.hpp"
+
+namespace convjit {
+
+enum class KernelInput { none, x, w, dy };
+
+struct KernelInputs {
+  KernelInput in0, in1;
+};
+
+[[nodiscard]] KernelInputs kernel_inputs(const OpDescriptor& desc);
+
+// The ExecArgs pointer an input takes (null for none).
+[[nodiscard]] const void* input_pointer(const ExecArgs& args, KernelInput input);
+
+// "x", "w", "dy" ("unused" for none).
+[[nodiscard]] const char* input_name(KernelInput input);
+
+// The descriptor slot holding an input's shape (dy lives in the y slot).
+[[nodiscard]] Slot input_slot(KernelInput input);
+
+}  // namespace convjit

@@ -1,0 +1,153 @@
+#include "dispatcher/backends/jit/kernel_source.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/descriptor/canonical_layout.hpp"
+
+namespace convjit {
+
+namespace {
+
+// Enough threads to fill a large GPU several times over (132 SMs x 2048).
+constexpr long long kTargetThreads = 1 << 18;
+constexpr long long kMaxBlocks = 1 << 20;  // grid-stride loops cover the rest
+
+int dtype_code(DataType dtype) {
+  switch (dtype) {
+    case DataType::f32:
+      return 0;
+    case DataType::f16:
+      return 1;
+    case DataType::bf16:
+      return 2;
+    case DataType::f64:
+      return -1;
+  }
+  return -1;
+}
+
+class PreludeWriter {
+ public:
+  PreludeWriter() { constant("BLOCK", kJitThreadsPerBlock); }
+  void constant(const char* name, long long value) { constants_.push_back({name, value}); }
+  void view(const char* prefix, const View5& v) {
+    for (int i = 0; i < 5; ++i)
+      constant(fmt::format("{}{}", prefix, i).c_str(), v.strides[static_cast<std::size_t>(i)]);
+  }
+  void spatial(const char* d, const char* h, const char* w, const std::array<std::int64_t, 3>& v) {
+    constant(d, v[0]), constant(h, v[1]), constant(w, v[2]);
+  }
+  // Moves the constants and the prelude into `out`.
+  void finish(const OpDescriptor& d, KernelSource& out) {
+    std::string body;
+    for (const ProblemConstant& c : constants_)
+      body += fmt::format("  static constexpr long long {} = {};\n", c.name, c.value);
+    out.source = fmt::format(
+        "// convjit JIT kernel for {}\n#define CONVJIT_DTYPE {}\nstruct Problem {{\n{}}};\n"
+        "#include \"{}\"\n",
+        out.template_name, dtype_code(d.dtype), body, out.template_name);
+    out.constants = std::move(constants_);
+  }
+
+ private:
+  std::vector<ProblemConstant> constants_;
+};
+
+// bwdfilt: split the reduction so that weights x split threads fill the GPU,
+// with at least 64 reduction steps per thread.
+long long reduction_split(long long weights, long long reduction) {
+  const long long wanted = (kTargetThreads + weights - 1) / weights;
+  const long long most = std::max<long long>(1, reduction / 64);
+  return std::clamp<long long>(wanted, 1, most);
+}
+
+std::string template_for(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
+  if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
+  switch (d.direction) {
+    case Direction::bwddata:
+      return "conv/conv_bwddata.cuh";
+    case Direction::bwdfilt:
+      return "conv/conv_bwdfilt.cuh";
+    default:
+      return "conv/conv_fwd.cuh";
+  }
+}
+
+}  // namespace
+
+unsigned KernelEntry::blocks() const {
+  const long long needed = (threads + kJitThreadsPerBlock - 1) / kJitThreadsPerBlock;
+  return static_cast<unsigned>(std::clamp<long long>(needed, 1, kMaxBlocks));
+}
+
+Status jit_supports(const OpDescriptor& d) {
+  if (d.symbolic_batch)
+    return Status::unsupported("a symbolic-batch descriptor cannot be compiled");
+  if (dtype_code(d.dtype) < 0)
+    return Status::unsupported(
+        "f64 is served by the host reference only; the JIT covers f32, f16, bf16");
+  return Status::ok();
+}
+
+Status jit_supports_arch(const OpDescriptor& d, const std::string& arch) {
+  constexpr int kBf16Arch = 80;
+  if (d.dtype == DataType::bf16 && arch_number(arch) < kBf16Arch)
+    return Status::unsupported(fmt::format(
+        "bf16 kernels need sm_80 or newer (cvt.rn.bf16.f32); {} has no bf16 conversions", arch));
+  return Status::ok();
+}
+
+Result<KernelSource> kernel_source(const OpDescriptor& d) {
+  if (Status s = jit_supports(d); !s.is_ok()) return s;
+  KernelSource out;
+  out.template_name = template_for(d);
+  PreludeWriter p;
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  if (d.kind == OpKind::bias_grad) {
+    p.constant("N", y.dims[0]), p.constant("K", y.dims[1]);
+    p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
+    p.view("YS", y);
+    out.entries = {{"convjit_kernel", y.dims[1] * kJitThreadsPerBlock}};  // a block per filter
+    p.finish(d, out);
+    return out;
+  }
+  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+  const Window3 win = canonical_window(d);
+  p.constant("N", x.dims[0]), p.constant("C", x.dims[1]);
+  p.spatial("D", "H", "W", {x.dims[2], x.dims[3], x.dims[4]});
+  p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
+  p.spatial("T", "R", "S", win.size);
+  p.spatial("PD", "PH", "PW", win.pad_begin);
+  p.spatial("SD", "SH", "SW", win.stride);
+  p.spatial("DD", "DH", "DW", win.dilation);
+  p.view("XS", x), p.view("YS", y);
+  const long long outputs = y.dims[0] * y.dims[1] * y.spatial_size();
+  const long long inputs = x.dims[0] * x.dims[1] * x.spatial_size();
+  if (d.is_pool()) {
+    p.spatial("QD", "QH", "QW", win.pad_end);
+    p.constant("MODE", static_cast<long long>(d.pool_mode));
+    out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
+    p.finish(d, out);
+    return out;
+  }
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  p.constant("K", w.dims[0]), p.constant("G", d.groups), p.constant("CG", w.dims[1]);
+  p.view("WS", w);
+  const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+  if (d.direction == Direction::bwdfilt) {
+    const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
+    p.constant("SPLIT", split);
+    out.entries = {{"convjit_kernel", weights * split}, {"convjit_kernel_finish", weights}};
+    out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
+  } else {
+    out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
+  }
+  p.finish(d, out);
+  return out;
+}
+
+}  // namespace convjit

@@ -1,0 +1,49 @@
+// The CUDA source of one descriptor's kernel: a generated prelude that
+// fixes every shape, stride and parameter as a constexpr member of
+// `Problem`, followed by an #include of the op's template.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/result.hpp"
+
+namespace convjit {
+
+// Every entry runs in blocks of this many threads (Problem::BLOCK), on the
+// GPU and in the emulator alike.
+inline constexpr int kJitThreadsPerBlock = 256;
+
+struct KernelEntry {
+  std::string name;       // extern "C" symbol in the module
+  long long threads = 0;  // work items; the grid covers them (grid-stride beyond a cap)
+  [[nodiscard]] unsigned blocks() const;
+};
+
+// One member of the prelude's `struct Problem`.
+struct ProblemConstant {
+  std::string name;  // e.g. "XS1"
+  long long value;
+};
+
+struct KernelSource {
+  std::string template_name;               // e.g. "conv/conv_fwd.cuh"
+  std::string source;                      // prelude + #include
+  std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
+  std::vector<KernelEntry> entries;        // launched in order
+  std::size_t workspace_bytes = 0;         // f32 scratch shared by the entries
+};
+
+// Why the JIT cannot serve `desc`, or OK.
+[[nodiscard]] Status jit_supports(const OpDescriptor& desc);
+
+// Whether the templates can be compiled for `arch` (a valid sm_XX): bf16
+// needs sm_80 or newer, for cvt.rn.bf16.f32.
+[[nodiscard]] Status jit_supports_arch(const OpDescriptor& desc, const std::string& arch);
+
+// The kernel source for a supported descriptor.
+[[nodiscard]] Result<KernelSource> kernel_source(const OpDescriptor& desc);
+
+}  // namespace convjit

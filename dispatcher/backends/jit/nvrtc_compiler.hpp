@@ -1,0 +1,48 @@
+// Compiles a KernelSource to a CUBIN for one exact architecture with NVRTC
+// (no GPU or driver needed), with ptxas statistics from its log.  Without
+// NVRTC, compile_kernel returns NVRTC's NOT_AVAILABLE status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/result.hpp"
+
+namespace convjit {
+
+struct PtxasStats {
+  int max_registers = 0;       // over the module's entries
+  long long spill_stores = 0;  // bytes, summed over entries
+  long long spill_loads = 0;
+  long long stack_bytes = 0;
+};
+
+struct CompiledModule {
+  std::vector<char> cubin;
+  std::string log;  // NVRTC's log, ptxas -v lines included
+  PtxasStats stats;
+  std::vector<std::string> options;  // as passed to NVRTC, but for --pch-dir
+  double compile_ms = 0;
+};
+
+// "13.0"; "unavailable" without NVRTC (see jit/nvrtc_library.hpp).
+[[nodiscard]] std::string nvrtc_version();
+
+// The NVRTC options for `arch` ("sm_90", "sm_90a", ...); part of every key.
+[[nodiscard]] std::vector<std::string> nvrtc_options(const std::string& arch);
+
+// On a compile error the status carries NVRTC's log, and the generated
+// source is written to `failed_source_dir` (when not empty) for reading.
+// NVRTC's automatic precompiled headers go to `pch_dir` when it is given
+// (jit/pch_directory.hpp); it changes no binary, so it is not among the
+// options a key holds.
+[[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source,
+                                                    const std::string& arch,
+                                                    const std::string& failed_source_dir = "",
+                                                    const std::string& pch_dir = "");
+
+// Parses the ptxas -v lines of an NVRTC log.
+[[nodiscard]] PtxasStats parse_ptxas_stats(const std::string& log);
+
+}  // namespace convjit

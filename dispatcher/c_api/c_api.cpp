@@ -1,0 +1,609 @@
+// The C API: argument checking in the caller's terms, then the dispatcher.
+// No exception crosses this boundary; failures become a status plus a
+// thread-local message.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "convjit/convjit.h"
+#include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/c_api/c_enum.hpp"
+#include "dispatcher/descriptor/descriptor_builder.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_validation.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/settings.hpp"
+#include "version.hpp"
+
+using namespace convjit;
+
+namespace {
+
+thread_local std::string t_last_error;
+thread_local const char* t_last_backend = "";
+
+// Runs an API body, converting its Status (or an escaping exception) into
+// the C status code and the thread's last-error message.
+template <class Body>
+convjit_status_t guarded(Body&& body) noexcept {
+  try {
+    Status status = body();
+    if (!status.is_ok() || !t_last_error.empty()) t_last_error = status.message();
+    return status.code();
+  } catch (const std::bad_alloc&) {
+    t_last_error = "out of host memory";
+    return CONVJIT_STATUS_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    t_last_error = std::string("internal error: ") + e.what();
+    return CONVJIT_STATUS_INTERNAL_ERROR;
+  } catch (...) {
+    t_last_error = "internal error: unknown exception";
+    return CONVJIT_STATUS_INTERNAL_ERROR;
+  }
+}
+
+Status require_pointer(const void* pointer, const char* name) {
+  if (pointer == nullptr) return Status::invalid(fmt::format("{} is NULL", name));
+  return Status::ok();
+}
+
+convjit_device_t device_of(const convjit_exec_t* exec) {
+  return exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
+}
+
+ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
+  ExecArgs args;
+  args.alpha = alpha;
+  args.beta = beta;
+  if (exec) {
+    args.workspace = exec->workspace;
+    args.workspace_bytes = exec->workspace_bytes;
+    args.stream = exec->stream;
+  }
+  return args;
+}
+
+// Identifies each API entry point in call keys.
+enum class ApiOp : std::int64_t {
+  conv_fwd = 1,
+  conv_bwddata,
+  conv_bwdfilt,
+  bias_grad,
+  pool_fwd,
+  pool_bwd
+};
+
+// Runs an API call through the dispatcher's call cache.  `describe` builds
+// the validated descriptor; it runs only when the call was not seen before.
+// Every descriptor and params pointer must be non-NULL (checked by callers,
+// since the key reads them).
+template <class Describe>
+Status run(ApiCallKey& key, const convjit_exec_t* exec, const ExecArgs& args, Describe&& describe) {
+  std::string_view backend;
+  Status status = Dispatcher::instance().execute_call(key, device_of(exec), args,
+                                                      std::forward<Describe>(describe), &backend);
+  if (status.is_ok()) t_last_backend = backend.data();  // backend names are static literals
+  return status;
+}
+
+// The name of the first NULL pointer, or nullptr when all are set.  Cheap on
+// success: it runs on every call.
+const char* first_null(std::initializer_list<std::pair<const void*, const char*>> pointers) {
+  for (const auto& [pointer, name] : pointers)
+    if (pointer == nullptr) return name;
+  return nullptr;
+}
+
+Status null_argument(const char* name) { return Status::invalid(fmt::format("{} is NULL", name)); }
+
+Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
+                  size_t* required) {
+  if (!desc.is_ok()) return desc.status();
+  const std::string name =
+      descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value());
+  if (required) *required = name.size() + 1;
+  if (buf == nullptr && size == 0) return Status::ok();  // size query
+  if (buf == nullptr)
+    return Status::invalid(fmt::format(
+        "name buffer is NULL but buf_size is {}; pass a buffer of at least {} bytes, or NULL "
+        "with buf_size 0 to ask for the size",
+        size, name.size() + 1));
+  if (size < name.size() + 1)
+    return Status::invalid(
+        fmt::format("name buffer of {} bytes is too small: {} are needed", size, name.size() + 1));
+  std::memcpy(buf, name.c_str(), name.size() + 1);
+  return Status::ok();
+}
+
+Status write_dims(const Result<OpDescriptor>& desc, int64_t* y_dims) {
+  if (!desc.is_ok()) return desc.status();
+  if (y_dims == nullptr) return Status::invalid("y_dims is NULL");
+  for (int i = 0; i < desc.value().rank(); ++i)
+    y_dims[i] = desc.value().y_dims[static_cast<size_t>(i)];
+  return Status::ok();
+}
+
+Direction conv_direction(convjit_conv_direction_t direction) {
+  switch (direction) {
+    case CONVJIT_CONV_BWDDATA:
+      return Direction::bwddata;
+    case CONVJIT_CONV_BWDFILT:
+      return Direction::bwdfilt;
+    default:
+      return Direction::fwd;
+  }
+}
+
+Status check_conv_direction(const convjit_conv_direction_t& direction) {
+  if (const int raw = raw_c_enum(direction); raw < CONVJIT_CONV_FWD || raw > CONVJIT_CONV_BWDFILT)
+    return Status::invalid(fmt::format("direction = {} is not a convjit_conv_direction_t", raw));
+  return Status::ok();
+}
+
+// Each requested gradient is validated in its own role, as the standalone
+// call computing it would: dy is an input to all three, so it may have any
+// non-negative strides (PyTorch's gradient of y.sum() is an expanded,
+// zero-stride tensor), and only a written tensor must not overlap.  With
+// nothing requested the shapes are still checked, as for dx.
+Status check_backward_roles(const convjit_conv_params_t* params,
+                            const convjit_tensor_desc_t* x_desc,
+                            const convjit_tensor_desc_t* w_desc,
+                            const convjit_tensor_desc_t* dy_desc, unsigned grad_mask) {
+  const bool want_dw = (grad_mask & CONVJIT_GRAD_WEIGHT) != 0;
+  if ((grad_mask & CONVJIT_GRAD_INPUT) != 0 || !want_dw)
+    if (auto dx = make_conv_descriptor(params, Direction::bwddata, x_desc, w_desc, dy_desc);
+        !dx.is_ok())
+      return dx.status();
+  if (want_dw)
+    if (auto dw = make_conv_descriptor(params, Direction::bwdfilt, x_desc, w_desc, dy_desc);
+        !dw.is_ok())
+      return dw.status();
+  if ((grad_mask & CONVJIT_GRAD_BIAS) != 0)
+    if (auto db = make_bias_grad_descriptor(dy_desc); !db.is_ok()) return db.status();
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* convjit_version_string(void) { return kVersionString; }
+
+const char* convjit_status_string(convjit_status_t status) {
+  switch (raw_c_enum(status)) {
+    case CONVJIT_STATUS_SUCCESS:
+      return "success";
+    case CONVJIT_STATUS_INVALID_ARGUMENT:
+      return "invalid argument";
+    case CONVJIT_STATUS_UNSUPPORTED:
+      return "unsupported";
+    case CONVJIT_STATUS_NOT_AVAILABLE:
+      return "not available";
+    case CONVJIT_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case CONVJIT_STATUS_EXECUTION_FAILED:
+      return "execution failed";
+    case CONVJIT_STATUS_INTERNAL_ERROR:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* convjit_last_error_message(void) { return t_last_error.c_str(); }
+
+const char* convjit_last_backend(void) { return t_last_backend; }
+
+namespace {
+std::optional<std::string> optional_text(const char* text) {
+  return text ? std::optional<std::string>(text) : std::nullopt;
+}
+
+// A log or record file the caller names must be appendable now: later
+// writes happen deep inside calls that cannot report a failure.  Tried by
+// opening it; a file created for the try is removed again, so nothing
+// appears on disk until something is written.
+Status check_appendable(const char* path, const char* what) {
+  if (path == nullptr) return Status::ok();
+  if (*path == '\0')
+    return Status::invalid(fmt::format("the {} path is empty; pass NULL for the default", what));
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool created = fd >= 0;
+  if (!created && errno == EEXIST) fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0)
+    return Status::invalid(fmt::format("cannot open the {} {} for appending: {}; pass a writable "
+                                       "path",
+                                       what, path, std::strerror(errno)));
+  ::close(fd);
+  if (created) ::unlink(path);
+  return Status::ok();
+}
+}  // namespace
+
+convjit_status_t convjit_set_cache_path(const char* search_path) {
+  return guarded([&]() -> Status {
+    if (search_path != nullptr && split_search_path(search_path).empty())
+      return Status::invalid("the cache path lists no directory; pass NULL for the default");
+    SettingsStore::instance().set_cache_path(optional_text(search_path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_verbose(int level) {
+  return guarded([&]() -> Status {
+    if (level > 2) return Status::invalid(fmt::format("verbose level {} is not 0, 1 or 2", level));
+    SettingsStore::instance().set_verbose(level < 0 ? std::nullopt : std::optional<int>(level));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_log_file(const char* path) {
+  return guarded([&] {
+    if (Status s = check_appendable(path, "log file"); !s.is_ok()) return s;
+    SettingsStore::instance().set_log_file(optional_text(path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_record_file(const char* path) {
+  return guarded([&] {
+    if (Status s = check_appendable(path, "record file"); !s.is_ok()) return s;
+    SettingsStore::instance().set_record_file(optional_text(path));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_policy(const char* policy) {
+  return guarded([&]() -> Status {
+    if (policy == nullptr) {
+      SettingsStore::instance().set_policy(std::nullopt);
+      return Status::ok();
+    }
+    const auto parsed = parse_policy(policy);
+    if (!parsed)
+      return Status::invalid(
+          fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned, emulate", policy));
+    SettingsStore::instance().set_policy(parsed);
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_arch(const char* arch) {
+  return guarded([&]() -> Status {
+    if (arch != nullptr && !is_valid_arch(arch))
+      return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
+    SettingsStore::instance().set_arch(optional_text(arch));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_allow_tf32(int allow) {
+  return guarded([&]() -> Status {
+    if (allow > 1) return Status::invalid(fmt::format("allow_tf32 {} is not 0 or 1", allow));
+    SettingsStore::instance().set_allow_tf32(allow < 0 ? std::nullopt
+                                                       : std::optional<bool>(allow == 1));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_rescan(void) {
+  return guarded([] {
+    Dispatcher::instance().rescan();
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_dtype_t dtype,
+                                          int rank, const int64_t* dims, convjit_layout_t layout) {
+  return guarded([&]() -> Status {
+    if (desc == nullptr || dims == nullptr) return Status::invalid("desc or dims is NULL");
+    if (rank < 3 || rank > kMaxRank)
+      return Status::invalid(fmt::format("rank = {} must be 3, 4 or 5", rank));
+    if (const int raw = raw_c_enum(dtype); !is_valid_dtype(raw))
+      return Status::invalid(fmt::format("dtype = {} is not a convjit_dtype_t", raw));
+    if (const int raw = raw_c_enum(layout); raw != CONVJIT_LAYOUT_NCHW && raw != CONVJIT_LAYOUT_NHWC)
+      return Status::invalid(fmt::format("layout = {} is not a convjit_layout_t", raw));
+    Dims5 d{};
+    int64_t count = 1;
+    for (int i = 0; i < rank; ++i) {
+      if (dims[i] <= 0)
+        return Status::invalid(fmt::format("dims[{}] = {} must be positive", i, dims[i]));
+      if (__builtin_mul_overflow(count, dims[i], &count))
+        return Status::invalid("the element count of dims overflows 64 bits");
+      d[static_cast<size_t>(i)] = dims[i];
+    }
+    const Dims5 strides = contiguous_strides(d, rank, layout == CONVJIT_LAYOUT_NHWC);
+    *desc = convjit_tensor_desc_t{};
+    desc->dtype = dtype;
+    desc->rank = rank;
+    for (int i = 0; i < rank; ++i) {
+      desc->dims[i] = d[static_cast<size_t>(i)];
+      desc->strides[i] = strides[static_cast<size_t>(i)];
+    }
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_conv_params_init(convjit_conv_params_t* params, int spatial_dims) {
+  return guarded([&]() -> Status {
+    if (params == nullptr) return Status::invalid("params is NULL");
+    if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
+      return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
+    *params = convjit_conv_params_t{};
+    params->spatial_dims = spatial_dims;
+    params->groups = 1;
+    for (int i = 0; i < spatial_dims; ++i) params->stride[i] = params->dilation[i] = 1;
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params, int spatial_dims,
+                                          convjit_pool_mode_t mode) {
+  return guarded([&]() -> Status {
+    if (params == nullptr) return Status::invalid("params is NULL");
+    if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
+      return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
+    if (const int raw = raw_c_enum(mode); raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
+      return Status::invalid(fmt::format(
+          "mode = {} is not a convjit_pool_mode_t (CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD "
+          "or CONVJIT_POOL_AVG_INCLUDE_PAD)",
+          raw));
+    *params = convjit_pool_params_t{};
+    params->spatial_dims = spatial_dims;
+    params->mode = mode;
+    for (int i = 0; i < spatial_dims; ++i)
+      params->window[i] = params->stride[i] = params->dilation[i] = 1;
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
+                                          const convjit_tensor_desc_t* x_desc,
+                                          const convjit_tensor_desc_t* w_desc, int64_t* y_dims) {
+  return guarded([&] {
+    return write_dims(make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, nullptr),
+                      y_dims);
+  });
+}
+
+convjit_status_t convjit_pool_output_dims(const convjit_pool_params_t* params,
+                                          const convjit_tensor_desc_t* x_desc, int ceil_mode,
+                                          int64_t* y_dims) {
+  return guarded([&] {
+    return write_dims(make_pool_descriptor(params, Direction::fwd, x_desc, nullptr, ceil_mode != 0),
+                      y_dims);
+  });
+}
+
+convjit_status_t convjit_conv_descriptor_name(const convjit_conv_params_t* params,
+                                              convjit_conv_direction_t direction,
+                                              const convjit_tensor_desc_t* x_desc,
+                                              const convjit_tensor_desc_t* w_desc,
+                                              const convjit_tensor_desc_t* y_desc,
+                                              int symbolic_batch, char* buf, size_t buf_size,
+                                              size_t* required) {
+  return guarded([&]() -> Status {
+    if (Status s = check_conv_direction(direction); !s.is_ok()) return s;
+    return write_name(
+        make_conv_descriptor(params, conv_direction(direction), x_desc, w_desc, y_desc),
+        symbolic_batch, buf, buf_size, required);
+  });
+}
+
+convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* params,
+                                              convjit_pool_direction_t direction,
+                                              const convjit_tensor_desc_t* x_desc,
+                                              const convjit_tensor_desc_t* y_desc,
+                                              int symbolic_batch, char* buf, size_t buf_size,
+                                              size_t* required) {
+  return guarded([&]() -> Status {
+    if (const int raw = raw_c_enum(direction); raw != CONVJIT_POOL_FWD && raw != CONVJIT_POOL_BWD)
+      return Status::invalid(fmt::format("direction = {} is not a convjit_pool_direction_t", raw));
+    const Direction dir = direction == CONVJIT_POOL_FWD ? Direction::fwd : Direction::bwd;
+    return write_name(make_pool_descriptor(params, dir, x_desc, y_desc), symbolic_batch, buf,
+                      buf_size, required);
+  });
+}
+
+convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
+                                                   int symbolic_batch, char* buf, size_t buf_size,
+                                                   size_t* required) {
+  return guarded([&] {
+    return write_name(make_bias_grad_descriptor(dy_desc), symbolic_batch, buf, buf_size, required);
+  });
+}
+
+convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
+                                      const convjit_tensor_desc_t* x_desc, const void* x,
+                                      const convjit_tensor_desc_t* w_desc, const void* w,
+                                      const convjit_tensor_desc_t* y_desc, void* y, double alpha,
+                                      double beta, const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (const char* missing = first_null({{x, "x"},
+                                          {w, "w"},
+                                          {y, "y"},
+                                          {params, "conv params"},
+                                          {x_desc, "x descriptor"},
+                                          {w_desc, "w descriptor"},
+                                          {y_desc, "y descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.w = w, args.out = y;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd))
+        .add(*params)
+        .add(*x_desc)
+        .add(*w_desc)
+        .add(*y_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc);
+    });
+  });
+}
+
+convjit_status_t convjit_conv_backward_data(const convjit_conv_params_t* params,
+                                            const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                            const convjit_tensor_desc_t* w_desc, const void* w,
+                                            const convjit_tensor_desc_t* dx_desc, void* dx,
+                                            double alpha, double beta, const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (const char* missing = first_null({{dy, "dy"},
+                                          {w, "w"},
+                                          {dx, "dx"},
+                                          {params, "conv params"},
+                                          {dy_desc, "dy descriptor"},
+                                          {w_desc, "w descriptor"},
+                                          {dx_desc, "dx descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.dy = dy, args.w = w, args.out = dx;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwddata))
+        .add(*params)
+        .add(*dx_desc)
+        .add(*w_desc)
+        .add(*dy_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc);
+    });
+  });
+}
+
+convjit_status_t convjit_conv_backward_filter(const convjit_conv_params_t* params,
+                                              const convjit_tensor_desc_t* x_desc, const void* x,
+                                              const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                              const convjit_tensor_desc_t* dw_desc, void* dw,
+                                              double alpha, double beta,
+                                              const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (const char* missing = first_null({{x, "x"},
+                                          {dy, "dy"},
+                                          {dw, "dw"},
+                                          {params, "conv params"},
+                                          {x_desc, "x descriptor"},
+                                          {dw_desc, "dw descriptor"},
+                                          {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.dy = dy, args.out = dw;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::conv_bwdfilt))
+        .add(*params)
+        .add(*x_desc)
+        .add(*dw_desc)
+        .add(*dy_desc);
+    return run(key, exec, args, [&] {
+      return make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc);
+    });
+  });
+}
+
+convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                            void* db, double alpha, double beta,
+                                            const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (const char* missing = first_null({{dy, "dy"}, {db, "db"}, {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.dy = dy, args.out = db;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::bias_grad)).add(*dy_desc);
+    return run(key, exec, args, [&] { return make_bias_grad_descriptor(dy_desc); });
+  });
+}
+
+convjit_status_t convjit_conv_backward(const convjit_conv_params_t* params,
+                                       const convjit_tensor_desc_t* x_desc, const void* x,
+                                       const convjit_tensor_desc_t* w_desc, const void* w,
+                                       const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                       unsigned grad_mask, void* dx, void* dw, void* db,
+                                       const convjit_exec_t* exec) {
+  constexpr unsigned kAll = CONVJIT_GRAD_INPUT | CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS;
+  if (grad_mask & ~kAll)
+    return guarded([&] {
+      return Status::invalid(
+          fmt::format("grad_mask = {:#x} has bits outside CONVJIT_GRAD_INPUT | "
+                      "CONVJIT_GRAD_WEIGHT | CONVJIT_GRAD_BIAS",
+                      grad_mask));
+    });
+  // Validate every requested output before writing any, so a bad argument
+  // never leaves some gradients written and others not.
+  convjit_status_t status = guarded([&]() -> Status {
+    const bool want_dx = grad_mask & CONVJIT_GRAD_INPUT, want_dw = grad_mask & CONVJIT_GRAD_WEIGHT;
+    for (Status s :
+         {require_pointer(dy, "dy"),
+          want_dx ? require_pointer(dx, "dx (CONVJIT_GRAD_INPUT is set)") : Status(),
+          want_dx ? require_pointer(w, "w (needed for dx)") : Status(),
+          want_dw ? require_pointer(dw, "dw (CONVJIT_GRAD_WEIGHT is set)") : Status(),
+          want_dw ? require_pointer(x, "x (needed for dw)") : Status(),
+          grad_mask & CONVJIT_GRAD_BIAS ? require_pointer(db, "db (CONVJIT_GRAD_BIAS is set)")
+                                        : Status()})
+      if (!s.is_ok()) return s;
+    return check_backward_roles(params, x_desc, w_desc, dy_desc, grad_mask);
+  });
+  if (status != CONVJIT_STATUS_SUCCESS) return status;
+  if ((grad_mask & CONVJIT_GRAD_INPUT) != 0) {
+    status = convjit_conv_backward_data(params, dy_desc, dy, w_desc, w, x_desc, dx, 1.0, 0.0, exec);
+    if (status != CONVJIT_STATUS_SUCCESS) return status;
+  }
+  if ((grad_mask & CONVJIT_GRAD_WEIGHT) != 0) {
+    status =
+        convjit_conv_backward_filter(params, x_desc, x, dy_desc, dy, w_desc, dw, 1.0, 0.0, exec);
+    if (status != CONVJIT_STATUS_SUCCESS) return status;
+  }
+  if ((grad_mask & CONVJIT_GRAD_BIAS) != 0)
+    status = convjit_conv_backward_bias(dy_desc, dy, db, 1.0, 0.0, exec);
+  return status;
+}
+
+convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
+                                      const convjit_tensor_desc_t* x_desc, const void* x,
+                                      const convjit_tensor_desc_t* y_desc, void* y, double alpha,
+                                      double beta, const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (const char* missing = first_null({{x, "x"},
+                                          {y, "y"},
+                                          {params, "pool params"},
+                                          {x_desc, "x descriptor"},
+                                          {y_desc, "y descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.out = y;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params).add(*x_desc).add(*y_desc);
+    return run(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
+  });
+}
+
+convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
+                                       const convjit_tensor_desc_t* x_desc, const void* x,
+                                       const convjit_tensor_desc_t* dy_desc, const void* dy,
+                                       void* dx, double alpha, double beta,
+                                       const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (params != nullptr && raw_c_enum(params->mode) == CONVJIT_POOL_MAX)
+      if (Status s = require_pointer(x, "x (max pooling recomputes the argmax from it)");
+          !s.is_ok())
+        return s;
+    if (const char* missing = first_null({{dy, "dy"},
+                                          {dx, "dx"},
+                                          {params, "pool params"},
+                                          {x_desc, "x descriptor"},
+                                          {dy_desc, "dy descriptor"}}))
+      return null_argument(missing);
+    ExecArgs args = exec_args(exec, alpha, beta);
+    args.x = x, args.dy = dy, args.out = dx;
+    ApiCallKey key;
+    key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params).add(*x_desc).add(*dy_desc);
+    return run(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
+  });
+}
+
+}  // extern "C"

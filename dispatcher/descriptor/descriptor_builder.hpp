@@ -1,0 +1,29 @@
+// Builds a validated OpDescriptor from the C API's tensor descriptors and
+// parameters, reporting API-level mistakes (NULL, rank, dtype mismatch) in
+// terms of the caller's arguments.
+#pragma once
+
+#include "convjit/convjit.h"
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/result.hpp"
+
+namespace convjit {
+
+// x/w/y are the tensors in the descriptor's slots (see op_descriptor.hpp).
+// With y == nullptr the y slot is derived: implied dims, contiguous NCHW.
+[[nodiscard]] Result<OpDescriptor> make_conv_descriptor(const convjit_conv_params_t* params,
+                                                        Direction direction,
+                                                        const convjit_tensor_desc_t* x,
+                                                        const convjit_tensor_desc_t* w,
+                                                        const convjit_tensor_desc_t* y);
+
+// With y == nullptr the y slot is derived using floor or ceil rounding.
+[[nodiscard]] Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
+                                                        Direction direction,
+                                                        const convjit_tensor_desc_t* x,
+                                                        const convjit_tensor_desc_t* y,
+                                                        bool ceil_mode = false);
+
+[[nodiscard]] Result<OpDescriptor> make_bias_grad_descriptor(const convjit_tensor_desc_t* dy);
+
+}  // namespace convjit

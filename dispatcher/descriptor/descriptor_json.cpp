@@ -1,0 +1,56 @@
+#include "dispatcher/descriptor/descriptor_json.hpp"
+
+#include "dispatcher/descriptor/descriptor_flags.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+
+namespace convjit {
+
+namespace {
+
+template <std::size_t N>
+nlohmann::json list(const std::array<std::int64_t, N>& values, int count) {
+  return nlohmann::json(std::vector<std::int64_t>(values.begin(), values.begin() + count));
+}
+
+std::string_view kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::conv:
+      return "conv";
+    case OpKind::pool:
+      return "pool";
+    case OpKind::bias_grad:
+      return "bias_grad";
+  }
+  return "?";
+}
+
+}  // namespace
+
+nlohmann::json descriptor_json(const OpDescriptor& d) {
+  const int rank = d.rank(), spatial = d.spatial_dims;
+  nlohmann::json j;
+  j["name"] = descriptor_name(d);
+  j["symbolic"] = descriptor_name(with_symbolic_batch(d));
+  j["op"] = kind_name(d.kind);
+  j["direction"] = direction_name(d.direction);
+  if (d.is_pool()) j["mode"] = pool_mode_name(d.pool_mode);
+  j["dtype"] = dtype_name(d.dtype);
+  j["spatial_dims"] = spatial;
+  if (d.kind != OpKind::bias_grad)
+    j["x"] = list(d.x_dims, rank), j["x_strides"] = list(d.x_strides, rank);
+  if (d.is_conv())
+    j["w"] = list(d.w_dims, rank), j["w_strides"] = list(d.w_strides, rank), j["groups"] = d.groups;
+  if (d.is_pool()) j["window"] = list(d.window, spatial);
+  j["y"] = list(d.y_dims, rank);
+  j["y_strides"] = list(d.y_strides, rank);
+  if (d.kind != OpKind::bias_grad) {
+    j["pad_begin"] = list(d.pad_begin, spatial);
+    j["pad_end"] = list(d.pad_end, spatial);
+    j["stride"] = list(d.stride, spatial);
+    j["dilation"] = list(d.dilation, spatial);
+  }
+  j["problem"] = descriptor_flags(d);
+  return j;
+}
+
+}  // namespace convjit

@@ -1,0 +1,361 @@
+#include "dispatcher/descriptor/descriptor_validation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+#include <span>
+
+#include "dispatcher/descriptor/operand_layout.hpp"
+
+namespace convjit {
+
+namespace {
+
+std::span<const std::int64_t> used(const Dims5& dims, int rank) {
+  return {dims.data(), static_cast<std::size_t>(rank)};
+}
+
+std::string op_label(const OpDescriptor& d) {
+  switch (d.kind) {
+    case OpKind::conv:
+      return fmt::format("conv{}d {}", d.spatial_dims, direction_name(d.direction));
+    case OpKind::pool:
+      return fmt::format("{} pool{}d {}", pool_mode_name(d.pool_mode), d.spatial_dims,
+                         direction_name(d.direction));
+    case OpKind::bias_grad:
+      return fmt::format("bias grad {}d", d.spatial_dims);
+  }
+  return "op";
+}
+
+// Collects the first failure; later checks are skipped once one fails so
+// the message always describes the root cause.  Messages are formatted only
+// on failure: validation runs on every API call and must not allocate.
+// A skipped check's arguments are still evaluated, so arithmetic that is
+// safe only once earlier checks passed comes after a `failed()` return.
+class Checker {
+ public:
+  explicit Checker(const OpDescriptor& d) : desc_(d) {}
+
+  template <class... Args>
+  void require(bool condition, fmt::format_string<Args...> format, Args&&... args) {
+    if (condition || !status_.is_ok()) return;
+    status_ =
+        Status::invalid(op_label(desc_) + ": " + fmt::format(format, std::forward<Args>(args)...));
+  }
+  [[nodiscard]] bool failed() const { return !status_.is_ok(); }
+  [[nodiscard]] Status take() { return std::move(status_); }
+
+ private:
+  const OpDescriptor& desc_;
+  Status status_;
+};
+
+bool has_valid_structure(const OpDescriptor& d) {
+  switch (d.kind) {
+    case OpKind::conv:
+      return d.pool_mode == PoolingMode::none &&
+             (d.direction == Direction::fwd || d.direction == Direction::bwddata ||
+              d.direction == Direction::bwdfilt);
+    case OpKind::pool:
+      return d.pool_mode != PoolingMode::none &&
+             (d.direction == Direction::fwd || d.direction == Direction::bwd);
+    case OpKind::bias_grad:
+      return d.pool_mode == PoolingMode::none && d.direction == Direction::bwd;
+  }
+  return false;
+}
+
+// name and part together name the field, e.g. ("x", " shape") or ("pad", "").
+void check_unused_slots_zero(Checker& c, const char* name, const char* part,
+                             std::span<const std::int64_t> all, int used_count) {
+  for (std::size_t i = static_cast<std::size_t>(used_count); i < all.size(); ++i)
+    c.require(all[i] == 0, "{}{}[{}] = {} must be 0: only {} entries are used", name, part, i,
+              all[i], used_count);
+}
+
+// has_batch: dims[0] is a batch (x, y), which a symbolic descriptor leaves 0.
+void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
+                  const Dims5& strides, bool has_batch = true) {
+  const int rank = d.rank();
+  check_unused_slots_zero(c, name, " shape", dims, rank);
+  check_unused_slots_zero(c, name, " strides", strides, rank);
+  for (int i = 0; i < rank; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    if (i == 0 && has_batch && d.symbolic_batch) {
+      c.require(dims[0] == 0, "{} batch must be left 0 in a symbolic-batch descriptor", name);
+      continue;
+    }
+    c.require(dims[at] > 0, "{} shape[{}] = {} must be positive (shape {})", name, i, dims[at],
+              used(dims, rank));
+    c.require(strides[at] >= 0, "{} strides[{}] = {} must be non-negative", name, i, strides[at]);
+  }
+}
+
+// Spatial parameters and filter/window sizes are 32-bit, as in cuDNN; the
+// bound also keeps extent and output-size arithmetic far from overflow.
+constexpr std::int64_t kMaxSpatialParam = 2147483647;
+
+void check_spatial_bound(Checker& c, const char* name, int i, std::int64_t value) {
+  c.require(value <= kMaxSpatialParam, "{}[{}] = {} exceeds {}; spatial parameters are 32-bit",
+            name, i, value, kMaxSpatialParam);
+}
+
+void check_spatial_params(Checker& c, const OpDescriptor& d) {
+  const int s = d.spatial_dims;
+  for (int i = 0; i < s; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    check_spatial_bound(c, "stride", i, d.stride[at]);
+    check_spatial_bound(c, "dilation", i, d.dilation[at]);
+    check_spatial_bound(c, "pad begin", i, d.pad_begin[at]);
+    check_spatial_bound(c, "pad end", i, d.pad_end[at]);
+    check_spatial_bound(c, d.is_conv() ? "w spatial shape" : "window", i,
+                        d.is_conv() ? d.w_dims[at + 2] : d.window[at]);
+  }
+  check_unused_slots_zero(c, "pad", "", d.pad_begin, s);
+  check_unused_slots_zero(c, "pad end", "", d.pad_end, s);
+  check_unused_slots_zero(c, "stride", "", d.stride, s);
+  check_unused_slots_zero(c, "dilation", "", d.dilation, s);
+  for (int i = 0; i < s; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    c.require(d.stride[at] >= 1, "stride[{}] = {} must be at least 1", i, d.stride[at]);
+    c.require(d.dilation[at] >= 1, "dilation[{}] = {} must be at least 1", i, d.dilation[at]);
+    c.require(d.pad_begin[at] >= 0, "pad begin[{}] = {} must be non-negative", i, d.pad_begin[at]);
+    c.require(d.pad_end[at] >= 0, "pad end[{}] = {} must be non-negative", i, d.pad_end[at]);
+  }
+}
+
+WindowGeometry geometry(const OpDescriptor& d, int i) {
+  const auto at = static_cast<std::size_t>(i);
+  const std::int64_t window = d.is_conv() ? d.w_dims[at + 2] : d.window[at];
+  return {d.x_dims[at + 2], window, d.pad_begin[at], d.pad_end[at], d.stride[at], d.dilation[at]};
+}
+
+void check_conv_params(Checker& c, const OpDescriptor& d) {
+  const auto n = slot_names(d);
+  const std::int64_t channels = d.x_dims[1];
+  const std::int64_t filters = d.w_dims[0];
+  c.require(d.groups >= 1, "groups = {} must be at least 1", d.groups);
+  if (c.failed()) return;
+  // groups may be any int64 here: nothing may multiply by it.
+  c.require(channels % d.groups == 0,
+            "groups = {} does not divide {} channels C = {}; use a groups value that divides "
+            "both C and K",
+            d.groups, n.x, channels);
+  c.require(filters % d.groups == 0,
+            "groups = {} does not divide the filter count K = {} ({} shape[0]); use a groups "
+            "value that divides both C and K",
+            d.groups, filters, n.w);
+  if (c.failed()) return;
+  c.require(d.w_dims[1] == channels / d.groups,
+            "channel mismatch: {} has C = {} in groups = {}, but {} shape[1] = {}; {} shape[1] "
+            "must be C / groups = {}",
+            n.x, channels, d.groups, n.w, d.w_dims[1], n.w, channels / d.groups);
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const WindowGeometry g = geometry(d, i);
+    // A pad as wide as the dilated filter would create outputs that see
+    // nothing but padding: almost always a mistaken parameter.
+    c.require(g.pad_begin < g.extent() && g.pad_end < g.extent(),
+              "padding [{}, {}] in spatial dim {} must be smaller than the dilated filter "
+              "extent {}; reduce the padding",
+              g.pad_begin, g.pad_end, i, g.extent());
+  }
+}
+
+void check_pool_params(Checker& c, const OpDescriptor& d) {
+  check_unused_slots_zero(c, "window", "", d.window, d.spatial_dims);
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const WindowGeometry g = geometry(d, i);
+    c.require(g.window >= 1, "window[{}] = {} must be at least 1", i, g.window);
+    if (c.failed()) return;
+    c.require(d.pool_mode == PoolingMode::max || g.dilation == 1,
+              "dilation[{}] = {}: dilation is supported for max pooling only; use 1", i,
+              g.dilation);
+    // ONNX's rule, wider than PyTorch's half window: padding stays below
+    // the window on each side, so an undilated window always overlaps the
+    // input.  Max pools pad with -inf, average pools count the padding
+    // only in avg_include_pad's divisor.
+    c.require(g.pad_begin < g.extent() && g.pad_end < g.extent(),
+              "padding [{}, {}] in spatial dim {} must be smaller than the window extent {}; "
+              "reduce the padding to at most {}",
+              g.pad_begin, g.pad_end, i, g.extent(), g.extent() - 1);
+  }
+}
+
+void check_output_shape(Checker& c, const OpDescriptor& d) {
+  const auto n = slot_names(d);
+  const int rank = d.rank();
+  const Dims5 floor_dims = implied_y_dims(d, Rounding::floor);
+  for (int i = 2; i < rank; ++i)
+    c.require(
+        floor_dims[static_cast<std::size_t>(i)] > 0 ||
+            (d.is_pool() && implied_y_dims(d, Rounding::ceil)[static_cast<std::size_t>(i)] > 0),
+        "the window does not fit in spatial dim {}: {} size {} plus padding is smaller "
+        "than the window extent {}",
+        i - 2, n.x, d.x_dims[static_cast<std::size_t>(i)], geometry(d, i - 2).extent());
+  if (c.failed()) return;
+  const bool matches_floor = d.y_dims == floor_dims;
+  if (d.is_conv() || matches_floor) {
+    c.require(matches_floor,
+              "{} shape {} is inconsistent with {}, {} and the parameters: it "
+              "should be {}",
+              n.y, used(d.y_dims, rank), n.x, n.w, used(floor_dims, rank));
+    return;
+  }
+  const Dims5 ceil_dims = implied_y_dims(d, Rounding::ceil);
+  c.require(d.y_dims == ceil_dims,
+            "{} shape {} is inconsistent with {} and the parameters: it should be {} (or {} "
+            "in ceil mode)",
+            n.y, used(d.y_dims, rank), n.x, used(floor_dims, rank), used(ceil_dims, rank));
+}
+
+// Largest element offset plus one, in bytes, or nullopt on overflow.
+bool extent_fits_int64(const Dims5& dims, const Dims5& strides, int rank, std::size_t elem_size) {
+  std::int64_t last = 0;
+  std::int64_t count = 1;
+  for (int i = 0; i < rank; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    const std::int64_t dim = std::max<std::int64_t>(dims[at], 1);
+    std::int64_t term = 0;
+    if (__builtin_mul_overflow(dim - 1, strides[at], &term)) return false;
+    if (__builtin_add_overflow(last, term, &last)) return false;
+    if (__builtin_mul_overflow(count, dim, &count)) return false;
+  }
+  std::int64_t bytes = 0;
+  return !__builtin_add_overflow(last, 1, &last) &&
+         !__builtin_mul_overflow(last, static_cast<std::int64_t>(elem_size), &bytes) &&
+         !__builtin_mul_overflow(count, static_cast<std::int64_t>(elem_size), &bytes);
+}
+
+void check_overflow(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
+                    const Dims5& strides) {
+  c.require(extent_fits_int64(dims, strides, d.rank(), element_size(d.dtype)),
+            "{} shape {} with strides {} addresses more than 2^63 bytes; the tensor is too "
+            "large or a stride is wrong",
+            name, used(dims, d.rank()), used(strides, d.rank()));
+}
+
+// A written tensor must map distinct indices to distinct elements.  With the
+// dims sorted by stride, each stride must exceed the furthest offset that
+// the smaller-stride dims reach; this is exact for the layouts in practice
+// (permutations, padded rows) and conservative otherwise.
+bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank) {
+  std::array<std::size_t, kMaxRank> storage{};
+  const std::span order(storage.data(), static_cast<std::size_t>(std::clamp(rank, 0, kMaxRank)));
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+  std::int64_t reach = 0, step = 0;
+  for (const std::size_t at : order) {
+    if (dims[at] <= 1) continue;
+    if (strides[at] <= reach) return false;
+    // Only reachable with an extent past 2^63, which check_overflow refuses.
+    if (__builtin_mul_overflow(strides[at], dims[at] - 1, &step) ||
+        __builtin_add_overflow(reach, step, &reach))
+      return false;
+  }
+  return true;
+}
+
+void check_output_overlap(Checker& c, const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) return;  // db is a contiguous vector
+  const auto n = slot_names(d);
+  const Slot slot = output_slot(d);
+  const char* name = slot == Slot::x ? n.x : slot == Slot::w ? n.w : n.y;
+  const Dims5& dims = slot_dims(d, slot);
+  const Dims5& strides = slot_strides(d, slot);
+  c.require(is_non_overlapping(dims, strides, d.rank()),
+            "output {} strides {} make elements of shape {} overlap; give each element its "
+            "own address (e.g. contiguous strides)",
+            name, used(strides, d.rank()), used(dims, d.rank()));
+}
+
+bool is_zero(std::span<const std::int64_t> values) {
+  return std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v == 0; });
+}
+
+// Fields an op does not use stay zero, so equal ops have equal descriptors.
+bool unused_fields_are_zero(const OpDescriptor& d) {
+  switch (d.kind) {
+    case OpKind::conv:
+      return is_zero(d.window);
+    case OpKind::pool:
+      return is_zero(d.w_dims) && is_zero(d.w_strides) && d.groups == 0;
+    case OpKind::bias_grad:
+      return is_zero(d.x_dims) && is_zero(d.x_strides) && is_zero(d.w_dims) &&
+             is_zero(d.w_strides) && is_zero(d.window) && is_zero(d.pad_begin) &&
+             is_zero(d.pad_end) && is_zero(d.stride) && is_zero(d.dilation) && d.groups == 0;
+  }
+  return false;
+}
+
+void check_structure(Checker& c, const OpDescriptor& d) {
+  c.require(d.spatial_dims >= 1 && d.spatial_dims <= kMaxSpatialDims,
+            "spatial dims = {} must be 1, 2 or 3 (tensor rank 3, 4 or 5)", d.spatial_dims);
+  c.require(is_valid_dtype(static_cast<int>(d.dtype)),
+            "dtype {} is not one of f32, f16, "
+            "bf16, f64",
+            static_cast<int>(d.dtype));
+  c.require(has_valid_structure(d), "direction {} is not valid for this op",
+            direction_name(d.direction));
+  c.require(unused_fields_are_zero(d), "fields this op does not use must be zero");
+}
+
+}  // namespace
+
+SlotNames slot_names(const OpDescriptor& d) {
+  if (d.kind == OpKind::conv) {
+    if (d.direction == Direction::bwddata) return {"dx", "w", "dy"};
+    if (d.direction == Direction::bwdfilt) return {"x", "dw", "dy"};
+    return {"x", "w", "y"};
+  }
+  if (d.kind == OpKind::pool && d.direction == Direction::bwd) return {"x", "window", "dy"};
+  if (d.kind == OpKind::bias_grad) return {"-", "-", "dy"};
+  return {"x", "window", "y"};
+}
+
+Dims5 implied_y_dims(const OpDescriptor& d, Rounding rounding) {
+  Dims5 y{};
+  y[0] = d.x_dims[0];
+  y[1] = d.is_conv() ? d.w_dims[0] : d.x_dims[1];
+  const Rounding effective = d.is_conv() ? Rounding::floor : rounding;
+  for (int i = 0; i < d.spatial_dims; ++i)
+    y[static_cast<std::size_t>(i + 2)] = output_size(geometry(d, i), effective);
+  return y;
+}
+
+Status validate_descriptor(const OpDescriptor& d) {
+  Checker c(d);
+  check_structure(c, d);
+  if (c.failed()) return c.take();
+  const auto n = slot_names(d);
+  if (d.kind == OpKind::bias_grad) {
+    check_tensor(c, d, n.y, d.y_dims, d.y_strides);
+    check_overflow(c, d, n.y, d.y_dims, d.y_strides);
+    return c.take();
+  }
+  // Root causes first: inputs and parameters, then the y shape they imply.
+  // Sizes are bounded before any arithmetic on them can overflow.
+  check_tensor(c, d, n.x, d.x_dims, d.x_strides);
+  if (d.is_conv()) check_tensor(c, d, n.w, d.w_dims, d.w_strides, /*has_batch=*/false);
+  check_overflow(c, d, n.x, d.x_dims, d.x_strides);
+  if (d.is_conv()) check_overflow(c, d, n.w, d.w_dims, d.w_strides);
+  check_spatial_params(c, d);
+  if (c.failed()) return c.take();
+  if (d.is_conv()) {
+    check_conv_params(c, d);
+  } else {
+    check_pool_params(c, d);
+  }
+  if (c.failed()) return c.take();
+  check_output_shape(c, d);
+  check_tensor(c, d, n.y, d.y_dims, d.y_strides);
+  check_overflow(c, d, n.y, d.y_dims, d.y_strides);
+  if (c.failed()) return c.take();
+  check_output_overlap(c, d);
+  return c.take();
+}
+
+}  // namespace convjit

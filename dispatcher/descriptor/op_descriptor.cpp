@@ -1,0 +1,59 @@
+#include "dispatcher/descriptor/op_descriptor.hpp"
+
+#include <xxhash.h>
+
+namespace convjit {
+
+std::uint64_t hash_descriptor(const OpDescriptor& desc) { return XXH3_64bits(&desc, sizeof desc); }
+
+Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
+  // Logical dim order N, C, S0.. ; memory order (outermost first):
+  // NCHW: N, C, S0, S1, S2   NHWC: N, S0, S1, S2, C
+  std::array<int, kMaxRank> memory_order{};
+  int n = 0;
+  memory_order[n++] = 0;
+  if (!channels_last) memory_order[n++] = 1;
+  for (int d = 2; d < rank; ++d) memory_order[n++] = d;
+  if (channels_last) memory_order[n++] = 1;
+
+  // Unsigned arithmetic: unvalidated huge dims wrap instead of invoking
+  // undefined behaviour; validation then rejects the tensor's size.
+  Dims5 strides{};
+  std::uint64_t running = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const auto dim = static_cast<std::size_t>(memory_order[static_cast<std::size_t>(i)]);
+    strides[dim] = static_cast<std::int64_t>(running);
+    running *= static_cast<std::uint64_t>(dims[dim]);
+  }
+  return strides;
+}
+
+std::string_view direction_name(Direction direction) {
+  switch (direction) {
+    case Direction::fwd:
+      return "fwd";
+    case Direction::bwddata:
+      return "bwddata";
+    case Direction::bwdfilt:
+      return "bwdfilt";
+    case Direction::bwd:
+      return "bwd";
+  }
+  return "?";
+}
+
+std::string_view pool_mode_name(PoolingMode mode) {
+  switch (mode) {
+    case PoolingMode::none:
+      return "none";
+    case PoolingMode::max:
+      return "max";
+    case PoolingMode::avg_exclude_pad:
+      return "avg";
+    case PoolingMode::avg_include_pad:
+      return "avg-include-pad";
+  }
+  return "?";
+}
+
+}  // namespace convjit

@@ -1,0 +1,28 @@
+// Host buffers holding random operands for one operation, as the tuned
+// policy, `run --verify`, `bench` and `emulate` feed them to a backend and
+// to the reference.
+#pragma once
+
+#include <random>
+#include <span>
+#include <vector>
+
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/exec_args.hpp"
+
+namespace convjit {
+
+struct OperandBuffers {
+  std::vector<unsigned char> x, w, dy, out;
+  ExecArgs args;  // over the buffers above; only what the op reads
+
+  // Random inputs in [-1, 1]; the output zeroed.
+  OperandBuffers(const OpDescriptor& desc, std::mt19937& rng);
+};
+
+// The largest |got - want| / max(1, |want|) over the elements; infinity
+// when one is NaN and the other not.
+[[nodiscard]] double max_relative_error(std::span<const unsigned char> got,
+                                        std::span<const unsigned char> want, DataType dtype);
+
+}  // namespace convjit

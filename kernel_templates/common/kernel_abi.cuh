@@ -1,0 +1,77 @@
+// The contract every convjit kernel template is written to.  Self-contained: no
+// header beyond what NVRTC provides, and only the SIMT model (threads,
+// blocks, block-shared memory, barriers), so the host emulator
+// (dispatcher/backends/emulator) compiles and runs the same code.
+//
+// Every kernel is declared CONVJIT_KERNEL with the signature
+//   convjit_kernel(const storage_t* in0, const storage_t* in1, storage_t* out,
+//                  float alpha, float beta, scratch_t* workspace)
+// with (in0, in1, out) = conv fwd (x, w, y), bwddata (dy, w, dx), bwdfilt
+// (x, dy, dw), pool fwd (x, -, y), pool bwd (x, dy, dx).  Templates with a
+// second pass name it convjit_kernel_finish, with the same signature.
+//
+// The generated prelude defines, before including a template:
+//   CONVJIT_DTYPE          0 f32, 1 f16, 2 bf16 (storage; math is f32)
+//   struct Problem         the descriptor's shapes, strides and parameters
+//                          as constexpr members (see kernel_source.cpp)
+// Templates read Problem members into `const` locals, never `constexpr`
+// ones: NVRTC folds them all the same, and the emulator, which binds them
+// at run time, can compile the identical text.
+//
+// Storage is touched only through load() and store(), scratch (f32
+// workspace) like a float.  The emulator's storage type has no other
+// operations, so a template that bypasses the dtype conversion does not
+// compile there.
+#pragma once
+
+#ifndef CONVJIT_KERNEL
+// extern "C": the JIT looks entries up by their plain names.
+#define CONVJIT_KERNEL extern "C" __global__ void
+#endif
+#ifndef CONVJIT_SHARED_ARRAY
+#define CONVJIT_SHARED_ARRAY(type, name, count) __shared__ type name[count]
+#endif
+
+namespace convjit_device {
+
+typedef long long index_t;
+
+#if defined(CONVJIT_EMULATOR)
+// Bounds-checked storage and scratch with load/store for CONVJIT_DTYPE,
+// from dispatcher/backends/emulator/device_runtime.hpp (found by outer lookup).
+typedef EmulatedStorage storage_t;
+typedef EmulatedScratch scratch_t;
+#elif CONVJIT_DTYPE == 0
+typedef float scratch_t;
+typedef float storage_t;
+__device__ __forceinline__ float load(storage_t v) { return v; }
+__device__ __forceinline__ storage_t store(float v) { return v; }
+#elif CONVJIT_DTYPE == 1
+typedef float scratch_t;
+typedef unsigned short storage_t;  // IEEE binary16 bits
+__device__ __forceinline__ float load(storage_t v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+  return f;
+}
+__device__ __forceinline__ storage_t store(float v) {
+  storage_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#elif CONVJIT_DTYPE == 2
+typedef float scratch_t;
+typedef unsigned short storage_t;  // bfloat16 bits
+__device__ __forceinline__ float load(storage_t v) {
+  return __int_as_float(static_cast<int>(static_cast<unsigned>(v) << 16));
+}
+__device__ __forceinline__ storage_t store(float v) {
+  storage_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#else
+#error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
+#endif
+
+}  // namespace convjit_device
