@@ -182,6 +182,35 @@ std::vector<OpDescriptor> model_descriptors(DataType dtype) {
   return descs;
 }
 
+// The GPU side of the warp-level wrappers (common/warp.cuh, mma.cuh,
+// ldmatrix.cuh, cp_async.cuh, vector_memory.cuh): the emulator's test
+// templates, which use them all, compile with NVRTC and ptxas for sm_80
+// and sm_90, their planted-bug modes included.
+TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
+  const std::pair<const char*, int> templates[] = {{"warp_shuffles.cuh", 3},
+                                                   {"vector_memory.cuh", 3},
+                                                   {"async_copy.cuh", 4},
+                                                   {"warp_ldmatrix.cuh", 3},
+                                                   {"warp_mma.cuh", 4}};
+  for (const auto& [name, modes] : templates) {
+    std::ifstream in(std::string(CONVJIT_TEST_TEMPLATE_DIR) + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    ASSERT_FALSE(text.str().empty()) << name;
+    for (int mode = 0; mode < modes; ++mode)
+      for (const char* arch : {"sm_80", "sm_90"}) {
+        KernelSource source;
+        source.template_name = name;
+        source.source = "#define CONVJIT_DTYPE 0\nstruct Problem {\n"
+                        "  static constexpr long long BLOCK = 256, N = 256, MODE = " +
+                        std::to_string(mode) + ";\n};\n" + text.str();
+        auto module = compile_kernel(source, arch);
+        ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
+                                    << module.status().message();
+      }
+  }
+}
+
 class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};
 
 TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {

@@ -29,7 +29,9 @@
 #define CONVJIT_KERNEL extern "C" __global__ void
 #endif
 #ifndef CONVJIT_SHARED_ARRAY
-#define CONVJIT_SHARED_ARRAY(type, name, count) __shared__ type name[count]
+// 16-byte aligned, so that vector accesses, cp.async and ldmatrix can
+// address it at 16-byte steps (the emulator assumes the same).
+#define CONVJIT_SHARED_ARRAY(type, name, count) __shared__ alignas(16) type name[count]
 #endif
 
 namespace convjit_device {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -34,16 +35,56 @@ void SharedRegion::reset() {
   std::fill(shadow_.begin(), shadow_.end(), Shadow{});
 }
 
+bool SharedRegion::check_bounds(long long first, long long count) noexcept {
+  if (first >= 0 && count <= count_ && first <= count_ - count) return true;
+  const long long bad = first < 0 ? first : std::max(first, count_);
+  report_violation(fmt::format("indexes shared {}[{}] (declared line {}), outside its {} elements",
+                               name_, bad, line_, count_));
+  return false;
+}
+
 void* SharedRegion::element(long long index, Access access) noexcept {
-  if (index < 0 || index >= count_) {
-    report_violation(
-        fmt::format("indexes shared {}[{}] (declared line {}), outside its {} elements", name_,
-                    index, line_, count_));
+  if (!check_bounds(index, 1)) return nullptr;
+  const auto at = static_cast<std::size_t>(index);
+  if (const std::int32_t copier = shadow_[at].in_flight_by; copier >= 0) {
+    report_violation(fmt::format(
+        "{} shared {}[{}] while thread {}'s cp.async to it is in flight: a cp.async.wait_group "
+        "(then a __syncthreads() for other threads) is missing before the access",
+        access == Access::read ? "reads" : "writes", name_, index, copier));
     return nullptr;
   }
-  const auto at = static_cast<std::size_t>(index);
   if (access != Access::atomic && !check_race(shadow_[at], index, access)) return nullptr;
   return data_.data() + at * element_bytes_;
+}
+
+bool SharedRegion::begin_async_write(long long first, long long count) noexcept {
+  if (!check_bounds(first, count)) return false;
+  const auto me = static_cast<std::int32_t>(block_.running_thread());
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    if (s.in_flight_by >= 0) {
+      report_violation(fmt::format(
+          "issues a cp.async to shared {}[{}] while thread {}'s earlier cp.async to it is in "
+          "flight",
+          name_, i, s.in_flight_by));
+      return false;
+    }
+    if (!check_race(s, i, Access::write)) return false;
+  }
+  for (long long i = first; i < first + count; ++i)
+    shadow_[static_cast<std::size_t>(i)].in_flight_by = me;
+  return true;
+}
+
+void SharedRegion::land_async_write(long long first, long long count,
+                                    const std::byte* data) noexcept {
+  for (long long i = first; i < first + count; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    shadow_[at].in_flight_by = -1;
+    if (check_race(shadow_[at], i, Access::write))
+      std::memcpy(data_.data() + at * element_bytes_, data + (i - first) * element_bytes_,
+                  element_bytes_);
+  }
 }
 
 bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcept {
@@ -107,8 +148,10 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
   for (auto& region : shared_) region->reset();
   start_threads(threads, body, context);
   do {
-    for (unsigned t = 0; t < threads; ++t)
-      if (!threads_[t].done && !threads_[t].waiting) resume(t);
+    do {
+      for (unsigned t = 0; t < threads; ++t)
+        if (runnable(t)) resume(t);
+    } while (settle_warps());
   } while (open_barrier());
   end_interval();
   running_scheduler = nullptr;
@@ -117,6 +160,7 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
 void BlockScheduler::start_threads(unsigned threads, Body body, const void* context) {
   threads_.clear();
   threads_.resize(threads);  // never resized while fibers refer to it
+  warps_ = (threads + kWarpSize - 1) / kWarpSize;
   for (unsigned t = 0; t < threads; ++t)
     threads_[t].fiber = boost::context::fiber(
         std::allocator_arg, PooledStack{&stacks_, &threads_[t].stack},
@@ -124,15 +168,29 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
           complete_stack_switch(nullptr, &host_stack_);
           threads_[t].scheduler = std::move(scheduler);
           body(context);
+          if (const std::size_t n = threads_[t].copies.in_flight(); n > 0)
+            report_violation(fmt::format(
+                "returns with {} cp.async cop{} never waited for: a cp.async.wait_group is "
+                "missing",
+                n, n == 1 ? "y" : "ies"));
           threads_[t].done = true;
           announce_stack_switch(nullptr, host_stack_);  // this stack never runs again
           return std::move(threads_[t].scheduler);
         });
 }
 
-void BlockScheduler::resume(unsigned thread) {
+bool BlockScheduler::runnable(unsigned thread) const {
+  const ThreadSlot& t = threads_[thread];
+  return !t.done && !t.waiting && t.arrival == nullptr;
+}
+
+void BlockScheduler::enter(unsigned thread) {
   running_ = thread;
   emulated::threadIdx = {thread, 0, 0};
+}
+
+void BlockScheduler::resume(unsigned thread) {
+  enter(thread);
   ThreadSlot& slot = threads_[thread];
   announce_stack_switch(&host_fake_stack_,
                         {static_cast<char*>(slot.stack.sp) - slot.stack.size, slot.stack.size});
@@ -154,8 +212,7 @@ bool BlockScheduler::open_barrier() {
   }
   if (waiting == 0) return false;
   if (finished > 0 || !same_line) {
-    running_ = 0;
-    emulated::threadIdx = {0, 0, 0};
+    enter(0);
     report_violation(fmt::format(
         "__syncthreads() divergence in barrier interval {}: {} of {} threads wait at line {}{}, "
         "{} have returned; every thread of a block must reach the same barrier",
@@ -192,6 +249,124 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
   return *shared_.back();
 }
 
+// ---- warp collectives --------------------------------------------------------
+
+void BlockScheduler::arrive(WarpArrival& arrival) {
+  const unsigned lane = running_ % kWarpSize, first = running_ - lane;
+  const unsigned in_block =
+      threads_.size() - first >= kWarpSize ? kFullWarp : (1u << (threads_.size() - first)) - 1;
+  if ((arrival.mask & (1u << lane)) == 0 || (arrival.mask & ~in_block) != 0) {
+    report_violation(fmt::format(
+        "calls {} (line {}) with mask {:#010x}, which {}; the mask must name the calling lane "
+        "and lanes of the block only",
+        arrival.name, arrival.line, arrival.mask,
+        (arrival.mask & (1u << lane)) == 0 ? fmt::format("leaves out its own lane {}", lane)
+                                            : "names lanes past the block's last thread"));
+    arrival.mask = (arrival.mask & in_block) | (1u << lane);
+  }
+  ThreadSlot& self = threads_[running_];
+  self.arrival = &arrival;
+  announce_stack_switch(&self.fake_stack, host_stack_);
+  self.scheduler = std::move(self.scheduler).resume();
+  complete_stack_switch(self.fake_stack, &host_stack_);
+}
+
+unsigned BlockScheduler::live_lanes(unsigned warp) const {
+  unsigned mask = 0;
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    const std::size_t t = std::size_t{warp} * kWarpSize + lane;
+    if (t < threads_.size() && !threads_[t].done) mask |= 1u << lane;
+  }
+  return mask;
+}
+
+// Completes every collective whose lanes have all arrived; when none can,
+// reports and releases the stuck ones.  True when a thread can run again.
+bool BlockScheduler::settle_warps() {
+  bool progressed = false;
+  for (unsigned w = 0; w < warps_; ++w) progressed |= settle_warp(w, false);
+  if (progressed) return true;
+  for (unsigned w = 0; w < warps_; ++w) progressed |= settle_warp(w, true);
+  return progressed;
+}
+
+bool BlockScheduler::settle_warp(unsigned warp, bool release_stuck) {
+  const unsigned first = warp * kWarpSize;
+  bool settled = false;
+  for (unsigned lane = 0; lane < kWarpSize && first + lane < threads_.size(); ++lane) {
+    const WarpArrival* leader = threads_[first + lane].arrival;
+    if (leader == nullptr) continue;
+    bool all_there = true;
+    for (unsigned other = 0; other < kWarpSize; ++other) {
+      if ((leader->mask >> other & 1u) == 0) continue;
+      const WarpArrival* a = threads_[first + other].arrival;
+      all_there = all_there && a != nullptr && a->same_collective(*leader);
+    }
+    if (!all_there && !release_stuck) continue;
+    if (!all_there) report_stuck(first + lane, *leader);
+    complete(*leader, first);
+    settled = true;
+  }
+  return settled;
+}
+
+void BlockScheduler::report_stuck(unsigned thread, const WarpArrival& arrival) {
+  const unsigned first = thread - thread % kWarpSize;
+  std::string others;
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    if ((arrival.mask >> lane & 1u) == 0) continue;
+    const ThreadSlot& t = threads_[first + lane];
+    std::string where;
+    if (t.done)
+      where = "has returned";
+    else if (t.arrival == nullptr && !t.waiting)
+      where = "has not arrived";
+    else if (t.waiting)
+      where = fmt::format("waits at __syncthreads() (line {})", t.barrier_line);
+    else if (!t.arrival->same_collective(arrival))
+      where = fmt::format("waits at {} (line {}, mask {:#010x})", t.arrival->name,
+                          t.arrival->line, t.arrival->mask);
+    if (!where.empty()) others += fmt::format("{}lane {} {}", others.empty() ? "" : ", ", lane,
+                                              where);
+  }
+  enter(thread);
+  report_violation(fmt::format(
+      "warp divergence: {} (line {}, mask {:#010x}) waits for lanes that never arrive: {}; "
+      "every lane the mask names must reach the same warp collective",
+      arrival.name, arrival.line, arrival.mask, others));
+}
+
+// Completes the collective `leader` waits at with every lane waiting at
+// the same one, and lets them run on.
+void BlockScheduler::complete(const WarpArrival& leader, unsigned first_thread) {
+  WarpLanes lanes;
+  lanes.first_thread = first_thread;
+  lanes.mask = leader.mask;
+  const WarpArrival key = leader;  // the leader's arrival is cleared below
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    if ((key.mask >> lane & 1u) == 0) continue;
+    WarpArrival* a = threads_[first_thread + lane].arrival;
+    if (a != nullptr && a->same_collective(key)) lanes.lane[lane] = a;
+  }
+  const unsigned saved = running_;
+  key.complete(lanes);
+  enter(saved);
+  for (unsigned lane = 0; lane < kWarpSize; ++lane)
+    if (lanes.lane[lane] != nullptr) threads_[first_thread + lane].arrival = nullptr;
+}
+
 void block_barrier(int line) { BlockScheduler::current().barrier(line); }
+
+void warp_collective(WarpArrival& arrival) { BlockScheduler::current().arrive(arrival); }
+
+void enter_thread(unsigned thread) { BlockScheduler::current().enter(thread); }
+
+unsigned running_thread_index() { return BlockScheduler::current().running_thread(); }
+
+unsigned running_lane() { return running_thread_index() % kWarpSize; }
+
+unsigned live_lanes_of_running_warp() {
+  return BlockScheduler::current().live_lanes(running_thread_index() / kWarpSize);
+}
 
 }  // namespace convjit::emulator

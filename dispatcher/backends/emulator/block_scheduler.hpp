@@ -1,6 +1,8 @@
 // Runs one block of an emulated kernel on the calling host thread: each
-// CUDA thread is a fiber, run until it finishes or reaches __syncthreads(),
-// and a barrier opens once every thread of the block waits at it.  The
+// CUDA thread is a fiber, run until it finishes, reaches __syncthreads() or
+// a warp collective.  A barrier opens once every thread of the block waits
+// at it; a warp collective completes once every lane of its mask waits at
+// it (warp_collective.hpp).  The
 // block's shared memory lives here too, with a shadow per element that
 // catches out-of-bounds indices, reads of never-written elements and
 // races: two threads touching an element between the same two barriers,
@@ -13,9 +15,11 @@
 #include <memory>
 #include <vector>
 
+#include "dispatcher/backends/emulator/async_copy.hpp"
 #include "dispatcher/backends/emulator/emulated_buffers.hpp"
 #include "dispatcher/backends/emulator/fiber_stack_pool.hpp"
 #include "dispatcher/backends/emulator/stack_switch_annotations.hpp"
+#include "dispatcher/backends/emulator/warp_collective.hpp"
 
 namespace convjit::emulator {
 
@@ -31,6 +35,15 @@ class SharedRegion {
   // not happen.  Atomic accesses are bounds-checked only.
   void* element(long long index, Access access) noexcept;
 
+  // cp.async: `count` elements from `first` are marked in flight, checked
+  // as a write by the issuing thread; landing writes them, as that thread.
+  // begin_async_write returns false (after a report) if the copy must not
+  // be issued.
+  bool begin_async_write(long long first, long long count) noexcept;
+  void land_async_write(long long first, long long count, const std::byte* data) noexcept;
+
+  [[nodiscard]] std::size_t element_bytes() const { return element_bytes_; }
+  [[nodiscard]] const char* name() const { return name_; }
   [[nodiscard]] bool declared_at(const char* name, int line) const {
     return name_ == name && line_ == line;
   }
@@ -51,9 +64,11 @@ class SharedRegion {
     std::int32_t reader = -1;                   // kManyReaders when two or more read
     std::uint32_t unwritten_read_interval = 0;  // a read found it never written
     std::int32_t unwritten_reader = -1;
+    std::int32_t in_flight_by = -1;  // the thread whose cp.async to it has not landed
   };
   static constexpr std::int32_t kManyReaders = -2;
   bool check_race(Shadow& s, long long index, Access access) noexcept;
+  bool check_bounds(long long first, long long count) noexcept;
 
   BlockScheduler& block_;
   const char* name_;
@@ -83,10 +98,14 @@ class BlockScheduler {
 
   // Called by emulated threads.
   void barrier(int line);
+  void arrive(WarpArrival& arrival);
+  [[nodiscard]] unsigned live_lanes(unsigned warp) const;
+  [[nodiscard]] AsyncCopies& async_copies() { return threads_[running_].copies; }
   SharedRegion& shared_region(const char* name, int line, long long count,
                               std::size_t element_bytes);
 
   [[nodiscard]] unsigned running_thread() const { return running_; }
+  void enter(unsigned thread);  // attributes what follows to `thread`
   // Barrier intervals are numbered from 1 within a block.
   [[nodiscard]] std::uint32_t interval() const { return interval_; }
 
@@ -97,11 +116,18 @@ class BlockScheduler {
     boost::context::stack_context stack;
     void* fake_stack = nullptr;  // ASan's, while the thread waits at a barrier
     int barrier_line = 0;
-    bool waiting = false;
+    bool waiting = false;  // at __syncthreads()
     bool done = false;
+    WarpArrival* arrival = nullptr;  // waiting at a warp collective
+    AsyncCopies copies;
   };
   void start_threads(unsigned threads, Body body, const void* context);
   void resume(unsigned thread);
+  [[nodiscard]] bool runnable(unsigned thread) const;
+  bool settle_warps();
+  bool settle_warp(unsigned warp, bool release_stuck);
+  void report_stuck(unsigned thread, const WarpArrival& arrival);
+  void complete(const WarpArrival& leader, unsigned first_thread);
   bool open_barrier();
   void end_interval();
 
@@ -111,6 +137,7 @@ class BlockScheduler {
   void* host_fake_stack_ = nullptr;  // ASan's, while a thread runs
   std::vector<std::unique_ptr<SharedRegion>> shared_;
   unsigned running_ = 0;
+  unsigned warps_ = 0;  // in the block
   std::uint32_t interval_ = 1;
 };
 

@@ -1,6 +1,8 @@
 // What a kernel template sees when the host emulator compiles it: CUDA's
 // qualifiers, built-in variables, barriers, shared memory, atomics and
-// intrinsics, and bounds-checked storage for CONVJIT_DTYPE.  Included by
+// intrinsics, warp collectives, and bounds-checked storage for
+// CONVJIT_DTYPE; plus the emulator's side of the device wrappers in
+// kernel_templates/common/ (vector memory, cp.async, ldmatrix, mma).  Included by
 // the generated emulated_<template>_<dtype>.cpp files only, which then
 // include the template inside a namespace of their own.
 //
@@ -11,6 +13,8 @@
 #ifndef CONVJIT_DTYPE
 #error "define CONVJIT_DTYPE (0 f32, 1 f16, 2 bf16) before including device_runtime.hpp"
 #endif
+
+#include <fmt/format.h>
 
 #include <atomic>
 #include <bit>
@@ -23,6 +27,8 @@
 #include "dispatcher/backends/emulator/emulated_template.hpp"
 #include "dispatcher/backends/emulator/launch_context.hpp"
 #include "dispatcher/backends/emulator/problem_binding.hpp"
+#include "dispatcher/backends/emulator/warp_collective.hpp"
+#include "dispatcher/backends/emulator/warp_operations.hpp"
 #include "dispatcher/descriptor/half_precision.hpp"
 
 #define CONVJIT_EMULATOR 1
@@ -34,6 +40,18 @@
 #define __host__
 #define __forceinline__ inline
 #define __syncthreads() ::convjit::emulator::block_barrier(__LINE__)
+#define __syncwarp(...) ::convjit::emulated::syncwarp(__LINE__ __VA_OPT__(, ) __VA_ARGS__)
+#define __shfl_sync(...) \
+  ::convjit::emulated::shuffle(__LINE__, ::convjit::emulator::ShuffleMode::idx, __VA_ARGS__)
+#define __shfl_up_sync(...) \
+  ::convjit::emulated::shuffle(__LINE__, ::convjit::emulator::ShuffleMode::up, __VA_ARGS__)
+#define __shfl_down_sync(...) \
+  ::convjit::emulated::shuffle(__LINE__, ::convjit::emulator::ShuffleMode::down, __VA_ARGS__)
+#define __shfl_xor_sync(...) \
+  ::convjit::emulated::shuffle(__LINE__, ::convjit::emulator::ShuffleMode::bfly, __VA_ARGS__)
+#define __ballot_sync(...) ::convjit::emulated::ballot_sync(__LINE__, __VA_ARGS__)
+#define __any_sync(...) ::convjit::emulated::any_sync(__LINE__, __VA_ARGS__)
+#define __all_sync(...) ::convjit::emulated::all_sync(__LINE__, __VA_ARGS__)
 
 namespace convjit::emulated {
 
@@ -77,6 +95,10 @@ class GlobalElement {
   [[nodiscard]] Bits bits() const {
     return check_global(this, sizeof(Bits), emulator::Access::read) ? bits_ : poison<Bits>();
   }
+  // For accesses of several elements at once, checked by the caller.
+  [[nodiscard]] Bits unchecked_bits() const { return bits_; }
+  void unchecked_set(Bits value) { bits_ = value; }
+  using bits_type = Bits;
 
  private:
   Bits bits_;
@@ -126,6 +148,8 @@ inline EmulatedStorage::Converted store(float v) { return {float_to_bf16(v).bits
 
 // ---- shared memory -----------------------------------------------------------
 
+// What &shared[i] gives: the array and the index, which every access
+// through it checks.
 template <class T>
 class SharedAddress {
  public:
@@ -133,6 +157,9 @@ class SharedAddress {
   [[nodiscard]] T* atomic_element() const {
     return static_cast<T*>(region_->element(index_, emulator::Access::atomic));
   }
+  [[nodiscard]] emulator::SharedRegion& region() const { return *region_; }
+  [[nodiscard]] long long index() const { return index_; }
+  SharedAddress operator+(long long offset) const { return {region_, index_ + offset}; }
 
  private:
   emulator::SharedRegion* region_;
@@ -198,6 +225,178 @@ T atomicAdd(SharedAddress<T> address, T value) {
 
 inline float __int_as_float(int bits) { return std::bit_cast<float>(bits); }
 inline int __float_as_int(float value) { return std::bit_cast<int>(value); }
+inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
+inline unsigned __float_as_uint(float value) { return std::bit_cast<unsigned>(value); }
+
+// ---- warp collectives ---------------------------------------------------------------
+
+template <class T>
+T shuffle(int line, emulator::ShuffleMode mode, unsigned mask, T var, int b, int width = 32) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffles move 32- or 64-bit values");
+  emulator::ShufflePayload p{mode, b, width};
+  std::memcpy(&p.value, &var, sizeof var);
+  if (width < 1 || width > 32 || (width & (width - 1)) != 0) {
+    emulator::report_violation(fmt::format("calls {} (line {}) with width {}, not a power of two "
+                                           "from 1 to 32",
+                                           emulator::shuffle_name(mode), line, width));
+    p.width = 32;
+  }
+  emulator::WarpArrival arrival{emulator::shuffle_name(mode), line, mask,
+                                &emulator::complete_shuffle, &p};
+  emulator::warp_collective(arrival);
+  T result;
+  std::memcpy(&result, &p.result, sizeof result);
+  return result;
+}
+
+inline emulator::VotePayload vote(const char* name, int line, unsigned mask, bool predicate) {
+  emulator::VotePayload p{predicate};
+  emulator::WarpArrival arrival{name, line, mask, &emulator::complete_vote, &p};
+  emulator::warp_collective(arrival);
+  return p;
+}
+inline unsigned ballot_sync(int line, unsigned mask, int predicate) {
+  return vote("__ballot_sync", line, mask, predicate != 0).ballot;
+}
+inline int any_sync(int line, unsigned mask, int predicate) {
+  return vote("__any_sync", line, mask, predicate != 0).ballot != 0;
+}
+inline int all_sync(int line, unsigned mask, int predicate) {
+  const emulator::VotePayload p = vote("__all_sync", line, mask, predicate != 0);
+  return p.ballot == p.arrived;
+}
+inline void syncwarp(int line, unsigned mask = emulator::kFullWarp) {
+  emulator::WarpArrival arrival{"__syncwarp", line, mask, &emulator::complete_syncwarp, nullptr};
+  emulator::warp_collective(arrival);
+}
+inline unsigned __activemask() { return emulator::live_lanes_of_running_warp(); }
+
+// ---- vector memory (common/vector_memory.cuh) ----------------------------------------
+
+template <class Element>
+concept GlobalStorage = requires(const Element& e) { e.unchecked_bits(); };
+
+template <GlobalStorage Element>
+void vector_load(const Element* p, std::size_t bytes, unsigned* words) {
+  using Bits = typename Element::bits_type;
+  std::memset(words, 0xff, bytes);
+  if (!emulator::launch_context().buffers->check_vector(p, bytes, bytes, emulator::Access::read))
+    return;
+  for (std::size_t i = 0; i < bytes / sizeof(Bits); ++i) {
+    const Bits bits = p[i].unchecked_bits();
+    std::memcpy(reinterpret_cast<std::byte*>(words) + i * sizeof(Bits), &bits, sizeof bits);
+  }
+}
+
+template <GlobalStorage Element>
+void vector_store(Element* p, std::size_t bytes, const unsigned* words) {
+  using Bits = typename Element::bits_type;
+  if (!emulator::launch_context().buffers->check_vector(p, bytes, bytes, emulator::Access::write))
+    return;
+  for (std::size_t i = 0; i < bytes / sizeof(Bits); ++i) {
+    Bits bits;
+    std::memcpy(&bits, reinterpret_cast<const std::byte*>(words) + i * sizeof(Bits), sizeof bits);
+    p[i].unchecked_set(bits);
+  }
+}
+
+// A shared access of `bytes` at `p`: true when its elements tile it and it
+// is aligned (shared arrays start 16-byte aligned, CONVJIT_SHARED_ARRAY).
+template <class T>
+bool shared_vector_fits(const char* what, SharedAddress<T> p, std::size_t bytes) {
+  if (bytes % sizeof(T) == 0 && (p.index() * static_cast<long long>(sizeof(T))) %
+                                        static_cast<long long>(bytes) == 0)
+    return true;
+  emulator::report_violation(fmt::format(
+      "{} {} bytes at shared {}[{}] ({}-byte elements): not {}-byte aligned, or not whole "
+      "elements; it faults on the GPU",
+      what, bytes, p.region().name(), p.index(), sizeof(T), bytes));
+  return false;
+}
+
+template <class T>
+void vector_load(SharedAddress<T> p, std::size_t bytes, unsigned* words) {
+  std::memset(words, 0xff, bytes);
+  if (!shared_vector_fits("reads", p, bytes)) return;
+  for (std::size_t i = 0; i < bytes / sizeof(T); ++i)
+    if (const void* at = p.region().element(p.index() + static_cast<long long>(i),
+                                            emulator::Access::read))
+      std::memcpy(reinterpret_cast<std::byte*>(words) + i * sizeof(T), at, sizeof(T));
+}
+
+template <class T>
+void vector_store(SharedAddress<T> p, std::size_t bytes, const unsigned* words) {
+  if (!shared_vector_fits("writes", p, bytes)) return;
+  for (std::size_t i = 0; i < bytes / sizeof(T); ++i)
+    if (void* at = p.region().element(p.index() + static_cast<long long>(i),
+                                      emulator::Access::write))
+      std::memcpy(at, reinterpret_cast<const std::byte*>(words) + i * sizeof(T), sizeof(T));
+}
+
+// ---- cp.async (common/cp_async.cuh) ----------------------------------------------------
+
+template <std::size_t Bytes, class T, GlobalStorage Element>
+void cp_async(const char* kind, SharedAddress<T> dst, const Element* src, int src_bytes) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  using Bits = typename Element::bits_type;
+  if (src_bytes < 0 || src_bytes > static_cast<int>(Bytes)) {
+    emulator::report_violation(fmt::format("{} of {} bytes with source size {}: it must be 0 to {}",
+                                           kind, Bytes, src_bytes, Bytes));
+    return;
+  }
+  if (!shared_vector_fits(kind, dst, Bytes)) return;
+  emulator::PendingCopy copy{&dst.region(), dst.index(),
+                             static_cast<long long>(Bytes / sizeof(T))};
+  const auto from = static_cast<std::size_t>(src_bytes);
+  if (from > 0 && !emulator::launch_context().buffers->check_vector(src, from, Bytes,
+                                                                     emulator::Access::read))
+    return;
+  for (std::size_t i = 0; i < from / sizeof(Bits); ++i) {
+    const Bits bits = src[i].unchecked_bits();
+    std::memcpy(copy.data.data() + i * sizeof(Bits), &bits, sizeof bits);
+  }
+  if (!dst.region().begin_async_write(copy.first, copy.count)) return;
+  emulator::BlockScheduler::current().async_copies().issue(copy);
+}
+
+inline void cp_async_commit_group() { emulator::BlockScheduler::current().async_copies().commit(); }
+
+inline void cp_async_wait_group(unsigned newest) {
+  for (const emulator::PendingCopy& c :
+       emulator::BlockScheduler::current().async_copies().take_landing(newest))
+    c.region->land_async_write(c.first, c.count, c.data.data());
+}
+
+// ---- ldmatrix and mma (common/ldmatrix.cuh, common/mma.cuh) ---------------------------------
+
+inline const char* ldmatrix_name(int matrices, bool trans) {
+  static constexpr const char* kNames[2][3] = {
+      {"ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+       "ldmatrix.sync.aligned.m8n8.x4.shared.b16"},
+      {"ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+       "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+       "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}};
+  return kNames[trans ? 1 : 0][matrices == 4 ? 2 : matrices - 1];
+}
+
+template <class T>
+void ldmatrix(unsigned* out, int matrices, bool trans, SharedAddress<T> row) {
+  emulator::LdmatrixPayload p{&row.region(), row.index(), matrices, trans, out};
+  // Lanes past the matrices' rows give addresses that ldmatrix ignores.
+  if (emulator::running_lane() >= 8u * static_cast<unsigned>(matrices)) p.region = nullptr;
+  emulator::WarpArrival arrival{ldmatrix_name(matrices, trans), 0, emulator::kFullWarp,
+                                &emulator::complete_ldmatrix, &p};
+  emulator::warp_collective(arrival);
+}
+
+inline void mma(const char* name, emulator::CompleteCollective complete, float* d,
+                const unsigned* a, const unsigned* b, const float* c) {
+  emulator::MmaPayload p{a, b, c, d};
+  emulator::WarpArrival arrival{name, 0, emulator::kFullWarp, complete, &p};
+  emulator::warp_collective(arrival);
+}
+
+inline unsigned to_tf32_bits(float value) { return emulator::round_to_tf32(value); }
 
 // A template without a second pass leaves convjit_kernel_finish to this.
 inline constexpr std::nullptr_t convjit_kernel_finish = nullptr;

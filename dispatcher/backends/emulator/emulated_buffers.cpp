@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "dispatcher/backends/emulator/launch_context.hpp"
 #include "dispatcher/backends/emulator/violation_log.hpp"
@@ -34,22 +35,25 @@ std::int64_t red_zone(std::int64_t span) { return std::clamp<std::int64_t>(span,
 
 }  // namespace
 
+// Buffers start on 256-byte boundaries, as cudaMalloc's do, so that a
+// vector access is misaligned in the emulator exactly when it would be on
+// the GPU.
+constexpr std::size_t kBufferAlignment = 256;
+
 struct EmulatedBuffers::Buffer {
   BufferSpec spec;
-  std::int64_t zone = 0;
-  std::vector<std::byte> storage;  // zone + span + zone elements
+  std::int64_t zone = 0;           // elements, a multiple of kBufferAlignment bytes
+  std::vector<std::byte> storage;  // alignment slack + zone + span + zone elements
+  std::byte* base = nullptr;       // the first red-zone byte, aligned
+  std::size_t bytes = 0;           // zone + span + zone elements
   std::vector<std::uint8_t> flags;
   std::vector<std::int64_t> writer;  // per element, in the current kernel
 
-  std::byte* data() {
-    return storage.data() + zone * static_cast<std::int64_t>(spec.element_bytes);
-  }
+  std::byte* data() { return base + zone * static_cast<std::int64_t>(spec.element_bytes); }
   [[nodiscard]] const std::byte* data() const {
-    return storage.data() + zone * static_cast<std::int64_t>(spec.element_bytes);
+    return base + zone * static_cast<std::int64_t>(spec.element_bytes);
   }
-  [[nodiscard]] bool holds(const std::byte* p) const {
-    return p >= storage.data() && p < storage.data() + storage.size();
-  }
+  [[nodiscard]] bool holds(const std::byte* p) const { return p >= base && p < base + bytes; }
 };
 
 EmulatedBuffers::EmulatedBuffers() = default;
@@ -59,9 +63,13 @@ void* EmulatedBuffers::add(const BufferSpec& spec, const void* initial) {
   auto b = std::make_unique<Buffer>();
   b->spec = spec;
   const auto span = static_cast<std::size_t>(spec.span);
-  b->zone = red_zone(spec.span);
-  b->storage.assign((span + 2 * static_cast<std::size_t>(b->zone)) * spec.element_bytes,
-                    std::byte{0xff});
+  const auto per_alignment = static_cast<std::int64_t>(kBufferAlignment / spec.element_bytes);
+  b->zone = (red_zone(spec.span) + per_alignment - 1) / per_alignment * per_alignment;
+  b->bytes = (span + 2 * static_cast<std::size_t>(b->zone)) * spec.element_bytes;
+  b->storage.assign(b->bytes + kBufferAlignment, std::byte{0xff});
+  void* aligned = b->storage.data();
+  std::size_t room = b->storage.size();
+  b->base = static_cast<std::byte*>(std::align(kBufferAlignment, b->bytes, aligned, room));
   if (initial != nullptr) std::memcpy(b->data(), initial, span * spec.element_bytes);
   // Scratch starts uninitialised; every other buffer holds the caller's data.
   const std::uint8_t element =
@@ -89,6 +97,41 @@ bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access acces
       return false;
     }
     return check_element(*b, index, access);
+  }
+  report_violation(fmt::format("{} {} bytes at {}, outside every buffer of the launch",
+                               verb(access), bytes, address));
+  return false;
+}
+
+bool EmulatedBuffers::check_vector(const void* address, std::size_t bytes,
+                                   std::size_t alignment, Access access) noexcept {
+  const auto* p = static_cast<const std::byte*>(address);
+  if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
+    for (auto& b : buffers_)
+      if (b->holds(p)) {
+        report_violation(fmt::format(
+            "{} {} bytes at byte {} of {}, not {}-byte aligned: a misaligned vector access, "
+            "which faults on the GPU",
+            verb(access), bytes, p - b->data(), b->spec.name, alignment));
+        return false;
+      }
+    report_violation(fmt::format("{} {} bytes at {}, not {}-byte aligned and outside every buffer",
+                                 verb(access), bytes, address, alignment));
+    return false;
+  }
+  for (auto& b : buffers_) {
+    if (!b->holds(p)) continue;
+    const std::size_t esize = b->spec.element_bytes;
+    if (bytes % esize != 0) {
+      report_violation(fmt::format("{} {} bytes of {}, not a whole number of its {}-byte elements",
+                                   verb(access), bytes, b->spec.name, esize));
+      return false;
+    }
+    const std::int64_t first = (p - b->data()) / static_cast<std::int64_t>(esize);
+    bool ok = true;
+    for (std::size_t i = 0; i < bytes / esize && ok; ++i)
+      ok = check_element(*b, first + static_cast<std::int64_t>(i), access);
+    return ok;
   }
   report_violation(fmt::format("{} {} bytes at {}, outside every buffer of the launch",
                                verb(access), bytes, address));

@@ -48,6 +48,12 @@ class EmulatedBuffers {
   // the write).
   bool check(const void* address, std::size_t bytes, Access access) noexcept;
 
+  // The same for an access of `bytes` bytes of whole elements at once (a
+  // vector access, a cp.async source): the address must be aligned to
+  // `alignment`, as the GPU requires.
+  bool check_vector(const void* address, std::size_t bytes, std::size_t alignment,
+                    Access access) noexcept;
+
   // Forgets which thread wrote what: kernels of one launch are ordered.
   void begin_kernel();
   // Reports output elements no kernel of the launch wrote.
