@@ -14,53 +14,24 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/backends/emulator/emulated_template.hpp"
-#include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/emulator/warp_operations.hpp"
-#include "dispatcher/descriptor/half_precision.hpp"
+#include "support/warp_cases.hpp"
 
 namespace convjit::emulator {
-
-std::span<const EmulatedTemplate* const> test_emulated_templates();
-
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr long long kBlock = kJitThreadsPerBlock;
-constexpr float kUnwritten = -12345.0f;
+constexpr long long kBlock = test::kWarpBlock;
 
-struct TemplateRun {
-  std::vector<float> output;
-  Status status;
-};
+using test::iota_from;
+using test::MmaKind;
+using test::MmaProblem;
+using test::TemplateRun;
 
-// Runs test template `name` (f32) on `threads` threads in P::MODE `mode`.
 TemplateRun run_template(const char* name, long long mode, const std::vector<float>& input,
                          std::size_t output_size, long long threads) {
-  TemplateRun run;
-  run.output.assign(output_size, kUnwritten);
-  std::vector<float> in = input;
-  KernelSource source;
-  source.template_name = name;
-  source.constants = {{"BLOCK", kBlock}, {"N", threads}, {"MODE", mode}};
-  source.entries = {{"convjit_kernel", threads}};
-  const EmulatedTemplate* kernels =
-      find_emulated_template(test_emulated_templates(), name, DataType::f32);
-  EXPECT_NE(kernels, nullptr) << name;
-  if (kernels == nullptr) return run;
-  const BufferSpec x{"x", BufferRole::input, sizeof(float), static_cast<std::int64_t>(in.size()),
-                     {}};
-  const BufferSpec y{"y", BufferRole::output, sizeof(float),
-                     static_cast<std::int64_t>(output_size), {}};
-  EmulatedLaunch launch;
-  launch.kernels = kernels;
-  launch.source = &source;
-  launch.in0 = {&x, in.data()};
-  launch.out = {&y, run.output.data()};
-  launch.out_destination = run.output.data();
-  run.status = emulate(launch);
-  return run;
+  return test::run_emulated(name, mode, input, output_size, threads);
 }
 
 void expect_reported(const TemplateRun& run, const std::string& what) {
@@ -68,22 +39,11 @@ void expect_reported(const TemplateRun& run, const std::string& what) {
   EXPECT_THAT(run.status.message(), HasSubstr(what));
 }
 
-std::vector<float> iota_from(std::size_t n, float first) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
-
 // ---- shuffles and votes --------------------------------------------------------------
 
 TEST(EmulatorWarps, ShufflesAndVotesMatchCudasPermutationsAndReductions) {
   constexpr long long kThreads = 2 * kBlock;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::vector<float> in(kThreads);
-  for (float& v : in) v = value(rng);
-  for (int l = 0; l < 32; ++l)
-    in[3 * 32 + l] = static_cast<float>(1 + l), in[5 * 32 + l] = static_cast<float>(-1 - l);
+  const std::vector<float> in = test::shuffle_input(kThreads);
   const TemplateRun run = run_template("warp_shuffles.cuh", 0, in, 8 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
@@ -180,10 +140,7 @@ TEST(EmulatorWarps, AMissingWaitGroupIsReported) {
 // ---- ldmatrix -------------------------------------------------------------------------
 
 TEST(EmulatorWarps, LdmatrixFollowsThePtxFragmentLayout) {
-  std::mt19937 rng(11);
-  std::uniform_int_distribution<int> bits(0, 65535);
-  std::vector<float> in(8 * kBlock);
-  for (float& v : in) v = static_cast<float>(bits(rng));
+  const std::vector<float> in = test::ldmatrix_input(kBlock);
   const TemplateRun run = run_template("warp_ldmatrix.cuh", 0, in, 28 * kBlock, kBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kBlock; ++i) {
@@ -216,57 +173,9 @@ TEST(EmulatorWarps, LdmatrixWithoutABarrierAfterTheStoresIsARace) {
 
 // ---- mma.sync ---------------------------------------------------------------------------
 
-enum class MmaKind { f16, bf16, tf32, f16_swapped };
-
-// cvt.rna.tf32.f32, written independently of the emulator: keep 11
-// significant bits, ties away from zero.
-float rna_tf32(float x) {
-  int exponent = 0;
-  const double m = std::frexp(static_cast<double>(x), &exponent);
-  return static_cast<float>(std::ldexp(std::round(std::ldexp(m, 11)), exponent - 11));
-}
-
-struct MmaProblem {
-  int k = 16;
-  std::vector<float> a, b, c;  // 16 x k, k x 8, 16 x 8 per warp, row-major
-};
-
-// Registers per lane (a[4], b[2], c[4]) as the PTX ISA lays the fragments
-// out, as f32 bits.
-std::vector<float> pack_registers(const MmaProblem& p, MmaKind kind, long long warps) {
-  std::vector<float> regs;
-  const auto half_bits = [&](float v) -> std::uint32_t {
-    return kind == MmaKind::bf16 ? float_to_bf16(v).bits : float_to_half(v).bits;
-  };
-  for (long long w = 0; w < warps; ++w) {
-    const float* a = p.a.data() + w * 16 * p.k;
-    const float* b = p.b.data() + w * p.k * 8;
-    const float* c = p.c.data() + w * 128;
-    for (unsigned lane = 0; lane < 32; ++lane) {
-      const unsigned g = lane / 4, q = lane % 4;
-      std::uint32_t ra[4] = {}, rb[2] = {};
-      if (kind == MmaKind::tf32) {
-        for (unsigned i = 0; i < 4; ++i)
-          ra[i] = std::bit_cast<std::uint32_t>(a[(g + 8 * (i % 2)) * 8 + q + 4 * (i / 2)]);
-        for (unsigned i = 0; i < 2; ++i)
-          rb[i] = std::bit_cast<std::uint32_t>(b[(q + 4 * i) * 8 + g]);
-      } else {
-        for (unsigned i = 0; i < 8; ++i) {
-          const unsigned row = g + 8 * ((i / 2) % 2), col = 2 * q + i % 2 + 8 * (i / 4);
-          ra[i / 2] |= half_bits(a[row * 16 + col]) << (16 * (i % 2));
-        }
-        for (unsigned i = 0; i < 4; ++i) {
-          const unsigned row = 2 * q + i % 2 + 8 * (i / 2);
-          rb[i / 2] |= half_bits(b[row * 8 + g]) << (16 * (i % 2));
-        }
-      }
-      for (std::uint32_t r : ra) regs.push_back(std::bit_cast<float>(r));
-      for (std::uint32_t r : rb) regs.push_back(std::bit_cast<float>(r));
-      for (unsigned i = 0; i < 4; ++i) regs.push_back(c[(g + 8 * (i / 2)) * 8 + 2 * q + i % 2]);
-    }
-  }
-  return regs;
-}
+using test::pack_registers;
+using test::random_mma_problem;
+using test::rna_tf32;
 
 // The first element of D that differs from A * B + C by more than f32
 // rounding of the sum (1e-6 of the sum of magnitudes), or "".
@@ -290,25 +199,6 @@ std::string first_mismatch(const MmaProblem& p, bool tf32, const std::vector<flo
                  std::to_string(sum);
       }
   return "";
-}
-
-MmaProblem random_mma_problem(MmaKind kind, long long warps, unsigned seed) {
-  MmaProblem p;
-  p.k = kind == MmaKind::tf32 ? 8 : 16;
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> small(-64, 64);
-  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
-  // f16 and bf16 operands are exact in their format (multiples of 1/32).
-  const auto operand = [&] {
-    return kind == MmaKind::tf32 ? real(rng) : static_cast<float>(small(rng)) / 32.0f;
-  };
-  p.a.resize(static_cast<std::size_t>(warps * 16 * p.k));
-  p.b.resize(static_cast<std::size_t>(warps * p.k * 8));
-  p.c.resize(static_cast<std::size_t>(warps * 128));
-  for (float& v : p.a) v = operand();
-  for (float& v : p.b) v = operand();
-  for (float& v : p.c) v = real(rng);
-  return p;
 }
 
 class EmulatorMma : public ::testing::TestWithParam<MmaKind> {};

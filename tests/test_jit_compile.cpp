@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "dispatcher/backends/jit/embedded_templates.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
@@ -22,6 +24,8 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "support/reduced_run.hpp"
+#include "support/warp_cases.hpp"
+#include "test_template_texts.hpp"
 
 namespace convjit {
 namespace {
@@ -187,23 +191,22 @@ std::vector<OpDescriptor> model_descriptors(DataType dtype) {
 // templates, which use them all, compile with NVRTC and ptxas for sm_80
 // and sm_90, their planted-bug modes included.
 TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
-  const std::pair<const char*, int> templates[] = {{"warp_shuffles.cuh", 3},
-                                                   {"vector_memory.cuh", 3},
-                                                   {"async_copy.cuh", 4},
-                                                   {"warp_ldmatrix.cuh", 3},
-                                                   {"warp_mma.cuh", 4}};
-  for (const auto& [name, modes] : templates) {
-    std::ifstream in(std::string(CONVJIT_TEST_TEMPLATE_DIR) + "/" + name);
-    std::stringstream text;
-    text << in.rdbuf();
-    ASSERT_FALSE(text.str().empty()) << name;
-    for (int mode = 0; mode < modes; ++mode)
+  const std::pair<std::string_view, int> modes[] = {{"warp_shuffles.cuh", 3},
+                                                    {"vector_memory.cuh", 3},
+                                                    {"async_copy.cuh", 4},
+                                                    {"warp_ldmatrix.cuh", 3},
+                                                    {"warp_mma.cuh", 4}};
+  ASSERT_EQ(std::size(test::kWarpTestTemplates), std::size(modes));
+  for (const auto& [name, count] : modes) {
+    const auto* t = std::find_if(std::begin(test::kWarpTestTemplates),
+                                 std::end(test::kWarpTestTemplates),
+                                 [&](const auto& entry) { return entry.name == name; });
+    ASSERT_NE(t, std::end(test::kWarpTestTemplates)) << name;
+    for (int mode = 0; mode < count; ++mode)
       for (const char* arch : {"sm_80", "sm_90"}) {
         KernelSource source;
-        source.template_name = name;
-        source.source = "#define CONVJIT_DTYPE 0\nstruct Problem {\n"
-                        "  static constexpr long long BLOCK = 256, N = 256, MODE = " +
-                        std::to_string(mode) + ";\n};\n" + text.str();
+        source.template_name = std::string(name);
+        source.source = test::test_template_prelude(256, mode) + std::string(t->text);
         auto module = compile_kernel(source, arch);
         ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
                                     << module.status().message();
