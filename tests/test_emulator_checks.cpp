@@ -13,10 +13,9 @@
 #include "dispatcher/backends/emulator/emulated_template.hpp"
 #include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/emulator/violation_log.hpp"
+#include "support/test_templates.hpp"
 
 namespace convjit::emulator {
-
-std::span<const EmulatedTemplate* const> test_emulated_templates();
 
 namespace {
 
@@ -35,29 +34,12 @@ PlantedRun run_planted(const char* template_name, long long n, long long mode,
                        long long output_size, std::vector<std::uint8_t> input_elements = {},
                        std::size_t workspace = 0) {
   PlantedRun run;
-  run.input.resize(static_cast<std::size_t>(n));
-  std::iota(run.input.begin(), run.input.end(), 1.0f);
-  run.output.assign(static_cast<std::size_t>(output_size), -1.0f);
-  KernelSource source;
-  source.template_name = template_name;
-  source.constants = {{"BLOCK", kBlock}, {"N", n}, {"MODE", mode}};
-  source.entries = {{"convjit_kernel", n}};
-  source.workspace_bytes = workspace * sizeof(float);
-  const EmulatedTemplate* kernels =
-      find_emulated_template(test_emulated_templates(), template_name, DataType::f32);
-  EXPECT_NE(kernels, nullptr);
-  if (kernels == nullptr) return run;
-  if (kernels->entry("convjit_kernel_finish") != nullptr)
-    source.entries.push_back({"convjit_kernel_finish", n});
-  const BufferSpec x{"x", BufferRole::input, sizeof(float), n, std::move(input_elements)};
-  const BufferSpec y{"y", BufferRole::output, sizeof(float), output_size, {}};
-  EmulatedLaunch launch;
-  launch.kernels = kernels;
-  launch.source = &source;
-  launch.in0 = {&x, run.input.data()};
-  launch.out = {&y, run.output.data()};
-  launch.out_destination = run.output.data();
-  run.status = emulate(launch);
+  run.input = test::iota_from(static_cast<std::size_t>(n), 1.0f);
+  test::TemplateRun emulated =
+      test::run_emulated(template_name, mode, run.input, static_cast<std::size_t>(output_size), n,
+                         {std::move(input_elements), workspace, -1.0f});
+  run.output = std::move(emulated.output);
+  run.status = emulated.status;
   return run;
 }
 

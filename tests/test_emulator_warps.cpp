@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dispatcher/backends/emulator/warp_operations.hpp"
-#include "support/warp_cases.hpp"
+#include "support/test_templates.hpp"
 
 namespace convjit::emulator {
 namespace {
@@ -25,14 +25,10 @@ using ::testing::HasSubstr;
 constexpr long long kBlock = test::kWarpBlock;
 
 using test::iota_from;
+using test::run_emulated;
 using test::MmaKind;
 using test::MmaProblem;
 using test::TemplateRun;
-
-TemplateRun run_template(const char* name, long long mode, const std::vector<float>& input,
-                         std::size_t output_size, long long threads) {
-  return test::run_emulated(name, mode, input, output_size, threads);
-}
 
 void expect_reported(const TemplateRun& run, const std::string& what) {
   EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
@@ -44,7 +40,7 @@ void expect_reported(const TemplateRun& run, const std::string& what) {
 TEST(EmulatorWarps, ShufflesAndVotesMatchCudasPermutationsAndReductions) {
   constexpr long long kThreads = 2 * kBlock;
   const std::vector<float> in = test::shuffle_input(kThreads);
-  const TemplateRun run = run_template("warp_shuffles.cuh", 0, in, 8 * kThreads, kThreads);
+  const TemplateRun run = run_emulated("warp_shuffles.cuh", 0, in, 8 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
     const long long base = i - i % 32;
@@ -70,7 +66,7 @@ TEST(EmulatorWarps, ShufflesAndVotesMatchCudasPermutationsAndReductions) {
 
 TEST(EmulatorWarps, AShuffleUnderADivergentMaskIsReported) {
   const TemplateRun run =
-      run_template("warp_shuffles.cuh", 1, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
+      run_emulated("warp_shuffles.cuh", 1, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
   expect_reported(run, "warp divergence: __shfl_sync");
   expect_reported(run, "lane 16 waits at __shfl_up_sync");
   expect_reported(run, "every lane the mask names must reach the same warp collective");
@@ -78,7 +74,7 @@ TEST(EmulatorWarps, AShuffleUnderADivergentMaskIsReported) {
 
 TEST(EmulatorWarps, AMaskWithoutTheCallingLaneIsReported) {
   const TemplateRun run =
-      run_template("warp_shuffles.cuh", 2, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
+      run_emulated("warp_shuffles.cuh", 2, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
   expect_reported(run, "calls __shfl_xor_sync");
   expect_reported(run, "which leaves out its own lane 1");
 }
@@ -88,7 +84,7 @@ TEST(EmulatorWarps, AMaskWithoutTheCallingLaneIsReported) {
 TEST(EmulatorWarps, VectorLoadsAndStoresMoveWholeElements) {
   constexpr long long kThreads = 2 * kBlock;
   const std::vector<float> in = iota_from(4 * kThreads, 1.0f);
-  const TemplateRun run = run_template("vector_memory.cuh", 0, in, 4 * kThreads, kThreads);
+  const TemplateRun run = run_emulated("vector_memory.cuh", 0, in, 4 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
     const long long neighbour = i - i % kBlock + (i % kBlock + 1) % kBlock;
@@ -101,10 +97,10 @@ TEST(EmulatorWarps, VectorLoadsAndStoresMoveWholeElements) {
 
 TEST(EmulatorWarps, AMisalignedVectorAccessIsReported) {
   const std::vector<float> in = iota_from(4 * kBlock + 4, 1.0f);
-  expect_reported(run_template("vector_memory.cuh", 1, in, 4 * kBlock, kBlock),
+  expect_reported(run_emulated("vector_memory.cuh", 1, in, 4 * kBlock, kBlock),
                   "reads 16 bytes at byte 4 of x, not 16-byte aligned: a misaligned vector "
                   "access, which faults on the GPU");
-  expect_reported(run_template("vector_memory.cuh", 2, in, 4 * kBlock, kBlock),
+  expect_reported(run_emulated("vector_memory.cuh", 2, in, 4 * kBlock, kBlock),
                   "writes 16 bytes at shared tile[1] (4-byte elements): not 16-byte aligned");
 }
 
@@ -113,7 +109,7 @@ TEST(EmulatorWarps, AMisalignedVectorAccessIsReported) {
 TEST(EmulatorWarps, AsyncCopiesLandAtTheirWaitWithZeroFill) {
   constexpr long long kThreads = 2 * kBlock;
   const std::vector<float> in = iota_from(8 * kThreads, 1.0f);
-  const TemplateRun run = run_template("async_copy.cuh", 0, in, 8 * kThreads, kThreads);
+  const TemplateRun run = run_emulated("async_copy.cuh", 0, in, 8 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
     const long long neighbour = i - i % kBlock + (i % kBlock + 1) % kBlock;
@@ -128,12 +124,12 @@ TEST(EmulatorWarps, AsyncCopiesLandAtTheirWaitWithZeroFill) {
 
 TEST(EmulatorWarps, AMissingWaitGroupIsReported) {
   const std::vector<float> in = iota_from(8 * kBlock, 1.0f);
-  expect_reported(run_template("async_copy.cuh", 1, in, 8 * kBlock, kBlock),
+  expect_reported(run_emulated("async_copy.cuh", 1, in, 8 * kBlock, kBlock),
                   "reads shared tile[8] while thread 1's cp.async to it is in flight: a "
                   "cp.async.wait_group");
-  expect_reported(run_template("async_copy.cuh", 2, in, 8 * kBlock, kBlock),
+  expect_reported(run_emulated("async_copy.cuh", 2, in, 8 * kBlock, kBlock),
                   "writes shared tile[0] while thread 0's cp.async to it is in flight");
-  expect_reported(run_template("async_copy.cuh", 3, in, 8 * kBlock, kBlock),
+  expect_reported(run_emulated("async_copy.cuh", 3, in, 8 * kBlock, kBlock),
                   "returns with 4 cp.async copies never waited for");
 }
 
@@ -141,7 +137,7 @@ TEST(EmulatorWarps, AMissingWaitGroupIsReported) {
 
 TEST(EmulatorWarps, LdmatrixFollowsThePtxFragmentLayout) {
   const std::vector<float> in = test::ldmatrix_input(kBlock);
-  const TemplateRun run = run_template("warp_ldmatrix.cuh", 0, in, 28 * kBlock, kBlock);
+  const TemplateRun run = run_emulated("warp_ldmatrix.cuh", 0, in, 28 * kBlock, kBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kBlock; ++i) {
     const long long base = i - i % 32;
@@ -164,10 +160,10 @@ TEST(EmulatorWarps, LdmatrixFollowsThePtxFragmentLayout) {
 
 TEST(EmulatorWarps, LdmatrixWithoutABarrierAfterTheStoresIsARace) {
   const std::vector<float> in(8 * kBlock, 1.0f);
-  expect_reported(run_template("warp_ldmatrix.cuh", 1, in, 28 * kBlock, kBlock),
+  expect_reported(run_emulated("warp_ldmatrix.cuh", 1, in, 28 * kBlock, kBlock),
                   "reads shared tile[0] after a write by thread 31 in the same barrier interval (1): "
                   "a race; a __syncthreads() is missing");
-  expect_reported(run_template("warp_ldmatrix.cuh", 2, in, 28 * kBlock, kBlock),
+  expect_reported(run_emulated("warp_ldmatrix.cuh", 2, in, 28 * kBlock, kBlock),
                   "ldmatrix row address shared tile[1] is not 16-byte aligned");
 }
 
@@ -207,7 +203,7 @@ TEST_P(EmulatorMma, MatchesTheMatrixProductThroughThePtxLayout) {
   constexpr long long kWarps = kBlock / 32;
   const MmaKind kind = GetParam();
   const MmaProblem p = random_mma_problem(kind, kWarps, 5 + static_cast<unsigned>(kind));
-  const TemplateRun run = run_template("warp_mma.cuh", static_cast<long long>(kind),
+  const TemplateRun run = run_emulated("warp_mma.cuh", static_cast<long long>(kind),
                                        pack_registers(p, kind, kWarps), 4 * kBlock, kBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   EXPECT_EQ(first_mismatch(p, kind == MmaKind::tf32, run.output, kWarps), "");
@@ -231,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, EmulatorMma,
 TEST(EmulatorWarps, AWrongFragmentIndexGivesAWrongProductThatTheComparisonNames) {
   constexpr long long kWarps = kBlock / 32;
   const MmaProblem p = random_mma_problem(MmaKind::f16, kWarps, 3);
-  const TemplateRun run = run_template("warp_mma.cuh", 3, pack_registers(p, MmaKind::f16, kWarps),
+  const TemplateRun run = run_emulated("warp_mma.cuh", 3, pack_registers(p, MmaKind::f16, kWarps),
                                        4 * kBlock, kBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   EXPECT_THAT(first_mismatch(p, false, run.output, kWarps), HasSubstr("warp 0 D["));

@@ -3,11 +3,10 @@
 // cp.async, ldmatrix, mma.sync in f16, bf16 and tf32) is compiled with
 // NVRTC for the device, run on it, and run in the emulator on the same
 // inputs.  Shuffles, copies and ldmatrix must match bit for bit; mma
-// within the tolerance of support/warp_cases.hpp.  Without a CUDA device
+// within the tolerance of support/test_templates.hpp.  Without a CUDA device
 // the test is skipped with the reason.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +14,7 @@
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
-#include "support/warp_cases.hpp"
+#include "support/test_templates.hpp"
 #include "test_template_texts.hpp"
 
 namespace convjit {
@@ -40,14 +39,12 @@ class LoadedModule {
 
 Result<std::vector<float>> run_on_gpu(const std::shared_ptr<DeviceContext>& context,
                                       const std::string& arch, const test::WarpCase& c) {
-  const auto* text = std::find_if(std::begin(test::kWarpTestTemplates),
-                                  std::end(test::kWarpTestTemplates),
-                                  [&](const auto& t) { return t.name == c.template_name; });
-  if (text == std::end(test::kWarpTestTemplates))
+  const std::string_view text = test::warp_test_template(c.template_name);
+  if (text.empty())
     return Status(CONVJIT_STATUS_INTERNAL_ERROR, std::string(c.template_name) + " is not built in");
   KernelSource source;
   source.template_name = c.template_name;
-  source.source = test::test_template_prelude(c.threads, c.mode) + std::string(text->text);
+  source.source = test::test_template_prelude(c.threads, c.mode) + std::string(text);
   auto compiled = compile_kernel(source, arch);
   if (!compiled.is_ok()) return compiled.status();
   const CudaDriver& driver = CudaDriver::instance();

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +23,7 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "support/reduced_run.hpp"
-#include "support/warp_cases.hpp"
+#include "support/test_templates.hpp"
 #include "test_template_texts.hpp"
 
 namespace convjit {
@@ -198,15 +197,13 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
                                                     {"warp_mma.cuh", 4}};
   ASSERT_EQ(std::size(test::kWarpTestTemplates), std::size(modes));
   for (const auto& [name, count] : modes) {
-    const auto* t = std::find_if(std::begin(test::kWarpTestTemplates),
-                                 std::end(test::kWarpTestTemplates),
-                                 [&](const auto& entry) { return entry.name == name; });
-    ASSERT_NE(t, std::end(test::kWarpTestTemplates)) << name;
+    const std::string_view text = test::warp_test_template(name);
+    ASSERT_FALSE(text.empty()) << name;
     for (int mode = 0; mode < count; ++mode)
       for (const char* arch : {"sm_80", "sm_90"}) {
         KernelSource source;
         source.template_name = std::string(name);
-        source.source = test::test_template_prelude(256, mode) + std::string(t->text);
+        source.source = test::test_template_prelude(256, mode) + std::string(text);
         auto module = compile_kernel(source, arch);
         ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
                                     << module.status().message();

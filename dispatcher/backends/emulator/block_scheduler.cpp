@@ -232,6 +232,11 @@ void BlockScheduler::barrier(int line) {
   ThreadSlot& self = threads_[running_];
   self.waiting = true;
   self.barrier_line = line;
+  yield(self);
+}
+
+// Back to run_block() until the scheduler resumes this thread.
+void BlockScheduler::yield(ThreadSlot& self) {
   announce_stack_switch(&self.fake_stack, host_stack_);
   self.scheduler = std::move(self.scheduler).resume();
   complete_stack_switch(self.fake_stack, &host_stack_);
@@ -266,9 +271,7 @@ void BlockScheduler::arrive(WarpArrival& arrival) {
   }
   ThreadSlot& self = threads_[running_];
   self.arrival = &arrival;
-  announce_stack_switch(&self.fake_stack, host_stack_);
-  self.scheduler = std::move(self.scheduler).resume();
-  complete_stack_switch(self.fake_stack, &host_stack_);
+  yield(self);
 }
 
 unsigned BlockScheduler::live_lanes(unsigned warp) const {

@@ -114,7 +114,7 @@ class BlockScheduler {
     boost::context::fiber fiber;
     boost::context::fiber scheduler;  // where the thread returns to
     boost::context::stack_context stack;
-    void* fake_stack = nullptr;  // ASan's, while the thread waits at a barrier
+    void* fake_stack = nullptr;  // ASan's, while the thread waits
     int barrier_line = 0;
     bool waiting = false;  // at __syncthreads()
     bool done = false;
@@ -123,6 +123,7 @@ class BlockScheduler {
   };
   void start_threads(unsigned threads, Body body, const void* context);
   void resume(unsigned thread);
+  void yield(ThreadSlot& self);
   [[nodiscard]] bool runnable(unsigned thread) const;
   bool settle_warps();
   bool settle_warp(unsigned warp, bool release_stuck);

@@ -276,16 +276,26 @@ inline unsigned __activemask() { return emulator::live_lanes_of_running_warp(); 
 template <class Element>
 concept GlobalStorage = requires(const Element& e) { e.unchecked_bits(); };
 
+// Reads `bytes` of whole elements at `p` into `out` after one check of
+// them all (aligned to `alignment`); false, leaving `out` alone, after a
+// report.
 template <GlobalStorage Element>
-void vector_load(const Element* p, std::size_t bytes, unsigned* words) {
+bool read_global_bits(const Element* p, std::size_t bytes, std::size_t alignment, std::byte* out) {
   using Bits = typename Element::bits_type;
-  std::memset(words, 0xff, bytes);
-  if (!emulator::launch_context().buffers->check_vector(p, bytes, bytes, emulator::Access::read))
-    return;
+  if (!emulator::launch_context().buffers->check_vector(p, bytes, alignment,
+                                                        emulator::Access::read))
+    return false;
   for (std::size_t i = 0; i < bytes / sizeof(Bits); ++i) {
     const Bits bits = p[i].unchecked_bits();
-    std::memcpy(reinterpret_cast<std::byte*>(words) + i * sizeof(Bits), &bits, sizeof bits);
+    std::memcpy(out + i * sizeof(Bits), &bits, sizeof bits);
   }
+  return true;
+}
+
+template <GlobalStorage Element>
+void vector_load(const Element* p, std::size_t bytes, unsigned* words) {
+  std::memset(words, 0xff, bytes);
+  (void)read_global_bits(p, bytes, bytes, reinterpret_cast<std::byte*>(words));
 }
 
 template <GlobalStorage Element>
@@ -338,7 +348,6 @@ void vector_store(SharedAddress<T> p, std::size_t bytes, const unsigned* words) 
 template <std::size_t Bytes, class T, GlobalStorage Element>
 void cp_async(const char* kind, SharedAddress<T> dst, const Element* src, int src_bytes) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
-  using Bits = typename Element::bits_type;
   if (src_bytes < 0 || src_bytes > static_cast<int>(Bytes)) {
     emulator::report_violation(fmt::format("{} of {} bytes with source size {}: it must be 0 to {}",
                                            kind, Bytes, src_bytes, Bytes));
@@ -348,13 +357,7 @@ void cp_async(const char* kind, SharedAddress<T> dst, const Element* src, int sr
   emulator::PendingCopy copy{&dst.region(), dst.index(),
                              static_cast<long long>(Bytes / sizeof(T))};
   const auto from = static_cast<std::size_t>(src_bytes);
-  if (from > 0 && !emulator::launch_context().buffers->check_vector(src, from, Bytes,
-                                                                     emulator::Access::read))
-    return;
-  for (std::size_t i = 0; i < from / sizeof(Bits); ++i) {
-    const Bits bits = src[i].unchecked_bits();
-    std::memcpy(copy.data.data() + i * sizeof(Bits), &bits, sizeof bits);
-  }
+  if (from > 0 && !read_global_bits(src, from, Bytes, copy.data.data())) return;
   if (!dst.region().begin_async_write(copy.first, copy.count)) return;
   emulator::BlockScheduler::current().async_copies().issue(copy);
 }

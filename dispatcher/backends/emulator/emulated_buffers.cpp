@@ -84,58 +84,51 @@ void* EmulatedBuffers::add(const BufferSpec& spec, const void* initial) {
   return address;
 }
 
-bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access access) noexcept {
-  const auto* p = static_cast<const std::byte*>(address);
-  for (auto& b : buffers_) {
-    if (!b->holds(p)) continue;
-    const auto offset = static_cast<std::int64_t>(p - b->data());
-    const auto esize = static_cast<std::int64_t>(b->spec.element_bytes);
-    const std::int64_t index = offset >= 0 ? offset / esize : -((-offset + esize - 1) / esize);
-    if (offset % esize != 0 || bytes != b->spec.element_bytes) {
-      report_violation(fmt::format("{} {} bytes at byte {} of {}, not one {}-byte element",
-                                   verb(access), bytes, offset, b->spec.name, esize));
-      return false;
-    }
-    return check_element(*b, index, access);
-  }
+EmulatedBuffers::Buffer* EmulatedBuffers::find(const void* p, std::size_t bytes,
+                                                Access access) noexcept {
+  for (auto& b : buffers_)
+    if (b->holds(static_cast<const std::byte*>(p))) return b.get();
   report_violation(fmt::format("{} {} bytes at {}, outside every buffer of the launch",
-                               verb(access), bytes, address));
-  return false;
+                               verb(access), bytes, p));
+  return nullptr;
+}
+
+bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access access) noexcept {
+  Buffer* b = find(address, bytes, access);
+  if (b == nullptr) return false;
+  const auto offset = static_cast<std::int64_t>(static_cast<const std::byte*>(address) - b->data());
+  const auto esize = static_cast<std::int64_t>(b->spec.element_bytes);
+  const std::int64_t index = offset >= 0 ? offset / esize : -((-offset + esize - 1) / esize);
+  if (offset % esize != 0 || bytes != b->spec.element_bytes) {
+    report_violation(fmt::format("{} {} bytes at byte {} of {}, not one {}-byte element",
+                                 verb(access), bytes, offset, b->spec.name, esize));
+    return false;
+  }
+  return check_element(*b, index, access);
 }
 
 bool EmulatedBuffers::check_vector(const void* address, std::size_t bytes,
                                    std::size_t alignment, Access access) noexcept {
-  const auto* p = static_cast<const std::byte*>(address);
-  if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
-    for (auto& b : buffers_)
-      if (b->holds(p)) {
-        report_violation(fmt::format(
-            "{} {} bytes at byte {} of {}, not {}-byte aligned: a misaligned vector access, "
-            "which faults on the GPU",
-            verb(access), bytes, p - b->data(), b->spec.name, alignment));
-        return false;
-      }
-    report_violation(fmt::format("{} {} bytes at {}, not {}-byte aligned and outside every buffer",
-                                 verb(access), bytes, address, alignment));
+  Buffer* b = find(address, bytes, access);
+  if (b == nullptr) return false;
+  const auto offset = static_cast<const std::byte*>(address) - b->data();
+  if (reinterpret_cast<std::uintptr_t>(address) % alignment != 0) {
+    report_violation(fmt::format(
+        "{} {} bytes at byte {} of {}, not {}-byte aligned: a misaligned vector access, which "
+        "faults on the GPU",
+        verb(access), bytes, offset, b->spec.name, alignment));
     return false;
   }
-  for (auto& b : buffers_) {
-    if (!b->holds(p)) continue;
-    const std::size_t esize = b->spec.element_bytes;
-    if (bytes % esize != 0) {
-      report_violation(fmt::format("{} {} bytes of {}, not a whole number of its {}-byte elements",
-                                   verb(access), bytes, b->spec.name, esize));
-      return false;
-    }
-    const std::int64_t first = (p - b->data()) / static_cast<std::int64_t>(esize);
-    bool ok = true;
-    for (std::size_t i = 0; i < bytes / esize && ok; ++i)
-      ok = check_element(*b, first + static_cast<std::int64_t>(i), access);
-    return ok;
+  const std::size_t esize = b->spec.element_bytes;
+  if (bytes % esize != 0) {
+    report_violation(fmt::format("{} {} bytes of {}, not a whole number of its {}-byte elements",
+                                 verb(access), bytes, b->spec.name, esize));
+    return false;
   }
-  report_violation(fmt::format("{} {} bytes at {}, outside every buffer of the launch",
-                               verb(access), bytes, address));
-  return false;
+  const std::int64_t first = offset / static_cast<std::int64_t>(esize);
+  for (std::size_t i = 0; i < bytes / esize; ++i)
+    if (!check_element(*b, first + static_cast<std::int64_t>(i), access)) return false;
+  return true;
 }
 
 bool EmulatedBuffers::check_element(Buffer& b, std::int64_t index, Access access) noexcept {

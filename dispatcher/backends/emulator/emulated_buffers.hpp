@@ -63,6 +63,9 @@ class EmulatedBuffers {
 
  private:
   struct Buffer;
+  // The buffer whose allocation (red zones included) holds `p`, or null
+  // after reporting the access as outside every buffer.
+  Buffer* find(const void* p, std::size_t bytes, Access access) noexcept;
   bool check_element(Buffer& b, std::int64_t index, Access access) noexcept;
 
   std::vector<std::unique_ptr<Buffer>> buffers_;

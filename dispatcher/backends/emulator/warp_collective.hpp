@@ -48,11 +48,6 @@ struct WarpArrival {
 // Called by an emulated thread: waits at the collective until it completes.
 void warp_collective(WarpArrival& arrival);
 
-// Runs `f` attributed to thread `thread` of the running block (reports
-// and shared-memory checks name it), from inside a completion.
-template <class F>
-void as_thread(unsigned thread, F&& f);
-
 // The running thread's lane, and the lanes of its warp that have not
 // returned (what __activemask() gives in the emulator, which has no other
 // notion of convergence).
@@ -64,6 +59,8 @@ void as_thread(unsigned thread, F&& f);
 void enter_thread(unsigned thread);  // sets the running thread and threadIdx
 [[nodiscard]] unsigned running_thread_index();
 
+// Runs `f` attributed to thread `thread` of the running block (reports
+// and shared-memory checks name it), from inside a completion.
 template <class F>
 void as_thread(unsigned thread, F&& f) {
   const unsigned saved = running_thread_index();

@@ -1,7 +1,8 @@
-// The warp-level wrapper tests' inputs and the emulator run they share:
-// tests/test_emulator_warps.cpp checks the emulator against host
-// computations, tests/test_gpu_warp_wrappers.cpp checks a GPU against the
-// emulator on the same inputs.  The test templates are in
+// How the emulator tests run test templates (tests/emulator_templates), and
+// the warp-level wrapper tests' inputs: tests/test_emulator_warps.cpp
+// checks the emulator against host computations, and
+// tests/test_gpu_warp_wrappers.cpp checks a GPU against the emulator on
+// the same inputs.  The test templates are in
 // tests/emulator_templates/; every launch has P::BLOCK = 256 threads.
 #pragma once
 
@@ -39,25 +40,38 @@ struct TemplateRun {
   Status status;
 };
 
-// Runs test template `name` (f32) in the emulator on `threads` threads.
+// What a test-template run may add to the plain launch.
+struct EmulatedRunOptions {
+  std::vector<std::uint8_t> input_elements;  // x's layout flags; empty: every element
+  std::size_t workspace_floats = 0;
+  float output_fill = kUnwritten;  // y's contents before the launch
+};
+
+// Runs test template `name` (f32) in the emulator on `threads` threads, in
+// P::MODE `mode`, with convjit_kernel_finish after it where the template
+// has one.
 inline TemplateRun run_emulated(const char* name, long long mode, const std::vector<float>& input,
-                                std::size_t output_size, long long threads) {
+                                std::size_t output_size, long long threads,
+                                EmulatedRunOptions options = {}) {
   using namespace emulator;
   TemplateRun run;
-  run.output.assign(output_size, kUnwritten);
+  run.output.assign(output_size, options.output_fill);
   std::vector<float> in = input;
   KernelSource source;
   source.template_name = name;
   source.constants = {{"BLOCK", kWarpBlock}, {"N", threads}, {"MODE", mode}};
   source.entries = {{"convjit_kernel", threads}};
+  source.workspace_bytes = options.workspace_floats * sizeof(float);
   const EmulatedTemplate* kernels =
       find_emulated_template(test_emulated_templates(), name, DataType::f32);
   if (kernels == nullptr) {
     run.status = Status(CONVJIT_STATUS_INTERNAL_ERROR, std::string(name) + " is not emulated");
     return run;
   }
+  if (kernels->entry("convjit_kernel_finish") != nullptr)
+    source.entries.push_back({"convjit_kernel_finish", threads});
   const BufferSpec x{"x", BufferRole::input, sizeof(float), static_cast<std::int64_t>(in.size()),
-                     {}};
+                     std::move(options.input_elements)};
   const BufferSpec y{"y", BufferRole::output, sizeof(float),
                      static_cast<std::int64_t>(output_size), {}};
   EmulatedLaunch launch;
