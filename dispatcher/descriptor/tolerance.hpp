@@ -8,6 +8,8 @@
 //        values, and f32 accumulation adds far less.
 #pragma once
 
+#include <cmath>
+
 #include "dispatcher/descriptor/dtype.hpp"
 
 namespace convjit {
@@ -24,6 +26,17 @@ namespace convjit {
       break;
   }
   return 1e-4;
+}
+
+// f32 on TF32 tensor cores (CONVJIT_ALLOW_TF32=1), for a reduction of
+// `length` products of operands of magnitude <= 1.  Rounding both
+// operands to TF32's 10-bit mantissa (cvt.rna, relative error <= 2^-11
+// each) errs by at most 2^-10 per product; those errors are independent
+// with a spread of about 0.2 * 2^-10 for uniform operands, so their sum
+// stays within 2^-10 sqrt(length) (five spreads) in every case we draw.
+// The f32 accumulation's 1e-4 comes on top.
+[[nodiscard]] inline double tf32_tolerance(long long length) {
+  return 0x1p-10 * std::sqrt(static_cast<double>(length)) + 1e-4;
 }
 
 }  // namespace convjit

@@ -18,8 +18,9 @@
 // ones: NVRTC folds them all the same, and the emulator, which binds them
 // at run time, can compile the identical text.
 //
-// Storage is touched only through load() and store(), scratch (f32
-// workspace) like a float.  The emulator's storage type has no other
+// Storage is touched only through load() and store(), or copied as bits
+// (storage_bits(), cp.async), scratch (f32 workspace) like a float.  The
+// emulator's storage type has no other
 // operations, so a template that bypasses the dtype conversion does not
 // compile there.
 #pragma once
@@ -48,9 +49,13 @@ typedef float scratch_t;
 typedef float storage_t;
 __device__ __forceinline__ float load(storage_t v) { return v; }
 __device__ __forceinline__ storage_t store(float v) { return v; }
-#elif CONVJIT_DTYPE == 1
+__device__ __forceinline__ unsigned storage_bits(storage_t v) { return __float_as_uint(v); }
+#elif CONVJIT_DTYPE == 1 || CONVJIT_DTYPE == 2
 typedef float scratch_t;
-typedef unsigned short storage_t;  // IEEE binary16 bits
+typedef unsigned short storage_t;  // IEEE binary16 or bfloat16 bits
+__device__ __forceinline__ unsigned storage_bits(storage_t v) { return v; }
+#endif
+#if CONVJIT_DTYPE == 1 && !defined(CONVJIT_EMULATOR)
 __device__ __forceinline__ float load(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -61,9 +66,7 @@ __device__ __forceinline__ storage_t store(float v) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
   return h;
 }
-#elif CONVJIT_DTYPE == 2
-typedef float scratch_t;
-typedef unsigned short storage_t;  // bfloat16 bits
+#elif CONVJIT_DTYPE == 2 && !defined(CONVJIT_EMULATOR)
 __device__ __forceinline__ float load(storage_t v) {
   return __int_as_float(static_cast<int>(static_cast<unsigned>(v) << 16));
 }
@@ -72,7 +75,8 @@ __device__ __forceinline__ storage_t store(float v) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   return h;
 }
-#else
+#endif
+#if CONVJIT_DTYPE < 0 || CONVJIT_DTYPE > 2
 #error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
 #endif
 

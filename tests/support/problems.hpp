@@ -17,6 +17,7 @@ struct ConvCase {
   std::int64_t batch = 1, channels = 1, filters = 1, groups = 1;
   std::vector<std::int64_t> input, kernel, stride, pad_begin, pad_end, dilation;
   TestLayout layout = TestLayout::nchw;
+  TestLayout filter_layout = TestLayout::nchw;  // nhwc: KRSC, channels contiguous
 
   int spatial() const { return static_cast<int>(input.size()); }
 
@@ -42,7 +43,8 @@ struct ConvCase {
     return "N=" + std::to_string(batch) + " C=" + std::to_string(channels) +
            " K=" + std::to_string(filters) + " G=" + std::to_string(groups) + " in=" + list(input) +
            " k=" + list(kernel) + " s=" + list(stride) + " pb=" + list(pad_begin) +
-           " pe=" + list(pad_end) + " d=" + list(dilation) + " layout=" + layout_name(layout);
+           " pe=" + list(pad_end) + " d=" + list(dilation) + " layout=" + layout_name(layout) +
+           " w=" + layout_name(filter_layout);
   }
 };
 
@@ -60,7 +62,7 @@ ConvTensors<T> make_conv_tensors(const ConvCase& c) {
   x_dims.insert(x_dims.end(), c.input.begin(), c.input.end());
   w_dims.insert(w_dims.end(), c.kernel.begin(), c.kernel.end());
   t.x = HostTensor<T>(x_dims, c.layout);
-  t.w = HostTensor<T>(w_dims, TestLayout::nchw);
+  t.w = HostTensor<T>(w_dims, c.filter_layout);
   std::int64_t y_dims[CONVJIT_MAX_RANK] = {};
   const Status s = conv_output_dims(t.params, t.x.desc(), t.w.desc(), y_dims);
   EXPECT_TRUE(s.is_ok()) << s.message() << " for " << c.describe();
@@ -104,6 +106,7 @@ struct PoolCase {
   convjit_pool_mode_t mode = CONVJIT_POOL_MAX;
   bool ceil = false;
   TestLayout layout = TestLayout::nchw;
+  TestLayout filter_layout = TestLayout::nchw;  // nhwc: KRSC, channels contiguous
 
   int spatial() const { return static_cast<int>(input.size()); }
 

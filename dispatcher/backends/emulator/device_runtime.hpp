@@ -127,6 +127,7 @@ inline namespace f32 {
 using EmulatedStorage = GlobalElement<float>;
 inline float load(const EmulatedStorage& v) { return v.bits(); }
 inline EmulatedStorage::Converted store(float v) { return {v}; }
+inline unsigned storage_bits(const EmulatedStorage& v) { return std::bit_cast<unsigned>(v.bits()); }
 inline float atomicAdd(EmulatedStorage* address, float value) { return address->atomic_add(value); }
 }  // namespace f32
 #elif CONVJIT_DTYPE == 1
@@ -135,12 +136,14 @@ using EmulatedStorage = GlobalElement<std::uint16_t>;
 // half_precision.hpp rounds to nearest even, as cvt.rn.f16.f32 does.
 inline float load(const EmulatedStorage& v) { return half_to_float(Half{v.bits()}); }
 inline EmulatedStorage::Converted store(float v) { return {float_to_half(v).bits}; }
+inline unsigned storage_bits(const EmulatedStorage& v) { return v.bits(); }
 }  // namespace f16
 #elif CONVJIT_DTYPE == 2
 inline namespace bf16 {
 using EmulatedStorage = GlobalElement<std::uint16_t>;
 inline float load(const EmulatedStorage& v) { return bf16_to_float(BFloat16{v.bits()}); }
 inline EmulatedStorage::Converted store(float v) { return {float_to_bf16(v).bits}; }
+inline unsigned storage_bits(const EmulatedStorage& v) { return v.bits(); }
 }  // namespace bf16
 #else
 #error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
@@ -401,7 +404,10 @@ inline void mma(const char* name, emulator::CompleteCollective complete, float* 
 
 inline unsigned to_tf32_bits(float value) { return emulator::round_to_tf32(value); }
 
-// A template without a second pass leaves convjit_kernel_finish to this.
+// A template without a second pass leaves convjit_kernel_finish to this,
+// a GEMM template convjit_gemm_finish<Math>.
 inline constexpr std::nullptr_t convjit_kernel_finish = nullptr;
+template <class Math>
+inline constexpr std::nullptr_t convjit_gemm_finish = nullptr;
 
 }  // namespace convjit::emulated

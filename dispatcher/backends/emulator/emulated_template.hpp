@@ -1,7 +1,9 @@
-// A kernel template compiled for the host emulator, for one dtype: its
-// entry points with the type-erased template signature.  CMake generates
-// one per (template, dtype) (cmake/emulated_template.cpp.in) and a list
-// function that returns them all.
+// A kernel template compiled for the host emulator, for one dtype and (for
+// the implicit-GEMM templates) one tile configuration: its entry points
+// with the type-erased template signature.  CMake generates one source per
+// (template, dtype) (cmake/emulated_template.cpp.in, or
+// emulated_gemm_template.cpp.in with every tile of gemm/tile_configs.cuh)
+// and a list function that returns them all.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +28,7 @@ struct EmulatedTemplate {
   const char* template_name;  // "conv/conv_fwd.cuh"
   DataType dtype;
   EmulatedEntry entries[2];  // the second is empty for one-pass templates
+  const char* tile = "";     // "tc128x64" for a GEMM template's instantiation
 
   [[nodiscard]] ErasedKernel entry(std::string_view name) const {
     for (const EmulatedEntry& e : entries)
@@ -37,9 +40,10 @@ struct EmulatedTemplate {
 // The library's templates (kernel_templates/), in every JIT dtype.
 [[nodiscard]] std::span<const EmulatedTemplate* const> emulated_templates();
 
+// `tile` is empty for the templates that have no tile configurations.
 [[nodiscard]] const EmulatedTemplate* find_emulated_template(
     std::span<const EmulatedTemplate* const> templates, std::string_view template_name,
-    DataType dtype);
+    DataType dtype, std::string_view tile = "");
 
 // ---- used by the generated files --------------------------------------------
 
@@ -62,8 +66,9 @@ void erased(const void* in0, const void* in1, void* out, float alpha, float beta
 
 // `finish` is the template's convjit_kernel_finish, or nullptr without one.
 template <auto kernel, auto finish>
-constexpr EmulatedTemplate bind_template(const char* template_name, DataType dtype) {
-  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}};
+constexpr EmulatedTemplate bind_template(const char* template_name, DataType dtype,
+                                         const char* tile = "") {
+  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}, tile};
   if constexpr (!std::is_null_pointer_v<decltype(finish)>)
     t.entries[1] = {"convjit_kernel_finish", &erased<finish>};
   return t;

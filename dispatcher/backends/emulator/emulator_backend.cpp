@@ -4,6 +4,7 @@
 
 #include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
 
@@ -91,17 +92,30 @@ class EmulatorKernel final : public Kernel {
 };
 
 Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescriptor& desc,
+                                                               std::string_view variant,
                                                                KernelSource& source) {
-  auto made = kernel_source(desc);
+  auto made = kernel_source(desc, variant);
   if (!made.is_ok()) return made.status();
   source = std::move(made).value();
+  const std::string_view tile = source.variant == kDirectVariant ? "" : source.variant;
   const auto* kernels = emulator::find_emulated_template(emulator::emulated_templates(),
-                                                         source.template_name, desc.dtype);
+                                                         source.template_name, desc.dtype, tile);
   if (kernels == nullptr)
     return Status(CONVJIT_STATUS_INTERNAL_ERROR,
-                  fmt::format("{} has no emulated build for {}", source.template_name,
-                              dtype_name(desc.dtype)));
+                  fmt::format("{} has no emulated build for {} ({})", source.template_name,
+                              dtype_name(desc.dtype), source.variant));
   return kernels;
+}
+
+Result<std::unique_ptr<Kernel>> build_emulated(const OpDescriptor& desc, std::string_view variant,
+                                               BuildTrace& trace) {
+  KernelSource source;
+  auto kernels = emulated_kernels_for(desc, variant, source);
+  if (!kernels.is_ok()) return kernels.status();
+  trace.probes.push_back(
+      {source.template_name, fmt::format("emulated on the host (variant {})", source.variant)});
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
 }
 
 }  // namespace
@@ -116,12 +130,27 @@ Status EmulatorBackend::check_support(const OpDescriptor& desc,
 
 Result<std::unique_ptr<Kernel>> EmulatorBackend::build(const OpDescriptor& desc,
                                                        const convjit_device_t&, BuildTrace& trace) {
-  KernelSource source;
-  auto kernels = emulated_kernels_for(desc, source);
-  if (!kernels.is_ok()) return kernels.status();
-  trace.probes.push_back({source.template_name, "emulated on the host"});
-  return std::unique_ptr<Kernel>(
-      std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
+  return build_emulated(desc, "", trace);
+}
+
+Result<std::unique_ptr<Kernel>> EmulatorBackend::build_variant(const OpDescriptor& desc,
+                                                               const convjit_device_t&,
+                                                               std::string_view id,
+                                                               BuildTrace& trace) {
+  if (Status s = check_variant(desc, id, variant_context("")); !s.is_ok()) return s;
+  return build_emulated(desc, id, trace);
+}
+
+Result<std::vector<KernelVariant>> EmulatorBackend::build_variants(const OpDescriptor& desc,
+                                                                   const convjit_device_t&,
+                                                                   BuildTrace& trace) {
+  std::vector<KernelVariant> variants;
+  for (const std::string& id : jit_variants(desc, variant_context(""))) {
+    auto kernel = build_emulated(desc, id, trace);
+    if (!kernel.is_ok()) return kernel.status();
+    variants.push_back({id, std::move(kernel).value()});
+  }
+  return variants;
 }
 
 }  // namespace convjit

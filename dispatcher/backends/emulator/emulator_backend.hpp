@@ -18,6 +18,14 @@ class EmulatorBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
+  // Every JIT variant (kernel_variants.hpp), as on an sm_80+ GPU.
+  [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(const OpDescriptor& desc,
+                                                                  const convjit_device_t& device,
+                                                                  BuildTrace& trace) override;
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              std::string_view id,
+                                                              BuildTrace& trace) override;
 };
 
 }  // namespace convjit

@@ -7,6 +7,7 @@
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/cuda/context_scope.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
@@ -133,6 +134,32 @@ std::shared_ptr<JitCache> JitBackend::cache_for_settings() {
 Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
                                                   const convjit_device_t& device,
                                                   BuildTrace& trace) {
+  return build_one(desc, device, "", trace);
+}
+
+Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& desc,
+                                                          const convjit_device_t& device,
+                                                          std::string_view id, BuildTrace& trace) {
+  return build_one(desc, device, id, trace);
+}
+
+Result<std::vector<KernelVariant>> JitBackend::build_variants(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              BuildTrace& trace) {
+  const std::string arch = CudaDriver::instance().arch_of(device.ordinal);
+  std::vector<KernelVariant> variants;
+  for (const std::string& id : jit_variants(desc, variant_context(arch))) {
+    auto kernel = build_one(desc, device, id, trace);
+    if (!kernel.is_ok()) return kernel.status();
+    variants.push_back({id, std::move(kernel).value()});
+  }
+  return variants;
+}
+
+Result<std::unique_ptr<Kernel>> JitBackend::build_one(const OpDescriptor& desc,
+                                                      const convjit_device_t& device,
+                                                      std::string_view variant,
+                                                      BuildTrace& trace) {
   const CudaDriver& driver = CudaDriver::instance();
   const std::string arch = driver.arch_of(device.ordinal);
   if (arch.empty())
@@ -143,11 +170,14 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
   // A cached CUBIN the driver refuses is quarantined and compiled afresh once.
   Status last;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto prepared = prepare_jit_module(*cache, desc, arch);
+    auto prepared = prepare_jit_module(*cache, desc, arch, variant);
     if (!prepared.is_ok()) return prepared.status();
-    trace.probes.push_back({cache->writable_directory(), prepared.value().compiled
-                                                            ? "compiled with NVRTC for " + arch
-                                                            : "loaded from the JIT cache"});
+    trace.probes.push_back(
+        {cache->writable_directory(),
+         fmt::format("{} (variant {})",
+                     prepared.value().compiled ? "compiled with NVRTC for " + arch
+                                               : std::string("loaded from the JIT cache"),
+                     prepared.value().variant)});
     auto kernel = std::make_unique<JitKernel>(driver, context.value(), desc);
     last = kernel->load(prepared.value().entry);
     if (last.is_ok()) {
@@ -155,7 +185,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
       return std::unique_ptr<Kernel>(std::move(kernel));
     }
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
-    auto key = jit_module_key(desc, arch);
+    auto key = jit_module_key(desc, arch, variant);
     if (key.is_ok()) cache->quarantine_entry(key.value(), last.message());
   }
   return last;

@@ -21,8 +21,22 @@ class JitBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
+  // Every variant of kernel_variants.hpp that serves the descriptor on the device.
+  [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(const OpDescriptor& desc,
+                                                                  const convjit_device_t& device,
+                                                                  BuildTrace& trace) override;
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              std::string_view id,
+                                                              BuildTrace& trace) override;
 
  private:
+  // "" builds the heuristic's choice.
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_one(const OpDescriptor& desc,
+                                                          const convjit_device_t& device,
+                                                          std::string_view variant,
+                                                          BuildTrace& trace);
+
   // The cache of the current search path, opened once per path (opening
   // probes and creates directories); builds share it and may outlive a
   // change of the path.

@@ -7,6 +7,7 @@
 
 #include "dispatcher/backends/jit/embedded_templates.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/backends/jit/pch_directory.hpp"
@@ -33,6 +34,7 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                        {"blocks", e.blocks()},
                        {"block_size", kJitThreadsPerBlock}});
   return nlohmann::json{{"template", source.template_name},
+                        {"variant", source.variant},
                         {"arch", arch},
                         {"entries", entries},
                         {"workspace_bytes", source.workspace_bytes},
@@ -45,26 +47,41 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
 
 }  // namespace
 
-Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch) {
-  auto source = kernel_source(desc);
+Result<std::string> resolve_variant(const OpDescriptor& desc, const std::string& arch,
+                                    std::string_view variant) {
+  const VariantContext context = variant_context(arch);
+  if (variant.empty()) return jit_variants(desc, context).front();
+  if (Status s = check_variant(desc, variant, context); !s.is_ok()) return s;
+  return std::string(variant);
+}
+
+Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch,
+                                   std::string_view variant) {
+  auto chosen = resolve_variant(desc, arch, variant);
+  if (!chosen.is_ok()) return chosen.status();
+  auto source = kernel_source(desc, chosen.value());
   if (!source.is_ok()) return source.status();
   return make_jit_cache_key(key_fields(desc, source.value(), arch));
 }
 
 Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
-                                          const std::string& arch) {
+                                          const std::string& arch, std::string_view variant) {
   if (!is_valid_arch(arch))
     return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
   if (Status s = jit_supports_arch(desc, arch); !s.is_ok()) return s;
   // The NVRTC version is part of every key: without NVRTC no entry can be named.
   if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
-  auto source = kernel_source(desc);
+  if (Status s = jit_supports(desc); !s.is_ok()) return s;
+  auto chosen = resolve_variant(desc, arch, variant);
+  if (!chosen.is_ok()) return chosen.status();
+  auto source = kernel_source(desc, chosen.value());
   if (!source.is_ok()) return source.status();
   const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
   const std::string writable = cache.writable_directory();
   const std::string failed_dir =
       writable.empty() ? "" : (std::filesystem::path(writable) / "jit" / "failed").string();
   PreparedModule out;
+  out.variant = chosen.value();
   auto entry = cache.get_or_compile(
       key,
       [&]() -> Result<CacheEntry> {

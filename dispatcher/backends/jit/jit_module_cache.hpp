@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "cache/jit_cache.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -14,14 +15,24 @@ namespace convjit {
 struct PreparedModule {
   CacheEntry entry;       // preimage, metadata JSON, CUBIN
   bool compiled = false;  // false: it came from the cache
+  std::string variant;    // kernel_variants.hpp's id
 };
 
-// The cache key of `desc`'s module for `arch`.
-[[nodiscard]] Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch);
+// The variant `variant` names, or the heuristic's choice for `arch` under
+// the current settings when it is empty; NOT_AVAILABLE with the reason when
+// the variant cannot serve the descriptor there.
+[[nodiscard]] Result<std::string> resolve_variant(const OpDescriptor& desc,
+                                                  const std::string& arch,
+                                                  std::string_view variant);
+
+// The cache key of `desc`'s module for `arch` (the variant as above).
+[[nodiscard]] Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch,
+                                                 std::string_view variant = "");
 
 // Unsupported descriptors return UNSUPPORTED; compile errors carry NVRTC's
 // log and the saved source under <writable cache>/jit/failed/.
 [[nodiscard]] Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
-                                                        const std::string& arch);
+                                                        const std::string& arch,
+                                                        std::string_view variant = "");
 
 }  // namespace convjit

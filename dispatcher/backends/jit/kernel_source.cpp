@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 
@@ -40,20 +41,28 @@ class PreludeWriter {
   void spatial(const char* d, const char* h, const char* w, const std::array<std::int64_t, 3>& v) {
     constant(d, v[0]), constant(h, v[1]), constant(w, v[2]);
   }
+  // A GEMM template's tile: CONVJIT_GEMM names its Math and tile shape.
+  void gemm(const GemmTile& t) {
+    gemm_ = fmt::format(
+        "#define CONVJIT_GEMM convjit_device::{}<convjit_device::TileShape<{}, {}, {}, {}, {}>>\n",
+        t.math == GemmMath::simt ? "SimtMma" : "WarpMma", t.bm, t.bn, t.warps_m, t.warps_n,
+        t.stages);
+  }
   // Moves the constants and the prelude into `out`.
   void finish(const OpDescriptor& d, KernelSource& out) {
     std::string body;
     for (const ProblemConstant& c : constants_)
       body += fmt::format("  static constexpr long long {} = {};\n", c.name, c.value);
     out.source = fmt::format(
-        "// convjit JIT kernel for {}\n#define CONVJIT_DTYPE {}\nstruct Problem {{\n{}}};\n"
+        "// convjit JIT kernel for {} ({})\n#define CONVJIT_DTYPE {}\n{}struct Problem {{\n{}}};\n"
         "#include \"{}\"\n",
-        out.template_name, dtype_code(d.dtype), body, out.template_name);
+        out.template_name, out.variant, dtype_code(d.dtype), gemm_, body, out.template_name);
     out.constants = std::move(constants_);
   }
 
  private:
   std::vector<ProblemConstant> constants_;
+  std::string gemm_;
 };
 
 // bwdfilt: split the reduction so that weights x split threads fill the GPU,
@@ -64,7 +73,8 @@ long long reduction_split(long long weights, long long reduction) {
   return std::clamp<long long>(wanted, 1, most);
 }
 
-std::string template_for(const OpDescriptor& d) {
+std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
+  if (tile != nullptr) return "conv/conv_fwd_gemm.cuh";
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
   switch (d.direction) {
@@ -77,9 +87,25 @@ std::string template_for(const OpDescriptor& d) {
   }
 }
 
+// One block per output tile of each group's GEMM (conv_fwd_gemm.cuh).
+Status gemm_entry(const OpDescriptor& d, const GemmTile& t, KernelSource& out) {
+  long long pixels = d.y_dims[0];
+  for (int i = 0; i < d.spatial_dims; ++i) pixels *= d.y_dims[static_cast<std::size_t>(2 + i)];
+  const long long filters = d.w_dims[0] / d.groups;
+  const long long tiles = (pixels + t.bm - 1) / t.bm * ((filters + t.bn - 1) / t.bn) * d.groups;
+  constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
+  if (tiles > kMaxGrid)
+    return Status::unsupported(fmt::format(
+        "variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id, tiles,
+        kMaxGrid));
+  out.entries = {{"convjit_kernel", tiles * kJitThreadsPerBlock, tiles}};
+  return Status::ok();
+}
+
 }  // namespace
 
 unsigned KernelEntry::blocks() const {
+  if (tiles > 0) return static_cast<unsigned>(tiles);
   const long long needed = (threads + kJitThreadsPerBlock - 1) / kJitThreadsPerBlock;
   return static_cast<unsigned>(std::clamp<long long>(needed, 1, kMaxBlocks));
 }
@@ -101,11 +127,16 @@ Status jit_supports_arch(const OpDescriptor& d, const std::string& arch) {
   return Status::ok();
 }
 
-Result<KernelSource> kernel_source(const OpDescriptor& d) {
+Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view variant) {
   if (Status s = jit_supports(d); !s.is_ok()) return s;
+  const VariantContext context = variant_context("");
   KernelSource out;
-  out.template_name = template_for(d);
+  out.variant = variant.empty() ? jit_variants(d, context).front() : std::string(variant);
+  if (Status s = check_variant(d, out.variant, context); !s.is_ok()) return s;
+  const GemmTile* tile = find_gemm_tile(out.variant);
+  out.template_name = template_for(d, tile);
   PreludeWriter p;
+  if (tile != nullptr) p.gemm(*tile);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   if (d.kind == OpKind::bias_grad) {
     p.constant("N", y.dims[0]), p.constant("K", y.dims[1]);
@@ -143,6 +174,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d) {
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", weights * split}, {"convjit_kernel_finish", weights}};
     out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
+  } else if (tile != nullptr) {
+    if (Status s = gemm_entry(d, *tile, out); !s.is_ok()) return s;
   } else {
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
   }

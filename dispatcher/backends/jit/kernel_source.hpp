@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dispatcher/descriptor/op_descriptor.hpp"
@@ -19,6 +20,7 @@ inline constexpr int kJitThreadsPerBlock = 256;
 struct KernelEntry {
   std::string name;       // extern "C" symbol in the module
   long long threads = 0;  // work items; the grid covers them (grid-stride beyond a cap)
+  long long tiles = 0;    // when not 0: exactly this many blocks, one per output tile
   [[nodiscard]] unsigned blocks() const;
 };
 
@@ -29,6 +31,7 @@ struct ProblemConstant {
 };
 
 struct KernelSource {
+  std::string variant;                     // "direct", or a GEMM tile ("tc128x64")
   std::string template_name;               // e.g. "conv/conv_fwd.cuh"
   std::string source;                      // prelude + #include
   std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
@@ -43,7 +46,9 @@ struct KernelSource {
 // needs sm_80 or newer, for cvt.rn.bf16.f32.
 [[nodiscard]] Status jit_supports_arch(const OpDescriptor& desc, const std::string& arch);
 
-// The kernel source for a supported descriptor.
-[[nodiscard]] Result<KernelSource> kernel_source(const OpDescriptor& desc);
+// The kernel source of one variant (kernel_variants.hpp) for a supported
+// descriptor; "" is the heuristic's choice under the current settings.
+[[nodiscard]] Result<KernelSource> kernel_source(const OpDescriptor& desc,
+                                                 std::string_view variant = "");
 
 }  // namespace convjit

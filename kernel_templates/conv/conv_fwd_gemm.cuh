@@ -1,0 +1,137 @@
+// Convolution forward as an implicit GEMM, per group g:
+//   y[m, n] = sum_k A[m, k] B[n, k]
+//   m = (batch, od, oh, ow)   M = N OD OH OW
+//   n = filter k within g     N = K / G
+//   k = (t, r, s, c)          K = T R S CG, channel fastest
+// A[m, k] = x[batch, g CG + c, od SD - PD + t DD, ...] (zero in the
+// padding), B[n, k] = w[g K/G + n, c, t, r, s].  Channel-fastest k makes
+// a chunk of A one 16-byte load in channels-last layouts with CG a
+// multiple of the chunk; other layouts gather element by element.
+//
+// convjit_gemm_kernel<Math> is the body; Math (gemm/warp_mma.cuh or
+// gemm/simt_mma.cuh) carries the tile.  The JIT prelude names it as
+// CONVJIT_GEMM; the emulator instantiates every tile configuration.
+#include "common/grid.cuh"
+#include "gemm/mainloop.cuh"
+#include "gemm/simt_mma.cuh"
+#include "gemm/tile_epilogue.cuh"
+#include "gemm/warp_mma.cuh"
+
+namespace convjit_device {
+namespace conv_fwd {
+
+typedef Problem P;
+
+// The taps of GEMM column k: (t, r, s) and channel c.
+struct Column {
+  index_t c;
+  int t, r, s;
+};
+__device__ __forceinline__ Column column(index_t k) {
+  const index_t tap = k / P::CG;
+  return {k % P::CG, static_cast<int>(tap / (P::R * P::S)), static_cast<int>(tap / P::S % P::R),
+          static_cast<int>(tap % P::S)};
+}
+__device__ __forceinline__ index_t reduction() { return P::T * P::R * P::S * P::CG; }
+
+// A: rows are output pixels, read through x.
+struct Pixels {
+  struct Row {
+    index_t base;  // batch and group offset in x; -1 past the last pixel
+    index_t id0, ih0, iw0;
+  };
+  const storage_t* base;
+  bool vector;
+  index_t group;
+
+  __device__ __forceinline__ Row row(index_t m) const {
+    if (m >= P::N * P::OD * P::OH * P::OW) return {-1, 0, 0, 0};
+    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
+    const index_t n = m / (P::OW * P::OH * P::OD);
+    return {n * P::XS0 + group * P::CG * P::XS1, od * P::SD - P::PD, oh * P::SH - P::PH,
+            ow * P::SW - P::PW};
+  }
+  __device__ __forceinline__ index_t offset(const Row& row, index_t k) const {
+    if (row.base < 0 || k >= reduction()) return -1;
+    const Column col = column(k);
+    const index_t id = row.id0 + col.t * P::DD, ih = row.ih0 + col.r * P::DH,
+                  iw = row.iw0 + col.s * P::DW;
+    if (id < 0 || id >= P::D || ih < 0 || ih >= P::H || iw < 0 || iw >= P::W) return -1;
+    return row.base + col.c * P::XS1 + id * P::XS2 + ih * P::XS3 + iw * P::XS4;
+  }
+};
+
+// B: rows are the group's filters, read through w.
+struct Filters {
+  struct Row {
+    index_t base;  // -1 past the group's last filter
+  };
+  const storage_t* base;
+  bool vector;
+  index_t group;
+
+  __device__ __forceinline__ Row row(index_t n) const {
+    return {n < P::K / P::G ? (group * (P::K / P::G) + n) * P::WS0 : -1};
+  }
+  __device__ __forceinline__ index_t offset(const Row& row, index_t k) const {
+    if (row.base < 0 || k >= reduction()) return -1;
+    const Column col = column(k);
+    return row.base + col.c * P::WS1 + col.t * P::WS2 + col.r * P::WS3 + col.s * P::WS4;
+  }
+};
+
+// The output tile, in y.
+struct Outputs {
+  storage_t* base;
+  bool columns_contiguous;
+  index_t group;
+  __device__ __forceinline__ index_t offset(index_t m, index_t n) const {
+    if (m >= P::N * P::OD * P::OH * P::OW || n >= P::K / P::G) return -1;
+    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
+    const index_t batch = m / (P::OW * P::OH * P::OD);
+    return batch * P::YS0 + (group * (P::K / P::G) + n) * P::YS1 + od * P::YS2 + oh * P::YS3 +
+           ow * P::YS4;
+  }
+};
+
+// Chunks of kChunkElements along a unit-stride dimension, with every
+// other stride a multiple of the chunk.
+__device__ __forceinline__ bool chunked(index_t unit, index_t s0, index_t s2, index_t s3,
+                                        index_t s4) {
+  const index_t e = kChunkElements;
+  return unit == 1 && P::CG % e == 0 && s0 % e == 0 && s2 % e == 0 && s3 % e == 0 && s4 % e == 0;
+}
+
+}  // namespace conv_fwd
+
+template <class Math>
+__device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict__ x,
+                                                    const storage_t* __restrict__ w,
+                                                    storage_t* __restrict__ y, float alpha,
+                                                    float beta, scratch_t* /*workspace*/) {
+  using namespace conv_fwd;
+  typedef typename Math::Tile Tile;
+  CONVJIT_SHARED_ARRAY(unsigned, smem, Tile::kSharedWords);
+  const index_t tiles_m = (P::N * P::OD * P::OH * P::OW + Tile::BM - 1) / Tile::BM;
+  const index_t tiles_n = (P::K / P::G + Tile::BN - 1) / Tile::BN;
+  const index_t block = blockIdx.x;
+  const index_t tile_m = block % tiles_m, tile_n = block / tiles_m % tiles_n;
+  const index_t group = block / (tiles_m * tiles_n);
+  const Pixels a{x, chunked(P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x), group};
+  const Filters b{w, chunked(P::WS1, P::WS0, P::WS2, P::WS3, P::WS4) && chunk_aligned(w), group};
+  Math math;
+  gemm_mainloop(smem, math, a, b, tile_m * Tile::BM, tile_n * Tile::BN, 0, reduction());
+  const Outputs out{y, P::YS1 == 1, group};
+  store_tile(smem, math, out, tile_m * Tile::BM, tile_n * Tile::BN, alpha, beta);
+}
+
+}  // namespace convjit_device
+
+#if defined(CONVJIT_GEMM)
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
+                              const convjit_device::storage_t* __restrict__ w,
+                              convjit_device::storage_t* __restrict__ y, float alpha, float beta,
+                              convjit_device::scratch_t* workspace) {
+  convjit_device::convjit_gemm_kernel<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace);
+}
+#endif

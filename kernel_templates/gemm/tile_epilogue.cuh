@@ -1,0 +1,41 @@
+// Writes a block's accumulators: out = alpha * acc + beta * out.  The
+// tile passes through shared memory (the pipeline's, now free) in slabs
+// of rows, so that the global stores run along the output's contiguous
+// dimension whichever it is: GEMM columns (channels-last outputs) or rows
+// (pixels, channels-first).  An Output says where element (m, n) lives,
+// `offset(m, n)`, or -1 past the ends, and which runs along memory,
+// `columns_contiguous`.
+#pragma once
+#include "common/epilogue.cuh"
+#include "gemm/tile_shape.cuh"
+
+namespace convjit_device {
+
+template <class Math, class Output, class Shared>
+__device__ __forceinline__ void store_tile(Shared& smem, const Math& math,
+                                           const Output& out, index_t m0, index_t n0,
+                                           float alpha, float beta) {
+  typedef typename Math::Tile Tile;
+  constexpr int kPitch = Tile::BN + 1;  // odd: a column of the slab spans every bank
+  constexpr int kFit = Tile::kSharedWords / kPitch / 16 * 16;
+  constexpr int kSlab = kFit < Tile::BM ? kFit : Tile::BM;
+  const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
+  const int warp_n = static_cast<int>(warp_id()) / Tile::WARPS_M;
+  for (int first = 0; first < Tile::BM; first += kSlab) {
+    math.for_each(warp_m, warp_n, [&](int r, int c, float v) {
+      if (r >= first && r < first + kSlab) smem[(r - first) * kPitch + c] = __float_as_uint(v);
+    });
+    __syncthreads();
+    for (int e = static_cast<int>(threadIdx.x); e < kSlab * Tile::BN; e += Tile::kThreads) {
+      const int r = out.columns_contiguous ? e / Tile::BN : e % kSlab;
+      const int c = out.columns_contiguous ? e % Tile::BN : e / kSlab;
+      if (first + r >= Tile::BM) continue;
+      const index_t at = out.offset(m0 + first + r, n0 + c);
+      if (at >= 0)
+        scale_store(out.base + at, __uint_as_float(smem[r * kPitch + c]), alpha, beta);
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace convjit_device

@@ -1,0 +1,35 @@
+// A thread block's GEMM tile: the block computes BM x BN outputs over the
+// full reduction, in steps of BK, with a STAGES-deep shared-memory
+// pipeline; WARPS_M x WARPS_N warps each own a WM x WN sub-tile.
+#pragma once
+#include "common/kernel_abi.cuh"
+
+namespace convjit_device {
+
+// 64 bytes of K per tile row, as 4 chunks of 16 bytes (4 words each).
+constexpr int kRowWords = 16;
+constexpr int kChunkWords = 4;
+constexpr int kRowChunks = kRowWords / kChunkWords;
+
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_>
+struct TileShape {
+  static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
+  static constexpr int STAGES = STAGES_;
+  static constexpr int kThreads = 32 * WARPS_M * WARPS_N;
+  static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
+  // Words of one pipeline stage (A rows, then B rows) and of them all.
+  static constexpr int kStageWords = (BM + BN) * kRowWords;
+  static constexpr int kSharedWords = STAGES * kStageWords;
+  static_assert(kThreads == 256, "the JIT launches 256-thread blocks");
+  static_assert(WM % 16 == 0 && WN % 8 == 0, "warp tiles are whole mma tiles");
+  static_assert(kSharedWords * 4 <= 48 * 1024, "static shared memory is at most 48 KiB");
+};
+
+// Where word `word` of chunk `chunk` of tile row `row` lives: chunks are
+// XOR-swizzled by row pair, so that the 8 rows an ldmatrix (or a column
+// of cp.async writes) touches fall in 8 distinct 16-byte bank groups.
+__device__ __forceinline__ int swizzled_word(int row, int chunk, int word = 0) {
+  return row * kRowWords + ((chunk ^ ((row >> 1) & 3)) * kChunkWords) + word;
+}
+
+}  // namespace convjit_device

