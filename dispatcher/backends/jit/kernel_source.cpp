@@ -129,10 +129,12 @@ Status jit_supports_arch(const OpDescriptor& d, const std::string& arch) {
 
 Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view variant) {
   if (Status s = jit_supports(d); !s.is_ok()) return s;
-  const VariantContext context = variant_context("");
+  // An explicit variant is checked for fit only: whether the settings
+  // allow it (TF32) is the backends' call (resolve_variant, build_variant).
   KernelSource out;
-  out.variant = variant.empty() ? jit_variants(d, context).front() : std::string(variant);
-  if (Status s = check_variant(d, out.variant, context); !s.is_ok()) return s;
+  out.variant = variant.empty() ? jit_variants(d, variant_context("")).front()
+                                : std::string(variant);
+  if (Status s = check_variant(d, out.variant, {"", true}); !s.is_ok()) return s;
   const GemmTile* tile = find_gemm_tile(out.variant);
   out.template_name = template_for(d, tile);
   PreludeWriter p;

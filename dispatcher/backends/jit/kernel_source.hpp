@@ -47,7 +47,9 @@ struct KernelSource {
 [[nodiscard]] Status jit_supports_arch(const OpDescriptor& desc, const std::string& arch);
 
 // The kernel source of one variant (kernel_variants.hpp) for a supported
-// descriptor; "" is the heuristic's choice under the current settings.
+// descriptor; "" is the heuristic's choice under the current settings.  An
+// explicit variant need only fit the descriptor: TF32 tiles for f32 are
+// built whatever CONVJIT_ALLOW_TF32 says, since the backends decide that.
 [[nodiscard]] Result<KernelSource> kernel_source(const OpDescriptor& desc,
                                                  std::string_view variant = "");
 

@@ -49,6 +49,15 @@ class NvrtcProgram {
     return text;
   }
 
+  [[nodiscard]] std::string ptx() const {
+    std::size_t size = 0;
+    if (api_.get_ptx_size(program_, &size) != NVRTC_SUCCESS || size == 0) return {};
+    std::string text(size, '\0');
+    if (api_.get_ptx(program_, text.data()) != NVRTC_SUCCESS) return {};
+    text.resize(size - 1);
+    return text;
+  }
+
   [[nodiscard]] std::vector<char> cubin() const {
     std::size_t size = 0;
     if (api_.get_cubin_size(program_, &size) != NVRTC_SUCCESS) return {};
@@ -93,6 +102,10 @@ PtxasStats parse_ptxas_stats(const std::string& log) {
   for (auto it = std::sregex_iterator(log.begin(), log.end(), registers);
        it != std::sregex_iterator(); ++it)
     stats.max_registers = std::max(stats.max_registers, std::stoi((*it)[1]));
+  static const std::regex shared(R"((\d+) bytes smem)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), shared); it != std::sregex_iterator();
+       ++it)
+    stats.shared_bytes = std::max(stats.shared_bytes, std::stoll((*it)[1]));
   for (auto it = std::sregex_iterator(log.begin(), log.end(), frame); it != std::sregex_iterator();
        ++it) {
     stats.stack_bytes += std::stoll((*it)[1]);
@@ -126,6 +139,7 @@ Result<CompiledModule> compile_kernel(const KernelSource& source, const std::str
                               source.template_name, arch, nvrtc.api().get_error_string(compiled),
                               dump_failed_source(source, failed_source_dir), out.log));
   out.cubin = program.cubin();
+  out.ptx = program.ptx();
   if (out.cubin.empty()) return Status(CONVJIT_STATUS_EXECUTION_FAILED, "NVRTC produced no CUBIN");
   out.stats = parse_ptxas_stats(out.log);
   out.compile_ms =

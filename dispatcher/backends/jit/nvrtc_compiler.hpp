@@ -16,10 +16,12 @@ struct PtxasStats {
   long long spill_stores = 0;  // bytes, summed over entries
   long long spill_loads = 0;
   long long stack_bytes = 0;
+  long long shared_bytes = 0;  // static shared memory, the most of any entry
 };
 
 struct CompiledModule {
   std::vector<char> cubin;
+  std::string ptx;  // what ptxas compiled: the static checks read its instructions
   std::string log;  // NVRTC's log, ptxas -v lines included
   PtxasStats stats;
   std::vector<std::string> options;  // as passed to NVRTC, but for --pch-dir

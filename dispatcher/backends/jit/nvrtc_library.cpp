@@ -58,6 +58,8 @@ Status NvrtcLibrary::accept(void* handle) {
       CONVJIT_LOAD_SYMBOL(handle, api_, get_program_log, nvrtcGetProgramLog),
       CONVJIT_LOAD_SYMBOL(handle, api_, get_cubin_size, nvrtcGetCUBINSize),
       CONVJIT_LOAD_SYMBOL(handle, api_, get_cubin, nvrtcGetCUBIN),
+      CONVJIT_LOAD_SYMBOL(handle, api_, get_ptx_size, nvrtcGetPTXSize),
+      CONVJIT_LOAD_SYMBOL(handle, api_, get_ptx, nvrtcGetPTX),
   };
   if (const char* missing = first_missing(symbols))
     return Status::not_available(fmt::format("it lacks {}", missing));

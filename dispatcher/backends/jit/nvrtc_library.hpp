@@ -23,6 +23,8 @@ struct NvrtcApi {
   decltype(&::nvrtcGetProgramLog) get_program_log = nullptr;
   decltype(&::nvrtcGetCUBINSize) get_cubin_size = nullptr;
   decltype(&::nvrtcGetCUBIN) get_cubin = nullptr;
+  decltype(&::nvrtcGetPTXSize) get_ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) get_ptx = nullptr;
 };
 
 class NvrtcLibrary : public SearchedLibrary {

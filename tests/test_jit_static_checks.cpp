@@ -1,0 +1,114 @@
+// Static checks of the implicit-GEMM variants, no GPU needed: for the
+// representative layers (ResNet-50's 3x3 and 1x1 convs, YOLO11n's dense
+// convs at C = 16 ... 256, CosmoFlow's 3D convs), in channels-last bf16
+// at batch 32, every tensor-core variant's sm_80 and sm_90 build
+//   - uses the instructions it was designed around (mma.sync, ldmatrix,
+//     cp.async in its PTX),
+//   - spills nothing (ptxas -v),
+//   - fits an SM: its 256 threads' registers within the 64 Ki register
+//     file, its static shared memory the tile's stages within 48 KiB.
+// Strict f32 gets the same for its SIMT tiles (FMAs, cp.async, no mma)
+// and, with TF32 allowed, its tensor-core tiles (mma.sync ... tf32).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/models/model_table.hpp"
+#include "dispatcher/settings.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr int kRegisterFile = 64 * 1024;  // 32-bit registers per SM, sm_80 and sm_90
+constexpr long long kStaticShared = 48 * 1024;
+
+// The layers, by a name saying why each is here.
+std::map<std::string, OpDescriptor> representative_layers(DataType dtype) {
+  std::map<std::string, OpDescriptor> layers;
+  const std::pair<const char*, ModelOptions> models[] = {{"resnet50", {32, 224, true, dtype}},
+                                                         {"yolo11n", {32, 640, true, dtype}},
+                                                         {"cosmoflow", {32, 128, true, dtype}}};
+  for (const auto& [model, options] : models) {
+    auto ops = expand_model(*find_model(model), options);
+    EXPECT_TRUE(ops.is_ok()) << ops.status().message();
+    for (const ModelOp& op : ops.value()) {
+      const OpDescriptor& d = op.desc;
+      if (d.kind != OpKind::conv || d.direction != Direction::fwd || d.w_dims[1] == 1) continue;
+      const long long cg = d.w_dims[1], r = d.w_dims[2];
+      std::string key;
+      if (std::string(model) == "resnet50" && (r == 3 || r == 1) && cg >= 64)
+        key = fmt::format("resnet50 {}x{}", r, r);
+      else if (std::string(model) == "yolo11n" && cg >= 16 && cg <= 256)
+        key = fmt::format("yolo11n C={}", cg);
+      else if (std::string(model) == "cosmoflow" && d.spatial_dims == 3 && cg > 4)
+        key = fmt::format("cosmoflow 3D {}x{}x{} C={}", r, r, r, cg);
+      if (!key.empty()) layers.emplace(key, d);
+    }
+  }
+  return layers;
+}
+
+struct Expected {
+  std::vector<std::string> instructions;
+  bool mma;
+};
+
+void check_variant(const std::string& layer, const OpDescriptor& d, const GemmTile& tile,
+                   const char* arch, const Expected& expected) {
+  SCOPED_TRACE(fmt::format("{} ({}), {} for {}", layer, descriptor_name(d), tile.id, arch));
+  auto source = kernel_source(d, tile.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  auto module = compile_kernel(source.value(), arch);
+  ASSERT_TRUE(module.is_ok()) << module.status().message();
+  const CompiledModule& m = module.value();
+  for (const std::string& instruction : expected.instructions)
+    EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction << " in the PTX";
+  if (!expected.mma) {
+    EXPECT_EQ(m.ptx.find("mma.sync"), std::string::npos);
+  }
+  EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+  EXPECT_GT(m.stats.max_registers, 0) << m.log;
+  EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+  EXPECT_EQ(m.stats.shared_bytes, static_cast<long long>(tile.bm + tile.bn) * 64 * tile.stages)
+      << m.log;
+  EXPECT_LE(m.stats.shared_bytes, kStaticShared);
+  std::printf("  %-24s %-10s %s: %3d registers, %5lld bytes shared, %.0f ms\n", layer.c_str(),
+              std::string(tile.id).c_str(), arch, m.stats.max_registers, m.stats.shared_bytes,
+              m.compile_ms);
+}
+
+TEST(JitStaticChecks, EveryTensorCoreVariantUsesItsInstructionsFitsAndDoesNotSpill) {
+  const auto layers = representative_layers(DataType::bf16);
+  ASSERT_GE(layers.size(), 8u);  // 2 ResNet-50, 5 YOLO11n, CosmoFlow
+  const Expected expected{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                           "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.cg.shared.global",
+                           "cp.async.wait_group"},
+                          true};
+  for (const auto& [layer, d] : layers)
+    for (const GemmTile& tile : gemm_tiles())
+      if (tile.math == GemmMath::tensor_core)
+        for (const char* arch : {"sm_80", "sm_90"}) check_variant(layer, d, tile, arch, expected);
+}
+
+TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {
+  const auto layers = representative_layers(DataType::f32);
+  const Expected simt{{"fma.rn.f32", "cp.async.cg.shared.global"}, false};
+  const Expected tf32{{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32",
+                       "ldmatrix.sync.aligned"},
+                      true};
+  for (const auto& [layer, d] : layers) {
+    if (layer != "resnet50 3x3" && layer != "yolo11n C=64") continue;
+    for (const GemmTile& tile : gemm_tiles())
+      check_variant(layer, d, tile, "sm_90", tile.math == GemmMath::simt ? simt : tf32);
+  }
+}
+
+}  // namespace
+}  // namespace convjit
