@@ -17,6 +17,7 @@
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
 #include "support/jit_problem_set.hpp"
+#include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
 
 namespace convjit {
@@ -102,7 +103,6 @@ class EmulatedGemm : public ::testing::Test {
       if (!s.is_ok()) continue;
       test::expect_matches_reference(d, host, out, tolerance(d, v.id));
       ran.insert(v.id);
-      if (getenv("DBG")) fprintf(stderr, "%s %s ok\n", v.id.c_str(), descriptor_name(d).c_str());
     }
     return ran;
   }
@@ -139,6 +139,24 @@ TEST_F(EmulatedGemm, AlphaAndBetaBlendInEveryVariant) {
     SCOPED_TRACE(c.describe());
     check_every_variant(forward_descriptor(c, dtype), rng, 0.5, 0.25);
   }
+}
+
+// Every distinct forward conv of the three models, at batch 1 and small
+// images, in the layouts and dtypes they train in.
+TEST_F(EmulatedGemm, EveryModelLayerForwardInEveryVariant) {
+  std::mt19937 rng(1820);
+  const std::pair<const char*, ModelOptions> models[] = {
+      {"resnet50", {1, 32, true, DataType::bf16}},
+      {"yolo11n", {1, 64, true, DataType::f16}},
+      {"cosmoflow", {1, 32, false, DataType::f32}}};
+  int layers = 0;
+  for (const auto& [model, options] : models)
+    for (const OpDescriptor& d : test::sweep(test::model_descriptors(model, options))) {
+      if (d.kind != OpKind::conv || d.direction != Direction::fwd) continue;
+      check_every_variant(d, rng);
+      ++layers;
+    }
+  EXPECT_GT(layers, test::reduced_run() ? 10 : 40);
 }
 
 }  // namespace

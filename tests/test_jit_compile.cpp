@@ -134,7 +134,7 @@ TEST(GpuArch, NumbersComeFromTheNameWithoutItsSuffix) {
 
 TEST(JitTemplates, ACompileErrorCarriesTheLogAndTheSourcePath) {
   auto ops = expand_model(*find_model("resnet50"), {1, 32}).value();
-  KernelSource broken = kernel_source(ops[0].desc).value();
+  KernelSource broken = kernel_source(ops[0].desc, "direct").value();
   broken.source += "\nthis is not CUDA;\n";
   const std::string dir = ::testing::TempDir() + "/convjit-jit-failed";
   auto compiled = compile_kernel(broken, "sm_90", dir);
