@@ -97,7 +97,9 @@ Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescripto
   auto made = kernel_source(desc, variant);
   if (!made.is_ok()) return made.status();
   source = std::move(made).value();
-  const std::string_view tile = source.variant == kDirectVariant ? "" : source.variant;
+  // Not a ?: of "" and the std::string: that would view a temporary copy.
+  std::string_view tile = source.variant;
+  if (tile == kDirectVariant) tile = {};
   const auto* kernels = emulator::find_emulated_template(emulator::emulated_templates(),
                                                          source.template_name, desc.dtype, tile);
   if (kernels == nullptr)
