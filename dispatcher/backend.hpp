@@ -77,6 +77,20 @@ class Backend {
   }
 };
 
+// The variants `ids` name, each made by `build(id)`, in that order; the
+// first failure stops it.  For backends whose variants are a list of ids.
+template <class Build>
+[[nodiscard]] Result<std::vector<KernelVariant>> build_each_variant(
+    const std::vector<std::string>& ids, Build&& build) {
+  std::vector<KernelVariant> variants;
+  for (const std::string& id : ids) {
+    auto kernel = build(id);
+    if (!kernel.is_ok()) return kernel.status();
+    variants.push_back({id, std::move(kernel).value()});
+  }
+  return variants;
+}
+
 // check_support, then build() (or the variant `id` names): the kernel, or
 // why the backend declined.
 [[nodiscard]] inline Result<std::unique_ptr<Kernel>> build_if_supported(

@@ -72,12 +72,7 @@ test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
 }
 
 OpDescriptor forward_descriptor(const test::ConvCase& c, DataType dtype) {
-  auto t = test::make_conv_tensors<float>(c);
-  auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
-  test::set_dtype(x, dtype), test::set_dtype(w, dtype), test::set_dtype(y, dtype);
-  auto d = make_conv_descriptor(&t.params, Direction::fwd, &x, &w, &y);
-  EXPECT_TRUE(d.is_ok()) << d.status().message() << " for " << c.describe();
-  return d.value();
+  return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
 }
 
 class EmulatedGemm : public ::testing::Test {

@@ -11,7 +11,6 @@
 // convjit_gemm_kernel<Math> is the body; Math (gemm/warp_mma.cuh or
 // gemm/simt_mma.cuh) carries the tile.  The JIT prelude names it as
 // CONVJIT_GEMM; the emulator instantiates every tile configuration.
-#include "common/grid.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -33,6 +32,15 @@ __device__ __forceinline__ Column column(index_t k) {
           static_cast<int>(tap % P::S)};
 }
 __device__ __forceinline__ index_t reduction() { return P::T * P::R * P::S * P::CG; }
+__device__ __forceinline__ index_t pixel_count() { return P::N * P::OD * P::OH * P::OW; }
+
+// GEMM row m as an output pixel.
+struct Pixel {
+  index_t n, od, oh, ow;
+};
+__device__ __forceinline__ Pixel pixel(index_t m) {
+  return {m / (P::OW * P::OH * P::OD), m / (P::OW * P::OH) % P::OD, m / P::OW % P::OH, m % P::OW};
+}
 
 // A: rows are output pixels, read through x.
 struct Pixels {
@@ -45,11 +53,10 @@ struct Pixels {
   index_t group;
 
   __device__ __forceinline__ Row row(index_t m) const {
-    if (m >= P::N * P::OD * P::OH * P::OW) return {-1, 0, 0, 0};
-    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-    const index_t n = m / (P::OW * P::OH * P::OD);
-    return {n * P::XS0 + group * P::CG * P::XS1, od * P::SD - P::PD, oh * P::SH - P::PH,
-            ow * P::SW - P::PW};
+    if (m >= pixel_count()) return {-1, 0, 0, 0};
+    const Pixel p = pixel(m);
+    return {p.n * P::XS0 + group * P::CG * P::XS1, p.od * P::SD - P::PD, p.oh * P::SH - P::PH,
+            p.ow * P::SW - P::PW};
   }
   __device__ __forceinline__ index_t offset(const Row& row, index_t k) const {
     if (row.base < 0 || k >= reduction()) return -1;
@@ -86,11 +93,10 @@ struct Outputs {
   bool columns_contiguous;
   index_t group;
   __device__ __forceinline__ index_t offset(index_t m, index_t n) const {
-    if (m >= P::N * P::OD * P::OH * P::OW || n >= P::K / P::G) return -1;
-    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-    const index_t batch = m / (P::OW * P::OH * P::OD);
-    return batch * P::YS0 + (group * (P::K / P::G) + n) * P::YS1 + od * P::YS2 + oh * P::YS3 +
-           ow * P::YS4;
+    if (m >= pixel_count() || n >= P::K / P::G) return -1;
+    const Pixel p = pixel(m);
+    return p.n * P::YS0 + (group * (P::K / P::G) + n) * P::YS1 + p.od * P::YS2 + p.oh * P::YS3 +
+           p.ow * P::YS4;
   }
 };
 
@@ -112,7 +118,7 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   using namespace conv_fwd;
   typedef typename Math::Tile Tile;
   CONVJIT_SHARED_ARRAY(unsigned, smem, Tile::kSharedWords);
-  const index_t tiles_m = (P::N * P::OD * P::OH * P::OW + Tile::BM - 1) / Tile::BM;
+  const index_t tiles_m = (pixel_count() + Tile::BM - 1) / Tile::BM;
   const index_t tiles_n = (P::K / P::G + Tile::BN - 1) / Tile::BN;
   const index_t block = blockIdx.x;
   const index_t tile_m = block % tiles_m, tile_n = block / tiles_m % tiles_n;

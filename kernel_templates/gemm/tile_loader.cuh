@@ -77,9 +77,8 @@ struct TileLoader {
   }
 };
 
-// Whether a tensor allows vector chunks: `contiguous` (unit stride along
-// the chunk), the other strides and the chunk's start multiples of a
-// chunk, and the pointer 16-byte aligned.
+// The pointer's share of an operand's `vector` promise (the strides'
+// share is the operand's): 16-byte alignment.
 template <class T>
 __device__ __forceinline__ bool chunk_aligned(const T* base) {
   return reinterpret_cast<unsigned long long>(base) % 16 == 0;

@@ -22,22 +22,31 @@ inline void set_dtype(convjit_tensor_desc_t& t, DataType dtype) {
   t.dtype = static_cast<convjit_dtype_t>(dtype);
 }
 
+// The case's descriptors in `dtype`, one per direction asked for.
+inline std::vector<OpDescriptor> conv_descriptors(
+    const ConvCase& c, DataType dtype,
+    std::initializer_list<Direction> directions = {Direction::fwd, Direction::bwddata,
+                                                   Direction::bwdfilt}) {
+  std::vector<OpDescriptor> out;
+  auto t = make_conv_tensors<float>(c);
+  auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
+  set_dtype(x, dtype), set_dtype(w, dtype), set_dtype(y, dtype);
+  for (Direction dir : directions) {
+    auto d = make_conv_descriptor(&t.params, dir, &x, &w, &y);
+    EXPECT_TRUE(d.is_ok()) << d.status().message() << " for " << c.describe();
+    if (d.is_ok()) out.push_back(d.value());
+  }
+  return out;
+}
+
 // `cases` random convolutions, each in fwd, bwddata and bwdfilt.
 // `symmetric`: only what cuDNN expresses (see random_conv_case).
 inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, DataType dtype,
                                                          int cases, bool symmetric = false) {
   std::vector<OpDescriptor> out;
-  for (int i = 0; i < cases; ++i) {
-    const ConvCase c = random_conv_case(rng, 1 + i % 3, symmetric);
-    auto t = make_conv_tensors<float>(c);
-    auto x = t.x.desc(), w = t.w.desc(), y = t.y.desc();
-    set_dtype(x, dtype), set_dtype(w, dtype), set_dtype(y, dtype);
-    for (Direction dir : {Direction::fwd, Direction::bwddata, Direction::bwdfilt}) {
-      auto d = make_conv_descriptor(&t.params, dir, &x, &w, &y);
-      EXPECT_TRUE(d.is_ok()) << d.status().message() << " for " << c.describe();
-      if (d.is_ok()) out.push_back(d.value());
-    }
-  }
+  for (int i = 0; i < cases; ++i)
+    for (OpDescriptor& d : conv_descriptors(random_conv_case(rng, 1 + i % 3, symmetric), dtype))
+      out.push_back(d);
   return out;
 }
 

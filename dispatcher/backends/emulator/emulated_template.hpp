@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 
 namespace convjit::emulator {
@@ -28,7 +29,7 @@ struct EmulatedTemplate {
   const char* template_name;  // "conv/conv_fwd.cuh"
   DataType dtype;
   EmulatedEntry entries[2];  // the second is empty for one-pass templates
-  const char* tile = "";     // "tc128x64" for a GEMM template's instantiation
+  const char* variant = kDirectVariant.data();  // the JIT variant: a GEMM template's tile ("tc128x64")
 
   [[nodiscard]] ErasedKernel entry(std::string_view name) const {
     for (const EmulatedEntry& e : entries)
@@ -40,10 +41,11 @@ struct EmulatedTemplate {
 // The library's templates (kernel_templates/), in every JIT dtype.
 [[nodiscard]] std::span<const EmulatedTemplate* const> emulated_templates();
 
-// `tile` is empty for the templates that have no tile configurations.
+// `variant` is kernel_variants.hpp's id: "direct" for the templates
+// without tile configurations.
 [[nodiscard]] const EmulatedTemplate* find_emulated_template(
     std::span<const EmulatedTemplate* const> templates, std::string_view template_name,
-    DataType dtype, std::string_view tile = "");
+    DataType dtype, std::string_view variant = kDirectVariant);
 
 // ---- used by the generated files --------------------------------------------
 
@@ -67,8 +69,8 @@ void erased(const void* in0, const void* in1, void* out, float alpha, float beta
 // `finish` is the template's convjit_kernel_finish, or nullptr without one.
 template <auto kernel, auto finish>
 constexpr EmulatedTemplate bind_template(const char* template_name, DataType dtype,
-                                         const char* tile = "") {
-  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}, tile};
+                                         const char* variant = kDirectVariant.data()) {
+  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}, variant};
   if constexpr (!std::is_null_pointer_v<decltype(finish)>)
     t.entries[1] = {"convjit_kernel_finish", &erased<finish>};
   return t;

@@ -97,11 +97,8 @@ Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescripto
   auto made = kernel_source(desc, variant);
   if (!made.is_ok()) return made.status();
   source = std::move(made).value();
-  // Not a ?: of "" and the std::string: that would view a temporary copy.
-  std::string_view tile = source.variant;
-  if (tile == kDirectVariant) tile = {};
-  const auto* kernels = emulator::find_emulated_template(emulator::emulated_templates(),
-                                                         source.template_name, desc.dtype, tile);
+  const auto* kernels = emulator::find_emulated_template(
+      emulator::emulated_templates(), source.template_name, desc.dtype, source.variant);
   if (kernels == nullptr)
     return Status(CONVJIT_STATUS_INTERNAL_ERROR,
                   fmt::format("{} has no emulated build for {} ({})", source.template_name,
@@ -131,28 +128,27 @@ Status EmulatorBackend::check_support(const OpDescriptor& desc,
 }
 
 Result<std::unique_ptr<Kernel>> EmulatorBackend::build(const OpDescriptor& desc,
-                                                       const convjit_device_t&, BuildTrace& trace) {
-  return build_emulated(desc, "", trace);
+                                                       const convjit_device_t& device,
+                                                       BuildTrace& trace) {
+  return build_variant(desc, device, "", trace);
 }
 
+// The emulator's architecture is "": every variant, as on an sm_80+ GPU.
 Result<std::unique_ptr<Kernel>> EmulatorBackend::build_variant(const OpDescriptor& desc,
                                                                const convjit_device_t&,
                                                                std::string_view id,
                                                                BuildTrace& trace) {
-  if (Status s = check_variant(desc, id, variant_context("")); !s.is_ok()) return s;
-  return build_emulated(desc, id, trace);
+  auto variant = resolve_variant(desc, "", id);
+  if (!variant.is_ok()) return variant.status();
+  return build_emulated(desc, variant.value(), trace);
 }
 
 Result<std::vector<KernelVariant>> EmulatorBackend::build_variants(const OpDescriptor& desc,
-                                                                   const convjit_device_t&,
+                                                                   const convjit_device_t& device,
                                                                    BuildTrace& trace) {
-  std::vector<KernelVariant> variants;
-  for (const std::string& id : jit_variants(desc, variant_context(""))) {
-    auto kernel = build_emulated(desc, id, trace);
-    if (!kernel.is_ok()) return kernel.status();
-    variants.push_back({id, std::move(kernel).value()});
-  }
-  return variants;
+  return build_each_variant(jit_variants(desc, variant_context("")), [&](std::string_view id) {
+    return build_variant(desc, device, id, trace);
+  });
 }
 
 }  // namespace convjit

@@ -134,32 +134,22 @@ std::shared_ptr<JitCache> JitBackend::cache_for_settings() {
 Result<std::unique_ptr<Kernel>> JitBackend::build(const OpDescriptor& desc,
                                                   const convjit_device_t& device,
                                                   BuildTrace& trace) {
-  return build_one(desc, device, "", trace);
-}
-
-Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& desc,
-                                                          const convjit_device_t& device,
-                                                          std::string_view id, BuildTrace& trace) {
-  return build_one(desc, device, id, trace);
+  return build_variant(desc, device, "", trace);
 }
 
 Result<std::vector<KernelVariant>> JitBackend::build_variants(const OpDescriptor& desc,
                                                               const convjit_device_t& device,
                                                               BuildTrace& trace) {
   const std::string arch = CudaDriver::instance().arch_of(device.ordinal);
-  std::vector<KernelVariant> variants;
-  for (const std::string& id : jit_variants(desc, variant_context(arch))) {
-    auto kernel = build_one(desc, device, id, trace);
-    if (!kernel.is_ok()) return kernel.status();
-    variants.push_back({id, std::move(kernel).value()});
-  }
-  return variants;
+  return build_each_variant(jit_variants(desc, variant_context(arch)),
+                            [&](std::string_view id) { return build_variant(desc, device, id, trace); });
 }
 
-Result<std::unique_ptr<Kernel>> JitBackend::build_one(const OpDescriptor& desc,
-                                                      const convjit_device_t& device,
-                                                      std::string_view variant,
-                                                      BuildTrace& trace) {
+// "" builds the heuristic's choice.
+Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& desc,
+                                                          const convjit_device_t& device,
+                                                          std::string_view variant,
+                                                          BuildTrace& trace) {
   const CudaDriver& driver = CudaDriver::instance();
   const std::string arch = driver.arch_of(device.ordinal);
   if (arch.empty())

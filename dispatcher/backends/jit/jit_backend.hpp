@@ -31,12 +31,6 @@ class JitBackend final : public Backend {
                                                               BuildTrace& trace) override;
 
  private:
-  // "" builds the heuristic's choice.
-  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_one(const OpDescriptor& desc,
-                                                          const convjit_device_t& device,
-                                                          std::string_view variant,
-                                                          BuildTrace& trace);
-
   // The cache of the current search path, opened once per path (opening
   // probes and creates directories); builds share it and may outlive a
   // change of the path.

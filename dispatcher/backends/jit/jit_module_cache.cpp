@@ -47,14 +47,6 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
 
 }  // namespace
 
-Result<std::string> resolve_variant(const OpDescriptor& desc, const std::string& arch,
-                                    std::string_view variant) {
-  const VariantContext context = variant_context(arch);
-  if (variant.empty()) return jit_variants(desc, context).front();
-  if (Status s = check_variant(desc, variant, context); !s.is_ok()) return s;
-  return std::string(variant);
-}
-
 Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch,
                                    std::string_view variant) {
   auto chosen = resolve_variant(desc, arch, variant);

@@ -18,14 +18,8 @@ struct PreparedModule {
   std::string variant;    // kernel_variants.hpp's id
 };
 
-// The variant `variant` names, or the heuristic's choice for `arch` under
-// the current settings when it is empty; NOT_AVAILABLE with the reason when
-// the variant cannot serve the descriptor there.
-[[nodiscard]] Result<std::string> resolve_variant(const OpDescriptor& desc,
-                                                  const std::string& arch,
-                                                  std::string_view variant);
-
-// The cache key of `desc`'s module for `arch` (the variant as above).
+// The cache key of `desc`'s module for `arch`, of the variant
+// resolve_variant (kernel_variants.hpp) makes of `variant`.
 [[nodiscard]] Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch,
                                                  std::string_view variant = "");
 

@@ -88,11 +88,8 @@ std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
 }
 
 // One block per output tile of each group's GEMM (conv_fwd_gemm.cuh).
-Status gemm_entry(const OpDescriptor& d, const GemmTile& t, KernelSource& out) {
-  long long pixels = d.y_dims[0];
-  for (int i = 0; i < d.spatial_dims; ++i) pixels *= d.y_dims[static_cast<std::size_t>(2 + i)];
-  const long long filters = d.w_dims[0] / d.groups;
-  const long long tiles = (pixels + t.bm - 1) / t.bm * ((filters + t.bn - 1) / t.bn) * d.groups;
+Status gemm_entry(const GemmShape& g, const GemmTile& t, KernelSource& out) {
+  const long long tiles = (g.m + t.bm - 1) / t.bm * ((g.n + t.bn - 1) / t.bn) * g.groups;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
   if (tiles > kMaxGrid)
     return Status::unsupported(fmt::format(
@@ -177,7 +174,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     out.entries = {{"convjit_kernel", weights * split}, {"convjit_kernel_finish", weights}};
     out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
   } else if (tile != nullptr) {
-    if (Status s = gemm_entry(d, *tile, out); !s.is_ok()) return s;
+    if (Status s = gemm_entry(*gemm_shape(d), *tile, out); !s.is_ok()) return s;
   } else {
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
   }

@@ -18,20 +18,15 @@ constexpr int kGemmArch = 80;
 // SMs idle, which the tile choice weighs.
 constexpr double kFullGrid = 132;
 
-struct GemmShape {
-  long long m, n, k, groups;
-};
-
-// Ops served by an implicit GEMM, as GEMM sizes per group.
-bool gemm_shape(const OpDescriptor& d, GemmShape& s) {
-  if (d.kind != OpKind::conv || d.direction != Direction::fwd) return false;
-  long long pixels = d.y_dims[0], taps = 1;
-  for (int i = 0; i < d.spatial_dims; ++i)
-    pixels *= d.y_dims[static_cast<std::size_t>(2 + i)],
-        taps *= d.w_dims[static_cast<std::size_t>(2 + i)];
-  s = {pixels, d.w_dims[0] / d.groups, taps * d.w_dims[1], d.groups};
-  return true;
-}
+#define CONVJIT_TILE_ROW(math, id, bm, bn, warps_m, warps_n, stages) \
+  GemmTile{#id, bm, bn, warps_m, warps_n, stages, math},
+#define CONVJIT_TENSOR_CORE_ROW(...) CONVJIT_TILE_ROW(GemmMath::tensor_core, __VA_ARGS__)
+#define CONVJIT_SIMT_ROW(...) CONVJIT_TILE_ROW(GemmMath::simt, __VA_ARGS__)
+constexpr GemmTile kGemmTiles[] = {CONVJIT_TENSOR_CORE_TILES(CONVJIT_TENSOR_CORE_ROW)
+                                       CONVJIT_SIMT_TILES(CONVJIT_SIMT_ROW)};
+#undef CONVJIT_SIMT_ROW
+#undef CONVJIT_TENSOR_CORE_ROW
+#undef CONVJIT_TILE_ROW
 
 // Where the direct kernel still wins: a reduction or a filter count below
 // an mma tile's (depthwise convs and their kin) leaves the tile mostly
@@ -57,33 +52,13 @@ bool tensor_cores_allowed(const OpDescriptor& d, const VariantContext& c) {
   return d.dtype != DataType::f32 || c.allow_tf32;
 }
 
-bool tile_serves(const GemmTile& t, const OpDescriptor& d, const VariantContext& c) {
-  if (t.math == GemmMath::simt) return d.dtype == DataType::f32;
-  return tensor_cores_allowed(d, c);
-}
-
 bool arch_has_gemm(const VariantContext& c) {
   return c.arch.empty() || arch_number(c.arch) >= kGemmArch;
 }
 
 }  // namespace
 
-const std::vector<GemmTile>& gemm_tiles() {
-  static const std::vector<GemmTile> kTiles = [] {
-    std::vector<GemmTile> tiles;
-#define CONVJIT_TILE_ROW(math, id, bm, bn, warps_m, warps_n, stages) \
-  tiles.push_back({#id, bm, bn, warps_m, warps_n, stages, math});
-#define CONVJIT_TENSOR_CORE_ROW(...) CONVJIT_TILE_ROW(GemmMath::tensor_core, __VA_ARGS__)
-#define CONVJIT_SIMT_ROW(...) CONVJIT_TILE_ROW(GemmMath::simt, __VA_ARGS__)
-    CONVJIT_TENSOR_CORE_TILES(CONVJIT_TENSOR_CORE_ROW)
-    CONVJIT_SIMT_TILES(CONVJIT_SIMT_ROW)
-#undef CONVJIT_SIMT_ROW
-#undef CONVJIT_TENSOR_CORE_ROW
-#undef CONVJIT_TILE_ROW
-    return tiles;
-  }();
-  return kTiles;
-}
+std::span<const GemmTile> gemm_tiles() { return kGemmTiles; }
 
 const GemmTile* find_gemm_tile(std::string_view id) {
   for (const GemmTile& t : gemm_tiles())
@@ -91,12 +66,22 @@ const GemmTile* find_gemm_tile(std::string_view id) {
   return nullptr;
 }
 
+std::optional<GemmShape> gemm_shape(const OpDescriptor& d) {
+  if (d.kind != OpKind::conv || d.direction != Direction::fwd) return std::nullopt;
+  long long pixels = d.y_dims[0], taps = 1;
+  for (int i = 0; i < d.spatial_dims; ++i)
+    pixels *= d.y_dims[static_cast<std::size_t>(2 + i)],
+        taps *= d.w_dims[static_cast<std::size_t>(2 + i)];
+  return GemmShape{pixels, d.w_dims[0] / d.groups, taps * d.w_dims[1], d.groups};
+}
+
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
-  GemmShape shape{};
-  if (!gemm_shape(d, shape) || !arch_has_gemm(c)) return {std::string(kDirectVariant)};
+  const std::optional<GemmShape> gemm = gemm_shape(d);
+  if (!gemm || !arch_has_gemm(c)) return {std::string(kDirectVariant)};
+  const GemmShape& shape = *gemm;
   std::vector<const GemmTile*> tiles;
   for (const GemmTile& t : gemm_tiles())
-    if (tile_serves(t, d, c)) tiles.push_back(&t);
+    if (check_variant(d, t.id, c).is_ok()) tiles.push_back(&t);
   // Tensor cores first where allowed, then by value; stable keeps the table's order on ties.
   std::stable_sort(tiles.begin(), tiles.end(), [&](const GemmTile* a, const GemmTile* b) {
     if (a->math != b->math) return a->math == GemmMath::tensor_core;
@@ -116,8 +101,7 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available(fmt::format(
         "the JIT has no variant '{}'; it offers 'direct' and the tiles of gemm/tile_configs.cuh",
         variant));
-  GemmShape shape{};
-  if (!gemm_shape(d, shape))
+  if (!gemm_shape(d))
     return Status::not_available(
         fmt::format("variant {} is an implicit GEMM, which serves conv fwd only", variant));
   if (!arch_has_gemm(c))
@@ -135,6 +119,14 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
 
 VariantContext variant_context(const std::string& arch) {
   return {arch, SettingsStore::instance().snapshot()->allow_tf32.value};
+}
+
+Result<std::string> resolve_variant(const OpDescriptor& desc, const std::string& arch,
+                                    std::string_view variant) {
+  const VariantContext context = variant_context(arch);
+  if (variant.empty()) return jit_variants(desc, context).front();
+  if (Status s = check_variant(desc, variant, context); !s.is_ok()) return s;
+  return std::string(variant);
 }
 
 }  // namespace convjit

@@ -7,6 +7,8 @@
 // cache key, names the tile.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +29,15 @@ struct GemmTile {
   GemmMath math;
 };
 
-[[nodiscard]] const std::vector<GemmTile>& gemm_tiles();
+[[nodiscard]] std::span<const GemmTile> gemm_tiles();
 [[nodiscard]] const GemmTile* find_gemm_tile(std::string_view id);
+
+// An op an implicit GEMM serves, as GEMM sizes per group: M output pixels,
+// N filters, K = taps x channels; nullopt for the ops it does not serve.
+struct GemmShape {
+  long long m, n, k, groups;
+};
+[[nodiscard]] std::optional<GemmShape> gemm_shape(const OpDescriptor& desc);
 
 // What the variants may use: the GPU's architecture ("" for the emulator,
 // which runs them all) and whether f32 may run on TF32 tensor cores.
@@ -48,5 +57,12 @@ struct VariantContext {
 
 // The context the current settings give for `arch`.
 [[nodiscard]] VariantContext variant_context(const std::string& arch);
+
+// The variant `variant` names, or the heuristic's choice for `arch` under
+// the current settings when it is empty; NOT_AVAILABLE with the reason when
+// the variant cannot serve the descriptor there.
+[[nodiscard]] Result<std::string> resolve_variant(const OpDescriptor& desc,
+                                                  const std::string& arch,
+                                                  std::string_view variant);
 
 }  // namespace convjit
