@@ -29,7 +29,8 @@ struct EmulatedTemplate {
   const char* template_name;  // "conv/conv_fwd.cuh"
   DataType dtype;
   EmulatedEntry entries[2];  // the second is empty for one-pass templates
-  const char* variant = kDirectVariant.data();  // the JIT variant: a GEMM template's tile ("tc128x64")
+  // The JIT variant it is: "direct", or a GEMM template's tile ("tc128x64").
+  const char* variant = kDirectVariant.data();
 
   [[nodiscard]] ErasedKernel entry(std::string_view name) const {
     for (const EmulatedEntry& e : entries)

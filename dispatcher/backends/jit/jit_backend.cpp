@@ -141,8 +141,9 @@ Result<std::vector<KernelVariant>> JitBackend::build_variants(const OpDescriptor
                                                               const convjit_device_t& device,
                                                               BuildTrace& trace) {
   const std::string arch = CudaDriver::instance().arch_of(device.ordinal);
-  return build_each_variant(jit_variants(desc, variant_context(arch)),
-                            [&](std::string_view id) { return build_variant(desc, device, id, trace); });
+  return build_each_variant(jit_variants(desc, variant_context(arch)), [&](std::string_view id) {
+    return build_variant(desc, device, id, trace);
+  });
 }
 
 // "" builds the heuristic's choice.
