@@ -1,6 +1,7 @@
 // The implicit-GEMM conv templates (kernel_templates/gemm, conv/*_gemm.cuh)
-// in the host emulator, every variant the JIT offers against the host
-// reference: tensor-core tiles in f16, bf16 and TF32, SIMT tiles in f32,
+// in the host emulator, every variant the JIT offers in every direction
+// (fwd, bwddata by stride phase, bwdfilt with split reductions) against
+// the host reference: tensor-core tiles in f16, bf16 and TF32, SIMT tiles in f32,
 // on random problems chosen to exercise the GEMM's edges (channel counts
 // on and off the 16-byte chunk, filter counts on and off the tile,
 // groups, strides 1-3, dilation, asymmetric padding, 1D/2D/3D, NCHW, NHWC
@@ -13,7 +14,9 @@
 #include <set>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
 #include "support/jit_problem_set.hpp"
@@ -25,11 +28,22 @@ namespace {
 
 constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
+constexpr Direction kConvDirections[] = {Direction::fwd, Direction::bwddata, Direction::bwdfilt};
+
 // The GEMM's reduction length: what bounds the accumulated rounding.
+// For bwddata every tap bounds a stride phase's.
 long long reduction_length(const OpDescriptor& d) {
-  long long taps = 1;
-  for (int i = 0; i < d.spatial_dims; ++i) taps *= d.w_dims[static_cast<std::size_t>(2 + i)];
-  return taps * d.w_dims[1];
+  long long taps = 1, outputs = d.y_dims[0];
+  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i)
+    taps *= d.w_dims[2 + i], outputs *= d.y_dims[2 + i];
+  switch (d.direction) {
+    case Direction::bwddata:
+      return taps * (d.w_dims[0] / d.groups);
+    case Direction::bwdfilt:
+      return outputs;
+    default:
+      return taps * d.w_dims[1];
+  }
 }
 
 // f32 on tensor cores is TF32 (tf32_tolerance); the rest keep their
@@ -71,8 +85,8 @@ test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
   return c;
 }
 
-OpDescriptor forward_descriptor(const test::ConvCase& c, DataType dtype) {
-  return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
+OpDescriptor descriptor(const test::ConvCase& c, DataType dtype, Direction direction) {
+  return test::conv_descriptors(c, dtype, {direction}).at(0);
 }
 
 class EmulatedGemm : public ::testing::Test {
@@ -105,40 +119,80 @@ class EmulatedGemm : public ::testing::Test {
   EmulatorBackend backend_;
 };
 
-TEST_F(EmulatedGemm, TheForwardVariantsCoverEveryTileAndMath) {
+TEST_F(EmulatedGemm, EveryDirectionOffersEveryTileAndMath) {
   std::mt19937 rng(18);
   const test::ConvCase c = random_gemm_case(rng, 2);
-  std::set<std::string> all;
-  for (DataType dtype : {DataType::f32, DataType::f16})
-    for (const std::string& id : jit_variants(forward_descriptor(c, dtype), {"", true}))
-      all.insert(id);
   std::set<std::string> want{"direct"};
   for (const GemmTile& t : gemm_tiles()) want.insert(std::string(t.id));
-  EXPECT_EQ(all, want);
+  for (Direction direction : kConvDirections) {
+    std::set<std::string> all;
+    for (DataType dtype : {DataType::f32, DataType::f16})
+      for (const std::string& id : jit_variants(descriptor(c, dtype, direction), {"", true}))
+        all.insert(id);
+    EXPECT_EQ(all, want) << direction_name(direction);
+  }
 }
 
-TEST_F(EmulatedGemm, RandomForwardConvolutionsInEveryVariant) {
-  std::mt19937 rng(1818);
+class EmulatedGemmDirection : public EmulatedGemm,
+                              public ::testing::WithParamInterface<Direction> {};
+
+TEST_P(EmulatedGemmDirection, RandomConvolutionsInEveryVariant) {
+  std::mt19937 rng(1818 + static_cast<int>(GetParam()));
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
     for (int i = 0; i < 12; ++i) {
       const test::ConvCase c = random_gemm_case(rng, 1 + i % 3);
       SCOPED_TRACE(c.describe());
-      check_every_variant(forward_descriptor(c, dtype), rng);
+      check_every_variant(descriptor(c, dtype, GetParam()), rng);
     }
 }
 
-TEST_F(EmulatedGemm, AlphaAndBetaBlendInEveryVariant) {
+TEST_P(EmulatedGemmDirection, AlphaAndBetaBlendInEveryVariant) {
   std::mt19937 rng(1819);
   for (DataType dtype : {DataType::f32, DataType::bf16}) {
     const test::ConvCase c = random_gemm_case(rng, 2);
     SCOPED_TRACE(c.describe());
-    check_every_variant(forward_descriptor(c, dtype), rng, 0.5, 0.25);
+    check_every_variant(descriptor(c, dtype, GetParam()), rng, 0.5, 0.25);
   }
 }
 
-// Every distinct forward conv of the three models, at batch 1 and small
-// images, in the layouts and dtypes they train in.
-TEST_F(EmulatedGemm, EveryModelLayerForwardInEveryVariant) {
+// Strides 2 and 3 with dilation: phases that no tap reaches (their inputs
+// get alpha 0 + beta dx), phases with uneven input counts, and a stride
+// past the input.
+TEST_F(EmulatedGemm, BackwardDataCoversEveryStridePhase) {
+  std::mt19937 rng(1821);
+  test::ConvCase c;
+  c.groups = 1, c.channels = 16, c.filters = 24, c.batch = 2;
+  c.kernel = {1, 3}, c.dilation = {1, 2}, c.stride = {3, 2}, c.input = {7, 11};
+  c.pad_begin = {0, 2}, c.pad_end = {0, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    SCOPED_TRACE(c.describe());
+    EXPECT_EQ(check_every_variant(descriptor(c, dtype, Direction::bwddata), rng, 1.0, 0.5).size(),
+              jit_variants(descriptor(c, dtype, Direction::bwddata), {"", true}).size());
+  }
+}
+
+// A long reduction over few weights: the blocks split it, and the second
+// pass adds their partial sums.
+TEST_F(EmulatedGemm, BackwardFilterSplitsLongReductions) {
+  std::mt19937 rng(1822);
+  test::ConvCase c;
+  c.groups = 2, c.channels = 16, c.filters = 16, c.batch = 2;
+  c.kernel = {3, 3}, c.dilation = {1, 1}, c.stride = {1, 1}, c.input = {24, 24};
+  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  for (DataType dtype : {DataType::f32, DataType::f16}) {
+    const OpDescriptor d = descriptor(c, dtype, Direction::bwdfilt);
+    auto source = kernel_source(d, "tc64x64");
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    ASSERT_EQ(source.value().entries.size(), 2u) << "the reduction is not split";
+    check_every_variant(d, rng, 0.5, 0.25);
+  }
+}
+
+// Every distinct conv of the three models in one direction, at batch 1
+// and small images, in the layouts and dtypes they train in.
+TEST_P(EmulatedGemmDirection, EveryModelLayerInEveryVariant) {
   std::mt19937 rng(1820);
   const std::pair<const char*, ModelOptions> models[] = {
       {"resnet50", {1, 32, true, DataType::bf16}},
@@ -147,12 +201,16 @@ TEST_F(EmulatedGemm, EveryModelLayerForwardInEveryVariant) {
   int layers = 0;
   for (const auto& [model, options] : models)
     for (const OpDescriptor& d : test::sweep(test::model_descriptors(model, options))) {
-      if (d.kind != OpKind::conv || d.direction != Direction::fwd) continue;
+      if (d.kind != OpKind::conv || d.direction != GetParam()) continue;
+      SCOPED_TRACE(descriptor_name(d));
       check_every_variant(d, rng);
       ++layers;
     }
   EXPECT_GT(layers, test::reduced_run() ? 10 : 40);
 }
+
+INSTANTIATE_TEST_SUITE_P(Conv, EmulatedGemmDirection, ::testing::ValuesIn(kConvDirections),
+                         [](const auto& p) { return std::string(direction_name(p.param)); });
 
 }  // namespace
 }  // namespace convjit

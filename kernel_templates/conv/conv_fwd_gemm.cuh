@@ -100,14 +100,6 @@ struct Outputs {
   }
 };
 
-// Chunks of kChunkElements along a unit-stride dimension, with every
-// other stride a multiple of the chunk.
-__device__ __forceinline__ bool chunked(index_t unit, index_t s0, index_t s2, index_t s3,
-                                        index_t s4) {
-  const index_t e = kChunkElements;
-  return unit == 1 && P::CG % e == 0 && s0 % e == 0 && s2 % e == 0 && s3 % e == 0 && s4 % e == 0;
-}
-
 }  // namespace conv_fwd
 
 template <class Math>
@@ -123,8 +115,10 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   const index_t block = blockIdx.x;
   const index_t tile_m = block % tiles_m, tile_n = block / tiles_m % tiles_n;
   const index_t group = block / (tiles_m * tiles_n);
-  const Pixels a{x, chunked(P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x), group};
-  const Filters b{w, chunked(P::WS1, P::WS0, P::WS2, P::WS3, P::WS4) && chunk_aligned(w), group};
+  const bool x_chunked = chunked(P::CG, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4);
+  const bool w_chunked = chunked(P::CG, P::WS1, P::WS0, P::WS2, P::WS3, P::WS4);
+  const Pixels a{x, x_chunked && chunk_aligned(x), group};
+  const Filters b{w, w_chunked && chunk_aligned(w), group};
   Math math;
   gemm_mainloop(smem, math, a, b, tile_m * Tile::BM, tile_n * Tile::BN, 0, reduction());
   const Outputs out{y, P::YS1 == 1, group};

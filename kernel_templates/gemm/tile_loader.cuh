@@ -84,4 +84,14 @@ __device__ __forceinline__ bool chunk_aligned(const T* base) {
   return reinterpret_cast<unsigned long long>(base) % 16 == 0;
 }
 
+// The strides' share of an operand's `vector` promise, for an operand whose
+// chunks run along a dimension of `run` elements and stride `unit`: that
+// dimension is contiguous and whole chunks fit in it, and every other
+// stride (`others`) keeps a chunk's start on a chunk boundary.
+template <class... Strides>
+__device__ __forceinline__ bool chunked(index_t run, index_t unit, Strides... others) {
+  const index_t e = kChunkElements;
+  return unit == 1 && run % e == 0 && ((others % e == 0) && ...);
+}
+
 }  // namespace convjit_device

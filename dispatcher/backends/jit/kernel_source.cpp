@@ -74,28 +74,38 @@ long long reduction_split(long long weights, long long reduction) {
 }
 
 std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
-  if (tile != nullptr) return "conv/conv_fwd_gemm.cuh";
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
+  const char* gemm = tile != nullptr ? "_gemm" : "";
   switch (d.direction) {
     case Direction::bwddata:
-      return "conv/conv_bwddata.cuh";
+      return fmt::format("conv/conv_bwddata{}.cuh", gemm);
     case Direction::bwdfilt:
-      return "conv/conv_bwdfilt.cuh";
+      return fmt::format("conv/conv_bwdfilt{}.cuh", gemm);
     default:
-      return "conv/conv_fwd.cuh";
+      return fmt::format("conv/conv_fwd{}.cuh", gemm);
   }
 }
 
-// One block per output tile of each group's GEMM (conv_fwd_gemm.cuh).
-Status gemm_entry(const GemmShape& g, const GemmTile& t, KernelSource& out) {
-  const long long tiles = (g.m + t.bm - 1) / t.bm * ((g.n + t.bn - 1) / t.bn) * g.groups;
+// One block per output tile, per GEMM and per slice of a split reduction
+// (conv/*_gemm.cuh); a split one adds its partial sums in a second pass,
+// one thread per weight.
+Status gemm_entries(const OpDescriptor& d, const GemmTile& t, PreludeWriter& p,
+                    KernelSource& out) {
+  const GemmShape g = *gemm_shape(d);
+  const long long blocks = gemm_blocks(g, t), split = gemm_split(g, t);
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  if (tiles > kMaxGrid)
+  if (blocks > kMaxGrid)
     return Status::unsupported(fmt::format(
-        "variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id, tiles,
+        "variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id, blocks,
         kMaxGrid));
-  out.entries = {{"convjit_kernel", tiles * kJitThreadsPerBlock, tiles}};
+  out.entries = {{"convjit_kernel", blocks * kJitThreadsPerBlock, blocks}};
+  if (d.direction != Direction::bwdfilt) return Status::ok();
+  p.constant("SPLIT", split);
+  if (split == 1) return Status::ok();
+  const long long weights = g.m * g.n * g.count;
+  out.entries.push_back({"convjit_kernel_finish", weights});
+  out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
   return Status::ok();
 }
 
@@ -168,13 +178,13 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   p.constant("K", w.dims[0]), p.constant("G", d.groups), p.constant("CG", w.dims[1]);
   p.view("WS", w);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-  if (d.direction == Direction::bwdfilt) {
+  if (tile != nullptr) {
+    if (Status s = gemm_entries(d, *tile, p, out); !s.is_ok()) return s;
+  } else if (d.direction == Direction::bwdfilt) {
     const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", weights * split}, {"convjit_kernel_finish", weights}};
     out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
-  } else if (tile != nullptr) {
-    if (Status s = gemm_entry(*gemm_shape(d), *tile, out); !s.is_ok()) return s;
   } else {
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
   }

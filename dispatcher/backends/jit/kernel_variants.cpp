@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/settings.hpp"
@@ -28,24 +29,35 @@ constexpr GemmTile kGemmTiles[] = {CONVJIT_TENSOR_CORE_TILES(CONVJIT_TENSOR_CORE
 #undef CONVJIT_TENSOR_CORE_ROW
 #undef CONVJIT_TILE_ROW
 
-// Where the direct kernel still wins: a reduction or a filter count below
-// an mma tile's (depthwise convs and their kin) leaves the tile mostly
+// Where the direct kernel still wins: a GEMM side or reduction below an
+// mma tile's (depthwise convs and their kin) leaves the tile mostly
 // zeros, and a tiny problem is all pipeline start-up.
 bool direct_is_better(const GemmShape& s) {
   constexpr long long kTinyMacs = 1 << 18;
-  return s.k < 16 || s.n < 8 || s.m * s.n * s.k * s.groups < kTinyMacs;
+  return s.k < 16 || s.n < 8 || s.m < 8 || s.m * s.n * s.k * s.count < kTinyMacs;
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+long long output_tiles(const GemmShape& s, const GemmTile& t) {
+  return ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn) * s.count;
 }
 
 // Higher is better: the share of the tiles' area that is real output,
 // times how well the grid fills the GPU, times the tile's operand reuse.
 double tile_value(const GemmTile& t, const GemmShape& s) {
-  const long long tiles_m = (s.m + t.bm - 1) / t.bm, tiles_n = (s.n + t.bn - 1) / t.bn;
+  const long long tiles_m = ceil_div(s.m, t.bm), tiles_n = ceil_div(s.n, t.bn);
   const double useful = static_cast<double>(s.m * s.n) /
                         static_cast<double>(tiles_m * t.bm * tiles_n * t.bn);
-  const double fill =
-      std::min(1.0, static_cast<double>(tiles_m * tiles_n * s.groups) / kFullGrid);
+  const double fill = std::min(1.0, static_cast<double>(gemm_blocks(s, t)) / kFullGrid);
   const double reuse = static_cast<double>(t.bm * t.bn) / (t.bm + t.bn);
   return useful * fill * reuse;
+}
+
+// The taps of one dimension that reach the first phase of a strided
+// backward-data conv: every step-th, step = stride / gcd(stride, dilation).
+long long first_phase_taps(long long taps, long long stride, long long dilation) {
+  return ceil_div(taps, stride / std::gcd(stride, dilation));
 }
 
 bool tensor_cores_allowed(const OpDescriptor& d, const VariantContext& c) {
@@ -67,12 +79,44 @@ const GemmTile* find_gemm_tile(std::string_view id) {
 }
 
 std::optional<GemmShape> gemm_shape(const OpDescriptor& d) {
-  if (d.kind != OpKind::conv || d.direction != Direction::fwd) return std::nullopt;
-  long long pixels = d.y_dims[0], taps = 1;
-  for (int i = 0; i < d.spatial_dims; ++i)
-    pixels *= d.y_dims[static_cast<std::size_t>(2 + i)],
-        taps *= d.w_dims[static_cast<std::size_t>(2 + i)];
-  return GemmShape{pixels, d.w_dims[0] / d.groups, taps * d.w_dims[1], d.groups};
+  if (d.kind != OpKind::conv) return std::nullopt;
+  const int k_step = d.dtype == DataType::f32 ? 16 : 32;
+  const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];
+  long long outputs = d.y_dims[0], taps = 1, phase_inputs = d.x_dims[0], phase_taps = 1,
+            phases = 1;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
+    outputs *= d.y_dims[2 + i], taps *= d.w_dims[2 + i];
+    phase_inputs *= ceil_div(d.x_dims[2 + i], d.stride[i]);
+    phase_taps *= first_phase_taps(d.w_dims[2 + i], d.stride[i], d.dilation[i]);
+    phases *= d.stride[i];
+  }
+  switch (d.direction) {
+    case Direction::fwd:
+      return GemmShape{outputs, filters, taps * channels, d.groups, k_step, false};
+    case Direction::bwddata:
+      return GemmShape{phase_inputs, channels, phase_taps * filters, d.groups * phases, k_step,
+                       false};
+    case Direction::bwdfilt:
+      return GemmShape{filters, taps * channels, outputs, d.groups, k_step, true};
+    default:
+      return std::nullopt;
+  }
+}
+
+long long gemm_split(const GemmShape& s, const GemmTile& t) {
+  if (!s.split_k) return 1;
+  constexpr long long kMinStepsPerSlice = 16;
+  constexpr long long kMaxPartialBytes = 64ll << 20;
+  const long long tiles = output_tiles(s, t);
+  const long long wanted = ceil_div(2 * static_cast<long long>(kFullGrid), tiles);
+  const long long by_steps = ceil_div(s.k, s.k_step) / kMinStepsPerSlice;
+  const long long by_memory =
+      kMaxPartialBytes / (s.m * s.n * s.count * static_cast<long long>(sizeof(float)));
+  return std::max(1ll, std::min({wanted, by_steps, by_memory}));
+}
+
+long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
+  return output_tiles(s, t) * gemm_split(s, t);
 }
 
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
@@ -103,7 +147,7 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
         variant));
   if (!gemm_shape(d))
     return Status::not_available(
-        fmt::format("variant {} is an implicit GEMM, which serves conv fwd only", variant));
+        fmt::format("variant {} is an implicit GEMM, which serves convolutions only", variant));
   if (!arch_has_gemm(c))
     return Status::not_available(fmt::format(
         "variant {} needs sm_80 or newer (cp.async, mma.sync); {} has neither", variant, c.arch));

@@ -32,12 +32,30 @@ struct GemmTile {
 [[nodiscard]] std::span<const GemmTile> gemm_tiles();
 [[nodiscard]] const GemmTile* find_gemm_tile(std::string_view id);
 
-// An op an implicit GEMM serves, as GEMM sizes per group: M output pixels,
-// N filters, K = taps x channels; nullopt for the ops it does not serve.
+// The GEMMs that serve an op, each M x N over a reduction K (see the
+// conv/*_gemm.cuh templates):
+//   fwd      M output pixels, N filters, K taps x channels, per group;
+//   bwddata  per group and stride phase: M input pixels, N channels,
+//            K taps x filters, the widest phase's (the tiles cover it);
+//   bwdfilt  M filters, N taps x channels, K output pixels, per group,
+//            with K split over blocks.
+// nullopt for the ops no implicit GEMM serves.
 struct GemmShape {
-  long long m, n, k, groups;
+  long long m, n, k;
+  long long count;    // independent GEMMs: groups (times phases for bwddata)
+  int k_step;         // K per pipeline step: 64 bytes of the dtype
+  bool split_k;       // bwdfilt: slices of K in separate blocks
 };
 [[nodiscard]] std::optional<GemmShape> gemm_shape(const OpDescriptor& desc);
+
+// How many slices of K each output tile's reduction is cut into: enough
+// blocks to fill a large GPU twice, each slice long enough to amortise
+// the pipeline's start, and the f32 partial sums within 64 MiB.  1 where
+// the shape does not split.
+[[nodiscard]] long long gemm_split(const GemmShape& shape, const GemmTile& tile);
+
+// The blocks a tile's launch takes: one per output tile, per GEMM, per slice.
+[[nodiscard]] long long gemm_blocks(const GemmShape& shape, const GemmTile& tile);
 
 // What the variants may use: the GPU's architecture ("" for the emulator,
 // which runs them all) and whether f32 may run on TF32 tensor cores.
