@@ -548,18 +548,31 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_EQ(report["backends"], nlohmann::json::array({"reference"}));
   EXPECT_TRUE(report["peaks"].is_null());  // no known limits for the host
   ASSERT_EQ(report["ops"].size(), 72u);  // as many as `run` finds
+  double step_ms = 0;
+  int step_ops = 0;
   for (const auto& op : report["ops"]) {
     EXPECT_EQ(op["policy"], "reference");
     EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
     EXPECT_EQ(op["reference"]["variant"], "");        // the reference's only kernel
     EXPECT_FALSE(op["reference"].contains("variants"));  // listed only when there are several
-    EXPECT_TRUE(op.contains("flop") != op.contains("bytes")) << op.dump();
-    EXPECT_TRUE(op["reference"].contains(op.contains("flop") ? "tflops" : "gbs")) << op.dump();
+    const bool conv = op["descriptor"].get<std::string>().starts_with("conv");
+    EXPECT_EQ(op.contains("flop"), conv) << op.dump();
+    EXPECT_GT(op["bytes"].get<double>(), 0.0) << op.dump();
+    EXPECT_TRUE(op["reference"].contains(conv ? "tflops" : "gbs")) << op.dump();
+    EXPECT_FALSE(op.contains("roofline_ms"));  // no known limits
+    step_ms += op["count"].get<double>() * op["reference"]["ms"].get<double>();
+    step_ops += op["count"].get<int>();
   }
-  // Stem at 32x32: y 1x64x16x16, each element 3 channels x 7x7 taps.
+  // The step counts each op as often as the model runs it: more ops than distinct ones.
+  EXPECT_GT(step_ops, 72);
+  EXPECT_DOUBLE_EQ(report["summary"]["backends"]["reference"]["ms"].get<double>(), step_ms);
+  EXPECT_FALSE(report["summary"].contains("jit_speedup_geomean"));
+  // Stem at 32x32: y 1x64x16x16, each element 3 channels x 7x7 taps;
+  // x, w and y moved once.
   const auto& stem = report["ops"][0];
   EXPECT_EQ(stem["layer"], "stem.conv");
   EXPECT_EQ(stem["flop"].get<double>(), 2.0 * 64 * 16 * 16 * 3 * 7 * 7);
+  EXPECT_EQ(stem["bytes"].get<double>(), (3.0 * 32 * 32 + 64.0 * 3 * 7 * 7 + 64.0 * 16 * 16) * 4);
   // Max pool fwd: x 1x64x16x16 read, y 1x64x8x8 written, 4 bytes each.
   int max_pools = 0;
   for (const auto& op : report["ops"]) {
@@ -574,6 +587,10 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_EQ(text.line_starting("measure:"),
             "measure: wall time per call on the host, median over calls (1 calls)");
   EXPECT_NE(text.line_starting("b0.conv").find("GF/s"), std::string::npos) << text.output;
+  EXPECT_NE(text.line_starting("step, each op as often as one step runs it: reference ")
+                .find(" ms (160 ops)"),
+            std::string::npos)
+      << text.output;
 }
 
 TEST(CliBench, JsonOutWritesTheReportBesideTheTable) {

@@ -30,7 +30,8 @@ constexpr int kRegisterFile = 64 * 1024;  // 32-bit registers per SM, sm_80 and 
 constexpr long long kStaticShared = 48 * 1024;
 
 // The layers, by a name saying why each is here.
-std::map<std::string, OpDescriptor> representative_layers(DataType dtype) {
+std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
+                                                          Direction direction = Direction::fwd) {
   std::map<std::string, OpDescriptor> layers;
   const std::pair<const char*, ModelOptions> models[] = {{"resnet50", {32, 224, true, dtype}},
                                                          {"yolo11n", {32, 640, true, dtype}},
@@ -40,7 +41,7 @@ std::map<std::string, OpDescriptor> representative_layers(DataType dtype) {
     EXPECT_TRUE(ops.is_ok()) << ops.status().message();
     for (const ModelOp& op : ops.value()) {
       const OpDescriptor& d = op.desc;
-      if (d.kind != OpKind::conv || d.direction != Direction::fwd || d.w_dims[1] == 1) continue;
+      if (d.kind != OpKind::conv || d.direction != direction || d.w_dims[1] == 1) continue;
       const long long cg = d.w_dims[1], r = d.w_dims[2];
       std::string key;
       if (std::string(model) == "resnet50" && (r == 3 || r == 1) && cg >= 64)
@@ -62,7 +63,8 @@ struct Expected {
 
 void check_variant(const std::string& layer, const OpDescriptor& d, const GemmTile& tile,
                    const char* arch, const Expected& expected) {
-  SCOPED_TRACE(fmt::format("{} ({}), {} for {}", layer, descriptor_name(d), tile.id, arch));
+  SCOPED_TRACE(fmt::format("{} {} ({}), {} for {}", layer, direction_name(d.direction),
+                           descriptor_name(d), tile.id, arch));
   auto source = kernel_source(d, tile.id);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   auto module = compile_kernel(source.value(), arch);
@@ -79,7 +81,8 @@ void check_variant(const std::string& layer, const OpDescriptor& d, const GemmTi
   EXPECT_EQ(m.stats.shared_bytes, static_cast<long long>(tile.bm + tile.bn) * 64 * tile.stages)
       << m.log;
   EXPECT_LE(m.stats.shared_bytes, kStaticShared);
-  std::printf("  %-24s %-10s %s: %3d registers, %5lld bytes shared, %.0f ms\n", layer.c_str(),
+  std::printf("  %-24s %-7s %-10s %s: %3d registers, %5lld bytes shared, %.0f ms\n",
+              layer.c_str(), std::string(direction_name(d.direction)).c_str(),
               std::string(tile.id).c_str(), arch, m.stats.max_registers, m.stats.shared_bytes,
               m.compile_ms);
 }
@@ -95,6 +98,34 @@ TEST(JitStaticChecks, EveryTensorCoreVariantUsesItsInstructionsFitsAndDoesNotSpi
     for (const GemmTile& tile : gemm_tiles())
       if (tile.math == GemmMath::tensor_core)
         for (const char* arch : {"sm_80", "sm_90"}) check_variant(layer, d, tile, arch, expected);
+}
+
+// The backward GEMMs on ResNet-50's 3x3 and 1x1 and a CosmoFlow layer.  bwddata's
+// A (dy, filters contiguous) fills by cp.async; bwdfilt reduces over
+// pixels, which channels-last strides apart in both dy and x, so its
+// tiles gather through registers until a pixel-major (ldmatrix.trans)
+// tile layout lands: the check holds it to mma.sync and ldmatrix.
+TEST(JitStaticChecks, TheBackwardVariantsUseTheirInstructionsFitAndDoNotSpill) {
+  const Expected bwddata{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                          "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.cg.shared.global",
+                          "cp.async.wait_group"},
+                         true};
+  const Expected bwdfilt{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                          "ldmatrix.sync.aligned.m8n8.x4.shared.b16"},
+                         true};
+  int checked = 0;
+  for (Direction direction : {Direction::bwddata, Direction::bwdfilt})
+    for (const auto& [layer, d] : representative_layers(DataType::bf16, direction)) {
+      if (!layer.starts_with("resnet50") && layer != "cosmoflow 3D 3x3x3 C=64") continue;
+      for (const GemmTile& tile : gemm_tiles())
+        if (tile.math == GemmMath::tensor_core)
+          for (const char* arch : {"sm_80", "sm_90"}) {
+            check_variant(layer, d, tile, arch,
+                          direction == Direction::bwddata ? bwddata : bwdfilt);
+            ++checked;
+          }
+    }
+  EXPECT_GE(checked, 2 * 3 * 4 * 2);
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {

@@ -1,10 +1,11 @@
 // `convjit bench --model NAME`: every distinct op of a model's training step
 // timed on each backend the device offers (the JIT and cuDNN on a GPU, the
-// reference on the host), side by side in one run: the median time of the
-// backend's best variant (cuDNN: the best of its usable algorithms), the
-// JIT's speedup over cuDNN, the achieved TFLOP/s (convolution) or GB/s
-// (pooling, bias gradient) against the device's limits, and which backend
-// the `auto` policy picks.
+// reference on the host), side by side in one run: the median time of
+// every variant (the JIT's kernels, cuDNN's usable algorithms) and of the
+// backend's best, the JIT's speedup over cuDNN, the achieved TFLOP/s
+// (convolution) or GB/s (pooling, bias gradient) and the share of the
+// roofline bound (roofline.hpp), and which backend the `auto` policy
+// picks; then a summary of the model's step per backend.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -13,8 +14,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <map>
 #include <set>
 
+#include "bench_report.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "device_peaks.hpp"
@@ -23,37 +26,16 @@
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/settings.hpp"
 #include "dispatcher/tuning/kernel_timing.hpp"
 #include "integer_flags.hpp"
 #include "model_flags.hpp"
+#include "roofline.hpp"
 #include "run_device.hpp"
 
 namespace convjit::cli {
 
 namespace {
-
-std::int64_t elements(const Dims5& dims, int rank) {
-  std::int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
-  return n;
-}
-
-// Convolution: 2 FLOP per multiply-add, the same count in every direction
-// (each y element takes C/G times the filter's taps).
-double conv_flop(const OpDescriptor& d) {
-  const std::int64_t taps = elements(d.w_dims, d.rank()) / d.w_dims[0];
-  return 2.0 * static_cast<double>(elements(d.y_dims, d.rank())) * static_cast<double>(taps);
-}
-
-// Pooling and the bias gradient: the bytes every input and output moves once.
-double memory_bytes(const OpDescriptor& d) {
-  const double x = static_cast<double>(elements(d.x_dims, d.rank()));
-  const double y = static_cast<double>(elements(d.y_dims, d.rank()));
-  const double size = static_cast<double>(element_size(d.dtype));
-  if (d.kind == OpKind::bias_grad) return (y + static_cast<double>(d.y_dims[1])) * size;
-  if (d.direction == Direction::fwd) return (x + y) * size;
-  return (d.pool_mode == PoolingMode::max ? 2 * x + y : x + y) * size;  // dx, dy (and x)
-}
 
 // The backends compared on the device, each asked for every variant it
 // offers (every usable cuDNN algorithm, say), so a column is its best.
@@ -68,10 +50,11 @@ std::vector<std::unique_ptr<Backend>> compared_backends(bool gpu) {
   return backends;
 }
 
-std::size_t distinct_ops(const std::vector<ModelOp>& ops) {
-  std::set<std::string> names;
-  for (const ModelOp& op : ops) names.insert(descriptor_name(op.desc));
-  return names.size();
+// How often each distinct op runs in one step of the model.
+std::map<std::string, long long> step_counts(const std::vector<ModelOp>& ops) {
+  std::map<std::string, long long> counts;
+  for (const ModelOp& op : ops) counts[descriptor_name(op.desc)] += op.count;
+  return counts;
 }
 
 struct BenchOptions {
@@ -93,6 +76,7 @@ class Bench {
 
   nlohmann::json run(const std::vector<ModelOp>& ops) {
     std::mt19937 rng(2026);
+    const std::map<std::string, long long> counts = step_counts(ops);
     std::set<std::string> seen;
     nlohmann::json rows = nlohmann::json::array();
     const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -108,7 +92,7 @@ class Bench {
       }
       if (tty)
         fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), ops[i].layer), std::fflush(stderr);
-      rows.push_back(measure(ops[i], rng));
+      rows.push_back(measure(ops[i], counts.at(descriptor_name(ops[i].desc)), rng));
     }
     if (tty) fmt::print(stderr, "\r{:<60}\r", "");
     return {{"model", model_},
@@ -116,28 +100,39 @@ class Bench {
             {"gpu", gpu_name_},
             {"backends", backend_names()},
             {"peaks", peaks_ ? nlohmann::json{{"fp32_tflops", peaks_->fp32_tflops},
+                                              {"tf32_tflops", peaks_->tf32_tflops},
                                               {"half_tflops", peaks_->half_tflops},
                                               {"bandwidth_gbs", peaks_->bandwidth_gbs}}
                              : nlohmann::json(nullptr)},
+            {"allow_tf32", allow_tf32_},
             {"repetitions", o_.repetitions},
             {"measure", device_.is_gpu() ? kDeviceTimingMeasure : kHostTimingMeasure},
-            {"distinct_ops", distinct_ops(ops)},
+            {"distinct_ops", counts.size()},
             {"stopped_at_time_limit", stopped},
-            {"ops", rows}};
+            {"ops", rows},
+            {"summary", summarize_step(rows, backend_names())}};
   }
 
  private:
-  nlohmann::json measure(const ModelOp& op, std::mt19937& rng) {
+  nlohmann::json measure(const ModelOp& op, long long count, std::mt19937& rng) {
     OperandBuffers operands(op.desc, rng);
     const ExecArgs args = device_.stage(operands, op);
-    const bool is_conv = op.desc.is_conv();
-    const double work = is_conv ? conv_flop(op.desc) : memory_bytes(op.desc);
+    const OpWork work = op_work(op.desc);
     nlohmann::json row{{"layer", op.layer},
                        {"direction", direction_name(op.desc.direction)},
                        {"descriptor", descriptor_name(op.desc)},
-                       {is_conv ? "flop" : "bytes", work}};
+                       {"count", count},
+                       {"bytes", work.bytes}};
+    if (work.flop > 0) row["flop"] = work.flop;
+    std::optional<Roofline> bound;
+    if (peaks_) {
+      bound = roofline(work, *peaks_,
+                       compute_peak_tflops(*peaks_, op.desc.dtype, allow_tf32_));
+      row["roofline_ms"] = bound->ms;
+      row["bound"] = bound->compute_bound ? "compute" : "memory";
+    }
     for (const auto& backend : backends_)
-      row[std::string(backend->name())] = time_backend(*backend, op, args, work, is_conv);
+      row[std::string(backend->name())] = time_backend(*backend, op, args, work, bound);
     if (row.contains("jit") && row.contains("cudnn") && row["jit"].contains("ms") &&
         row["cudnn"].contains("ms"))
       row["jit_speedup"] = row["cudnn"]["ms"].get<double>() / row["jit"]["ms"].get<double>();
@@ -152,10 +147,10 @@ class Bench {
     return names;
   }
 
-  // The backend's best variant: its median time and rate, which variant,
-  // and every variant's median when there are several.
+  // Every variant's median time (and share of the bound), and the best
+  // one's, named, with its rate.
   nlohmann::json time_backend(Backend& backend, const ModelOp& op, const ExecArgs& args,
-                              double work, bool is_conv) {
+                              const OpWork& work, const std::optional<Roofline>& bound) {
     BuildTrace trace;
     auto variants = build_variants_if_supported(backend, op.desc, device_.device(), trace);
     if (!variants.is_ok()) return {{"declined", variants.status().message()}};
@@ -168,24 +163,24 @@ class Bench {
         failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", v.id, ms.status().message());
         continue;
       }
-      each[v.id] = ms.value();
+      each[v.id] = {{"ms", ms.value()}};
+      if (bound) each[v.id]["peak_fraction"] = bound->ms / ms.value();
       if (!out.contains("ms") || ms.value() < out["ms"].get<double>())
         out = {{"ms", ms.value()}, {"variant", v.id}};
     }
     if (!out.contains("ms")) check_op(Status(CONVJIT_STATUS_EXECUTION_FAILED, failures), op);
     if (each.size() > 1) out["variants"] = each;
-    const double ms = out["ms"].get<double>();
-    const double rate = work / (ms * 1e-3);
-    if (is_conv) {
-      out["tflops"] = rate * 1e-12;
-      if (peaks_) out["peak_fraction"] = rate * 1e-12 / compute_peak_tflops(*peaks_, op.desc.dtype);
+    const double seconds = out["ms"].get<double>() * 1e-3;
+    if (work.flop > 0) {
+      out["tflops"] = work.flop / seconds * 1e-12;
     } else {
-      out["gbs"] = rate * 1e-9;
-      if (peaks_) out["peak_fraction"] = rate * 1e-9 / peaks_->bandwidth_gbs;
+      out["gbs"] = work.bytes / seconds * 1e-9;
     }
+    if (bound) out["peak_fraction"] = bound->ms / out["ms"].get<double>();
     return out;
   }
 
+  bool allow_tf32_ = SettingsStore::instance().snapshot()->allow_tf32.value;
   std::string model_;
   BenchOptions o_;
   RunDevice device_;
@@ -193,62 +188,6 @@ class Bench {
   std::string gpu_name_;
   std::optional<DevicePeaks> peaks_;
 };
-
-std::string cell(const nlohmann::json& timing) {
-  if (!timing.contains("ms")) return "declined";
-  std::string rate = fmt::format("{:.1f} GB/s", timing.value("gbs", 0.0));
-  if (timing.contains("tflops")) {
-    const double tflops = timing["tflops"].get<double>();
-    rate = tflops < 1 ? fmt::format("{:.1f} GF/s", 1e3 * tflops) : fmt::format("{:.2f} TF/s", tflops);
-  }
-  const std::string peak = timing.contains("peak_fraction")
-                               ? fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>())
-                               : "";
-  const std::string variant =
-      timing.contains("variants") ? " " + timing["variant"].get<std::string>() : "";
-  return fmt::format("{:.4f} ms {}{}{}", timing["ms"].get<double>(), rate, peak, variant);
-}
-
-// Each backend's column as wide as its widest cell.
-std::vector<std::size_t> column_widths(const nlohmann::json& report,
-                                       const std::vector<std::string>& backends) {
-  std::vector<std::size_t> widths;
-  for (const auto& b : backends) {
-    std::size_t width = b.size();
-    for (const auto& row : report["ops"]) width = std::max(width, cell(row[b]).size());
-    widths.push_back(width);
-  }
-  return widths;
-}
-
-void print_table(const nlohmann::json& report) {
-  const auto backends = report["backends"].get<std::vector<std::string>>();
-  const auto widths = column_widths(report, backends);
-  fmt::print("convjit bench: {} on {}{}, a backend's best variant\n",
-             report["model"].get<std::string>(), report["device"].get<std::string>(),
-             report["gpu"].get<std::string>().empty()
-                 ? ""
-                 : " (" + report["gpu"].get<std::string>() + ")");
-  fmt::print("measure: {} ({} {})\n", report["measure"].get<std::string>(),
-             report["repetitions"].get<int>(),
-             report["device"].get<std::string>() == "host" ? "calls" : "batches");
-  fmt::print("{:<24} {:<8}", "layer", "op");
-  for (std::size_t i = 0; i < backends.size(); ++i) fmt::print(" {:<{}}", backends[i], widths[i]);
-  fmt::print(" {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
-  for (const auto& row : report["ops"]) {
-    fmt::print("{:<24.24} {:<8}", row["layer"].get<std::string>(),
-               row["direction"].get<std::string>());
-    for (std::size_t i = 0; i < backends.size(); ++i)
-      fmt::print(" {:<{}}", cell(row[backends[i]]), widths[i]);
-    fmt::print(" {:>9} {}\n",
-               row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>())
-                                           : "",
-               row["policy"].get<std::string>());
-  }
-  if (report["stopped_at_time_limit"].get<bool>())
-    fmt::print("stopped at --time-limit after {} of {} distinct ops\n", report["ops"].size(),
-               report["distinct_ops"].get<std::size_t>());
-}
 
 class BenchCommand final : public Command {
  public:
@@ -271,9 +210,11 @@ class BenchCommand final : public Command {
         "Per op: the median time per call on each backend (the JIT and cuDNN on a GPU, timed\n"
         "with CUDA events around batches of back-to-back calls so host work does not count;\n"
         "the reference on the host; for cuDNN the best of every usable algorithm, named after\n"
-        "the time), TFLOP/s\n"
-        "or GB/s and the share of the device's peak where it is known, the JIT's speedup over\n"
-        "cuDNN's best, and the backend the auto policy picks.\n\n"
+        "the time), TFLOP/s or GB/s and the share of the roofline bound where the device's\n"
+        "limits are known (the math or moving every operand once, whichever takes longer), the\n"
+        "JIT's speedup over cuDNN's best, and the backend the auto policy picks; under it every\n"
+        "variant of a backend that has several. Then the model's step: each backend's time with\n"
+        "every op as often as the step runs it, and the JIT's geomean speedup per direction.\n\n"
         "Examples:\n  convjit bench --model resnet50 --batch 32 --dtype bf16\n"
         "  convjit bench --model yolo11n --imgsz 64 --reps 3 --json");
   }
@@ -296,7 +237,7 @@ class BenchCommand final : public Command {
     if (options_.json) {
       fmt::print("{}\n", report.dump(2));
     } else {
-      print_table(report);
+      fmt::print("{}", format_bench_report(report));
     }
     return kExitOk;
   }

@@ -1,0 +1,158 @@
+#include "bench_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+
+namespace convjit::cli {
+
+nlohmann::json summarize_step(const nlohmann::json& rows,
+                              const std::vector<std::string>& backends) {
+  std::map<std::string, double> step_ms, log_speedup;
+  std::map<std::string, long long> timed, speedups;
+  double bound_ms = 0, fastest_ms = 0;
+  bool bounded = true;
+  for (const auto& row : rows) {
+    const auto count = static_cast<double>(row["count"].get<long long>());
+    bounded = bounded && row.contains("roofline_ms");
+    if (bounded) bound_ms += count * row["roofline_ms"].get<double>();
+    double fastest = INFINITY;
+    for (const std::string& b : backends) {
+      if (!row.contains(b) || !row[b].contains("ms")) continue;
+      const double ms = row[b]["ms"].get<double>();
+      step_ms[b] += count * ms, ++timed[b], fastest = std::min(fastest, ms);
+    }
+    if (std::isfinite(fastest)) fastest_ms += count * fastest;
+    if (!row.contains("jit_speedup")) continue;
+    for (const std::string& key : {row["direction"].get<std::string>(), std::string("all")})
+      log_speedup[key] += std::log(row["jit_speedup"].get<double>()), ++speedups[key];
+  }
+  nlohmann::json out{{"fastest_per_op_ms", fastest_ms}, {"backends", nlohmann::json::object()}};
+  for (const std::string& b : backends) {
+    nlohmann::json& entry = out["backends"][b];
+    entry = {{"ms", step_ms[b]}, {"ops", timed[b]}};
+    // A share of the bound only over the same ops as the bound.
+    if (bounded && timed[b] == static_cast<long long>(rows.size()) && step_ms[b] > 0)
+      entry["roofline_fraction"] = bound_ms / step_ms[b];
+  }
+  if (bounded) out["roofline_ms"] = bound_ms;
+  if (!speedups.empty()) {
+    out["jit_speedup_geomean"] = nlohmann::json::object();
+    for (const auto& [key, sum] : log_speedup)
+      out["jit_speedup_geomean"][key] = std::exp(sum / static_cast<double>(speedups[key]));
+  }
+  return out;
+}
+
+
+namespace {
+
+std::string cell(const nlohmann::json& timing) {
+  if (!timing.contains("ms")) return "declined";
+  std::string rate = fmt::format("{:.1f} GB/s", timing.value("gbs", 0.0));
+  if (timing.contains("tflops")) {
+    const double tflops = timing["tflops"].get<double>();
+    rate = tflops < 1 ? fmt::format("{:.1f} GF/s", 1e3 * tflops) : fmt::format("{:.2f} TF/s", tflops);
+  }
+  const std::string peak = timing.contains("peak_fraction")
+                               ? fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>())
+                               : "";
+  const std::string variant =
+      timing.contains("variants") ? " " + timing["variant"].get<std::string>() : "";
+  return fmt::format("{:.4f} ms {}{}{}", timing["ms"].get<double>(), rate, peak, variant);
+}
+
+// Each backend's column as wide as its widest cell.
+std::vector<std::size_t> column_widths(const nlohmann::json& report,
+                                       const std::vector<std::string>& backends) {
+  std::vector<std::size_t> widths;
+  for (const auto& b : backends) {
+    std::size_t width = b.size();
+    for (const auto& row : report["ops"]) width = std::max(width, cell(row[b]).size());
+    widths.push_back(width);
+  }
+  return widths;
+}
+
+// Under an op's row, each of a backend's variants when it has several.
+void print_variants(const nlohmann::json& row, const std::vector<std::string>& backends,
+                    std::string& out) {
+  for (const std::string& b : backends) {
+    if (!row[b].contains("variants")) continue;
+    std::string line;
+    for (const auto& [id, timing] : row[b]["variants"].items()) {
+      line += line.empty() ? "" : ", ";
+      if (!timing.is_object()) {
+        line += fmt::format("{} {}", id, timing.get<std::string>());
+        continue;
+      }
+      line += fmt::format("{} {:.4f} ms", id, timing["ms"].get<double>());
+      if (timing.contains("peak_fraction"))
+        line += fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>());
+    }
+    fmt::format_to(std::back_inserter(out), "    {} variants: {}\n", b, line);
+  }
+}
+
+void print_summary(const nlohmann::json& report, const std::vector<std::string>& backends,
+                   std::string& out) {
+  const nlohmann::json& summary = report["summary"];
+  std::string line;
+  for (const std::string& b : backends) {
+    const nlohmann::json& entry = summary["backends"][b];
+    line += fmt::format("{}{} {:.4f} ms ({} ops", line.empty() ? "" : ", ", b,
+                        entry["ms"].get<double>(), entry["ops"].get<long long>());
+    if (entry.contains("roofline_fraction"))
+      line += fmt::format(", {:.0f}% of the roofline",
+                          100 * entry["roofline_fraction"].get<double>());
+    line += ")";
+  }
+  if (backends.size() > 1)
+    line += fmt::format(", fastest per op {:.4f} ms", summary["fastest_per_op_ms"].get<double>());
+  fmt::format_to(std::back_inserter(out), "step, each op as often as one step runs it: {}\n", line);
+  if (!summary.contains("jit_speedup_geomean")) return;
+  std::string speedups;
+  for (const auto& [key, value] : summary["jit_speedup_geomean"].items())
+    speedups += fmt::format("{}{} {:.2f}x", speedups.empty() ? "" : ", ", key, value.get<double>());
+  fmt::format_to(std::back_inserter(out), "jit/cuDNN geomean: {}\n", speedups);
+}
+
+}  // namespace
+
+std::string format_bench_report(const nlohmann::json& report) {
+  std::string out;
+  const auto backends = report["backends"].get<std::vector<std::string>>();
+  const auto widths = column_widths(report, backends);
+  fmt::format_to(std::back_inserter(out), "convjit bench: {} on {}{}, a backend's best variant\n",
+             report["model"].get<std::string>(), report["device"].get<std::string>(),
+             report["gpu"].get<std::string>().empty()
+                 ? ""
+                 : " (" + report["gpu"].get<std::string>() + ")");
+  fmt::format_to(std::back_inserter(out), "measure: {} ({} {})\n", report["measure"].get<std::string>(),
+             report["repetitions"].get<int>(),
+             report["device"].get<std::string>() == "host" ? "calls" : "batches");
+  fmt::format_to(std::back_inserter(out), "{:<24} {:<8}", "layer", "op");
+  for (std::size_t i = 0; i < backends.size(); ++i) fmt::format_to(std::back_inserter(out), " {:<{}}", backends[i], widths[i]);
+  fmt::format_to(std::back_inserter(out), " {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
+  for (const auto& row : report["ops"]) {
+    fmt::format_to(std::back_inserter(out), "{:<24.24} {:<8}", row["layer"].get<std::string>(),
+               row["direction"].get<std::string>());
+    for (std::size_t i = 0; i < backends.size(); ++i)
+      fmt::format_to(std::back_inserter(out), " {:<{}}", cell(row[backends[i]]), widths[i]);
+    fmt::format_to(std::back_inserter(out), " {:>9} {}\n",
+               row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>())
+                                           : "",
+               row["policy"].get<std::string>());
+    print_variants(row, backends, out);
+  }
+  print_summary(report, backends, out);
+  if (report["stopped_at_time_limit"].get<bool>())
+    fmt::format_to(std::back_inserter(out), "stopped at --time-limit after {} of {} distinct ops\n", report["ops"].size(),
+               report["distinct_ops"].get<std::size_t>());
+  return out;
+}
+
+}  // namespace convjit::cli

@@ -1,0 +1,40 @@
+#include "roofline.hpp"
+
+#include <algorithm>
+
+#include "dispatcher/descriptor/dtype.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+double elements(const Dims5& dims, int rank) {
+  double n = 1;
+  for (int i = 0; i < rank; ++i) n *= static_cast<double>(dims[static_cast<std::size_t>(i)]);
+  return n;
+}
+
+}  // namespace
+
+OpWork op_work(const OpDescriptor& d) {
+  const double size = static_cast<double>(element_size(d.dtype));
+  const double x = elements(d.x_dims, d.rank()), y = elements(d.y_dims, d.rank());
+  if (d.kind == OpKind::bias_grad) return {0, (y + static_cast<double>(d.y_dims[1])) * size};
+  if (d.is_pool()) {
+    if (d.direction == Direction::fwd) return {0, (x + y) * size};
+    // dx and dy, and x for max pooling's argmax.
+    return {0, (d.pool_mode == PoolingMode::max ? 2 * x + y : x + y) * size};
+  }
+  // Each y element takes C/G times the filter's taps, in every direction.
+  const double w = elements(d.w_dims, d.rank());
+  const double taps = w / static_cast<double>(d.w_dims[0]);
+  return {2.0 * y * taps, (x + w + y) * size};
+}
+
+Roofline roofline(const OpWork& work, const DevicePeaks& peaks, double compute_tflops) {
+  const double compute_ms = work.flop / (compute_tflops * 1e12) * 1e3;
+  const double memory_ms = work.bytes / (peaks.bandwidth_gbs * 1e9) * 1e3;
+  return {std::max(compute_ms, memory_ms), compute_ms > memory_ms};
+}
+
+}  // namespace convjit::cli
