@@ -10,6 +10,8 @@
 // access, race or unlanded cp.async.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <set>
 
@@ -96,25 +98,53 @@ class EmulatedGemm : public ::testing::Test {
   ~EmulatedGemm() override { SettingsStore::instance().set_allow_tf32(std::nullopt); }
 
   // Runs every variant on the same operands; returns the ids run.
+  // `misaligned`: every operand one element past a 16-byte boundary (a
+  // view into a larger tensor), which the vector loads must not take.
   std::set<std::string> check_every_variant(const OpDescriptor& d, std::mt19937& rng,
-                                            double alpha = 1.0, double beta = 0.0) {
+                                            double alpha = 1.0, double beta = 0.0,
+                                            bool misaligned = false) {
     BuildTrace trace;
     auto variants = backend_.build_variants(d, kHost, trace);
     EXPECT_TRUE(variants.is_ok()) << variants.status().message();
     if (!variants.is_ok()) return {};
     const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+    const std::size_t shift = misaligned ? element_size(d.dtype) : 0;
+    const Shifted x(host.x, shift), w(host.w, shift), dy(host.dy, shift);
     std::set<std::string> ran;
     for (const KernelVariant& v : variants.value()) {
       SCOPED_TRACE("variant " + v.id);
-      std::vector<unsigned char> out = host.out;
-      const Status s = v.kernel->execute(host.args(d, out.data()));
+      Shifted out(host.out, shift);
+      ExecArgs args = host.args(d, out.data());
+      if (args.x != nullptr) args.x = x.data();
+      if (args.w != nullptr) args.w = w.data();
+      if (args.dy != nullptr) args.dy = dy.data();
+      const Status s = v.kernel->execute(args);
       EXPECT_TRUE(s.is_ok()) << s.message();
       if (!s.is_ok()) continue;
-      test::expect_matches_reference(d, host, out, tolerance(d, v.id));
+      test::expect_matches_reference(d, host, out.bytes(), tolerance(d, v.id));
       ran.insert(v.id);
     }
     return ran;
   }
+
+  // A copy of a buffer that starts `shift` bytes past a 16-byte boundary.
+  class Shifted {
+   public:
+    Shifted(const std::vector<unsigned char>& v, std::size_t shift)
+        : storage_(v.size() + 32), first_(align(storage_.data()) + shift), size_(v.size()) {
+      std::copy(v.begin(), v.end(), first_);
+    }
+    [[nodiscard]] unsigned char* data() const { return first_; }
+    [[nodiscard]] std::vector<unsigned char> bytes() const { return {first_, first_ + size_}; }
+
+   private:
+    static unsigned char* align(unsigned char* p) {
+      return p + (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16;
+    }
+    std::vector<unsigned char> storage_;
+    unsigned char* first_;
+    std::size_t size_;
+  };
 
   EmulatorBackend backend_;
 };
@@ -152,6 +182,23 @@ TEST_P(EmulatedGemmDirection, AlphaAndBetaBlendInEveryVariant) {
     const test::ConvCase c = random_gemm_case(rng, 2);
     SCOPED_TRACE(c.describe());
     check_every_variant(descriptor(c, dtype, GetParam()), rng, 0.5, 0.25);
+  }
+}
+
+// Views into larger tensors: every operand one element off a 16-byte
+// boundary, in layouts whose strides would otherwise take 16-byte loads
+// (channels-last, channels per group a multiple of 8), so every loader's
+// gathering path runs.
+TEST_P(EmulatedGemmDirection, MisalignedOperandsGatherInEveryVariant) {
+  std::mt19937 rng(1823);
+  test::ConvCase c;
+  c.groups = 1, c.channels = 16, c.filters = 24, c.batch = 2;
+  c.kernel = {3, 3}, c.dilation = {1, 1}, c.stride = {2, 1}, c.input = {7, 6};
+  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  for (DataType dtype : {DataType::f32, DataType::f16}) {
+    SCOPED_TRACE(c.describe());
+    check_every_variant(descriptor(c, dtype, GetParam()), rng, 1.0, 0.0, true);
   }
 }
 

@@ -100,18 +100,19 @@ TEST(JitStaticChecks, EveryTensorCoreVariantUsesItsInstructionsFitsAndDoesNotSpi
         for (const char* arch : {"sm_80", "sm_90"}) check_variant(layer, d, tile, arch, expected);
 }
 
-// The backward GEMMs on ResNet-50's 3x3 and 1x1 and a CosmoFlow layer.  bwddata's
-// A (dy, filters contiguous) fills by cp.async; bwdfilt reduces over
-// pixels, which channels-last strides apart in both dy and x, so its
-// tiles gather through registers until a pixel-major (ldmatrix.trans)
-// tile layout lands: the check holds it to mma.sync and ldmatrix.
+// The backward GEMMs on ResNet-50's 3x3 and 1x1 and a CosmoFlow layer.
+// bwddata's A (dy, filters contiguous) fills by cp.async; bwdfilt reduces
+// over pixels, which channels-last layouts stride apart, so its tiles
+// are stored filter- and channel-major (16-byte chunks along M and N),
+// filled by cp.async and read by ldmatrix.trans.
 TEST(JitStaticChecks, TheBackwardVariantsUseTheirInstructionsFitAndDoNotSpill) {
   const Expected bwddata{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                           "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.cg.shared.global",
                           "cp.async.wait_group"},
                          true};
   const Expected bwdfilt{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-                          "ldmatrix.sync.aligned.m8n8.x4.shared.b16"},
+                          "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                          "cp.async.cg.shared.global", "cp.async.wait_group"},
                          true};
   int checked = 0;
   for (Direction direction : {Direction::bwddata, Direction::bwdfilt})

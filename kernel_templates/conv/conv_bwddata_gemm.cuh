@@ -106,6 +106,7 @@ __device__ __forceinline__ Column column(const Phase& ph, index_t k) {
 
 // A: rows are the phase's input pixels, read through dy.
 struct Gradients {
+  static constexpr bool kMnMajor = false;
   struct Row {
     index_t base;  // batch and group offset in dy; -1 past the phase's last pixel
     index_t i, j, l;
@@ -133,6 +134,7 @@ struct Gradients {
 
 // B: rows are the group's channels, read through w.
 struct Filters {
+  static constexpr bool kMnMajor = false;
   struct Row {
     index_t base;  // -1 past the group's last channel
   };

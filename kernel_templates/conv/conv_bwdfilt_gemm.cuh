@@ -11,9 +11,13 @@
 // write f32 partial tiles to the workspace and convjit_gemm_finish adds
 // them in split order: the same sum on every run, and no atomics.
 //
-// A chunk of K is 16 contiguous bytes only where pixels are: channels-
-// first dy with OW a multiple of the chunk (A), and x likewise for a
-// 1x1, unit-stride, unpadded conv (B).  Other layouts gather.
+// In channels-last layouts (16-bit, channels per group a multiple of 8)
+// both operands' rows run along memory: 16-byte chunks of 8 filters or
+// 8 channels, stored MN-major (gemm/tile_loader_mn.cuh).  Otherwise the
+// tiles are K-major, where a chunk of K is 16 contiguous bytes only where
+// pixels are: channels-first dy with OW a multiple of the chunk (A), and
+// x likewise for a 1x1, unit-stride, unpadded conv (B); other layouts
+// gather.
 #include "common/grid.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
@@ -48,8 +52,11 @@ __device__ __forceinline__ Tap tap(index_t n) {
   return {n % P::CG, rs / (P::R * P::S), rs / P::S % P::R, rs % P::S};
 }
 
-// A: rows are the group's filters, read through dy.
+// A: rows are the group's filters, read through dy; MN: the tile is
+// stored filter-major (channels-last dy, 16-bit).
+template <bool MN>
 struct Gradients {
+  static constexpr bool kMnMajor = MN;
   struct Row {
     index_t base;  // the filter's offset in dy; -1 past the group's last
   };
@@ -67,8 +74,11 @@ struct Gradients {
   }
 };
 
-// B: rows are the group's (tap, channel) pairs, read through x.
+// B: rows are the group's (tap, channel) pairs, read through x; MN: the
+// tile is stored channel-major (channels-last x, 16-bit).
+template <bool MN>
 struct Inputs {
+  static constexpr bool kMnMajor = MN;
   struct Row {
     index_t base;  // the channel's offset in x; -1 past the last column
     index_t id0, ih0, iw0;
@@ -113,10 +123,43 @@ __device__ __forceinline__ bool pixels_align() {
   return P::T * P::R * P::S == 1 && P::SD * P::SH * P::SW == 1 && P::PD + P::PH + P::PW == 0;
 }
 
+// The block's slice of K: split s reduces K steps
+// [s steps / SPLIT, (s + 1) steps / SPLIT).
+struct Slice {
+  index_t begin, end;
+};
+__device__ __forceinline__ Slice slice(index_t split) {
+  const index_t steps = (reduction() + kTileK - 1) / kTileK;
+  return {split * steps / P::SPLIT * kTileK, (split + 1) * steps / P::SPLIT * kTileK};
+}
+
+// One block's tile over its slice, written to dw, or with SPLIT > 1 as
+// f32 partial sums to the workspace.
+template <class Math, class OperandA, class OperandB, class Shared>
+__device__ __forceinline__ void reduce_tile(Shared& smem, const OperandA& a, const OperandB& b,
+                                            storage_t* dw, scratch_t* partial, float alpha,
+                                            float beta, index_t m0, index_t n0, index_t split) {
+  typedef typename Math::Tile Tile;
+  Math math;
+  const Slice k = slice(split);
+  gemm_mainloop(smem, math, a, b, m0, n0, k.begin, k.end);
+  if (P::SPLIT == 1) {
+    store_tile(smem, math, Weights{dw, P::WS1 == 1, a.group}, m0, n0, alpha, beta);
+    return;
+  }
+  const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
+  const int warp_n = static_cast<int>(warp_id()) / Tile::WARPS_M;
+  scratch_t* const tile =
+      partial + split * weight_count() + a.group * filters_per_group() * columns();
+  math.for_each(warp_m, warp_n, [&](int r, int c, float v) {
+    if (m0 + r < filters_per_group() && n0 + c < columns())
+      tile[(m0 + r) * columns() + n0 + c] = v;
+  });
+}
+
 }  // namespace conv_bwdfilt
 
-// Blocks run tile_m fastest, then tile_n, split and group.  Split s
-// reduces K steps [s steps / SPLIT, (s + 1) steps / SPLIT).
+// Blocks run tile_m fastest, then tile_n, split and group.
 template <class Math>
 __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict__ x,
                                                     const storage_t* __restrict__ dy,
@@ -131,28 +174,21 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   const index_t tile_m = block % tiles_m, tile_n = block / tiles_m % tiles_n;
   const index_t split = block / (tiles_m * tiles_n) % P::SPLIT;
   const index_t group = block / (tiles_m * tiles_n * P::SPLIT);
-  const index_t steps = (reduction() + kTileK - 1) / kTileK;
-  const index_t k_begin = split * steps / P::SPLIT * kTileK;
-  const index_t k_end = (split + 1) * steps / P::SPLIT * kTileK;
-  const bool dy_chunked = chunked(P::OW, P::YS4, P::YS0, P::YS1, P::YS2, P::YS3);
-  const bool x_chunked = pixels_align() && chunked(P::OW, P::XS4, P::XS0, P::XS1, P::XS2, P::XS3);
-  const Gradients a{dy, dy_chunked && chunk_aligned(dy), group};
-  const Inputs b{x, x_chunked && chunk_aligned(x), group};
   const index_t m0 = tile_m * Tile::BM, n0 = tile_n * Tile::BN;
-  Math math;
-  gemm_mainloop(smem, math, a, b, m0, n0, k_begin, k_end);
-  if (P::SPLIT == 1) {
-    store_tile(smem, math, Weights{dw, P::WS1 == 1, group}, m0, n0, alpha, beta);
+#if CONVJIT_DTYPE != 0
+  if (chunked(filters_per_group(), P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) &&
+      chunked(P::CG, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4)) {
+    const Gradients<true> a{dy, chunk_aligned(dy), group};
+    const Inputs<true> b{x, chunk_aligned(x), group};
+    reduce_tile<Math>(smem, a, b, dw, partial, alpha, beta, m0, n0, split);
     return;
   }
-  const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
-  const int warp_n = static_cast<int>(warp_id()) / Tile::WARPS_M;
-  scratch_t* const tile =
-      partial + split * weight_count() + group * filters_per_group() * columns();
-  math.for_each(warp_m, warp_n, [&](int r, int c, float v) {
-    if (m0 + r < filters_per_group() && n0 + c < columns())
-      tile[(m0 + r) * columns() + n0 + c] = v;
-  });
+#endif
+  const bool dy_chunked = chunked(P::OW, P::YS4, P::YS0, P::YS1, P::YS2, P::YS3);
+  const bool x_chunked = pixels_align() && chunked(P::OW, P::XS4, P::XS0, P::XS1, P::XS2, P::XS3);
+  const Gradients<false> a{dy, dy_chunked && chunk_aligned(dy), group};
+  const Inputs<false> b{x, x_chunked && chunk_aligned(x), group};
+  reduce_tile<Math>(smem, a, b, dw, partial, alpha, beta, m0, n0, split);
 }
 
 // The second pass of a split reduction: one thread per weight.

@@ -44,6 +44,7 @@ __device__ __forceinline__ Pixel pixel(index_t m) {
 
 // A: rows are output pixels, read through x.
 struct Pixels {
+  static constexpr bool kMnMajor = false;
   struct Row {
     index_t base;  // batch and group offset in x; -1 past the last pixel
     index_t id0, ih0, iw0;
@@ -70,6 +71,7 @@ struct Pixels {
 
 // B: rows are the group's filters, read through w.
 struct Filters {
+  static constexpr bool kMnMajor = false;
   struct Row {
     index_t base;  // -1 past the group's last filter
   };

@@ -4,10 +4,23 @@
 // barrier per step orders the whole pipeline.  A group is committed at
 // every step, empty or not, so that cp_async_wait<STAGES - 2> always
 // means "the stage about to be read has landed".
+//
+// An operand's kMnMajor picks its tile layout: K-major (TileLoader) or
+// MN-major (TileLoaderMn), which the math reads accordingly.
 #pragma once
 #include "gemm/tile_loader.cuh"
+#include "gemm/tile_loader_mn.cuh"
 
 namespace convjit_device {
+
+template <int ROWS, class Operand, bool MN = Operand::kMnMajor>
+struct LoaderFor {
+  typedef TileLoader<ROWS, Operand> type;
+};
+template <int ROWS, class Operand>
+struct LoaderFor<ROWS, Operand, true> {
+  typedef TileLoaderMn<ROWS, Operand> type;
+};
 
 template <class Math, class OperandA, class OperandB, class Shared>
 __device__ __forceinline__ void gemm_mainloop(Shared& smem, Math& math, const OperandA& a,
@@ -15,8 +28,8 @@ __device__ __forceinline__ void gemm_mainloop(Shared& smem, Math& math, const Op
                                               index_t k_begin, index_t k_end) {
   typedef typename Math::Tile Tile;
   constexpr int kBWords = Tile::BM * kRowWords;  // B's rows follow A's in a stage
-  TileLoader<Tile::BM, OperandA> load_a;
-  TileLoader<Tile::BN, OperandB> load_b;
+  typename LoaderFor<Tile::BM, OperandA>::type load_a;
+  typename LoaderFor<Tile::BN, OperandB>::type load_b;
   load_a.init(a, m0);
   load_b.init(b, n0);
   const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
@@ -42,7 +55,8 @@ __device__ __forceinline__ void gemm_mainloop(Shared& smem, Math& math, const Op
     }
     cp_async_commit();
     const int word = static_cast<int>(kt % Tile::STAGES) * Tile::kStageWords;
-    math.multiply(smem, word, word + kBWords, warp_m, warp_n);
+    math.template multiply<OperandA::kMnMajor, OperandB::kMnMajor>(smem, word, word + kBWords,
+                                                                   warp_m, warp_n);
   }
   cp_async_wait_all();
   __syncthreads();  // the stages are free for the epilogue

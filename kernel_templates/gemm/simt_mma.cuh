@@ -22,9 +22,11 @@ struct SimtMma {
       for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
   }
 
-  template <class Shared>
+  // Both operands K-major: SIMT tiles serve f32, which has no MN-major layout.
+  template <bool A_MN, bool B_MN, class Shared>
   __device__ __forceinline__ void multiply(Shared& smem, int a0, int b0, int /*warp_m*/,
                                            int /*warp_n*/) {
+    static_assert(!A_MN && !B_MN, "SIMT tiles read K-major operands");
     const int tm = static_cast<int>(threadIdx.x) % 16, tn = static_cast<int>(threadIdx.x) / 16;
 #pragma unroll
     for (int chunk = 0; chunk < kRowChunks; ++chunk) {

@@ -32,4 +32,17 @@ __device__ __forceinline__ int swizzled_word(int row, int chunk, int word = 0) {
   return row * kRowWords + ((chunk ^ ((row >> 1) & 3)) * kChunkWords) + word;
 }
 
+// The same for an operand stored MN-major (gemm/tile_loader_mn.cuh): each
+// of the stage's k rows holds the tile's ROWS 16-bit elements, ROWS / 8
+// chunks, and ldmatrix.trans reads one chunk column of 8 consecutive k
+// rows.  XOR-ing the chunk with the k row (by row pair where a row is
+// only half a 128-byte line) puts those 8 chunks in 8 distinct bank groups.
+template <int ROWS>
+__device__ __forceinline__ int swizzled_mn_word(int k_row, int chunk) {
+  constexpr int kChunks = ROWS / 8;
+  static_assert(kChunks == 4 || kChunks % 8 == 0, "MN-major rows are 32 or a multiple of 64");
+  const int swizzle = kChunks == 4 ? (k_row >> 1) & 3 : k_row & 7;
+  return (k_row * kChunks + (chunk ^ swizzle)) * kChunkWords;
+}
+
 }  // namespace convjit_device

@@ -29,8 +29,10 @@ struct WarpMma {
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
   }
 
-  // One stage: A rows at words [a0, ...), B rows at [b0, ...).
-  template <class Shared>
+  // One stage: A rows at words [a0, ...), B rows at [b0, ...); an
+  // MN-major operand (A_MN, B_MN: gemm/tile_loader_mn.cuh) is read with
+  // ldmatrix.trans, which hands out the same fragments.
+  template <bool A_MN, bool B_MN, class Shared>
   __device__ __forceinline__ void multiply(Shared& smem, int a0, int b0, int warp_m,
                                            int warp_n) {
     const int lane = static_cast<int>(lane_id());
@@ -40,16 +42,26 @@ struct WarpMma {
       unsigned a[kTilesM][4], b[kTilesN][2];
 #pragma unroll
       for (int i = 0; i < kTilesM; ++i) {
-        // Matrices: rows +0/+8 (matrix % 2), chunk +0/+1 (matrix / 2).
-        const int row = warp_m * Tile::WM + 16 * i + row_in_matrix + 8 * (matrix % 2);
-        ldmatrix_x4(a[i], &smem[a0 + swizzled_word(row, 2 * step + matrix / 2)]);
+        // Matrices: rows +0/+8 (matrix % 2), k +0/+8 (matrix / 2).
+        const int row = warp_m * Tile::WM + 16 * i + 8 * (matrix % 2);
+        if constexpr (A_MN) {
+          const int k = 16 * step + 8 * (matrix / 2) + row_in_matrix;
+          ldmatrix_x4_trans(a[i], &smem[a0 + swizzled_mn_word<Tile::BM>(k, row / 8)]);
+        } else {
+          ldmatrix_x4(a[i], &smem[a0 + swizzled_word(row + row_in_matrix, 2 * step + matrix / 2)]);
+        }
       }
 #pragma unroll
       for (int p = 0; p < kPairsN; ++p) {
-        // Matrices: n rows +0/+8 (matrix / 2), chunk +0/+1 (matrix % 2).
-        const int row = warp_n * Tile::WN + 16 * p + row_in_matrix + 8 * (matrix / 2);
+        // Matrices: n rows +0/+8 (matrix / 2), k +0/+8 (matrix % 2).
+        const int row = warp_n * Tile::WN + 16 * p + 8 * (matrix / 2);
         unsigned r[4];
-        ldmatrix_x4(r, &smem[b0 + swizzled_word(row, 2 * step + matrix % 2)]);
+        if constexpr (B_MN) {
+          const int k = 16 * step + 8 * (matrix % 2) + row_in_matrix;
+          ldmatrix_x4_trans(r, &smem[b0 + swizzled_mn_word<Tile::BN>(k, row / 8)]);
+        } else {
+          ldmatrix_x4(r, &smem[b0 + swizzled_word(row + row_in_matrix, 2 * step + matrix % 2)]);
+        }
         b[2 * p][0] = r[0], b[2 * p][1] = r[1], b[2 * p + 1][0] = r[2], b[2 * p + 1][1] = r[3];
       }
       round_operands(a, b);

@@ -35,9 +35,10 @@ std::int64_t red_zone(std::int64_t span) { return std::clamp<std::int64_t>(span,
 
 }  // namespace
 
-// Buffers start on 256-byte boundaries, as cudaMalloc's do, so that a
-// vector access is misaligned in the emulator exactly when it would be on
-// the GPU.
+// Buffers start on 256-byte boundaries, as cudaMalloc's do, plus the
+// caller's own pointer's offset from one (a view into a larger tensor),
+// so that a vector access is misaligned in the emulator exactly when it
+// would be on the GPU with the same pointers.
 constexpr std::size_t kBufferAlignment = 256;
 
 struct EmulatedBuffers::Buffer {
@@ -66,10 +67,14 @@ void* EmulatedBuffers::add(const BufferSpec& spec, const void* initial) {
   const auto per_alignment = static_cast<std::int64_t>(kBufferAlignment / spec.element_bytes);
   b->zone = (red_zone(spec.span) + per_alignment - 1) / per_alignment * per_alignment;
   b->bytes = (span + 2 * static_cast<std::size_t>(b->zone)) * spec.element_bytes;
-  b->storage.assign(b->bytes + kBufferAlignment, std::byte{0xff});
+  const std::size_t misalignment =
+      reinterpret_cast<std::uintptr_t>(initial) % kBufferAlignment / spec.element_bytes *
+      spec.element_bytes;
+  b->storage.assign(b->bytes + 2 * kBufferAlignment, std::byte{0xff});
   void* aligned = b->storage.data();
   std::size_t room = b->storage.size();
-  b->base = static_cast<std::byte*>(std::align(kBufferAlignment, b->bytes, aligned, room));
+  b->base = static_cast<std::byte*>(std::align(kBufferAlignment, b->bytes, aligned, room)) +
+            misalignment;
   if (initial != nullptr) std::memcpy(b->data(), initial, span * spec.element_bytes);
   // Scratch starts uninitialised; every other buffer holds the caller's data.
   const std::uint8_t element =
