@@ -87,6 +87,22 @@ test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
   return c;
 }
 
+// A batch-2 2D conv in channels-last layouts with KRSC filters.
+test::ConvCase channels_last_case(std::int64_t groups, std::int64_t channels,
+                                  std::int64_t filters, std::vector<std::int64_t> kernel,
+                                  std::vector<std::int64_t> dilation,
+                                  std::vector<std::int64_t> stride,
+                                  std::vector<std::int64_t> input,
+                                  std::vector<std::int64_t> pad_begin,
+                                  std::vector<std::int64_t> pad_end) {
+  test::ConvCase c;
+  c.groups = groups, c.channels = channels, c.filters = filters, c.batch = 2;
+  c.kernel = std::move(kernel), c.dilation = std::move(dilation), c.stride = std::move(stride);
+  c.input = std::move(input), c.pad_begin = std::move(pad_begin), c.pad_end = std::move(pad_end);
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  return c;
+}
+
 OpDescriptor descriptor(const test::ConvCase& c, DataType dtype, Direction direction) {
   return test::conv_descriptors(c, dtype, {direction}).at(0);
 }
@@ -191,11 +207,8 @@ TEST_P(EmulatedGemmDirection, AlphaAndBetaBlendInEveryVariant) {
 // gathering path runs.
 TEST_P(EmulatedGemmDirection, MisalignedOperandsGatherInEveryVariant) {
   std::mt19937 rng(1823);
-  test::ConvCase c;
-  c.groups = 1, c.channels = 16, c.filters = 24, c.batch = 2;
-  c.kernel = {3, 3}, c.dilation = {1, 1}, c.stride = {2, 1}, c.input = {7, 6};
-  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
-  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const test::ConvCase c =
+      channels_last_case(1, 16, 24, {3, 3}, {1, 1}, {2, 1}, {7, 6}, {1, 1}, {1, 1});
   for (DataType dtype : {DataType::f32, DataType::f16}) {
     SCOPED_TRACE(c.describe());
     check_every_variant(descriptor(c, dtype, GetParam()), rng, 1.0, 0.0, true);
@@ -207,11 +220,8 @@ TEST_P(EmulatedGemmDirection, MisalignedOperandsGatherInEveryVariant) {
 // past the input.
 TEST_F(EmulatedGemm, BackwardDataCoversEveryStridePhase) {
   std::mt19937 rng(1821);
-  test::ConvCase c;
-  c.groups = 1, c.channels = 16, c.filters = 24, c.batch = 2;
-  c.kernel = {1, 3}, c.dilation = {1, 2}, c.stride = {3, 2}, c.input = {7, 11};
-  c.pad_begin = {0, 2}, c.pad_end = {0, 1};
-  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const test::ConvCase c =
+      channels_last_case(1, 16, 24, {1, 3}, {1, 2}, {3, 2}, {7, 11}, {0, 2}, {0, 1});
   for (DataType dtype : {DataType::f32, DataType::bf16}) {
     SCOPED_TRACE(c.describe());
     EXPECT_EQ(check_every_variant(descriptor(c, dtype, Direction::bwddata), rng, 1.0, 0.5).size(),
@@ -223,11 +233,8 @@ TEST_F(EmulatedGemm, BackwardDataCoversEveryStridePhase) {
 // pass adds their partial sums.
 TEST_F(EmulatedGemm, BackwardFilterSplitsLongReductions) {
   std::mt19937 rng(1822);
-  test::ConvCase c;
-  c.groups = 2, c.channels = 16, c.filters = 16, c.batch = 2;
-  c.kernel = {3, 3}, c.dilation = {1, 1}, c.stride = {1, 1}, c.input = {24, 24};
-  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
-  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const test::ConvCase c =
+      channels_last_case(2, 16, 16, {3, 3}, {1, 1}, {1, 1}, {24, 24}, {1, 1}, {1, 1});
   for (DataType dtype : {DataType::f32, DataType::f16}) {
     const OpDescriptor d = descriptor(c, dtype, Direction::bwdfilt);
     auto source = kernel_source(d, "tc64x64");
