@@ -32,9 +32,11 @@ struct SimtMma {
     for (int chunk = 0; chunk < kRowChunks; ++chunk) {
       float a[TM][kChunkWords], b[TN][kChunkWords];
 #pragma unroll
-      for (int i = 0; i < TM; ++i) unpack(a[i], load_128(&smem[a0 + swizzled_word(tm + 16 * i, chunk)]));
+      for (int i = 0; i < TM; ++i)
+        unpack(a[i], load_128(&smem[a0 + swizzled_word(tm + 16 * i, chunk)]));
 #pragma unroll
-      for (int j = 0; j < TN; ++j) unpack(b[j], load_128(&smem[b0 + swizzled_word(tn + 16 * j, chunk)]));
+      for (int j = 0; j < TN; ++j)
+        unpack(b[j], load_128(&smem[b0 + swizzled_word(tn + 16 * j, chunk)]));
 #pragma unroll
       for (int k = 0; k < kChunkWords; ++k)
 #pragma unroll
