@@ -780,12 +780,17 @@ TEST(CliCache, StatLsVerifyGcAndClear) {
   std::filesystem::remove(fresh);
   EXPECT_NE(convjit_with_env(cache.env(), "cache stat").output.find("entries    23\n"),
             std::string::npos);
-  r = convjit_with_env(cache.env(), "cache gc --max-bytes 50000");
+  // gc to half the cache's size: some entries go, the newest stay.
+  const auto before_gc =
+      nlohmann::json::parse(convjit_with_env(cache.env(), "cache stat --json").output);
+  const std::uint64_t budget = before_gc["bytes"].get<std::uint64_t>() / 2;
+  r = convjit_with_env(cache.env(), "cache gc --max-bytes " + std::to_string(budget));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto after_gc =
       nlohmann::json::parse(convjit_with_env(cache.env(), "cache stat --json").output);
-  EXPECT_LE(after_gc["bytes"].get<std::uint64_t>(), 50000u);
+  EXPECT_LE(after_gc["bytes"].get<std::uint64_t>(), budget);
   EXPECT_GT(after_gc["entries"].get<int>(), 0);
+  EXPECT_LT(after_gc["entries"].get<int>(), before_gc["entries"].get<int>());
   r = convjit_with_env(cache.env(), "cache clear");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("add --yes"), std::string::npos);
