@@ -63,7 +63,8 @@ struct TileLoader {
   __device__ __forceinline__ void load_scalar(Shared& smem, const Operand& op,
                                               const typename Operand::Row& row, int word,
                                               index_t k) const {
-#pragma unroll
+    // Rolled: the slow path stays small, which keeps NVRTC's compile short.
+#pragma unroll 1
     for (int w = 0; w < kChunkWords; ++w) {
 #if CONVJIT_DTYPE == 0
       const index_t at = op.offset(row, k + w);

@@ -58,7 +58,8 @@ struct TileLoaderMn {
   template <class Shared>
   __device__ __forceinline__ void load_scalar(Shared& smem, const Operand& op, int word,
                                               index_t k) const {
-#pragma unroll
+    // Rolled: the slow path stays small, which keeps NVRTC's compile short.
+#pragma unroll 1
     for (int w = 0; w < kChunkWords; ++w) {
       const unsigned lo = element_bits(op.base, op.offset(op.row(first + 2 * w), k));
       const unsigned hi = element_bits(op.base, op.offset(op.row(first + 2 * w + 1), k));
