@@ -573,6 +573,8 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_EQ(stem["layer"], "stem.conv");
   EXPECT_EQ(stem["flop"].get<double>(), 2.0 * 64 * 16 * 16 * 3 * 7 * 7);
   EXPECT_EQ(stem["bytes"].get<double>(), (3.0 * 32 * 32 + 64.0 * 3 * 7 * 7 + 64.0 * 16 * 16) * 4);
+  EXPECT_EQ(stem["groups"], 1);
+  EXPECT_EQ(stem["window"], nlohmann::json::array({7, 7}));
   // Max pool fwd: x 1x64x16x16 read, y 1x64x8x8 written, 4 bytes each.
   int max_pools = 0;
   for (const auto& op : report["ops"]) {

@@ -10,7 +10,11 @@ JSON.  Writes to the out folder:
   summary.md  one table of every GPU test (pass, fail or skip, with the
               reason), then per model x batch x dtype the geometric mean of
               JIT time / cuDNN time over the ops both served and the worst
-              layer, and a last line "Result: ...";
+              layer; for the bf16 batch-32 runs, the JIT's kernel goals on
+              dense convolutions (speed against cuDNN per direction, share
+              of the tensor-core peak on ResNet-50's 3x3 layers) and every
+              dense conv's JIT/cuDNN comparison; and a last line
+              "Result: ..." (the goals are reported, not a failure);
   bench.json  every run's configuration, status and report, in one file.
 Exit status: 0 when everything passed, 1 otherwise.
 
@@ -152,6 +156,65 @@ def bench_table(runs):
     return lines
 
 
+# The JIT's kernel goals on dense convolutions at bf16, batch 32: cuDNN's
+# time over the JIT's (its speed relative to cuDNN), geometric mean per
+# direction ("all": over every direction), at least this much.
+SPEED_GOALS = {"resnet50": {"fwd": 0.8, "bwddata": 0.8, "bwdfilt": 0.8}, "yolo11n": {"all": 1.0}}
+RESNET_3X3_PEAK_GOAL = 0.35
+
+
+def dense_convs(report):
+    """The ops both backends timed that are dense convolutions (one group)."""
+    return [op for op in report.get("ops", [])
+            if "flop" in op and op.get("groups", 1) == 1
+            and "ms" in op.get("jit", {}) and "ms" in op.get("cudnn", {})]
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def goal_lines(runs):
+    """The goals table and the per-op comparison, for the bf16 batch-32 runs."""
+    goals = ["| model | direction | dense convs | cuDNN time / JIT time (geomean) | goal | met |",
+             "|---|---|---|---|---|---|"]
+    ops = ["| model | layer | direction | JIT variant | JIT ms | cuDNN ms | cuDNN/JIT | "
+           "JIT % of roofline |", "|---|---|---|---|---|---|---|---|"]
+    peaks = []
+    for run in runs:
+        report = run["report"]
+        if report is None or run["batch"] != 32 or run["dtype"] != "bf16":
+            continue
+        convs = dense_convs(report)
+        for direction, goal in SPEED_GOALS.get(run["model"], {}).items():
+            chosen = [o for o in convs if direction in ("all", o["direction"])]
+            mean = geomean([o["cudnn"]["ms"] / o["jit"]["ms"] for o in chosen])
+            goals.append("| {} | {} | {} | {} | {} | {} |".format(
+                run["model"], direction, len(chosen), f"{mean:.2f}" if mean else "n/a", goal,
+                "yes" if mean and mean >= goal else "no"))
+        half = (report.get("peaks") or {}).get("half_tflops")
+        for o in convs:
+            jit = o["jit"]
+            share = jit.get("peak_fraction")
+            ops.append("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.2f} | {} |".format(
+                run["model"], o.get("layer", "?"), o["direction"], jit.get("variant", ""),
+                jit["ms"], o["cudnn"]["ms"], o["cudnn"]["ms"] / jit["ms"],
+                f"{100 * share:.0f}%" if share is not None else "n/a"))
+            if run["model"] == "resnet50" and o.get("window") == [3, 3] and half:
+                peaks.append((o["flop"] / (jit["ms"] * 1e-3) / (half * 1e12), o["layer"],
+                              o["direction"]))
+    if len(goals) == 2:
+        return []
+    lines = ["JIT kernel goals on dense convolutions (bf16, batch 32):", ""] + goals + [""]
+    if peaks:
+        low = min(peaks)
+        lines += [f"ResNet-50 3x3 layers: the JIT reaches {100 * low[0]:.0f}% to "
+                  f"{100 * max(peaks)[0]:.0f}% of the tensor-core peak (lowest: {low[1]} "
+                  f"{low[2]}); goal {100 * RESNET_3X3_PEAK_GOAL:.0f}%: "
+                  f"{'met' if low[0] >= RESNET_3X3_PEAK_GOAL else 'not met'}.", ""]
+    return lines + ["Where the JIT wins and loses (above 1: the JIT is faster):", ""] + ops + [""]
+
+
 def verdict(tests, runs):
     """'all passed', or what failed."""
     problems = []
@@ -194,7 +257,7 @@ def main():
     lines += tests_table(tests or []) + [""]
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
               "both served (below 1: the JIT is faster).", ""]
-    lines += bench_table(runs) + ["", f"Result: {result}"]
+    lines += bench_table(runs) + [""] + goal_lines(runs) + [f"Result: {result}"]
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print(f"gpu-check summary: {result}")

@@ -109,6 +109,34 @@ class Summary(unittest.TestCase):
         self.assertEqual(merged["runs"][0]["model"], "yolo11n")
         self.assertEqual(len(merged["runs"][0]["report"]["ops"]), 4)
 
+    def test_goals_on_dense_convs_and_the_win_loss_table_for_bf16_batch_32(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+
+        def conv(layer, direction, jit_ms, cudnn_ms, groups=1, window=(3, 3)):
+            row = op(layer, direction, jit_ms, cudnn_ms)
+            row.update({"flop": 989e9, "groups": groups, "window": list(window)})
+            row["jit"].update({"variant": "tc128x64", "peak_fraction": 0.5})
+            return row
+
+        report = bench_report([
+            conv("l1", "fwd", 2.0, 1.0), conv("l1", "bwddata", 1.0, 1.0),
+            conv("l1", "bwdfilt", 1.0, 2.0), conv("l2", "fwd", 8.0, 8.0, window=(1, 1)),
+            conv("dw", "fwd", 9.0, 1.0, groups=64)])
+        report["peaks"] = {"half_tflops": 989}
+        self.add_run("resnet50", 32, "bf16", 0, report)
+        self.add_run("resnet50", 1, "f32", 0, report)  # not a goal run
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)  # goals are reported, not a failure
+        self.assertIn(f"| resnet50 | fwd | 2 | {math.sqrt(0.5):.2f} | 0.8 | no |", summary)
+        self.assertIn("| resnet50 | bwddata | 1 | 1.00 | 0.8 | yes |", summary)
+        self.assertIn("| resnet50 | bwdfilt | 1 | 2.00 | 0.8 | yes |", summary)
+        # 989 GFLOP at 989 TFLOP/s is 1 ms: 2 ms is 50%, 1 ms 100%.
+        self.assertIn("ResNet-50 3x3 layers: the JIT reaches 50% to 100% of the tensor-core peak "
+                      "(lowest: l1 fwd); goal 35%: met.", summary)
+        self.assertIn("| resnet50 | l1 | fwd | tc128x64 | 2.0000 | 1.0000 | 0.50 | 50% |", summary)
+        self.assertNotIn("| dw |", summary)  # depthwise is not a dense conv
+        self.assertEqual(summary.count("| resnet50 | l1 | fwd |"), 1)  # the f32 run is left out
+
     def test_a_run_cut_by_its_time_limit_is_partial_but_a_killed_or_failed_one_fails(self):
         self.write("gpu_tests.json", gtest_json(fail=False))
         self.add_run("resnet50", 1, "f32", 0,

@@ -124,6 +124,11 @@ class Bench {
                        {"count", count},
                        {"bytes", work.bytes}};
     if (work.flop > 0) row["flop"] = work.flop;
+    if (op.desc.is_conv()) {  // what tools/gpu_check_summary.py sorts convs by
+      row["groups"] = op.desc.groups;
+      row["window"] = std::vector<std::int64_t>(
+          op.desc.w_dims.begin() + 2, op.desc.w_dims.begin() + 2 + op.desc.spatial_dims);
+    }
     std::optional<Roofline> bound;
     if (peaks_) {
       bound = roofline(work, *peaks_,
