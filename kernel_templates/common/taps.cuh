@@ -25,4 +25,10 @@ __device__ __forceinline__ TapRange valid_taps(index_t o, index_t in, index_t ta
   return {static_cast<int>(begin), static_cast<int>(end)};
 }
 
+// Whether (d, h, w) lies inside a D x H x W volume.
+__device__ __forceinline__ bool inside(index_t d, index_t h, index_t w, index_t D, index_t H,
+                                       index_t W) {
+  return d >= 0 && d < D && h >= 0 && h < H && w >= 0 && w < W;
+}
+
 }  // namespace convjit_device

@@ -14,6 +14,7 @@
 //
 // With unit strides there is one phase and every expression below folds
 // to the forward template's form.
+#include "common/taps.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -127,7 +128,7 @@ struct Gradients {
     const index_t od = row.i + ph.t.shift - col.jt * ph.t.dq;
     const index_t oh = row.j + ph.r.shift - col.jr * ph.r.dq;
     const index_t ow = row.l + ph.s.shift - col.js * ph.s.dq;
-    if (od < 0 || od >= P::OD || oh < 0 || oh >= P::OH || ow < 0 || ow >= P::OW) return -1;
+    if (!inside(od, oh, ow, P::OD, P::OH, P::OW)) return -1;
     return row.base + col.f * P::YS1 + od * P::YS2 + oh * P::YS3 + ow * P::YS4;
   }
 };

@@ -5,6 +5,7 @@
 // in a fixed order.  No atomics, so results are bit-reproducible.
 #include "common/epilogue.cuh"
 #include "common/grid.cuh"
+#include "common/taps.cuh"
 
 namespace convjit_device {
 typedef Problem P;
@@ -34,7 +35,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
       const index_t id = od * P::SD - P::PD + t * P::DD;
       const index_t ih = oh * P::SH - P::PH + r * P::DH;
       const index_t iw = ow * P::SW - P::PW + s * P::DW;
-      if (id < 0 || id >= P::D || ih < 0 || ih >= P::H || iw < 0 || iw >= P::W) continue;
+      if (!inside(id, ih, iw, P::D, P::H, P::W)) continue;
       acc += load(x[n * P::XS0 + c * P::XS1 + id * P::XS2 + ih * P::XS3 + iw * P::XS4]) *
              load(dy[n * P::YS0 + k * P::YS1 + od * P::YS2 + oh * P::YS3 + ow * P::YS4]);
     }

@@ -19,6 +19,7 @@
 // x likewise for a 1x1, unit-stride, unpadded conv (B); other layouts
 // gather.
 #include "common/grid.cuh"
+#include "common/taps.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -98,7 +99,7 @@ struct Inputs {
     const Pixel p = pixel(k);
     const index_t id = row.id0 + p.od * P::SD, ih = row.ih0 + p.oh * P::SH,
                   iw = row.iw0 + p.ow * P::SW;
-    if (id < 0 || id >= P::D || ih < 0 || ih >= P::H || iw < 0 || iw >= P::W) return -1;
+    if (!inside(id, ih, iw, P::D, P::H, P::W)) return -1;
     return row.base + p.n * P::XS0 + id * P::XS2 + ih * P::XS3 + iw * P::XS4;
   }
 };

@@ -11,6 +11,7 @@
 // convjit_gemm_kernel<Math> is the body; Math (gemm/warp_mma.cuh or
 // gemm/simt_mma.cuh) carries the tile.  The JIT prelude names it as
 // CONVJIT_GEMM; the emulator instantiates every tile configuration.
+#include "common/taps.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -64,7 +65,7 @@ struct Pixels {
     const Column col = column(k);
     const index_t id = row.id0 + col.t * P::DD, ih = row.ih0 + col.r * P::DH,
                   iw = row.iw0 + col.s * P::DW;
-    if (id < 0 || id >= P::D || ih < 0 || ih >= P::H || iw < 0 || iw >= P::W) return -1;
+    if (!inside(id, ih, iw, P::D, P::H, P::W)) return -1;
     return row.base + col.c * P::XS1 + id * P::XS2 + ih * P::XS3 + iw * P::XS4;
   }
 };
