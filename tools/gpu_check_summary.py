@@ -95,6 +95,10 @@ def bench_runs(raw_dir):
     return runs
 
 
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
 def jit_over_cudnn(report):
     """(geometric mean of JIT/cuDNN time, worst (ratio, layer), ops compared,
     ops the JIT declined) over the ops both backends served."""
@@ -113,8 +117,7 @@ def jit_over_cudnn(report):
         layer = f"{op.get('layer', '?')} {op.get('direction', '')}".strip()
         if worst is None or ratio > worst[0]:
             worst = (ratio, layer)
-    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
-    return mean, worst, len(ratios), declined
+    return geomean(ratios), worst, len(ratios), declined
 
 
 def run_status(run):
@@ -168,10 +171,6 @@ def dense_convs(report):
     return [op for op in report.get("ops", [])
             if "flop" in op and op.get("groups", 1) == 1
             and "ms" in op.get("jit", {}) and "ms" in op.get("cudnn", {})]
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 def goal_lines(runs):
