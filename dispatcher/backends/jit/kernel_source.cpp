@@ -73,6 +73,13 @@ long long reduction_split(long long weights, long long reduction) {
   return std::clamp<long long>(wanted, 1, most);
 }
 
+// A reduction split `split` ways: its partial sums, `weights` per slice,
+// in the f32 workspace, and the second pass that adds them (one thread per weight).
+void add_split_pass(long long weights, long long split, KernelSource& out) {
+  out.entries.push_back({"convjit_kernel_finish", weights});
+  out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
+}
+
 std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
@@ -102,10 +109,7 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, PreludeWriter& p,
   out.entries = {{"convjit_kernel", blocks * kJitThreadsPerBlock, blocks}};
   if (d.direction != Direction::bwdfilt) return Status::ok();
   p.constant("SPLIT", split);
-  if (split == 1) return Status::ok();
-  const long long weights = g.m * g.n * g.count;
-  out.entries.push_back({"convjit_kernel_finish", weights});
-  out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
+  if (split > 1) add_split_pass(g.m * g.n * g.count, split, out);
   return Status::ok();
 }
 
@@ -183,8 +187,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   } else if (d.direction == Direction::bwdfilt) {
     const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);
-    out.entries = {{"convjit_kernel", weights * split}, {"convjit_kernel_finish", weights}};
-    out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
+    out.entries = {{"convjit_kernel", weights * split}};
+    add_split_pass(weights, split, out);
   } else {
     out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
   }
