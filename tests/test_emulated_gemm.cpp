@@ -8,6 +8,7 @@
 // and halo layouts, KCRS and KRSC filters), and the model layers.
 // Outputs start poisoned, and the emulator fails a launch on any stray
 // access, race or unlanded cp.async.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -242,6 +243,40 @@ TEST_F(EmulatedGemm, BackwardFilterSplitsLongReductions) {
     ASSERT_EQ(source.value().entries.size(), 2u) << "the reduction is not split";
     check_every_variant(d, rng, 0.5, 0.25);
   }
+}
+
+// Channels-last activations with LBANN's contiguous K C R S filters: the
+// fwd and bwddata GEMMs read a packed copy of w, written by a first pass
+// into the workspace.  fwd reads K R S C filters as they are, and a copy
+// whose rows would not load in chunks either is not made.
+TEST_F(EmulatedGemm, FiltersArePackedWhereTheirOwnLayoutCannotLoadInChunks) {
+  std::mt19937 rng(1824);
+  const auto packed_bytes = [](const OpDescriptor& d) -> std::size_t {
+    auto source = kernel_source(d, "tc64x64");
+    EXPECT_TRUE(source.is_ok()) << source.status().message();
+    if (!source.is_ok()) return 0;
+    const auto& entries = source.value().entries;
+    const bool first_pass = entries.front().name == "convjit_kernel_prepare";
+    EXPECT_EQ(first_pass, source.value().workspace_bytes > 0);
+    return first_pass ? source.value().workspace_bytes : 0;
+  };
+  test::ConvCase c = channels_last_case(2, 32, 48, {3, 3}, {1, 1}, {2, 2}, {9, 8}, {1, 1}, {1, 0});
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+      SCOPED_TRACE(fmt::format("{} {}", dtype_name(dtype), direction_name(direction)));
+      c.filter_layout = test::TestLayout::nchw;
+      OpDescriptor d = descriptor(c, dtype, direction);
+      EXPECT_EQ(packed_bytes(d), 48u * 16 * 9 * element_size(dtype));
+      check_every_variant(d, rng, 1.0, 0.5);
+      c.filter_layout = test::TestLayout::nhwc;
+      d = descriptor(c, dtype, direction);
+      EXPECT_EQ(packed_bytes(d) > 0, direction == Direction::bwddata);
+      check_every_variant(d, rng);
+    }
+  // 3 channels by 3 x 3 taps: rows of 27 elements, no whole chunks.
+  c = channels_last_case(1, 3, 16, {3, 3}, {1, 1}, {1, 1}, {6, 6}, {1, 1}, {1, 1});
+  c.filter_layout = test::TestLayout::nchw;
+  EXPECT_EQ(packed_bytes(descriptor(c, DataType::f16, Direction::fwd)), 0u);
 }
 
 // Every distinct conv of the three models in one direction, at batch 1

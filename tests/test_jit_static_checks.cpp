@@ -101,14 +101,15 @@ TEST(JitStaticChecks, EveryTensorCoreVariantUsesItsInstructionsFitsAndDoesNotSpi
 }
 
 // The backward GEMMs on ResNet-50's 3x3 and 1x1 and a CosmoFlow layer.
-// bwddata's A (dy, filters contiguous) fills by cp.async; bwdfilt reduces
+// bwddata's A (dy, filters contiguous) fills by cp.async, and so does its
+// B from the filters' copy that a first pass packs; bwdfilt reduces
 // over pixels, which channels-last layouts stride apart, so its tiles
 // are stored filter- and channel-major (16-byte chunks along M and N),
 // filled by cp.async and read by ldmatrix.trans.
 TEST(JitStaticChecks, TheBackwardVariantsUseTheirInstructionsFitAndDoNotSpill) {
   const Expected bwddata{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                           "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "cp.async.cg.shared.global",
-                          "cp.async.wait_group"},
+                          "cp.async.wait_group", ".entry convjit_kernel_prepare"},
                          true};
   const Expected bwdfilt{{"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                           "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",

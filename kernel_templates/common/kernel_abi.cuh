@@ -19,10 +19,10 @@
 // at run time, can compile the identical text.
 //
 // Storage is touched only through load() and store(), or copied as bits
-// (storage_bits(), cp.async), scratch (f32 workspace) like a float.  The
-// emulator's storage type has no other
-// operations, so a template that bypasses the dtype conversion does not
-// compile there.
+// (storage_bits(), cp.async), scratch (f32 workspace) like a float; the
+// workspace may hold storage elements too (workspace_storage()).  The
+// emulator's storage type has no other operations, so a template that
+// bypasses the dtype conversion does not compile there.
 #pragma once
 
 #ifndef CONVJIT_KERNEL
@@ -79,5 +79,12 @@ __device__ __forceinline__ storage_t store(float v) {
 #if CONVJIT_DTYPE < 0 || CONVJIT_DTYPE > 2
 #error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"
 #endif
+
+// The workspace holding storage elements (a first pass's copy of an
+// operand) instead of f32: it is untyped device memory, as cudaMalloc's
+// is, and the emulator checks it in units of the storage element.
+__device__ __forceinline__ storage_t* workspace_storage(scratch_t* workspace) {
+  return reinterpret_cast<storage_t*>(workspace);
+}
 
 }  // namespace convjit_device

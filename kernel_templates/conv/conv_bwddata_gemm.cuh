@@ -10,11 +10,14 @@
 //   k = (phase tap, filter f), filter fastest  K = |taps_p| K / G
 // A[m, k] = dy[batch, g K/G + f, od, oh, ow] (zero off the output),
 // B[n, k] = w[g K/G + f, c, t, r, s].  Filter-fastest k makes a chunk of A
-// one 16-byte load in channels-last dy with K/G a multiple of the chunk.
+// one 16-byte load in channels-last dy with K/G a multiple of the chunk,
+// and of B one in w's copy in [G][CG][T R S][K/G] order (PACKED,
+// conv/packed_filters.cuh): no common filter layout runs along K/G.
 //
 // With unit strides there is one phase and every expression below folds
 // to the forward template's form.
 #include "common/taps.cuh"
+#include "conv/packed_filters.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -133,7 +136,8 @@ struct Gradients {
   }
 };
 
-// B: rows are the group's channels, read through w.
+// B: rows are the group's channels, read through w or, PACKED, through
+// its copy, where a channel's row holds K/G filters per tap.
 struct Filters {
   static constexpr bool kMnMajor = false;
   struct Row {
@@ -145,15 +149,31 @@ struct Filters {
   const Phase& ph;
 
   __device__ __forceinline__ Row row(index_t c) const {
-    return {c < P::CG ? group * filters_per_group() * P::WS0 + c * P::WS1 : -1};
+    if (c >= P::CG) return {-1};
+    if (P::PACKED) return {(group * P::CG + c) * P::T * P::R * P::S * filters_per_group()};
+    return {group * filters_per_group() * P::WS0 + c * P::WS1};
   }
   __device__ __forceinline__ index_t offset(const Row& row, index_t k) const {
     if (row.base < 0 || k >= ph.reduction()) return -1;
     const Column col = column(ph, k);
-    return row.base + col.f * P::WS0 + (ph.t.first + col.jt * ph.t.step) * P::WS2 +
-           (ph.r.first + col.jr * ph.r.step) * P::WS3 + (ph.s.first + col.js * ph.s.step) * P::WS4;
+    const index_t t = ph.t.first + col.jt * ph.t.step, r = ph.r.first + col.jr * ph.r.step,
+                  s = ph.s.first + col.js * ph.s.step;
+    if (P::PACKED) return row.base + ((t * P::R + r) * P::S + s) * filters_per_group() + col.f;
+    return row.base + col.f * P::WS0 + t * P::WS2 + r * P::WS3 + s * P::WS4;
   }
 };
+
+// Where B reads: w, or its packed copy in the workspace.
+__device__ __forceinline__ Filters filters(const storage_t* w, scratch_t* workspace,
+                                           index_t group, const Phase& ph) {
+  const index_t kg = filters_per_group();
+  if (P::PACKED) {
+    const storage_t* packed = workspace_storage(workspace);
+    return {packed, kg % kChunkElements == 0 && chunk_aligned(packed), group, ph};
+  }
+  const bool w_chunked = chunked(kg, P::WS0, P::WS1, P::WS2, P::WS3, P::WS4);
+  return {w, w_chunked && chunk_aligned(w), group, ph};
+}
 
 // The output tile, in dx.
 struct Inputs {
@@ -178,7 +198,7 @@ template <class Math>
 __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict__ dy,
                                                     const storage_t* __restrict__ w,
                                                     storage_t* __restrict__ dx, float alpha,
-                                                    float beta, scratch_t* /*workspace*/) {
+                                                    float beta, scratch_t* workspace) {
   using namespace conv_bwddata;
   typedef typename Math::Tile Tile;
   CONVJIT_SHARED_ARRAY(unsigned, smem, Tile::kSharedWords);
@@ -192,13 +212,21 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   if (tile_m * Tile::BM >= ph.rows()) return;  // the whole block: no barrier is left waiting
   const index_t kg = filters_per_group();
   const bool dy_chunked = chunked(kg, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4);
-  const bool w_chunked = chunked(kg, P::WS0, P::WS1, P::WS2, P::WS3, P::WS4);
   const Gradients a{dy, dy_chunked && chunk_aligned(dy), group, ph};
-  const Filters b{w, w_chunked && chunk_aligned(w), group, ph};
+  const Filters b = filters(w, workspace, group, ph);
   Math math;
   gemm_mainloop(smem, math, a, b, tile_m * Tile::BM, tile_n * Tile::BN, 0, ph.reduction());
   const Inputs out{dx, P::XS1 == 1, group, ph};
   store_tile(smem, math, out, tile_m * Tile::BM, tile_n * Tile::BN, alpha, beta);
+}
+
+// The first pass where the host asks for it: w copied in B's k order.
+template <class Math>
+__device__ __forceinline__ void convjit_gemm_prepare(const storage_t* /*dy*/,
+                                                     const storage_t* __restrict__ w,
+                                                     storage_t* /*dx*/, float /*alpha*/,
+                                                     float /*beta*/, scratch_t* workspace) {
+  pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
 }
 
 }  // namespace convjit_device
@@ -209,5 +237,11 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
                               convjit_device::storage_t* __restrict__ dx, float alpha, float beta,
                               convjit_device::scratch_t* workspace) {
   convjit_device::convjit_gemm_kernel<CONVJIT_GEMM>(dy, w, dx, alpha, beta, workspace);
+}
+CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ dy,
+                                      const convjit_device::storage_t* __restrict__ w,
+                                      convjit_device::storage_t* __restrict__ dx, float alpha,
+                                      float beta, convjit_device::scratch_t* workspace) {
+  convjit_device::convjit_gemm_prepare<CONVJIT_GEMM>(dy, w, dx, alpha, beta, workspace);
 }
 #endif

@@ -6,12 +6,15 @@
 // A[m, k] = x[batch, g CG + c, od SD - PD + t DD, ...] (zero in the
 // padding), B[n, k] = w[g K/G + n, c, t, r, s].  Channel-fastest k makes
 // a chunk of A one 16-byte load in channels-last layouts with CG a
-// multiple of the chunk; other layouts gather element by element.
+// multiple of the chunk; other layouts gather element by element.  B
+// reads w itself where w is channels-last too, else (PACKED) its copy in
+// k order (conv/packed_filters.cuh), whose rows load in chunks.
 //
 // convjit_gemm_kernel<Math> is the body; Math (gemm/warp_mma.cuh or
 // gemm/simt_mma.cuh) carries the tile.  The JIT prelude names it as
 // CONVJIT_GEMM; the emulator instantiates every tile configuration.
 #include "common/taps.cuh"
+#include "conv/packed_filters.cuh"
 #include "gemm/mainloop.cuh"
 #include "gemm/simt_mma.cuh"
 #include "gemm/tile_epilogue.cuh"
@@ -70,7 +73,8 @@ struct Pixels {
   }
 };
 
-// B: rows are the group's filters, read through w.
+// B: rows are the group's filters, read through w or, PACKED, through
+// its copy, where row n is contiguous in k.
 struct Filters {
   static constexpr bool kMnMajor = false;
   struct Row {
@@ -81,14 +85,27 @@ struct Filters {
   index_t group;
 
   __device__ __forceinline__ Row row(index_t n) const {
-    return {n < P::K / P::G ? (group * (P::K / P::G) + n) * P::WS0 : -1};
+    const index_t stride = P::PACKED ? reduction() : P::WS0;
+    return {n < P::K / P::G ? (group * (P::K / P::G) + n) * stride : -1};
   }
   __device__ __forceinline__ index_t offset(const Row& row, index_t k) const {
     if (row.base < 0 || k >= reduction()) return -1;
+    if (P::PACKED) return row.base + k;
     const Column col = column(k);
     return row.base + col.c * P::WS1 + col.t * P::WS2 + col.r * P::WS3 + col.s * P::WS4;
   }
 };
+
+// Where B reads: w, or its packed copy in the workspace.
+__device__ __forceinline__ Filters filters(const storage_t* w, scratch_t* workspace,
+                                           index_t group) {
+  if (P::PACKED) {
+    const storage_t* packed = workspace_storage(workspace);
+    return {packed, reduction() % kChunkElements == 0 && chunk_aligned(packed), group};
+  }
+  const bool w_chunked = chunked(P::CG, P::WS1, P::WS0, P::WS2, P::WS3, P::WS4);
+  return {w, w_chunked && chunk_aligned(w), group};
+}
 
 // The output tile, in y.
 struct Outputs {
@@ -109,7 +126,7 @@ template <class Math>
 __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict__ x,
                                                     const storage_t* __restrict__ w,
                                                     storage_t* __restrict__ y, float alpha,
-                                                    float beta, scratch_t* /*workspace*/) {
+                                                    float beta, scratch_t* workspace) {
   using namespace conv_fwd;
   typedef typename Math::Tile Tile;
   CONVJIT_SHARED_ARRAY(unsigned, smem, Tile::kSharedWords);
@@ -119,13 +136,21 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   const index_t tile_m = block % tiles_m, tile_n = block / tiles_m % tiles_n;
   const index_t group = block / (tiles_m * tiles_n);
   const bool x_chunked = chunked(P::CG, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4);
-  const bool w_chunked = chunked(P::CG, P::WS1, P::WS0, P::WS2, P::WS3, P::WS4);
   const Pixels a{x, x_chunked && chunk_aligned(x), group};
-  const Filters b{w, w_chunked && chunk_aligned(w), group};
+  const Filters b = filters(w, workspace, group);
   Math math;
   gemm_mainloop(smem, math, a, b, tile_m * Tile::BM, tile_n * Tile::BN, 0, reduction());
   const Outputs out{y, P::YS1 == 1, group};
   store_tile(smem, math, out, tile_m * Tile::BM, tile_n * Tile::BN, alpha, beta);
+}
+
+// The first pass where the host asks for it: w copied in B's k order.
+template <class Math>
+__device__ __forceinline__ void convjit_gemm_prepare(const storage_t* /*x*/,
+                                                     const storage_t* __restrict__ w,
+                                                     storage_t* /*y*/, float /*alpha*/,
+                                                     float /*beta*/, scratch_t* workspace) {
+  pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));
 }
 
 }  // namespace convjit_device
@@ -136,5 +161,11 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               convjit_device::storage_t* __restrict__ y, float alpha, float beta,
                               convjit_device::scratch_t* workspace) {
   convjit_device::convjit_gemm_kernel<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace);
+}
+CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ x,
+                                      const convjit_device::storage_t* __restrict__ w,
+                                      convjit_device::storage_t* __restrict__ y, float alpha,
+                                      float beta, convjit_device::scratch_t* workspace) {
+  convjit_device::convjit_gemm_prepare<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace);
 }
 #endif

@@ -405,9 +405,12 @@ inline void mma(const char* name, emulator::CompleteCollective complete, float* 
 inline unsigned to_tf32_bits(float value) { return emulator::round_to_tf32(value); }
 
 // A template without a second pass leaves convjit_kernel_finish to this,
-// a GEMM template convjit_gemm_finish<Math>.
+// a GEMM template convjit_gemm_finish<Math>; one without a first pass
+// convjit_gemm_prepare<Math>.
 inline constexpr std::nullptr_t convjit_kernel_finish = nullptr;
 template <class Math>
 inline constexpr std::nullptr_t convjit_gemm_finish = nullptr;
+template <class Math>
+inline constexpr std::nullptr_t convjit_gemm_prepare = nullptr;
 
 }  // namespace convjit::emulated

@@ -104,6 +104,8 @@ bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access acces
   const auto offset = static_cast<std::int64_t>(static_cast<const std::byte*>(address) - b->data());
   const auto esize = static_cast<std::int64_t>(b->spec.element_bytes);
   const std::int64_t index = offset >= 0 ? offset / esize : -((-offset + esize - 1) / esize);
+  if (b->spec.role == BufferRole::scratch && bytes > b->spec.element_bytes)
+    return check_vector(address, bytes, bytes, access);
   if (offset % esize != 0 || bytes != b->spec.element_bytes) {
     report_violation(fmt::format("{} {} bytes at byte {} of {}, not one {}-byte element",
                                  verb(access), bytes, offset, b->spec.name, esize));

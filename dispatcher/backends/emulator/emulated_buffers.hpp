@@ -19,7 +19,10 @@ enum class Access : std::uint8_t { read, write, atomic };
 enum class BufferRole : std::uint8_t {
   input,   // read-only
   output,  // every element must be written by the launch
-  scratch  // workspace: an element must be written before it is read
+  scratch  // workspace: an element must be written before it is read.  It is
+           // untyped, as on the GPU: element_bytes is its smallest unit,
+           // and an access may cover several whole, aligned units (a
+           // 16-bit kernel reads f32 partial sums and 16-bit packed weights).
 };
 
 struct BufferSpec {

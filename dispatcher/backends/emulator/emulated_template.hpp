@@ -21,14 +21,16 @@ using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float
                               void* workspace);
 
 struct EmulatedEntry {
-  const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish"
+  const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish", ...
   ErasedKernel run = nullptr;
 };
 
 struct EmulatedTemplate {
   const char* template_name;  // "conv/conv_fwd.cuh"
   DataType dtype;
-  EmulatedEntry entries[2];  // the second is empty for one-pass templates
+  // convjit_kernel, then convjit_kernel_finish and convjit_kernel_prepare
+  // where the template has them (empty entries where not).
+  EmulatedEntry entries[3];
   // The JIT variant it is: "direct", or a GEMM template's tile ("tc128x64").
   const char* variant = kDirectVariant.data();
 
@@ -67,13 +69,16 @@ void erased(const void* in0, const void* in1, void* out, float alpha, float beta
          static_cast<typename Signature::scratch*>(workspace));
 }
 
-// `finish` is the template's convjit_kernel_finish, or nullptr without one.
-template <auto kernel, auto finish>
+// `finish` and `prepare` are the template's convjit_kernel_finish and
+// convjit_kernel_prepare, or nullptr where it has none.
+template <auto kernel, auto finish, auto prepare = nullptr>
 constexpr EmulatedTemplate bind_template(const char* template_name, DataType dtype,
                                          const char* variant = kDirectVariant.data()) {
-  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}}, variant};
+  EmulatedTemplate t{template_name, dtype, {{"convjit_kernel", &erased<kernel>}, {}, {}}, variant};
   if constexpr (!std::is_null_pointer_v<decltype(finish)>)
     t.entries[1] = {"convjit_kernel_finish", &erased<finish>};
+  if constexpr (!std::is_null_pointer_v<decltype(prepare)>)
+    t.entries[2] = {"convjit_kernel_prepare", &erased<prepare>};
   return t;
 }
 

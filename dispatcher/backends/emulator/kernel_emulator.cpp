@@ -76,13 +76,13 @@ Status emulate(const EmulatedLaunch& launch) {
                 launch.alpha,
                 launch.beta,
                 nullptr};
+  // In units of the storage element, the workspace's smallest use.
+  const std::size_t unit = element_size(launch.kernels->dtype);
   if (source.workspace_bytes > 0)
-    call.workspace = buffers.add({"workspace",
-                                  BufferRole::scratch,
-                                  sizeof(float),
-                                  static_cast<std::int64_t>(source.workspace_bytes / sizeof(float)),
-                                  {}},
-                                 nullptr);
+    call.workspace = buffers.add(
+        {"workspace", BufferRole::scratch, unit,
+         static_cast<std::int64_t>((source.workspace_bytes + unit - 1) / unit), {}},
+        nullptr);
   LaunchScope scope(buffers, violations);
   for (const KernelEntry& entry : source.entries) {
     call.kernel = launch.kernels->entry(entry.name);

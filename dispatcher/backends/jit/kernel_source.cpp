@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -94,10 +95,37 @@ std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
   }
 }
 
+// Whether a run of `run` elements along a dimension of stride `unit`
+// loads in 16-byte chunks whatever the other strides add: the host's
+// view of the templates' chunked() (gemm/tile_loader.cuh).
+bool loads_in_chunks(const OpDescriptor& d, std::int64_t run, std::int64_t unit,
+                     std::initializer_list<std::int64_t> others) {
+  const auto chunk = static_cast<std::int64_t>(16 / element_size(d.dtype));
+  return unit == 1 && run % chunk == 0 &&
+         std::all_of(others.begin(), others.end(), [&](std::int64_t s) { return s % chunk == 0; });
+}
+
+// Whether the fwd and bwddata GEMMs read their filters from a copy in the
+// order of B's K (conv/packed_filters.cuh): where w itself does not load
+// in chunks along it and the copy does.  fwd's K runs along the channels
+// (the copy's rows are whole filters), bwddata's along the filters.
+bool packs_filters(const OpDescriptor& d, const View5& w) {
+  const auto& ws = w.strides;
+  const std::int64_t kg = w.dims[0] / d.groups, cg = w.dims[1];
+  if (d.direction == Direction::fwd)
+    return !loads_in_chunks(d, cg, ws[1], {ws[0], ws[2], ws[3], ws[4]}) &&
+           loads_in_chunks(d, w.spatial_size() * cg, 1, {});
+  if (d.direction == Direction::bwddata)
+    return !loads_in_chunks(d, kg, ws[0], {ws[1], ws[2], ws[3], ws[4]}) &&
+           loads_in_chunks(d, kg, 1, {});
+  return false;
+}
+
 // One block per output tile, per GEMM and per slice of a split reduction
 // (conv/*_gemm.cuh); a split one adds its partial sums in a second pass,
-// one thread per weight.
-Status gemm_entries(const OpDescriptor& d, const GemmTile& t, PreludeWriter& p,
+// one thread per weight, and packed filters take a first pass, one thread
+// per weight too.
+Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, PreludeWriter& p,
                     KernelSource& out) {
   const GemmShape g = *gemm_shape(d);
   const long long blocks = gemm_blocks(g, t), split = gemm_split(g, t);
@@ -107,7 +135,15 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, PreludeWriter& p,
         "variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id, blocks,
         kMaxGrid));
   out.entries = {{"convjit_kernel", blocks * kJitThreadsPerBlock, blocks}};
-  if (d.direction != Direction::bwdfilt) return Status::ok();
+  if (d.direction != Direction::bwdfilt) {
+    const bool packed = packs_filters(d, w);
+    p.constant("PACKED", packed ? 1 : 0);
+    if (!packed) return Status::ok();
+    const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+    out.entries.insert(out.entries.begin(), {"convjit_kernel_prepare", weights});
+    out.workspace_bytes = static_cast<std::size_t>(weights) * element_size(d.dtype);
+    return Status::ok();
+  }
   p.constant("SPLIT", split);
   if (split > 1) add_split_pass(g.m * g.n * g.count, split, out);
   return Status::ok();
@@ -183,7 +219,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   p.view("WS", w);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (tile != nullptr) {
-    if (Status s = gemm_entries(d, *tile, p, out); !s.is_ok()) return s;
+    if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
   } else if (d.direction == Direction::bwdfilt) {
     const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);

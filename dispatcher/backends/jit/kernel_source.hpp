@@ -36,7 +36,7 @@ struct KernelSource {
   std::string source;                      // prelude + #include
   std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
   std::vector<KernelEntry> entries;        // launched in order
-  std::size_t workspace_bytes = 0;         // f32 scratch shared by the entries
+  std::size_t workspace_bytes = 0;         // scratch shared by the entries
 };
 
 // Why the JIT cannot serve `desc`, or OK.
