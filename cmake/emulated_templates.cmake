@@ -7,7 +7,9 @@
 # once per tile configuration too, emulated_gemm_template.cpp.in), into <target>,
 # plus `std::span<const EmulatedTemplate* const> <name>()` in namespace
 # convjit::emulator listing them.  <file> is a path below <dir>; templates
-# include kernel_templates/'s headers by their path below it.
+# include kernel_templates/'s headers by their path below it.  A TEMPLATES
+# entry <file>@<variant> names the JIT variant the template serves
+# (kernel_variants.hpp); without one it is "direct".
 function(convjit_emulate_templates)
   cmake_parse_arguments(arg "" "TARGET;LIST_FUNCTION;TEMPLATE_DIR" "TEMPLATES;GEMM_TEMPLATES;DTYPES"
                         ${ARGN})
@@ -19,10 +21,18 @@ function(convjit_emulate_templates)
   set(sources "")
   set(declarations "")
   set(pointers "")
-  foreach(CONVJIT_TEMPLATE IN LISTS arg_TEMPLATES arg_GEMM_TEMPLATES)
+  foreach(entry IN LISTS arg_TEMPLATES arg_GEMM_TEMPLATES)
+    set(CONVJIT_VARIANT direct)
+    set(CONVJIT_TEMPLATE ${entry})
+    string(FIND "${entry}" "@" at)
+    if(at GREATER -1)
+      string(SUBSTRING "${entry}" 0 ${at} CONVJIT_TEMPLATE)
+      math(EXPR at "${at} + 1")
+      string(SUBSTRING "${entry}" ${at} -1 CONVJIT_VARIANT)
+    endif()
     get_filename_component(stem ${CONVJIT_TEMPLATE} NAME_WE)
     set(input emulated_template.cpp.in)
-    if(CONVJIT_TEMPLATE IN_LIST arg_GEMM_TEMPLATES)
+    if(entry IN_LIST arg_GEMM_TEMPLATES)
       set(input emulated_gemm_template.cpp.in)
     endif()
     foreach(CONVJIT_DTYPE_NAME IN LISTS arg_DTYPES)

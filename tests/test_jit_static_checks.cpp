@@ -130,6 +130,38 @@ TEST(JitStaticChecks, TheBackwardVariantsUseTheirInstructionsFitAndDoNotSpill) {
   EXPECT_GE(checked, 2 * 3 * 4 * 2);
 }
 
+// YOLO11n's depthwise convs in channels-last bf16: the depthwise kernels
+// load and store their channel vectors as single 16-byte accesses, fit and
+// do not spill.
+TEST(JitStaticChecks, TheDepthwiseKernelsMoveChannelsIn16ByteAccesses) {
+  auto ops = expand_model(*find_model("yolo11n"), {32, 640, true, DataType::bf16});
+  ASSERT_TRUE(ops.is_ok()) << ops.status().message();
+  int checked = 0;
+  for (const ModelOp& op : ops.value()) {
+    const OpDescriptor& d = op.desc;
+    if (!is_depthwise(d) || checked >= 8) continue;
+    SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+    auto source = kernel_source(d);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    ASSERT_EQ(source.value().variant, kDepthwiseVariant) << "the heuristic's choice";
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      auto module = compile_kernel(source.value(), arch);
+      ASSERT_TRUE(module.is_ok()) << module.status().message();
+      const CompiledModule& m = module.value();
+      EXPECT_NE(m.ptx.find("ld.global.nc.v4.u32"), std::string::npos) << "no 16-byte load";
+      EXPECT_NE(m.ptx.find("st.global.v4.u32"), std::string::npos) << "no 16-byte store";
+      EXPECT_EQ(m.ptx.find("mma.sync"), std::string::npos);
+      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+      std::printf("  %-28s %-7s %s: %3d registers, %.0f ms\n", op.layer.c_str(),
+                  std::string(direction_name(d.direction)).c_str(), arch, m.stats.max_registers,
+                  m.compile_ms);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {
   const auto layers = representative_layers(DataType::f32);
   const Expected simt{{"fma.rn.f32", "cp.async.cg.shared.global"}, false};

@@ -50,6 +50,8 @@ typedef float storage_t;
 __device__ __forceinline__ float load(storage_t v) { return v; }
 __device__ __forceinline__ storage_t store(float v) { return v; }
 __device__ __forceinline__ unsigned storage_bits(storage_t v) { return __float_as_uint(v); }
+__device__ __forceinline__ float value_of_bits(unsigned bits) { return __uint_as_float(bits); }
+__device__ __forceinline__ unsigned bits_of_value(float v) { return __float_as_uint(v); }
 #elif CONVJIT_DTYPE == 1 || CONVJIT_DTYPE == 2
 typedef float scratch_t;
 typedef unsigned short storage_t;  // IEEE binary16 or bfloat16 bits
@@ -75,6 +77,14 @@ __device__ __forceinline__ storage_t store(float v) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   return h;
 }
+#endif
+#if (CONVJIT_DTYPE == 1 || CONVJIT_DTYPE == 2) && !defined(CONVJIT_EMULATOR)
+// An element's value from its bits (in the low 16), and a value's bits:
+// for elements moved as whole vectors (common/vector_memory.cuh).
+__device__ __forceinline__ float value_of_bits(unsigned bits) {
+  return load(static_cast<storage_t>(bits));
+}
+__device__ __forceinline__ unsigned bits_of_value(float v) { return store(v); }
 #endif
 #if CONVJIT_DTYPE < 0 || CONVJIT_DTYPE > 2
 #error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"

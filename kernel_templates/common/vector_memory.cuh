@@ -56,4 +56,43 @@ __device__ __forceinline__ void store_128(T* p, const Vec128& v) {
 }
 #endif
 
+// Elements per 16-byte chunk: 8 of 16 bits, 4 of f32.
+constexpr int kChunkElements = 16 / static_cast<int>(sizeof(storage_t));
+
+// The pointer's share of a promise that chunks of a tensor load as one
+// 16-byte access: 16-byte alignment.
+template <class T>
+__device__ __forceinline__ bool chunk_aligned(const T* base) {
+  return reinterpret_cast<unsigned long long>(base) % 16 == 0;
+}
+
+// The strides' share, for chunks that run along a dimension of `run`
+// elements and stride `unit`: that dimension is contiguous and whole
+// chunks fit in it, and every other stride (`others`) keeps a chunk's
+// start on a chunk boundary.
+template <class... Strides>
+__device__ __forceinline__ bool chunked(index_t run, index_t unit, Strides... others) {
+  const index_t e = kChunkElements;
+  return unit == 1 && run % e == 0 && ((others % e == 0) && ...);
+}
+
+// A chunk's values, and a chunk of values, in f32.
+__device__ __forceinline__ void unpack_chunk(const Vec128& q, float (&v)[kChunkElements]) {
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j)
+    v[j] = kChunkElements == 4 ? value_of_bits(q.w[j])
+                               : value_of_bits(q.w[j / 2] >> (16 * (j % 2)) & 0xffffu);
+}
+__device__ __forceinline__ Vec128 pack_chunk(const float (&v)[kChunkElements]) {
+  Vec128 q{};
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j) {
+    if (kChunkElements == 4)
+      q.w[j] = bits_of_value(v[j]);
+    else
+      q.w[j / 2] |= bits_of_value(v[j]) << (16 * (j % 2));
+  }
+  return q;
+}
+
 }  // namespace convjit_device

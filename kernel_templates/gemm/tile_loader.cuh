@@ -11,12 +11,11 @@
 //           elements gathered in pairs into registers and stored.
 #pragma once
 #include "common/cp_async.cuh"
+#include "common/vector_memory.cuh"
 #include "gemm/tile_shape.cuh"
 
 namespace convjit_device {
 
-// Elements per 16-byte chunk: 8 of 16 bits, 4 of f32.
-constexpr int kChunkElements = 16 / static_cast<int>(sizeof(storage_t));
 // K per tile row (64 bytes).
 constexpr int kTileK = kRowChunks * kChunkElements;
 
@@ -77,22 +76,5 @@ struct TileLoader {
     }
   }
 };
-
-// The pointer's share of an operand's `vector` promise (the strides'
-// share is the operand's): 16-byte alignment.
-template <class T>
-__device__ __forceinline__ bool chunk_aligned(const T* base) {
-  return reinterpret_cast<unsigned long long>(base) % 16 == 0;
-}
-
-// The strides' share of an operand's `vector` promise, for an operand whose
-// chunks run along a dimension of `run` elements and stride `unit`: that
-// dimension is contiguous and whole chunks fit in it, and every other
-// stride (`others`) keeps a chunk's start on a chunk boundary.
-template <class... Strides>
-__device__ __forceinline__ bool chunked(index_t run, index_t unit, Strides... others) {
-  const index_t e = kChunkElements;
-  return unit == 1 && run % e == 0 && ((others % e == 0) && ...);
-}
 
 }  // namespace convjit_device

@@ -129,6 +129,8 @@ inline float load(const EmulatedStorage& v) { return v.bits(); }
 inline EmulatedStorage::Converted store(float v) { return {v}; }
 inline unsigned storage_bits(const EmulatedStorage& v) { return std::bit_cast<unsigned>(v.bits()); }
 inline float atomicAdd(EmulatedStorage* address, float value) { return address->atomic_add(value); }
+inline float value_of_bits(unsigned bits) { return std::bit_cast<float>(bits); }
+inline unsigned bits_of_value(float v) { return std::bit_cast<unsigned>(v); }
 }  // namespace f32
 #elif CONVJIT_DTYPE == 1
 inline namespace f16 {
@@ -137,6 +139,10 @@ using EmulatedStorage = GlobalElement<std::uint16_t>;
 inline float load(const EmulatedStorage& v) { return half_to_float(Half{v.bits()}); }
 inline EmulatedStorage::Converted store(float v) { return {float_to_half(v).bits}; }
 inline unsigned storage_bits(const EmulatedStorage& v) { return v.bits(); }
+inline float value_of_bits(unsigned bits) {
+  return half_to_float(Half{static_cast<std::uint16_t>(bits)});
+}
+inline unsigned bits_of_value(float v) { return float_to_half(v).bits; }
 }  // namespace f16
 #elif CONVJIT_DTYPE == 2
 inline namespace bf16 {
@@ -144,6 +150,10 @@ using EmulatedStorage = GlobalElement<std::uint16_t>;
 inline float load(const EmulatedStorage& v) { return bf16_to_float(BFloat16{v.bits()}); }
 inline EmulatedStorage::Converted store(float v) { return {float_to_bf16(v).bits}; }
 inline unsigned storage_bits(const EmulatedStorage& v) { return v.bits(); }
+inline float value_of_bits(unsigned bits) {
+  return bf16_to_float(BFloat16{static_cast<std::uint16_t>(bits)});
+}
+inline unsigned bits_of_value(float v) { return float_to_bf16(v).bits; }
 }  // namespace bf16
 #else
 #error "CONVJIT_DTYPE must be 0 (f32), 1 (f16) or 2 (bf16)"

@@ -8,6 +8,7 @@
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
+#include "kernel_templates/conv/depthwise_shape.cuh"
 
 namespace convjit {
 
@@ -81,9 +82,11 @@ void add_split_pass(long long weights, long long split, KernelSource& out) {
   out.workspace_bytes = static_cast<std::size_t>(weights * split) * sizeof(float);
 }
 
-std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
+std::string template_for(const OpDescriptor& d, std::string_view variant, const GemmTile* tile) {
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
+  if (variant == kDepthwiseVariant)
+    return d.direction == Direction::fwd ? "conv/depthwise_fwd.cuh" : "conv/depthwise_bwddata.cuh";
   const char* gemm = tile != nullptr ? "_gemm" : "";
   switch (d.direction) {
     case Direction::bwddata:
@@ -93,6 +96,14 @@ std::string template_for(const OpDescriptor& d, const GemmTile* tile) {
     default:
       return fmt::format("conv/conv_fwd{}.cuh", gemm);
   }
+}
+
+// The depthwise kernels' threads over the tensor they write
+// (conv/depthwise_vectors.cuh): a vector of channels at a strip of pixels each.
+long long depthwise_items(const OpDescriptor& d, const View5& out) {
+  const auto vector = static_cast<long long>(16 / element_size(d.dtype));
+  const long long strips = (out.dims[4] + CONVJIT_DEPTHWISE_STRIP - 1) / CONVJIT_DEPTHWISE_STRIP;
+  return out.dims[0] * out.dims[2] * out.dims[3] * strips * ((out.dims[1] + vector - 1) / vector);
 }
 
 // Whether a run of `run` elements along a dimension of stride `unit`
@@ -183,7 +194,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
                                 : std::string(variant);
   if (Status s = check_variant(d, out.variant, {"", true}); !s.is_ok()) return s;
   const GemmTile* tile = find_gemm_tile(out.variant);
-  out.template_name = template_for(d, tile);
+  out.template_name = template_for(d, out.variant, tile);
   PreludeWriter p;
   if (tile != nullptr) p.gemm(*tile);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
@@ -220,6 +231,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
+  } else if (out.variant == kDepthwiseVariant) {
+    out.entries = {{"convjit_kernel", depthwise_items(d, d.direction == Direction::fwd ? y : x)}};
   } else if (d.direction == Direction::bwdfilt) {
     const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/descriptor/dtype.hpp"
 #include "dispatcher/settings.hpp"
 #include "kernel_templates/gemm/tile_configs.cuh"
 
@@ -68,6 +69,17 @@ bool arch_has_gemm(const VariantContext& c) {
   return c.arch.empty() || arch_number(c.arch) >= kGemmArch;
 }
 
+// Where the depthwise kernels' 16-byte channel vectors apply: channels-last
+// activations, one filter per channel, and whole vectors of channels.
+// Elsewhere they run element by element, and the direct kernel, one
+// thread per output along the pixels, coalesces better.
+bool depthwise_vectorises(const OpDescriptor& d) {
+  const auto vector = static_cast<std::int64_t>(16 / element_size(d.dtype));
+  const std::int64_t channels = d.x_dims[1];
+  return d.w_dims[0] == channels && channels % vector == 0 && d.x_strides[1] == 1 &&
+         d.y_strides[1] == 1;
+}
+
 }  // namespace
 
 std::span<const GemmTile> gemm_tiles() { return kGemmTiles; }
@@ -119,7 +131,10 @@ long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
   return output_tiles(s, t) * gemm_split(s, t);
 }
 
-std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
+namespace {
+
+// The direct kernel and the tiles, the heuristic's choice first.
+std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantContext& c) {
   const std::optional<GemmShape> gemm = gemm_shape(d);
   if (!gemm || !arch_has_gemm(c)) return {std::string(kDirectVariant)};
   const GemmShape& shape = *gemm;
@@ -138,12 +153,35 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
   return ids;
 }
 
+}  // namespace
+
+bool is_depthwise(const OpDescriptor& d) {
+  return d.kind == OpKind::conv && d.w_dims[1] == 1 && d.groups > 1 &&
+         (d.direction == Direction::fwd || d.direction == Direction::bwddata);
+}
+
+std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
+  std::vector<std::string> ids = gemm_variants(d, c);
+  if (is_depthwise(d)) {
+    const auto at = depthwise_vectorises(d) ? ids.begin() : ids.end();
+    ids.insert(at, std::string(kDepthwiseVariant));
+  }
+  return ids;
+}
+
 Status check_variant(const OpDescriptor& d, std::string_view variant, const VariantContext& c) {
   if (variant == kDirectVariant) return Status::ok();
+  if (variant == kDepthwiseVariant) {
+    if (is_depthwise(d)) return Status::ok();
+    return Status::not_available(
+        "variant depthwise serves convolutions with one channel per group (groups = C), fwd and "
+        "bwddata");
+  }
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)
     return Status::not_available(fmt::format(
-        "the JIT has no variant '{}'; it offers 'direct' and the tiles of gemm/tile_configs.cuh",
+        "the JIT has no variant '{}'; it offers 'direct', 'depthwise' and the tiles of "
+        "gemm/tile_configs.cuh",
         variant));
   if (!gemm_shape(d))
     return Status::not_available(

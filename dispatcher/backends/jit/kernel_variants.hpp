@@ -1,8 +1,8 @@
 // The JIT's kernel variants for a descriptor: the direct template (one
-// thread per output element) and, for the ops an implicit GEMM serves, one
+// thread per output element); for the ops an implicit GEMM serves, one
 // variant per tile configuration of kernel_templates/gemm/tile_configs.cuh
 // (tensor cores for f16 and bf16, and for f32 when TF32 is allowed; SIMT
-// tiles for strict f32).  Ids are the configurations' names, stable across
+// tiles for strict f32); and for depthwise convs the bandwidth kernels.  Ids are the configurations' names, stable across
 // processes: tuning records them, and the generated source, hence the
 // cache key, names the tile.
 #pragma once
@@ -19,6 +19,8 @@
 namespace convjit {
 
 inline constexpr std::string_view kDirectVariant = "direct";
+// The depthwise kernels (conv/depthwise_*.cuh): groups = C, fwd and bwddata.
+inline constexpr std::string_view kDepthwiseVariant = "depthwise";
 
 enum class GemmMath { tensor_core, simt };
 
@@ -63,6 +65,10 @@ struct VariantContext {
   std::string arch;
   bool allow_tf32 = false;
 };
+
+// Whether the depthwise kernels serve the descriptor: a conv with one
+// channel per group (any filters per group), fwd or bwddata.
+[[nodiscard]] bool is_depthwise(const OpDescriptor& desc);
 
 // Every variant the JIT offers for a supported descriptor, the heuristic's
 // choice first.

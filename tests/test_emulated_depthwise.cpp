@@ -1,0 +1,184 @@
+// The depthwise kernels (kernel_templates/conv/depthwise_*.cuh) in the host
+// emulator against the reference, fwd and bwddata: channel multipliers 1-3,
+// channel counts on and off the 16-byte vector, 1D/2D/3D, strides 1-3,
+// dilation, asymmetric padding, NCHW, NHWC and halo layouts, views one
+// element off a 16-byte boundary, alpha/beta, and the model layers they
+// serve.  Outputs start poisoned, and the emulator fails a launch on any
+// stray access or race.  The tolerance is the dtype's: the reduction is
+// at most 27 taps (times the multiplier) long, products exact in f32.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reduced_run.hpp"
+#include "support/reference_comparison.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+constexpr Direction kDirections[] = {Direction::fwd, Direction::bwddata};
+constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+
+test::ConvCase random_depthwise_case(std::mt19937& rng, int spatial) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  test::ConvCase c;
+  c.channels = c.groups = *(std::initializer_list<std::int64_t>{2, 5, 8, 12, 16, 24}.begin() +
+                            pick(0, 5));
+  c.filters = c.channels * pick(1, 3);
+  c.batch = pick(1, 2);
+  const std::int64_t max_in = spatial == 3 ? 6 : (spatial == 2 ? 11 : 30);
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(1, 3), d = pick(1, 2), extent = d * (k - 1) + 1;
+    c.kernel.push_back(k);
+    c.dilation.push_back(d);
+    c.stride.push_back(pick(1, 3));
+    c.input.push_back(pick(extent, max_in));
+    c.pad_begin.push_back(pick(0, extent - 1));
+    c.pad_end.push_back(pick(0, extent - 1));
+  }
+  c.layout = static_cast<test::TestLayout>(pick(0, 2));
+  c.filter_layout = pick(0, 1) == 0 ? test::TestLayout::nchw : test::TestLayout::nhwc;
+  return c;
+}
+
+OpDescriptor descriptor(const test::ConvCase& c, DataType dtype, Direction direction) {
+  return test::conv_descriptors(c, dtype, {direction}).at(0);
+}
+
+class EmulatedDepthwise : public ::testing::Test {
+ protected:
+  // Runs the depthwise variant; `shift` bytes off a 16-byte boundary.
+  void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
+             std::size_t shift = 0) {
+    SCOPED_TRACE(descriptor_name(d));
+    BuildTrace trace;
+    auto kernel = backend_.build_variant(d, kHost, kDepthwiseVariant, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+    Shifted x(host.x, shift), w(host.w, shift), dy(host.dy, shift), out(host.out, shift);
+    ExecArgs args = host.args(d, out.data());
+    if (args.x != nullptr) args.x = x.data();
+    if (args.w != nullptr) args.w = w.data();
+    if (args.dy != nullptr) args.dy = dy.data();
+    const Status s = kernel.value()->execute(args);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    test::expect_matches_reference(d, host, out.bytes());
+  }
+
+  // A copy of a buffer that starts `shift` bytes past a 16-byte boundary.
+  class Shifted {
+   public:
+    Shifted(const std::vector<unsigned char>& v, std::size_t shift)
+        : storage_(v.size() + 32), first_(align(storage_.data()) + shift), size_(v.size()) {
+      std::copy(v.begin(), v.end(), first_);
+    }
+    [[nodiscard]] unsigned char* data() const { return first_; }
+    [[nodiscard]] std::vector<unsigned char> bytes() const { return {first_, first_ + size_}; }
+
+   private:
+    static unsigned char* align(unsigned char* p) {
+      return p + (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16;
+    }
+    std::vector<unsigned char> storage_;
+    unsigned char* first_;
+    std::size_t size_;
+  };
+
+  EmulatorBackend backend_;
+};
+
+class EmulatedDepthwiseDirection : public EmulatedDepthwise,
+                                   public ::testing::WithParamInterface<Direction> {};
+
+TEST_P(EmulatedDepthwiseDirection, RandomDepthwiseConvolutions) {
+  std::mt19937 rng(1900 + static_cast<int>(GetParam()));
+  for (DataType dtype : kDtypes)
+    for (int i = 0; i < 24; ++i) {
+      const test::ConvCase c = random_depthwise_case(rng, 1 + i % 3);
+      SCOPED_TRACE(c.describe());
+      check(descriptor(c, dtype, GetParam()), rng);
+    }
+}
+
+// Channels-last with whole vectors of channels: the 16-byte path, with a
+// strip of pixels that overhangs the row, and the same operands one
+// element off alignment, which must take the element path.
+TEST_P(EmulatedDepthwiseDirection, VectorAndElementPathsAgree) {
+  std::mt19937 rng(1903);
+  test::ConvCase c;
+  c.channels = c.groups = c.filters = 24;
+  c.batch = 2, c.input = {7, 9}, c.kernel = {3, 3}, c.stride = {2, 1}, c.dilation = {1, 2};
+  c.pad_begin = {1, 2}, c.pad_end = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  for (DataType dtype : kDtypes) {
+    const OpDescriptor d = descriptor(c, dtype, GetParam());
+    check(d, rng);
+    check(d, rng, 0.5, 0.25);
+    check(d, rng, 1.0, 0.0, element_size(dtype));
+    check(d, rng, 0.5, 0.25, element_size(dtype));
+  }
+}
+
+// The depthwise layers of the models, at batch 1 and small images.
+TEST_P(EmulatedDepthwiseDirection, EveryDepthwiseModelLayer) {
+  std::mt19937 rng(1904);
+  int layers = 0;
+  for (DataType dtype : {DataType::f16, DataType::bf16})
+    for (const OpDescriptor& d :
+         test::sweep(test::model_descriptors("yolo11n", {1, 64, true, dtype}))) {
+      if (d.direction != GetParam() || !is_depthwise(d)) continue;
+      check(d, rng);
+      ++layers;
+    }
+  EXPECT_GT(layers, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv, EmulatedDepthwiseDirection, ::testing::ValuesIn(kDirections),
+                         [](const auto& p) { return std::string(direction_name(p.param)); });
+
+// The heuristic puts the depthwise kernel first where its vectors apply
+// (channels-last, one filter per channel, whole vectors of channels), and
+// offers it last elsewhere; it serves neither bwdfilt nor grouped convs.
+TEST_F(EmulatedDepthwise, TheHeuristicChoosesItWhereItsVectorsApply) {
+  test::ConvCase c;
+  c.channels = c.groups = c.filters = 32;
+  c.input = {8, 8}, c.kernel = {3, 3}, c.pad_begin = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  const VariantContext any{"", true};
+  for (Direction direction : kDirections) {
+    SCOPED_TRACE(direction_name(direction));
+    EXPECT_EQ(jit_variants(descriptor(c, DataType::bf16, direction), any).front(),
+              kDepthwiseVariant);
+    test::ConvCase nchw = c;
+    nchw.layout = test::TestLayout::nchw;
+    EXPECT_EQ(jit_variants(descriptor(nchw, DataType::bf16, direction), any).back(),
+              kDepthwiseVariant);
+    test::ConvCase multiplier = c;
+    multiplier.filters = 64;
+    EXPECT_EQ(jit_variants(descriptor(multiplier, DataType::bf16, direction), any).back(),
+              kDepthwiseVariant);
+  }
+  const auto ids = jit_variants(descriptor(c, DataType::bf16, Direction::bwdfilt), any);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), kDepthwiseVariant), 0);
+  test::ConvCase grouped = c;
+  grouped.groups = 16;
+  const OpDescriptor g = descriptor(grouped, DataType::bf16, Direction::fwd);
+  EXPECT_FALSE(check_variant(g, kDepthwiseVariant, any).is_ok());
+  EXPECT_EQ(kernel_source(descriptor(c, DataType::bf16, Direction::fwd), kDepthwiseVariant)
+                .value()
+                .template_name,
+            "conv/depthwise_fwd.cuh");
+}
+
+}  // namespace
+}  // namespace convjit
