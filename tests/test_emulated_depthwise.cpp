@@ -1,11 +1,12 @@
 // The depthwise kernels (kernel_templates/conv/depthwise_*.cuh) in the host
-// emulator against the reference, fwd and bwddata: channel multipliers 1-3,
+// emulator against the reference, in every direction: channel multipliers 1-3,
 // channel counts on and off the 16-byte vector, 1D/2D/3D, strides 1-3,
 // dilation, asymmetric padding, NCHW, NHWC and halo layouts, views one
 // element off a 16-byte boundary, alpha/beta, and the model layers they
 // serve.  Outputs start poisoned, and the emulator fails a launch on any
-// stray access or race.  The tolerance is the dtype's: the reduction is
-// at most 27 taps (times the multiplier) long, products exact in f32.
+// stray access or race.  The tolerance is the dtype's: fwd and bwddata
+// reduce at most 27 taps (times the multiplier), bwdfilt at most 121
+// pixels, with f16/bf16 products exact in f32 and f32 sums.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ namespace convjit {
 namespace {
 
 constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
-constexpr Direction kDirections[] = {Direction::fwd, Direction::bwddata};
+constexpr Direction kDirections[] = {Direction::fwd, Direction::bwddata, Direction::bwdfilt};
 constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
 
 test::ConvCase random_depthwise_case(std::mt19937& rng, int spatial) {
@@ -130,6 +131,24 @@ TEST_P(EmulatedDepthwiseDirection, VectorAndElementPathsAgree) {
 }
 
 // The depthwise layers of the models, at batch 1 and small images.
+// A long reduction over few weights: bwdfilt splits it into many slices,
+// whose partial sums the second pass adds.
+TEST_F(EmulatedDepthwise, BackwardFilterSplitsLongReductions) {
+  std::mt19937 rng(1905);
+  test::ConvCase c;
+  c.channels = c.groups = c.filters = 8;
+  c.batch = 2, c.input = {40, 40}, c.kernel = {3, 3}, c.pad_begin = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    const OpDescriptor d = descriptor(c, dtype, Direction::bwdfilt);
+    auto source = kernel_source(d, kDepthwiseVariant);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    ASSERT_EQ(source.value().entries.size(), 2u);
+    EXPECT_GT(source.value().workspace_bytes, 8 * 9 * sizeof(float)) << "the reduction is not split";
+    check(d, rng, 0.5, 0.25);
+  }
+}
+
 TEST_P(EmulatedDepthwiseDirection, EveryDepthwiseModelLayer) {
   std::mt19937 rng(1904);
   int layers = 0;
@@ -148,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Conv, EmulatedDepthwiseDirection, ::testing::ValuesIn(k
 
 // The heuristic puts the depthwise kernel first where its vectors apply
 // (channels-last, one filter per channel, whole vectors of channels), and
-// offers it last elsewhere; it serves neither bwdfilt nor grouped convs.
+// offers it last elsewhere; it does not serve grouped convs.
 TEST_F(EmulatedDepthwise, TheHeuristicChoosesItWhereItsVectorsApply) {
   test::ConvCase c;
   c.channels = c.groups = c.filters = 32;
@@ -168,8 +187,6 @@ TEST_F(EmulatedDepthwise, TheHeuristicChoosesItWhereItsVectorsApply) {
     EXPECT_EQ(jit_variants(descriptor(multiplier, DataType::bf16, direction), any).back(),
               kDepthwiseVariant);
   }
-  const auto ids = jit_variants(descriptor(c, DataType::bf16, Direction::bwdfilt), any);
-  EXPECT_EQ(std::count(ids.begin(), ids.end(), kDepthwiseVariant), 0);
   test::ConvCase grouped = c;
   grouped.groups = 16;
   const OpDescriptor g = descriptor(grouped, DataType::bf16, Direction::fwd);

@@ -3,13 +3,11 @@
 // in two deterministic passes: convjit_kernel writes P::SPLIT partial sums
 // per weight element into the workspace, convjit_kernel_finish adds them
 // in a fixed order.  No atomics, so results are bit-reproducible.
-#include "common/epilogue.cuh"
-#include "common/grid.cuh"
 #include "common/taps.cuh"
+#include "conv/weight_partials.cuh"
 
 namespace convjit_device {
 typedef Problem P;
-__device__ __forceinline__ index_t weight_count() { return P::K * P::CG * P::T * P::R * P::S; }
 __device__ __forceinline__ index_t reduction_length() { return P::N * P::OD * P::OH * P::OW; }
 }  // namespace convjit_device
 
@@ -47,14 +45,5 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      const convjit_device::storage_t* /*dy*/,
                                      convjit_device::storage_t* __restrict__ dw, float alpha,
                                      float beta, convjit_device::scratch_t* __restrict__ partial) {
-  using namespace convjit_device;
-  const index_t weights = weight_count();
-  for (index_t e = thread_index(); e < weights; e += thread_count()) {
-    float acc = 0.0f;
-    for (index_t part = 0; part < P::SPLIT; ++part) acc += partial[part * weights + e];
-    const index_t s = e % P::S, r = (e / P::S) % P::R, t = (e / (P::S * P::R)) % P::T;
-    const index_t cw = (e / (P::S * P::R * P::T)) % P::CG, k = e / (P::S * P::R * P::T * P::CG);
-    scale_store(dw + k * P::WS0 + cw * P::WS1 + t * P::WS2 + r * P::WS3 + s * P::WS4, acc, alpha,
-                beta);
-  }
+  convjit_device::finish_weight_partials(dw, alpha, beta, partial);
 }

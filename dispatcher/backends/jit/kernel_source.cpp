@@ -67,10 +67,10 @@ class PreludeWriter {
   std::string gemm_;
 };
 
-// bwdfilt: split the reduction so that weights x split threads fill the GPU,
-// with at least 64 reduction steps per thread.
-long long reduction_split(long long weights, long long reduction) {
-  const long long wanted = (kTargetThreads + weights - 1) / weights;
+// bwdfilt: split the reduction so that `threads` (per slice) x split
+// threads fill the GPU, with at least 64 reduction steps per thread.
+long long reduction_split(long long threads, long long reduction) {
+  const long long wanted = (kTargetThreads + threads - 1) / threads;
   const long long most = std::max<long long>(1, reduction / 64);
   return std::clamp<long long>(wanted, 1, most);
 }
@@ -86,7 +86,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
   if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
   if (variant == kDepthwiseVariant)
-    return d.direction == Direction::fwd ? "conv/depthwise_fwd.cuh" : "conv/depthwise_bwddata.cuh";
+    return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   const char* gemm = tile != nullptr ? "_gemm" : "";
   switch (d.direction) {
     case Direction::bwddata:
@@ -231,6 +231,14 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
+  } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
+    // A thread per vector of filters and tap, per slice of the pixels.
+    const auto vector = static_cast<long long>(16 / element_size(d.dtype));
+    const long long items = w.spatial_size() * ((w.dims[0] + vector - 1) / vector);
+    const long long split = reduction_split(items, y.dims[0] * y.spatial_size());
+    p.constant("SPLIT", split);
+    out.entries = {{"convjit_kernel", items * split}};
+    add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseVariant) {
     out.entries = {{"convjit_kernel", depthwise_items(d, d.direction == Direction::fwd ? y : x)}};
   } else if (d.direction == Direction::bwdfilt) {

@@ -156,8 +156,7 @@ std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantConte
 }  // namespace
 
 bool is_depthwise(const OpDescriptor& d) {
-  return d.kind == OpKind::conv && d.w_dims[1] == 1 && d.groups > 1 &&
-         (d.direction == Direction::fwd || d.direction == Direction::bwddata);
+  return d.kind == OpKind::conv && d.w_dims[1] == 1 && d.groups > 1;
 }
 
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
@@ -174,8 +173,7 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   if (variant == kDepthwiseVariant) {
     if (is_depthwise(d)) return Status::ok();
     return Status::not_available(
-        "variant depthwise serves convolutions with one channel per group (groups = C), fwd and "
-        "bwddata");
+        "variant depthwise serves convolutions with one channel per group (groups = C)");
   }
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)

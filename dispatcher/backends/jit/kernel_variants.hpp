@@ -19,7 +19,7 @@
 namespace convjit {
 
 inline constexpr std::string_view kDirectVariant = "direct";
-// The depthwise kernels (conv/depthwise_*.cuh): groups = C, fwd and bwddata.
+// The depthwise kernels (conv/depthwise_*.cuh): groups = C, every direction.
 inline constexpr std::string_view kDepthwiseVariant = "depthwise";
 
 enum class GemmMath { tensor_core, simt };
@@ -67,7 +67,7 @@ struct VariantContext {
 };
 
 // Whether the depthwise kernels serve the descriptor: a conv with one
-// channel per group (any filters per group), fwd or bwddata.
+// channel per group (any filters per group).
 [[nodiscard]] bool is_depthwise(const OpDescriptor& desc);
 
 // Every variant the JIT offers for a supported descriptor, the heuristic's
