@@ -20,6 +20,7 @@
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
 
 namespace convjit {
 namespace {
@@ -33,8 +34,8 @@ test::ConvCase random_depthwise_case(std::mt19937& rng, int spatial) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
   test::ConvCase c;
-  c.channels = c.groups = *(std::initializer_list<std::int64_t>{2, 5, 8, 12, 16, 24}.begin() +
-                            pick(0, 5));
+  c.channels = c.groups =
+      *(std::initializer_list<std::int64_t>{2, 5, 8, 12, 16, 24}.begin() + pick(0, 5));
   c.filters = c.channels * pick(1, 3);
   c.batch = pick(1, 2);
   const std::int64_t max_in = spatial == 3 ? 6 : (spatial == 2 ? 11 : 30);
@@ -66,7 +67,8 @@ class EmulatedDepthwise : public ::testing::Test {
     auto kernel = backend_.build_variant(d, kHost, kDepthwiseVariant, trace);
     ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
     const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
-    Shifted x(host.x, shift), w(host.w, shift), dy(host.dy, shift), out(host.out, shift);
+    test::ShiftedBuffer x(host.x, shift), w(host.w, shift), dy(host.dy, shift),
+        out(host.out, shift);
     ExecArgs args = host.args(d, out.data());
     if (args.x != nullptr) args.x = x.data();
     if (args.w != nullptr) args.w = w.data();
@@ -75,25 +77,6 @@ class EmulatedDepthwise : public ::testing::Test {
     ASSERT_TRUE(s.is_ok()) << s.message();
     test::expect_matches_reference(d, host, out.bytes());
   }
-
-  // A copy of a buffer that starts `shift` bytes past a 16-byte boundary.
-  class Shifted {
-   public:
-    Shifted(const std::vector<unsigned char>& v, std::size_t shift)
-        : storage_(v.size() + 32), first_(align(storage_.data()) + shift), size_(v.size()) {
-      std::copy(v.begin(), v.end(), first_);
-    }
-    [[nodiscard]] unsigned char* data() const { return first_; }
-    [[nodiscard]] std::vector<unsigned char> bytes() const { return {first_, first_ + size_}; }
-
-   private:
-    static unsigned char* align(unsigned char* p) {
-      return p + (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16;
-    }
-    std::vector<unsigned char> storage_;
-    unsigned char* first_;
-    std::size_t size_;
-  };
 
   EmulatorBackend backend_;
 };
@@ -144,7 +127,8 @@ TEST_F(EmulatedDepthwise, BackwardFilterSplitsLongReductions) {
     auto source = kernel_source(d, kDepthwiseVariant);
     ASSERT_TRUE(source.is_ok()) << source.status().message();
     ASSERT_EQ(source.value().entries.size(), 2u);
-    EXPECT_GT(source.value().workspace_bytes, 8 * 9 * sizeof(float)) << "the reduction is not split";
+    EXPECT_GT(source.value().workspace_bytes, 8 * 9 * sizeof(float))
+        << "the reduction is not split";
     check(d, rng, 0.5, 0.25);
   }
 }

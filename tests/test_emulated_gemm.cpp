@@ -25,6 +25,7 @@
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
 
 namespace convjit {
 namespace {
@@ -89,11 +90,10 @@ test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
 }
 
 // A batch-2 2D conv in channels-last layouts with KRSC filters.
-test::ConvCase channels_last_case(std::int64_t groups, std::int64_t channels,
-                                  std::int64_t filters, std::vector<std::int64_t> kernel,
+test::ConvCase channels_last_case(std::int64_t groups, std::int64_t channels, std::int64_t filters,
+                                  std::vector<std::int64_t> kernel,
                                   std::vector<std::int64_t> dilation,
-                                  std::vector<std::int64_t> stride,
-                                  std::vector<std::int64_t> input,
+                                  std::vector<std::int64_t> stride, std::vector<std::int64_t> input,
                                   std::vector<std::int64_t> pad_begin,
                                   std::vector<std::int64_t> pad_end) {
   test::ConvCase c;
@@ -126,11 +126,11 @@ class EmulatedGemm : public ::testing::Test {
     if (!variants.is_ok()) return {};
     const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
     const std::size_t shift = misaligned ? element_size(d.dtype) : 0;
-    const Shifted x(host.x, shift), w(host.w, shift), dy(host.dy, shift);
+    const test::ShiftedBuffer x(host.x, shift), w(host.w, shift), dy(host.dy, shift);
     std::set<std::string> ran;
     for (const KernelVariant& v : variants.value()) {
       SCOPED_TRACE("variant " + v.id);
-      Shifted out(host.out, shift);
+      test::ShiftedBuffer out(host.out, shift);
       ExecArgs args = host.args(d, out.data());
       if (args.x != nullptr) args.x = x.data();
       if (args.w != nullptr) args.w = w.data();
@@ -143,25 +143,6 @@ class EmulatedGemm : public ::testing::Test {
     }
     return ran;
   }
-
-  // A copy of a buffer that starts `shift` bytes past a 16-byte boundary.
-  class Shifted {
-   public:
-    Shifted(const std::vector<unsigned char>& v, std::size_t shift)
-        : storage_(v.size() + 32), first_(align(storage_.data()) + shift), size_(v.size()) {
-      std::copy(v.begin(), v.end(), first_);
-    }
-    [[nodiscard]] unsigned char* data() const { return first_; }
-    [[nodiscard]] std::vector<unsigned char> bytes() const { return {first_, first_ + size_}; }
-
-   private:
-    static unsigned char* align(unsigned char* p) {
-      return p + (16 - reinterpret_cast<std::uintptr_t>(p) % 16) % 16;
-    }
-    std::vector<unsigned char> storage_;
-    unsigned char* first_;
-    std::size_t size_;
-  };
 
   EmulatorBackend backend_;
 };

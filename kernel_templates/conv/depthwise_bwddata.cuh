@@ -3,7 +3,7 @@
 // Input pixel i receives dy[o] through tap t where o * stride - pad +
 // t * dilation = i.  A thread owns one 16-byte vector of channels at
 // kDepthwiseStrip consecutive input pixels along W
-// (conv/depthwise_vectors.cuh); per tap it loads the vector's weights
+// (common/channel_vectors.cuh); per tap it loads the vector's weights
 // once and applies them to each of its pixels that the tap reaches.  In
 // channels-last layouts with M = 1 and C a multiple of the vector, dy
 // and dx move as 16-byte accesses; other layouts run the same loops
@@ -28,7 +28,7 @@ __device__ __forceinline__ index_t source(index_t i, index_t t, index_t pad, ind
 // One item and one of each channel's M filters (m): acc[p][j] for channel
 // c0 + j at input pixel w0 + p.
 __device__ __forceinline__ void accumulate(const storage_t* dy, const storage_t* w,
-                                           const DepthwiseItem& it, index_t m, bool dy_vector,
+                                           const ChannelItem& it, index_t m, bool dy_vector,
                                            float (&acc)[kDepthwiseStrip][kChunkElements]) {
   const index_t multiplier = P::K / P::G;
   const index_t dy_batch = it.n * P::YS0;
@@ -82,9 +82,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
                          chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) &&
                          chunk_aligned(dy);
   const bool dx_vector = chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(dx);
-  const index_t items = depthwise_items(P::C, P::D, P::H, P::W);
+  const index_t items = channel_items<kDepthwiseStrip>(P::C, P::D, P::H, P::W);
   for (index_t i = thread_index(); i < items; i += thread_count()) {
-    const DepthwiseItem it = depthwise_item(i, P::C, P::D, P::H, P::W);
+    const ChannelItem it = channel_item<kDepthwiseStrip>(i, P::C, P::D, P::H, P::W);
     float acc[kDepthwiseStrip][kChunkElements] = {};
     for (index_t m = 0; m < P::K / P::G; ++m) accumulate(dy, w, it, m, dy_vector, acc);
 #pragma unroll

@@ -9,7 +9,7 @@
 // and convjit_kernel_finish adds them in slice order
 // (conv/weight_partials.cuh): deterministic, no atomics.
 #include "common/taps.cuh"
-#include "conv/depthwise_vectors.cuh"
+#include "common/channel_vectors.cuh"
 #include "conv/weight_partials.cuh"
 
 namespace convjit_device {

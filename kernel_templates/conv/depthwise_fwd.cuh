@@ -1,7 +1,7 @@
 // Depthwise convolution forward (groups = C, any multiplier M = K / C),
 // built for bandwidth: y = alpha * conv(x, w) + beta * y.  A thread owns
 // one 16-byte vector of filters at kDepthwiseStrip consecutive output
-// pixels along OW (conv/depthwise_vectors.cuh).  Per tap it loads the
+// pixels along OW (common/channel_vectors.cuh).  Per tap it loads the
 // vector's weights once, into registers, and applies them to each of its
 // pixels; in channels-last layouts with M = 1 and C a multiple of the
 // vector, x and y move as 16-byte accesses that coalesce across the
@@ -16,7 +16,7 @@ typedef Problem P;
 
 // One item: acc[p][j] for filter k0 + j at output pixel ow0 + p.
 __device__ __forceinline__ void accumulate(const storage_t* x, const storage_t* w,
-                                           const DepthwiseItem& it, bool x_vector,
+                                           const ChannelItem& it, bool x_vector,
                                            float (&acc)[kDepthwiseStrip][kChunkElements]) {
   const index_t multiplier = P::K / P::G;
   const index_t x_batch = it.n * P::XS0;
@@ -67,9 +67,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
   const bool x_vector = P::K == P::G && chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) &&
                         chunk_aligned(x);
   const bool y_vector = chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
-  const index_t items = depthwise_items(P::K, P::OD, P::OH, P::OW);
+  const index_t items = channel_items<kDepthwiseStrip>(P::K, P::OD, P::OH, P::OW);
   for (index_t i = thread_index(); i < items; i += thread_count()) {
-    const DepthwiseItem it = depthwise_item(i, P::K, P::OD, P::OH, P::OW);
+    const ChannelItem it = channel_item<kDepthwiseStrip>(i, P::K, P::OD, P::OH, P::OW);
     float acc[kDepthwiseStrip][kChunkElements] = {};
     accumulate(x, w, it, x_vector, acc);
 #pragma unroll

@@ -84,7 +84,9 @@ void add_split_pass(long long weights, long long split, KernelSource& out) {
 
 std::string template_for(const OpDescriptor& d, std::string_view variant, const GemmTile* tile) {
   if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
-  if (d.is_pool()) return d.direction == Direction::fwd ? "pool/pool_fwd.cuh" : "pool/pool_bwd.cuh";
+  if (d.is_pool())
+    return fmt::format("pool/pool_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
+                       variant == kVectorVariant ? "_vector" : "");
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   const char* gemm = tile != nullptr ? "_gemm" : "";
@@ -98,11 +100,12 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
   }
 }
 
-// The depthwise kernels' threads over the tensor they write
-// (conv/depthwise_vectors.cuh): a vector of channels at a strip of pixels each.
-long long depthwise_items(const OpDescriptor& d, const View5& out) {
+// The threads of the kernels built on channel vectors over the tensor
+// they write (common/channel_vectors.cuh): a vector of channels at a
+// strip of `strip` pixels each.
+long long vector_items(const OpDescriptor& d, const View5& out, long long strip) {
   const auto vector = static_cast<long long>(16 / element_size(d.dtype));
-  const long long strips = (out.dims[4] + CONVJIT_DEPTHWISE_STRIP - 1) / CONVJIT_DEPTHWISE_STRIP;
+  const long long strips = (out.dims[4] + strip - 1) / strip;
   return out.dims[0] * out.dims[2] * out.dims[3] * strips * ((out.dims[1] + vector - 1) / vector);
 }
 
@@ -221,7 +224,10 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   if (d.is_pool()) {
     p.spatial("QD", "QH", "QW", win.pad_end);
     p.constant("MODE", static_cast<long long>(d.pool_mode));
-    out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
+    if (out.variant == kVectorVariant)
+      out.entries = {{"convjit_kernel", vector_items(d, d.direction == Direction::fwd ? y : x, 1)}};
+    else
+      out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
     p.finish(d, out);
     return out;
   }
@@ -240,7 +246,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     out.entries = {{"convjit_kernel", items * split}};
     add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseVariant) {
-    out.entries = {{"convjit_kernel", depthwise_items(d, d.direction == Direction::fwd ? y : x)}};
+    const View5& written = d.direction == Direction::fwd ? y : x;
+    out.entries = {{"convjit_kernel", vector_items(d, written, CONVJIT_DEPTHWISE_STRIP)}};
   } else if (d.direction == Direction::bwdfilt) {
     const long long split = reduction_split(weights, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);

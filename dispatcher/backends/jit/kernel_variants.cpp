@@ -69,15 +69,18 @@ bool arch_has_gemm(const VariantContext& c) {
   return c.arch.empty() || arch_number(c.arch) >= kGemmArch;
 }
 
-// Where the depthwise kernels' 16-byte channel vectors apply: channels-last
-// activations, one filter per channel, and whole vectors of channels.
-// Elsewhere they run element by element, and the direct kernel, one
-// thread per output along the pixels, coalesces better.
-bool depthwise_vectorises(const OpDescriptor& d) {
+// Where the 16-byte channel vectors of the depthwise and pooling kernels
+// apply: channels-last activations and whole vectors of channels (and
+// for depthwise convs one filter per channel).  Elsewhere they run
+// element by element, and the direct kernel, one thread per output along
+// the pixels, coalesces better.
+bool channels_vectorise(const OpDescriptor& d) {
   const auto vector = static_cast<std::int64_t>(16 / element_size(d.dtype));
-  const std::int64_t channels = d.x_dims[1];
-  return d.w_dims[0] == channels && channels % vector == 0 && d.x_strides[1] == 1 &&
+  return d.x_dims[1] % vector == 0 && d.y_dims[1] % vector == 0 && d.x_strides[1] == 1 &&
          d.y_strides[1] == 1;
+}
+bool depthwise_vectorises(const OpDescriptor& d) {
+  return d.w_dims[0] == d.x_dims[1] && channels_vectorise(d);
 }
 
 }  // namespace
@@ -165,11 +168,19 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
     const auto at = depthwise_vectorises(d) ? ids.begin() : ids.end();
     ids.insert(at, std::string(kDepthwiseVariant));
   }
+  if (d.is_pool()) {
+    const auto at = channels_vectorise(d) ? ids.begin() : ids.end();
+    ids.insert(at, std::string(kVectorVariant));
+  }
   return ids;
 }
 
 Status check_variant(const OpDescriptor& d, std::string_view variant, const VariantContext& c) {
   if (variant == kDirectVariant) return Status::ok();
+  if (variant == kVectorVariant) {
+    if (d.is_pool()) return Status::ok();
+    return Status::not_available("variant vector serves pooling");
+  }
   if (variant == kDepthwiseVariant) {
     if (is_depthwise(d)) return Status::ok();
     return Status::not_available(
@@ -178,8 +189,8 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)
     return Status::not_available(fmt::format(
-        "the JIT has no variant '{}'; it offers 'direct', 'depthwise' and the tiles of "
-        "gemm/tile_configs.cuh",
+        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'vector' and the tiles "
+        "of gemm/tile_configs.cuh",
         variant));
   if (!gemm_shape(d))
     return Status::not_available(

@@ -1,0 +1,186 @@
+// The pooling kernels in 16-byte channel vectors (variant "vector",
+// kernel_templates/pool/pool_*_vector.cuh) in the host emulator against
+// the reference: max and both averages, fwd and bwd, 1D/2D/3D, strides,
+// dilation, asymmetric padding and ceil mode, channel counts on and off
+// the vector, NHWC, NCHW and halo layouts, views one element off a
+// 16-byte boundary, alpha/beta, NaNs and ties in max windows, and the
+// models' pools.  Outputs start poisoned; the emulator fails a launch on
+// any stray access or race.  Tolerance: the dtype's (windows of at most
+// 64 elements).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+constexpr convjit_pool_mode_t kModes[] = {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD,
+                                          CONVJIT_POOL_AVG_INCLUDE_PAD};
+
+test::PoolCase random_case(std::mt19937& rng, int spatial, convjit_pool_mode_t mode) {
+  test::PoolCase c = test::random_pool_case(rng, spatial, mode);
+  c.channels = *(std::initializer_list<std::int64_t>{3, 8, 16, 24}.begin() +
+                 std::uniform_int_distribution<int>(0, 3)(rng));
+  return c;
+}
+
+std::vector<OpDescriptor> descriptors(const test::PoolCase& c, DataType dtype) {
+  auto t = test::make_pool_tensors<float>(c);
+  auto x = t.x.desc(), y = t.y.desc();
+  test::set_dtype(x, dtype), test::set_dtype(y, dtype);
+  std::vector<OpDescriptor> out;
+  for (Direction direction : {Direction::fwd, Direction::bwd}) {
+    auto d = make_pool_descriptor(&t.params, direction, &x, &y);
+    EXPECT_TRUE(d.is_ok()) << d.status().message();
+    if (d.is_ok()) out.push_back(d.value());
+  }
+  return out;
+}
+
+class EmulatedPoolVector : public ::testing::Test {
+ protected:
+  // Runs the vector variant on `host`, every operand `shift` bytes off
+  // alignment; returns the output.
+  std::vector<unsigned char> run(const OpDescriptor& d, const test::HostOperands& host,
+                                 std::size_t shift = 0) {
+    BuildTrace trace;
+    auto kernel = backend_.build_variant(d, kHost, kVectorVariant, trace);
+    EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
+    if (!kernel.is_ok()) return {};
+    const test::ShiftedBuffer x(host.x, shift), dy(host.dy, shift);
+    test::ShiftedBuffer out(host.out, shift);
+    ExecArgs args = host.args(d, out.data());
+    if (args.x != nullptr) args.x = x.data();
+    if (args.dy != nullptr) args.dy = dy.data();
+    const Status s = kernel.value()->execute(args);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    return out.bytes();
+  }
+  void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
+             std::size_t shift = 0) {
+    SCOPED_TRACE(descriptor_name(d));
+    const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+    const auto got = run(d, host, shift);
+    if (!got.empty()) test::expect_matches_reference(d, host, got);
+  }
+
+  EmulatorBackend backend_;
+};
+
+TEST_F(EmulatedPoolVector, RandomPoolsInEveryModeAndDirection) {
+  std::mt19937 rng(1910);
+  for (DataType dtype : kDtypes)
+    for (convjit_pool_mode_t mode : kModes)
+      for (int i = 0; i < 8; ++i) {
+        const test::PoolCase c = random_case(rng, 1 + i % 3, mode);
+        for (const OpDescriptor& d : descriptors(c, dtype)) check(d, rng);
+      }
+}
+
+// NHWC with whole vectors: the 16-byte path, blended, and the same
+// operands off alignment, which take the element path.
+TEST_F(EmulatedPoolVector, VectorAndElementPathsAgree) {
+  std::mt19937 rng(1911);
+  test::PoolCase c;
+  c.batch = 2, c.channels = 16, c.input = {9, 8}, c.window = {3, 3}, c.stride = {2, 2};
+  c.pad_begin = {1, 1}, c.pad_end = {1, 0}, c.layout = test::TestLayout::nhwc;
+  for (convjit_pool_mode_t mode : kModes) {
+    c.mode = mode;
+    for (DataType dtype : kDtypes)
+      for (const OpDescriptor& d : descriptors(c, dtype)) {
+        check(d, rng);
+        check(d, rng, 0.5, 0.25);
+        check(d, rng, 1.0, 0.0, element_size(dtype));
+      }
+  }
+}
+
+// Max windows with ties (every x zero but a few) and NaNs: per channel, the
+// first NaN in window order wins, else the first maximum; the gradient
+// goes to that element only.
+TEST_F(EmulatedPoolVector, MaxFollowsTheReferenceOnTiesAndNaNs) {
+  std::mt19937 rng(1912);
+  test::PoolCase c;
+  c.channels = 8, c.input = {6, 6}, c.window = {3, 3}, c.stride = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (const OpDescriptor& d : descriptors(c, dtype)) {
+      test::HostOperands host = test::random_operands(d, rng);
+      const std::size_t elements = host.x.size() / element_size(dtype);
+      for (std::size_t i = 0; i < elements; ++i) store_element(host.x.data(), i, dtype, 0);
+      for (std::size_t i = 3; i < elements; i += 29) {
+        const bool nan = i % 2 == 1;
+        store_element(host.x.data(), i, dtype,
+                      nan ? std::numeric_limits<double>::quiet_NaN() : 0.5);
+      }
+      // expect_matches_reference skips NaNs (gaps in a poisoned output): compare them here.
+      const auto got = run(d, host);
+      const auto want = test::reference_output(d, host);
+      ASSERT_EQ(got.size(), want.size());
+      int nans = 0;
+      for (std::size_t i = 0; i < got.size() / element_size(dtype); ++i) {
+        const double a = load_element(got.data(), i, dtype),
+                     b = load_element(want.data(), i, dtype);
+        nans += std::isnan(b) ? 1 : 0;
+        if (std::isnan(b))
+          EXPECT_TRUE(std::isnan(a)) << "element " << i;
+        else
+          EXPECT_EQ(a, b) << "element " << i;
+      }
+      if (d.direction == Direction::fwd) EXPECT_GT(nans, 0) << "no window holds a NaN";
+    }
+}
+
+// The heuristic puts the vector kernel first where its vectors apply and
+// offers it last elsewhere; it serves pooling only.
+TEST_F(EmulatedPoolVector, TheHeuristicChoosesItWhereItsVectorsApply) {
+  test::PoolCase c;
+  c.channels = 32, c.input = {8, 8}, c.window = {2, 2}, c.stride = {2, 2};
+  c.layout = test::TestLayout::nhwc;
+  const VariantContext any{"", true};
+  for (const OpDescriptor& d : descriptors(c, DataType::bf16))
+    EXPECT_EQ(jit_variants(d, any).front(), kVectorVariant);
+  c.layout = test::TestLayout::nchw;
+  for (const OpDescriptor& d : descriptors(c, DataType::bf16))
+    EXPECT_EQ(jit_variants(d, any).back(), kVectorVariant);
+  c.layout = test::TestLayout::nhwc, c.channels = 12;
+  for (const OpDescriptor& d : descriptors(c, DataType::bf16))
+    EXPECT_EQ(jit_variants(d, any).back(), kVectorVariant);
+  for (const OpDescriptor& d : descriptors(c, DataType::f32))
+    EXPECT_EQ(jit_variants(d, any).front(), kVectorVariant) << "4 f32 channels a vector";
+  std::mt19937 rng(1);
+  const auto convs = test::random_conv_descriptors(rng, DataType::f32, 1);
+  EXPECT_FALSE(check_variant(convs.at(0), kVectorVariant, any).is_ok());
+}
+
+// The pools of the models, at batch 1 and small images, channels-last.
+TEST_F(EmulatedPoolVector, EveryModelPool) {
+  std::mt19937 rng(1913);
+  int pools = 0;
+  const std::pair<const char*, ModelOptions> models[] = {
+      {"resnet50", {1, 32, true, DataType::bf16}},
+      {"yolo11n", {1, 64, true, DataType::f16}},
+      {"cosmoflow", {1, 32, true, DataType::f32}}};
+  for (const auto& [model, options] : models)
+    for (const OpDescriptor& d : test::model_descriptors(model, options)) {
+      if (!d.is_pool()) continue;
+      check(d, rng);
+      ++pools;
+    }
+  EXPECT_GT(pools, 3);
+}
+
+}  // namespace
+}  // namespace convjit
