@@ -130,39 +130,60 @@ TEST(JitStaticChecks, TheBackwardVariantsUseTheirInstructionsFitAndDoNotSpill) {
   EXPECT_GE(checked, 2 * 3 * 4 * 2);
 }
 
-// YOLO11n's depthwise convs in channels-last bf16, in every direction:
-// the depthwise kernels load their channel vectors as single 16-byte
-// accesses (and fwd and bwddata store them so; bwdfilt writes f32
-// partial sums), fit and do not spill.
-TEST(JitStaticChecks, TheDepthwiseKernelsMoveChannelsIn16ByteAccesses) {
-  auto ops = expand_model(*find_model("yolo11n"), {32, 640, true, DataType::bf16});
-  ASSERT_TRUE(ops.is_ok()) << ops.status().message();
-  int checked = 0;
-  for (const ModelOp& op : ops.value()) {
-    const OpDescriptor& d = op.desc;
-    if (!is_depthwise(d) || checked >= 12) continue;
-    SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
-    auto source = kernel_source(d);
-    ASSERT_TRUE(source.is_ok()) << source.status().message();
-    ASSERT_EQ(source.value().variant, kDepthwiseVariant) << "the heuristic's choice";
-    for (const char* arch : {"sm_80", "sm_90"}) {
-      auto module = compile_kernel(source.value(), arch);
-      ASSERT_TRUE(module.is_ok()) << module.status().message();
-      const CompiledModule& m = module.value();
-      EXPECT_NE(m.ptx.find("ld.global.nc.v4.u32"), std::string::npos) << "no 16-byte load";
-      if (d.direction != Direction::bwdfilt) {
-        EXPECT_NE(m.ptx.find("st.global.v4.u32"), std::string::npos) << "no 16-byte store";
-      }
-      EXPECT_EQ(m.ptx.find("mma.sync"), std::string::npos);
-      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
-      std::printf("  %-28s %-7s %s: %3d registers, %.0f ms\n", op.layer.c_str(),
-                  std::string(direction_name(d.direction)).c_str(), arch, m.stats.max_registers,
-                  m.compile_ms);
+// A kernel built for bandwidth (the depthwise and pooling variants), the
+// heuristic's choice for `d`: it loads its channel vectors as single
+// 16-byte accesses (and, `stores`, writes them so), fits and does not spill.
+void check_vector_kernel(const ModelOp& op, std::string_view variant, bool stores) {
+  const OpDescriptor& d = op.desc;
+  SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+  auto source = kernel_source(d);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  ASSERT_EQ(source.value().variant, variant) << "the heuristic's choice";
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    auto module = compile_kernel(source.value(), arch);
+    ASSERT_TRUE(module.is_ok()) << module.status().message();
+    const CompiledModule& m = module.value();
+    EXPECT_NE(m.ptx.find("ld.global.nc.v4.u32"), std::string::npos) << "no 16-byte load";
+    if (stores) {
+      EXPECT_NE(m.ptx.find("st.global.v4.u32"), std::string::npos) << "no 16-byte store";
     }
-    ++checked;
+    EXPECT_EQ(m.ptx.find("mma.sync"), std::string::npos);
+    EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+    EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+    std::printf("  %-28s %-7s %s: %3d registers, %.0f ms\n", op.layer.c_str(),
+                std::string(direction_name(d.direction)).c_str(), arch, m.stats.max_registers,
+                m.compile_ms);
   }
+}
+
+std::vector<ModelOp> model_ops(const char* model) {
+  auto ops = expand_model(*find_model(model), {32, 0, true, DataType::bf16});
+  EXPECT_TRUE(ops.is_ok()) << ops.status().message();
+  return ops.is_ok() ? ops.value() : std::vector<ModelOp>{};
+}
+
+// YOLO11n's depthwise convs in channels-last bf16, in every direction
+// (bwdfilt writes f32 partial sums, not vectors).
+TEST(JitStaticChecks, TheDepthwiseKernelsMoveChannelsIn16ByteAccesses) {
+  int checked = 0;
+  for (const ModelOp& op : model_ops("yolo11n"))
+    if (is_depthwise(op.desc) && checked < 12) {
+      check_vector_kernel(op, kDepthwiseVariant, op.desc.direction != Direction::bwdfilt);
+      ++checked;
+    }
   EXPECT_EQ(checked, 12);
+}
+
+// The pools of ResNet-50 and YOLO11n in channels-last bf16, fwd and bwd.
+TEST(JitStaticChecks, ThePoolingVectorKernelsMoveChannelsIn16ByteAccesses) {
+  int checked = 0;
+  for (const char* model : {"resnet50", "yolo11n"})
+    for (const ModelOp& op : model_ops(model))
+      if (op.desc.is_pool()) {
+        check_vector_kernel(op, kVectorVariant, true);
+        ++checked;
+      }
+  EXPECT_GE(checked, 4);
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {
