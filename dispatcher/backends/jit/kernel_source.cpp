@@ -83,7 +83,8 @@ void add_split_pass(long long weights, long long split, KernelSource& out) {
 }
 
 std::string template_for(const OpDescriptor& d, std::string_view variant, const GemmTile* tile) {
-  if (d.kind == OpKind::bias_grad) return "conv/bias_grad.cuh";
+  if (d.kind == OpKind::bias_grad)
+    return variant == kVectorVariant ? "conv/bias_grad_vector.cuh" : "conv/bias_grad.cuh";
   if (d.is_pool())
     return fmt::format("pool/pool_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
                        variant == kVectorVariant ? "_vector" : "");
@@ -103,10 +104,13 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
 // The threads of the kernels built on channel vectors over the tensor
 // they write (common/channel_vectors.cuh): a vector of channels at a
 // strip of `strip` pixels each.
-long long vector_items(const OpDescriptor& d, const View5& out, long long strip) {
+long long channel_vectors(const OpDescriptor& d, long long channels) {
   const auto vector = static_cast<long long>(16 / element_size(d.dtype));
+  return (channels + vector - 1) / vector;
+}
+long long vector_items(const OpDescriptor& d, const View5& out, long long strip) {
   const long long strips = (out.dims[4] + strip - 1) / strip;
-  return out.dims[0] * out.dims[2] * out.dims[3] * strips * ((out.dims[1] + vector - 1) / vector);
+  return out.dims[0] * out.dims[2] * out.dims[3] * strips * channel_vectors(d, out.dims[1]);
 }
 
 // Whether a run of `run` elements along a dimension of stride `unit`
@@ -205,7 +209,16 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     p.constant("N", y.dims[0]), p.constant("K", y.dims[1]);
     p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
     p.view("YS", y);
-    out.entries = {{"convjit_kernel", y.dims[1] * kJitThreadsPerBlock}};  // a block per filter
+    if (out.variant == kVectorVariant) {
+      // A thread per vector of filters, per slice of the pixels.
+      const long long items = channel_vectors(d, y.dims[1]);
+      const long long split = reduction_split(items, y.dims[0] * y.spatial_size());
+      p.constant("SPLIT", split);
+      out.entries = {{"convjit_kernel", items * split}};
+      add_split_pass(y.dims[1], split, out);
+    } else {
+      out.entries = {{"convjit_kernel", y.dims[1] * kJitThreadsPerBlock}};  // a block per filter
+    }
     p.finish(d, out);
     return out;
   }
@@ -239,8 +252,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
     // A thread per vector of filters and tap, per slice of the pixels.
-    const auto vector = static_cast<long long>(16 / element_size(d.dtype));
-    const long long items = w.spatial_size() * ((w.dims[0] + vector - 1) / vector);
+    const long long items = w.spatial_size() * channel_vectors(d, w.dims[0]);
     const long long split = reduction_split(items, y.dims[0] * y.spatial_size());
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", items * split}};

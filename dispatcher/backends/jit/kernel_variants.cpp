@@ -79,6 +79,10 @@ bool channels_vectorise(const OpDescriptor& d) {
   return d.x_dims[1] % vector == 0 && d.y_dims[1] % vector == 0 && d.x_strides[1] == 1 &&
          d.y_strides[1] == 1;
 }
+bool bias_grad_vectorises(const OpDescriptor& d) {
+  const auto vector = static_cast<std::int64_t>(16 / element_size(d.dtype));
+  return d.y_dims[1] % vector == 0 && d.y_strides[1] == 1;
+}
 bool depthwise_vectorises(const OpDescriptor& d) {
   return d.w_dims[0] == d.x_dims[1] && channels_vectorise(d);
 }
@@ -172,14 +176,18 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
     const auto at = channels_vectorise(d) ? ids.begin() : ids.end();
     ids.insert(at, std::string(kVectorVariant));
   }
+  if (d.kind == OpKind::bias_grad) {
+    const auto at = bias_grad_vectorises(d) ? ids.begin() : ids.end();
+    ids.insert(at, std::string(kVectorVariant));
+  }
   return ids;
 }
 
 Status check_variant(const OpDescriptor& d, std::string_view variant, const VariantContext& c) {
   if (variant == kDirectVariant) return Status::ok();
   if (variant == kVectorVariant) {
-    if (d.is_pool()) return Status::ok();
-    return Status::not_available("variant vector serves pooling");
+    if (d.is_pool() || d.kind == OpKind::bias_grad) return Status::ok();
+    return Status::not_available("variant vector serves pooling and the bias gradient");
   }
   if (variant == kDepthwiseVariant) {
     if (is_depthwise(d)) return Status::ok();

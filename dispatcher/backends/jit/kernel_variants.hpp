@@ -2,8 +2,8 @@
 // thread per output element); for the ops an implicit GEMM serves, one
 // variant per tile configuration of kernel_templates/gemm/tile_configs.cuh
 // (tensor cores for f16 and bf16, and for f32 when TF32 is allowed; SIMT
-// tiles for strict f32); and for depthwise convs and pooling the kernels
-// built for bandwidth.  Ids are the configurations' names, stable across
+// tiles for strict f32); and for depthwise convs, pooling and the bias
+// gradient the kernels built for bandwidth.  Ids are the configurations' names, stable across
 // processes: tuning records them, and the generated source, hence the
 // cache key, names the tile.
 #pragma once
@@ -22,7 +22,8 @@ namespace convjit {
 inline constexpr std::string_view kDirectVariant = "direct";
 // The depthwise kernels (conv/depthwise_*.cuh): groups = C, every direction.
 inline constexpr std::string_view kDepthwiseVariant = "depthwise";
-// Pooling in 16-byte channel vectors (pool/pool_*_vector.cuh).
+// Pooling and the bias gradient in 16-byte channel vectors
+// (pool/pool_*_vector.cuh, conv/bias_grad_vector.cuh).
 inline constexpr std::string_view kVectorVariant = "vector";
 
 enum class GemmMath { tensor_core, simt };

@@ -1,12 +1,13 @@
-// The pooling kernels in 16-byte channel vectors (variant "vector",
-// kernel_templates/pool/pool_*_vector.cuh) in the host emulator against
-// the reference: max and both averages, fwd and bwd, 1D/2D/3D, strides,
-// dilation, asymmetric padding and ceil mode, channel counts on and off
-// the vector, NHWC, NCHW and halo layouts, views one element off a
-// 16-byte boundary, alpha/beta, NaNs and ties in max windows, and the
-// models' pools.  Outputs start poisoned; the emulator fails a launch on
-// any stray access or race.  Tolerance: the dtype's (windows of at most
-// 64 elements).
+// The kernels in 16-byte channel vectors (variant "vector") in the host
+// emulator against the reference.  Pooling (pool/pool_*_vector.cuh): max
+// and both averages, fwd and bwd, 1D/2D/3D, strides, dilation, asymmetric
+// padding and ceil mode, NaNs and ties in max windows.  The bias gradient
+// (conv/bias_grad_vector.cuh): split reductions.  Both: channel counts on
+// and off the vector, NHWC, NCHW and halo layouts, views one element off
+// a 16-byte boundary, alpha/beta, and the models' ops.  Outputs start
+// poisoned; the emulator fails a launch on any stray access or race.
+// Tolerance: the dtype's (pooling windows of at most 64 elements; bias
+// sums over at most 2 x 40 x 40 elements of [-1, 1], in f32).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,7 +50,7 @@ std::vector<OpDescriptor> descriptors(const test::PoolCase& c, DataType dtype) {
   return out;
 }
 
-class EmulatedPoolVector : public ::testing::Test {
+class EmulatedVectorKernels : public ::testing::Test {
  protected:
   // Runs the vector variant on `host`, every operand `shift` bytes off
   // alignment; returns the output.
@@ -79,7 +80,7 @@ class EmulatedPoolVector : public ::testing::Test {
   EmulatorBackend backend_;
 };
 
-TEST_F(EmulatedPoolVector, RandomPoolsInEveryModeAndDirection) {
+TEST_F(EmulatedVectorKernels, RandomPoolsInEveryModeAndDirection) {
   std::mt19937 rng(1910);
   for (DataType dtype : kDtypes)
     for (convjit_pool_mode_t mode : kModes)
@@ -91,7 +92,7 @@ TEST_F(EmulatedPoolVector, RandomPoolsInEveryModeAndDirection) {
 
 // NHWC with whole vectors: the 16-byte path, blended, and the same
 // operands off alignment, which take the element path.
-TEST_F(EmulatedPoolVector, VectorAndElementPathsAgree) {
+TEST_F(EmulatedVectorKernels, VectorAndElementPathsAgree) {
   std::mt19937 rng(1911);
   test::PoolCase c;
   c.batch = 2, c.channels = 16, c.input = {9, 8}, c.window = {3, 3}, c.stride = {2, 2};
@@ -110,7 +111,7 @@ TEST_F(EmulatedPoolVector, VectorAndElementPathsAgree) {
 // Max windows with ties (every x zero but a few) and NaNs: per channel, the
 // first NaN in window order wins, else the first maximum; the gradient
 // goes to that element only.
-TEST_F(EmulatedPoolVector, MaxFollowsTheReferenceOnTiesAndNaNs) {
+TEST_F(EmulatedVectorKernels, MaxFollowsTheReferenceOnTiesAndNaNs) {
   std::mt19937 rng(1912);
   test::PoolCase c;
   c.channels = 8, c.input = {6, 6}, c.window = {3, 3}, c.stride = {1, 1};
@@ -139,13 +140,15 @@ TEST_F(EmulatedPoolVector, MaxFollowsTheReferenceOnTiesAndNaNs) {
         else
           EXPECT_EQ(a, b) << "element " << i;
       }
-      if (d.direction == Direction::fwd) EXPECT_GT(nans, 0) << "no window holds a NaN";
+      if (d.direction == Direction::fwd) {
+        EXPECT_GT(nans, 0) << "no window holds a NaN";
+      }
     }
 }
 
 // The heuristic puts the vector kernel first where its vectors apply and
 // offers it last elsewhere; it serves pooling only.
-TEST_F(EmulatedPoolVector, TheHeuristicChoosesItWhereItsVectorsApply) {
+TEST_F(EmulatedVectorKernels, TheHeuristicChoosesItWhereItsVectorsApply) {
   test::PoolCase c;
   c.channels = 32, c.input = {8, 8}, c.window = {2, 2}, c.stride = {2, 2};
   c.layout = test::TestLayout::nhwc;
@@ -165,8 +168,39 @@ TEST_F(EmulatedPoolVector, TheHeuristicChoosesItWhereItsVectorsApply) {
   EXPECT_FALSE(check_variant(convs.at(0), kVectorVariant, any).is_ok());
 }
 
-// The pools of the models, at batch 1 and small images, channels-last.
-TEST_F(EmulatedPoolVector, EveryModelPool) {
+TEST_F(EmulatedVectorKernels, RandomBiasGradients) {
+  std::mt19937 rng(1914);
+  for (DataType dtype : kDtypes)
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 24)) check(d, rng);
+}
+
+// A long reduction over few filters, channels-last: split into slices
+// whose sums the second pass adds; vector and element paths, blended.
+TEST_F(EmulatedVectorKernels, BiasGradientsSplitLongReductions) {
+  std::mt19937 rng(1915);
+  test::ConvCase c;
+  c.channels = 4, c.filters = 24, c.batch = 2, c.input = {40, 40}, c.kernel = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  for (DataType dtype : kDtypes) {
+    auto t = test::make_conv_tensors<float>(c);
+    auto dy = t.y.desc();
+    test::set_dtype(dy, dtype);
+    const auto d = make_bias_grad_descriptor(&dy);
+    ASSERT_TRUE(d.is_ok()) << d.status().message();
+    auto source = kernel_source(d.value(), kVectorVariant);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    EXPECT_EQ(source.value().template_name, "conv/bias_grad_vector.cuh");
+    EXPECT_GT(source.value().workspace_bytes, 24 * sizeof(float)) << "the reduction is not split";
+    EXPECT_EQ(jit_variants(d.value(), {"", true}).front(), kVectorVariant);
+    check(d.value(), rng);
+    check(d.value(), rng, 0.5, 0.25);
+    check(d.value(), rng, 1.0, 0.0, element_size(dtype));
+  }
+}
+
+// The pools and bias gradients of the models, at batch 1 and small
+// images, channels-last.
+TEST_F(EmulatedVectorKernels, EveryModelPoolAndBiasGradient) {
   std::mt19937 rng(1913);
   int pools = 0;
   const std::pair<const char*, ModelOptions> models[] = {
@@ -175,11 +209,11 @@ TEST_F(EmulatedPoolVector, EveryModelPool) {
       {"cosmoflow", {1, 32, true, DataType::f32}}};
   for (const auto& [model, options] : models)
     for (const OpDescriptor& d : test::model_descriptors(model, options)) {
-      if (!d.is_pool()) continue;
+      if (!d.is_pool() && d.kind != OpKind::bias_grad) continue;
       check(d, rng);
       ++pools;
     }
-  EXPECT_GT(pools, 3);
+  EXPECT_GT(pools, 6);
 }
 
 }  // namespace
