@@ -61,10 +61,10 @@ class EmulatedDepthwise : public ::testing::Test {
  protected:
   // Runs the depthwise variant; `shift` bytes off a 16-byte boundary.
   void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
-             std::size_t shift = 0) {
-    SCOPED_TRACE(descriptor_name(d));
+             std::size_t shift = 0, std::string_view variant = kDepthwiseVariant) {
+    SCOPED_TRACE(fmt::format("{} {}", variant, descriptor_name(d)));
     BuildTrace trace;
-    auto kernel = backend_.build_variant(d, kHost, kDepthwiseVariant, trace);
+    auto kernel = backend_.build_variant(d, kHost, variant, trace);
     ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
     const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
     test::ShiftedBuffer x(host.x, shift), w(host.w, shift), dy(host.dy, shift),
@@ -84,15 +84,27 @@ class EmulatedDepthwise : public ::testing::Test {
 class EmulatedDepthwiseDirection : public EmulatedDepthwise,
                                    public ::testing::WithParamInterface<Direction> {};
 
+// Both depthwise variants where they serve (depthwise_tile: fwd and
+// bwddata, whatever the layout, its halo within shared memory).
 TEST_P(EmulatedDepthwiseDirection, RandomDepthwiseConvolutions) {
   std::mt19937 rng(1900 + static_cast<int>(GetParam()));
+  int tiled = 0;
   for (DataType dtype : kDtypes)
     for (int i = 0; i < 24; ++i) {
       const test::ConvCase c = random_depthwise_case(rng, 1 + i % 3);
       SCOPED_TRACE(c.describe());
-      check(descriptor(c, dtype, GetParam()), rng);
+      const OpDescriptor d = descriptor(c, dtype, GetParam());
+      check(d, rng);
+      if (!check_variant(d, kDepthwiseTileVariant, {"", true}).is_ok()) continue;
+      check(d, rng, 1.0, 0.0, 0, kDepthwiseTileVariant);
+      check(d, rng, 0.5, 0.25, 0, kDepthwiseTileVariant);
+      ++tiled;
     }
+  EXPECT_EQ(tiled > 0, GetParam() != Direction::bwdfilt);
 }
+
+// Planes larger than a tile (several tiles per plane, a partial last one),
+// strides, dilation and multipliers, in NCHW and halo layouts.
 
 // Channels-last with whole vectors of channels: the 16-byte path, with a
 // strip of pixels that overhangs the row, and the same operands one
@@ -149,10 +161,30 @@ TEST_P(EmulatedDepthwiseDirection, EveryDepthwiseModelLayer) {
 INSTANTIATE_TEST_SUITE_P(Conv, EmulatedDepthwiseDirection, ::testing::ValuesIn(kDirections),
                          [](const auto& p) { return std::string(direction_name(p.param)); });
 
+TEST_F(EmulatedDepthwise, TilesCoverPlanesWiderThanOneTile) {
+  std::mt19937 rng(1906);
+  test::ConvCase c;
+  c.channels = c.groups = 3, c.filters = 6, c.batch = 2;
+  c.input = {21, 70}, c.kernel = {3, 5}, c.stride = {2, 1}, c.dilation = {1, 2};
+  c.pad_begin = {1, 4}, c.pad_end = {0, 3};
+  test::ConvCase volume = c;
+  volume.input = {5, 9, 33}, volume.kernel = {3, 3, 3}, volume.stride = {1, 2, 3};
+  volume.dilation = {2, 1, 1}, volume.pad_begin = {2, 1, 1}, volume.pad_end = {2, 1, 0};
+  for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+    for (test::TestLayout layout : {test::TestLayout::nchw, test::TestLayout::halo}) {
+      c.layout = layout;
+      for (DataType dtype : {DataType::f32, DataType::bf16})
+        check(descriptor(c, dtype, direction), rng, 1.0, 0.0, 0, kDepthwiseTileVariant);
+    }
+    check(descriptor(volume, DataType::f16, direction), rng, 1.0, 0.0, 0, kDepthwiseTileVariant);
+  }
+}
+
 // The heuristic puts the depthwise kernel first where its vectors apply
-// (channels-last, one filter per channel, whole vectors of channels), and
-// offers it last elsewhere; it does not serve grouped convs.
-TEST_F(EmulatedDepthwise, TheHeuristicChoosesItWhereItsVectorsApply) {
+// (channels-last, one filter per channel, whole vectors of channels), the
+// tile kernel where W is contiguous, and offers both elsewhere; neither
+// serves grouped convs.
+TEST_F(EmulatedDepthwise, TheHeuristicChoosesTheKernelForTheLayout) {
   test::ConvCase c;
   c.channels = c.groups = c.filters = 32;
   c.input = {8, 8}, c.kernel = {3, 3}, c.pad_begin = {1, 1};
@@ -164,13 +196,24 @@ TEST_F(EmulatedDepthwise, TheHeuristicChoosesItWhereItsVectorsApply) {
               kDepthwiseVariant);
     test::ConvCase nchw = c;
     nchw.layout = test::TestLayout::nchw;
-    EXPECT_EQ(jit_variants(descriptor(nchw, DataType::bf16, direction), any).back(),
-              kDepthwiseVariant);
+    const auto planar = jit_variants(descriptor(nchw, DataType::bf16, direction), any);
+    EXPECT_EQ(planar.back(), kDepthwiseVariant);
+    EXPECT_EQ(planar.front(),
+              direction == Direction::bwdfilt ? kDirectVariant : kDepthwiseTileVariant);
     test::ConvCase multiplier = c;
     multiplier.filters = 64;
-    EXPECT_EQ(jit_variants(descriptor(multiplier, DataType::bf16, direction), any).back(),
-              kDepthwiseVariant);
+    const auto ids = jit_variants(descriptor(multiplier, DataType::bf16, direction), any);
+    EXPECT_EQ(ids.front(), kDirectVariant);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), kDepthwiseVariant), 1);
   }
+  // A dilation whose halo outgrows shared memory.
+  test::ConvCase wide = c;
+  wide.layout = test::TestLayout::nchw, wide.input = {12, 400}, wide.kernel = {3, 50};
+  wide.dilation = {4, 8}, wide.stride = {3, 3};
+  const Status too_big =
+      check_variant(descriptor(wide, DataType::bf16, Direction::fwd), kDepthwiseTileVariant, any);
+  EXPECT_FALSE(too_big.is_ok());
+  EXPECT_NE(too_big.message().find("shared memory"), std::string::npos) << too_big.message();
   test::ConvCase grouped = c;
   grouped.groups = 16;
   const OpDescriptor g = descriptor(grouped, DataType::bf16, Direction::fwd);

@@ -174,6 +174,35 @@ TEST(JitStaticChecks, TheDepthwiseKernelsMoveChannelsIn16ByteAccesses) {
   EXPECT_EQ(checked, 12);
 }
 
+// YOLO11n's depthwise convs in NCHW bf16, fwd and bwddata: the tile
+// kernels stage their halo in shared memory within a block's 48 KiB, fit
+// and do not spill.
+TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
+  auto ops = expand_model(*find_model("yolo11n"), {32, 0, false, DataType::bf16});
+  ASSERT_TRUE(ops.is_ok()) << ops.status().message();
+  int checked = 0;
+  for (const ModelOp& op : ops.value()) {
+    const OpDescriptor& d = op.desc;
+    if (!is_depthwise(d) || d.direction == Direction::bwdfilt || checked >= 6) continue;
+    SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+    auto source = kernel_source(d);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    ASSERT_EQ(source.value().variant, kDepthwiseTileVariant) << "the heuristic's choice";
+    auto module = compile_kernel(source.value(), "sm_90");
+    ASSERT_TRUE(module.is_ok()) << module.status().message();
+    const CompiledModule& m = module.value();
+    EXPECT_GT(m.stats.shared_bytes, 0) << m.log;
+    EXPECT_LE(m.stats.shared_bytes, kStaticShared) << m.log;
+    EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+    EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+    std::printf("  %-28s %-7s sm_90: %3d registers, %5lld bytes shared, %.0f ms\n",
+                op.layer.c_str(), std::string(direction_name(d.direction)).c_str(),
+                m.stats.max_registers, m.stats.shared_bytes, m.compile_ms);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
 // The pools (fwd and bwd) and bias gradients of ResNet-50 and YOLO11n in
 // channels-last bf16 (a bias gradient writes f32 sums, not vectors).
 TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {

@@ -1,9 +1,18 @@
-// How the depthwise kernels (conv/depthwise_*.cuh) cut their work: a
-// thread owns one 16-byte vector of channels (common/vector_memory.cuh's
-// kChunkElements) at CONVJIT_DEPTHWISE_STRIP consecutive pixels along the
-// innermost spatial dimension, so that each filter tap it loads serves
-// that many pixels.  A plain macro: the host sizes the grid with it
-// (kernel_source.cpp), the templates size their registers with it.
+// How the depthwise kernels cut their work.  Plain macros: the host sizes
+// the grid and checks shared memory with them (kernel_source.cpp,
+// kernel_variants.cpp), the templates size their registers and tiles.
+//
+// Channels-last (conv/depthwise_{fwd,bwddata}.cuh): a thread owns one
+// 16-byte vector of channels (common/vector_memory.cuh's kChunkElements)
+// at CONVJIT_DEPTHWISE_STRIP consecutive pixels along the innermost
+// spatial dimension, so that each filter tap it loads serves that many
+// pixels.
+//
+// W contiguous (conv/depthwise_{fwd,bwddata}_tile.cuh): a block computes
+// a tile of ROWS x COLS pixels of one (batch, channel) plane at one depth,
+// a thread per pixel, from a halo staged in shared memory.
 #pragma once
 
 #define CONVJIT_DEPTHWISE_STRIP 4
+#define CONVJIT_DEPTHWISE_TILE_ROWS 8
+#define CONVJIT_DEPTHWISE_TILE_COLS 32

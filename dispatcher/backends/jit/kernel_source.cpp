@@ -90,6 +90,8 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        variant == kVectorVariant ? "_vector" : "");
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
+  if (variant == kDepthwiseTileVariant)
+    return fmt::format("conv/depthwise_{}_tile.cuh", direction_name(d.direction));
   const char* gemm = tile != nullptr ? "_gemm" : "";
   switch (d.direction) {
     case Direction::bwddata:
@@ -149,9 +151,9 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, Pr
   const long long blocks = gemm_blocks(g, t), split = gemm_split(g, t);
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
   if (blocks > kMaxGrid)
-    return Status::unsupported(fmt::format(
-        "variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id, blocks,
-        kMaxGrid));
+    return Status::unsupported(
+        fmt::format("variant {} would launch {} blocks, beyond the grid's {}; use 'direct'", t.id,
+                    blocks, kMaxGrid));
   out.entries = {{"convjit_kernel", blocks * kJitThreadsPerBlock, blocks}};
   if (d.direction != Direction::bwdfilt) {
     const bool packed = packs_filters(d, w);
@@ -197,8 +199,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   // An explicit variant is checked for fit only: whether the settings
   // allow it (TF32) is the backends' call (resolve_variant, build_variant).
   KernelSource out;
-  out.variant = variant.empty() ? jit_variants(d, variant_context("")).front()
-                                : std::string(variant);
+  out.variant =
+      variant.empty() ? jit_variants(d, variant_context("")).front() : std::string(variant);
   if (Status s = check_variant(d, out.variant, {"", true}); !s.is_ok()) return s;
   const GemmTile* tile = find_gemm_tile(out.variant);
   out.template_name = template_for(d, out.variant, tile);
@@ -257,6 +259,14 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", items * split}};
     add_split_pass(weights, split, out);
+  } else if (out.variant == kDepthwiseTileVariant) {
+    // A block per tile of a plane; blocks beyond the grid's cap loop.
+    const View5& written = d.direction == Direction::fwd ? y : x;
+    const long long tiles =
+        written.dims[0] * written.dims[1] * written.dims[2] *
+        ((written.dims[3] + CONVJIT_DEPTHWISE_TILE_ROWS - 1) / CONVJIT_DEPTHWISE_TILE_ROWS) *
+        ((written.dims[4] + CONVJIT_DEPTHWISE_TILE_COLS - 1) / CONVJIT_DEPTHWISE_TILE_COLS);
+    out.entries = {{"convjit_kernel", tiles * kJitThreadsPerBlock}};
   } else if (out.variant == kDepthwiseVariant) {
     const View5& written = d.direction == Direction::fwd ? y : x;
     out.entries = {{"convjit_kernel", vector_items(d, written, CONVJIT_DEPTHWISE_STRIP)}};

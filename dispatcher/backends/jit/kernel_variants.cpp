@@ -6,8 +6,10 @@
 #include <numeric>
 
 #include "dispatcher/cuda/gpu_arch.hpp"
+#include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 #include "dispatcher/settings.hpp"
+#include "kernel_templates/conv/depthwise_shape.cuh"
 #include "kernel_templates/gemm/tile_configs.cuh"
 
 namespace convjit {
@@ -48,8 +50,8 @@ long long output_tiles(const GemmShape& s, const GemmTile& t) {
 // times how well the grid fills the GPU, times the tile's operand reuse.
 double tile_value(const GemmTile& t, const GemmShape& s) {
   const long long tiles_m = ceil_div(s.m, t.bm), tiles_n = ceil_div(s.n, t.bn);
-  const double useful = static_cast<double>(s.m * s.n) /
-                        static_cast<double>(tiles_m * t.bm * tiles_n * t.bn);
+  const double useful =
+      static_cast<double>(s.m * s.n) / static_cast<double>(tiles_m * t.bm * tiles_n * t.bn);
   const double fill = std::min(1.0, static_cast<double>(gemm_blocks(s, t)) / kFullGrid);
   const double reuse = static_cast<double>(t.bm * t.bn) / (t.bm + t.bn);
   return useful * fill * reuse;
@@ -87,6 +89,27 @@ bool depthwise_vectorises(const OpDescriptor& d) {
   return d.w_dims[0] == d.x_dims[1] && channels_vectorise(d);
 }
 
+// The shared memory a depthwise tile kernel stages: the halo of a tile
+// (conv/depthwise_tile.cuh), in f32.
+long long depthwise_tile_bytes(const OpDescriptor& d) {
+  const Window3 win = canonical_window(d);
+  const long long tile[3] = {1, CONVJIT_DEPTHWISE_TILE_ROWS, CONVJIT_DEPTHWISE_TILE_COLS};
+  long long elements = 1;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const long long span = tile[i] - 1, reach = (win.size[i] - 1) * win.dilation[i];
+    elements *= d.direction == Direction::fwd
+                    ? span * win.stride[i] + reach + 1
+                    : (span + reach + win.stride[i] - 1) / win.stride[i] + 1;
+  }
+  return elements * static_cast<long long>(sizeof(float));
+}
+
+// The tile kernels' loads and stores run along W.
+bool rows_contiguous(const OpDescriptor& d) {
+  const auto w = static_cast<std::size_t>(d.spatial_dims) + 1;
+  return d.x_strides[w] == 1 && d.y_strides[w] == 1;
+}
+
 }  // namespace
 
 std::span<const GemmTile> gemm_tiles() { return kGemmTiles; }
@@ -101,8 +124,7 @@ std::optional<GemmShape> gemm_shape(const OpDescriptor& d) {
   if (d.kind != OpKind::conv) return std::nullopt;
   const int k_step = d.dtype == DataType::f32 ? 16 : 32;
   const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];
-  long long outputs = d.y_dims[0], taps = 1, phase_inputs = d.x_dims[0], phase_taps = 1,
-            phases = 1;
+  long long outputs = d.y_dims[0], taps = 1, phase_inputs = d.x_dims[0], phase_taps = 1, phases = 1;
   for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
     outputs *= d.y_dims[2 + i], taps *= d.w_dims[2 + i];
     phase_inputs *= ceil_div(d.x_dims[2 + i], d.stride[i]);
@@ -113,8 +135,8 @@ std::optional<GemmShape> gemm_shape(const OpDescriptor& d) {
     case Direction::fwd:
       return GemmShape{outputs, filters, taps * channels, d.groups, k_step, false};
     case Direction::bwddata:
-      return GemmShape{phase_inputs, channels, phase_taps * filters, d.groups * phases, k_step,
-                       false};
+      return GemmShape{phase_inputs,      channels, phase_taps * filters,
+                       d.groups * phases, k_step,   false};
     case Direction::bwdfilt:
       return GemmShape{filters, taps * channels, outputs, d.groups, k_step, true};
     default:
@@ -169,8 +191,12 @@ bool is_depthwise(const OpDescriptor& d) {
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
   std::vector<std::string> ids = gemm_variants(d, c);
   if (is_depthwise(d)) {
-    const auto at = depthwise_vectorises(d) ? ids.begin() : ids.end();
-    ids.insert(at, std::string(kDepthwiseVariant));
+    const bool vectors = depthwise_vectorises(d);
+    ids.insert(vectors ? ids.begin() : ids.end(), std::string(kDepthwiseVariant));
+    if (check_variant(d, kDepthwiseTileVariant, c).is_ok()) {
+      const bool first = !vectors && rows_contiguous(d);
+      ids.insert(first ? ids.begin() : ids.end(), std::string(kDepthwiseTileVariant));
+    }
   }
   if (d.is_pool()) {
     const auto at = channels_vectorise(d) ? ids.begin() : ids.end();
@@ -189,6 +215,18 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     if (d.is_pool() || d.kind == OpKind::bias_grad) return Status::ok();
     return Status::not_available("variant vector serves pooling and the bias gradient");
   }
+  if (variant == kDepthwiseTileVariant) {
+    constexpr long long kStaticShared = 48 * 1024;
+    if (!is_depthwise(d) || d.direction == Direction::bwdfilt)
+      return Status::not_available(
+          "variant depthwise_tile serves depthwise convolutions (groups = C), fwd and bwddata");
+    if (depthwise_tile_bytes(d) > kStaticShared)
+      return Status::not_available(fmt::format(
+          "variant depthwise_tile would stage {} bytes of halo, beyond the {} of shared memory a "
+          "block may declare; use 'depthwise' or 'direct'",
+          depthwise_tile_bytes(d), kStaticShared));
+    return Status::ok();
+  }
   if (variant == kDepthwiseVariant) {
     if (is_depthwise(d)) return Status::ok();
     return Status::not_available(
@@ -197,8 +235,8 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)
     return Status::not_available(fmt::format(
-        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'vector' and the tiles "
-        "of gemm/tile_configs.cuh",
+        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'depthwise_tile', 'vector' "
+        "and the tiles of gemm/tile_configs.cuh",
         variant));
   if (!gemm_shape(d))
     return Status::not_available(
@@ -210,9 +248,8 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available(fmt::format("variant {} is for f32; {} runs on tensor cores",
                                              variant, dtype_name(d.dtype)));
   if (tile->math == GemmMath::tensor_core && !tensor_cores_allowed(d, c))
-    return Status::not_available(
-        fmt::format("variant {} runs f32 on TF32 tensor cores, which CONVJIT_ALLOW_TF32=0 forbids",
-                    variant));
+    return Status::not_available(fmt::format(
+        "variant {} runs f32 on TF32 tensor cores, which CONVJIT_ALLOW_TF32=0 forbids", variant));
   return Status::ok();
 }
 

@@ -1,0 +1,91 @@
+// Depthwise convolution backward data (groups = C, any multiplier M =
+// K / C) for layouts with W contiguous (NCHW, NCDHW, halo buffers), built
+// for bandwidth: dx = alpha * conv^T(dy, w) + beta * dx.  A block computes
+// a tile of one (batch, channel) plane at one input depth
+// (conv/depthwise_tile.cuh): per filter of the channel it stages the part
+// of dy the tile receives from, halo included, in shared memory with
+// loads along W, then each thread sums the taps that reach its input.
+#include "conv/depthwise_tile.cuh"
+
+namespace convjit_device {
+namespace depthwise_bwddata_tile {
+
+typedef Problem P;
+
+// The outputs o with o * stride - pad + t * dilation in [first, first + span]
+// for some tap t < taps lie in [floor((first + pad - (taps - 1) dilation) /
+// stride), floor((first + span + pad) / stride)]: at most
+// ceil((span + (taps - 1) dilation) / stride) + 1 of them.
+__device__ __forceinline__ index_t halo_extent(index_t span, index_t taps, index_t stride,
+                                               index_t dilation) {
+  return (span + (taps - 1) * dilation + stride - 1) / stride + 1;
+}
+
+// The part of dy a tile of inputs receives from.
+__device__ __forceinline__ Halo gradient_halo(const PlaneTile& b) {
+  return {floor_div(b.d + P::PD - (P::T - 1) * P::DD, P::SD),
+          floor_div(b.row0 + P::PH - (P::R - 1) * P::DH, P::SH),
+          floor_div(b.col0 + P::PW - (P::S - 1) * P::DW, P::SW),
+          halo_extent(0, P::T, P::SD, P::DD),
+          halo_extent(kTileRows - 1, P::R, P::SH, P::DH),
+          halo_extent(kTileCols - 1, P::S, P::SW, P::DW)};
+}
+
+// The output from which input i receives through tap t, relative to the
+// halo's first (`first`), or -1 where none does (off the stride).
+__device__ __forceinline__ index_t source(index_t i, index_t t, index_t pad, index_t stride,
+                                          index_t dilation, index_t first) {
+  const index_t o = i + pad - t * dilation;
+  const index_t q = floor_div(o, stride);
+  return q * stride == o ? q - first : -1;
+}
+
+}  // namespace depthwise_bwddata_tile
+}  // namespace convjit_device
+
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
+                              const convjit_device::storage_t* __restrict__ w,
+                              convjit_device::storage_t* __restrict__ dx, float alpha, float beta,
+                              convjit_device::scratch_t* /*workspace*/) {
+  using namespace convjit_device;
+  using namespace convjit_device::depthwise_bwddata_tile;
+  CONVJIT_SHARED_ARRAY(float, tile,
+                       (((P::T - 1) * P::DD + P::SD - 1) / P::SD + 1) *
+                           ((kTileRows - 1 + (P::R - 1) * P::DH + P::SH - 1) / P::SH + 1) *
+                           ((kTileCols - 1 + (P::S - 1) * P::DW + P::SW - 1) / P::SW + 1));
+  const index_t multiplier = P::K / P::G;
+  const int ty = static_cast<int>(threadIdx.x) / kTileCols;
+  const int tx = static_cast<int>(threadIdx.x) % kTileCols;
+  const index_t tiles = plane_tiles(P::C, P::D, P::H, P::W);
+  // The bounds are the same for the whole block, so every thread meets every barrier.
+  for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
+    const PlaneTile b = plane_tile(block, P::C, P::D, P::H, P::W);
+    const Halo halo = gradient_halo(b);
+    const index_t ih = b.row0 + ty, iw = b.col0 + tx;
+    float acc = 0.0f;
+    for (index_t m = 0; m < multiplier; ++m) {
+      const index_t k = b.p * multiplier + m;
+      stage_halo(tile, dy, b.n * P::YS0 + k * P::YS1, halo, P::OD, P::OH, P::OW, P::YS2, P::YS3,
+                 P::YS4);
+      __syncthreads();
+      for (int t = 0; t < P::T; ++t) {
+        const index_t ld = source(b.d, t, P::PD, P::SD, P::DD, halo.d0);
+        if (ld < 0) continue;
+        for (int r = 0; r < P::R; ++r) {
+          const index_t lh = source(ih, r, P::PH, P::SH, P::DH, halo.h0);
+          if (lh < 0) continue;
+          for (int s = 0; s < P::S; ++s) {
+            const index_t lw = source(iw, s, P::PW, P::SW, P::DW, halo.w0);
+            if (lw < 0) continue;
+            acc += load(w[k * P::WS0 + t * P::WS2 + r * P::WS3 + s * P::WS4]) *
+                   tile[(ld * halo.rows + lh) * halo.cols + lw];
+          }
+        }
+      }
+      __syncthreads();  // the tile is read before the next staging overwrites it
+    }
+    if (ih < P::H && iw < P::W)
+      scale_store(dx + b.n * P::XS0 + b.p * P::XS1 + b.d * P::XS2 + ih * P::XS3 + iw * P::XS4,
+                  acc, alpha, beta);
+  }
+}

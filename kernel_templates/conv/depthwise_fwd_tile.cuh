@@ -1,0 +1,64 @@
+// Depthwise convolution forward (groups = C, any multiplier M = K / C)
+// for layouts with W contiguous (NCHW, NCDHW, halo buffers), built for
+// bandwidth: y = alpha * conv(x, w) + beta * y.  A block computes a tile
+// of one (batch, filter) plane at one output depth (conv/depthwise_tile.cuh):
+// it stages the input the tile reads, halo and padding included, in
+// shared memory with loads along W, then each thread sums its output's
+// taps from there.  Global memory sees each input element about once per
+// tile, in coalesced rows, instead of once per tap.
+#include "conv/depthwise_tile.cuh"
+
+namespace convjit_device {
+namespace depthwise_fwd_tile {
+
+typedef Problem P;
+
+// The input a tile reads: every tap of every output, padding included.
+__device__ __forceinline__ Halo input_halo(const PlaneTile& b) {
+  return {b.d * P::SD - P::PD,
+          b.row0 * P::SH - P::PH,
+          b.col0 * P::SW - P::PW,
+          (P::T - 1) * P::DD + 1,
+          (kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1,
+          (kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1};
+}
+
+}  // namespace depthwise_fwd_tile
+}  // namespace convjit_device
+
+CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
+                              const convjit_device::storage_t* __restrict__ w,
+                              convjit_device::storage_t* __restrict__ y, float alpha, float beta,
+                              convjit_device::scratch_t* /*workspace*/) {
+  using namespace convjit_device;
+  using namespace convjit_device::depthwise_fwd_tile;
+  CONVJIT_SHARED_ARRAY(float, tile,
+                       ((P::T - 1) * P::DD + 1) *
+                           ((kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1) *
+                           ((kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1));
+  const index_t multiplier = P::K / P::G;
+  const int ty = static_cast<int>(threadIdx.x) / kTileCols;
+  const int tx = static_cast<int>(threadIdx.x) % kTileCols;
+  const index_t tiles = plane_tiles(P::K, P::OD, P::OH, P::OW);
+  // The bound is the same for the whole block, so every thread meets every barrier.
+  for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
+    const PlaneTile b = plane_tile(block, P::K, P::OD, P::OH, P::OW);
+    const Halo halo = input_halo(b);
+    stage_halo(tile, x, b.n * P::XS0 + b.p / multiplier * P::XS1, halo, P::D, P::H, P::W, P::XS2,
+               P::XS3, P::XS4);
+    __syncthreads();
+    const index_t oh = b.row0 + ty, ow = b.col0 + tx;
+    if (oh < P::OH && ow < P::OW) {
+      float acc = 0.0f;
+      for (int t = 0; t < P::T; ++t)
+        for (int r = 0; r < P::R; ++r)
+          for (int s = 0; s < P::S; ++s)
+            acc += load(w[b.p * P::WS0 + t * P::WS2 + r * P::WS3 + s * P::WS4]) *
+                   tile[(t * P::DD * halo.rows + ty * P::SH + r * P::DH) * halo.cols +
+                        tx * P::SW + s * P::DW];
+      scale_store(y + b.n * P::YS0 + b.p * P::YS1 + b.d * P::YS2 + oh * P::YS3 + ow * P::YS4, acc,
+                  alpha, beta);
+    }
+    __syncthreads();  // the tile is read before the next staging overwrites it
+  }
+}

@@ -1,0 +1,53 @@
+// What the depthwise kernels for layouts with W contiguous (NCHW and its
+// kin) share: a block computes one tile of kTileRows x kTileCols pixels of
+// one (batch, channel) plane at one depth, a thread per pixel, reading a
+// halo that the block first stages in shared memory with loads that run
+// along W (conv/depthwise_shape.cuh).
+#pragma once
+#include "common/epilogue.cuh"
+#include "common/taps.cuh"
+#include "conv/depthwise_shape.cuh"
+
+namespace convjit_device {
+
+constexpr int kTileRows = CONVJIT_DEPTHWISE_TILE_ROWS;
+constexpr int kTileCols = CONVJIT_DEPTHWISE_TILE_COLS;
+
+// A block's tile of a tensor of N x planes x D x H x W: plane p of batch
+// n, depth d, its first row and column.
+struct PlaneTile {
+  index_t n, p, d, row0, col0;
+};
+__device__ __forceinline__ index_t plane_tiles(index_t planes, index_t D, index_t H, index_t W) {
+  return Problem::N * planes * D * ((H + kTileRows - 1) / kTileRows) *
+         ((W + kTileCols - 1) / kTileCols);
+}
+__device__ __forceinline__ PlaneTile plane_tile(index_t block, index_t planes, index_t D,
+                                                index_t H, index_t W) {
+  const index_t cols = (W + kTileCols - 1) / kTileCols, rows = (H + kTileRows - 1) / kTileRows;
+  const index_t plane = block / (cols * rows * D);
+  return {plane / planes, plane % planes, block / (cols * rows) % D,
+          block / cols % rows * kTileRows, block % cols * kTileCols};
+}
+
+// A halo: `depth` x `rows` x `cols` elements of one plane of a tensor,
+// from (d0, h0, w0); zero outside the tensor.
+struct Halo {
+  index_t d0, h0, w0, depth, rows, cols;
+  __device__ __forceinline__ index_t size() const { return depth * rows * cols; }
+};
+
+// Stages `halo` of the plane at `plane` (its offset) into `tile`, the
+// block's threads striding along W.  The caller puts the barrier after.
+template <class Shared>
+__device__ __forceinline__ void stage_halo(Shared& tile, const storage_t* t, index_t plane,
+                                           const Halo& halo, index_t D, index_t H, index_t W,
+                                           index_t sd, index_t sh, index_t sw) {
+  for (index_t e = threadIdx.x; e < halo.size(); e += Problem::BLOCK) {
+    const index_t d = halo.d0 + e / (halo.rows * halo.cols), h = halo.h0 + e / halo.cols % halo.rows,
+                  w = halo.w0 + e % halo.cols;
+    tile[e] = inside(d, h, w, D, H, W) ? load(t[plane + d * sd + h * sh + w * sw]) : 0.0f;
+  }
+}
+
+}  // namespace convjit_device
