@@ -74,18 +74,7 @@ test::ConvCase random_gemm_case(std::mt19937& rng, int spatial) {
   c.channels = c.groups * one_of({3, 4, 5, 8, 12, 16, 24});
   c.filters = c.groups * one_of({5, 8, 16, 24, 33, 40});
   c.batch = pick(1, 2);
-  const std::int64_t max_in = spatial == 3 ? 5 : (spatial == 2 ? 9 : 24);
-  for (int i = 0; i < spatial; ++i) {
-    const std::int64_t k = pick(1, 3), d = pick(1, 2), extent = d * (k - 1) + 1;
-    c.kernel.push_back(k);
-    c.dilation.push_back(d);
-    c.stride.push_back(pick(1, 3));
-    c.input.push_back(pick(extent, max_in));
-    c.pad_begin.push_back(pick(0, extent - 1));
-    c.pad_end.push_back(pick(0, extent - 1));
-  }
-  c.layout = static_cast<test::TestLayout>(pick(0, 2));
-  c.filter_layout = pick(0, 1) == 0 ? test::TestLayout::nchw : test::TestLayout::nhwc;
+  test::randomize_windows(c, rng, spatial, spatial == 3 ? 5 : (spatial == 2 ? 9 : 24));
   return c;
 }
 

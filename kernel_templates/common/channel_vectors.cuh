@@ -15,20 +15,22 @@ struct ChannelItem {
   index_t n, d, h, w0, c0;
 };
 
+// The vectors that hold `channels` channels, the last one partial.
+__device__ __forceinline__ index_t vector_count(index_t channels) {
+  return (channels + kChunkElements - 1) / kChunkElements;
+}
+
 // The items of a tensor of N x channels x D x H x W: channel vectors
 // fastest, so that a warp's accesses run along the channels of a pixel.
 template <int STRIP>
 __device__ __forceinline__ index_t channel_items(index_t channels, index_t D, index_t H,
                                                  index_t W) {
-  const index_t vectors = (channels + kChunkElements - 1) / kChunkElements;
-  const index_t strips = (W + STRIP - 1) / STRIP;
-  return Problem::N * D * H * strips * vectors;
+  return Problem::N * D * H * ((W + STRIP - 1) / STRIP) * vector_count(channels);
 }
 template <int STRIP>
 __device__ __forceinline__ ChannelItem channel_item(index_t i, index_t channels, index_t D,
                                                     index_t H, index_t W) {
-  const index_t vectors = (channels + kChunkElements - 1) / kChunkElements;
-  const index_t strips = (W + STRIP - 1) / STRIP;
+  const index_t vectors = vector_count(channels), strips = (W + STRIP - 1) / STRIP;
   const index_t pixel_row = i / vectors / strips;  // (n, d, h)
   return {pixel_row / (H * D), pixel_row / H % D, pixel_row % H, i / vectors % strips * STRIP,
           i % vectors * kChunkElements};

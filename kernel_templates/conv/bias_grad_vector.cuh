@@ -12,9 +12,6 @@ namespace bias_grad_vector {
 
 typedef Problem P;
 
-__device__ __forceinline__ index_t filter_vectors() {
-  return (P::K + kChunkElements - 1) / kChunkElements;
-}
 __device__ __forceinline__ index_t pixel_count() { return P::N * P::OD * P::OH * P::OW; }
 
 }  // namespace bias_grad_vector
@@ -28,8 +25,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* /*unused*/,
   using namespace convjit_device::bias_grad_vector;
   const bool vector = chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(dy);
   const index_t slice = (pixel_count() + P::SPLIT - 1) / P::SPLIT;
-  for (index_t i = thread_index(); i < filter_vectors() * P::SPLIT; i += thread_count()) {
-    const index_t k0 = i % filter_vectors() * kChunkElements, part = i / filter_vectors();
+  const index_t vectors = vector_count(P::K);
+  for (index_t i = thread_index(); i < vectors * P::SPLIT; i += thread_count()) {
+    const index_t k0 = i % vectors * kChunkElements, part = i / vectors;
     const index_t first = part * slice;
     const index_t last = first + slice < pixel_count() ? first + slice : pixel_count();
     float acc[kChunkElements] = {};

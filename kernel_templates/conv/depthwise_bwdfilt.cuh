@@ -17,9 +17,6 @@ namespace depthwise_bwdfilt {
 
 typedef Problem P;
 
-__device__ __forceinline__ index_t filter_vectors() {
-  return (P::K + kChunkElements - 1) / kChunkElements;
-}
 __device__ __forceinline__ index_t pixel_count() { return P::N * P::OD * P::OH * P::OW; }
 
 // Filters k0 ... at tap (t, r, s), over output pixels [first, last).
@@ -63,11 +60,12 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
   const bool vectors = P::K == P::G && chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) &&
                        chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) &&
                        chunk_aligned(dy) && chunk_aligned(x);
-  const index_t taps = P::T * P::R * P::S, items = taps * filter_vectors();
+  const index_t taps = P::T * P::R * P::S, filter_vectors = vector_count(P::K);
+  const index_t items = taps * filter_vectors;
   const index_t slice = (pixel_count() + P::SPLIT - 1) / P::SPLIT;
   for (index_t i = thread_index(); i < items * P::SPLIT; i += thread_count()) {
     const index_t item = i % items, part = i / items;
-    const index_t k0 = item % filter_vectors() * kChunkElements, tap = item / filter_vectors();
+    const index_t k0 = item % filter_vectors * kChunkElements, tap = item / filter_vectors;
     const index_t first = part * slice;
     const index_t last = first + slice < pixel_count() ? first + slice : pixel_count();
     float acc[kChunkElements] = {};

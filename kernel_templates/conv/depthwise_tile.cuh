@@ -44,8 +44,8 @@ __device__ __forceinline__ void stage_halo(Shared& tile, const storage_t* t, ind
                                            const Halo& halo, index_t D, index_t H, index_t W,
                                            index_t sd, index_t sh, index_t sw) {
   for (index_t e = threadIdx.x; e < halo.size(); e += Problem::BLOCK) {
-    const index_t d = halo.d0 + e / (halo.rows * halo.cols), h = halo.h0 + e / halo.cols % halo.rows,
-                  w = halo.w0 + e % halo.cols;
+    const index_t d = halo.d0 + e / (halo.rows * halo.cols);
+    const index_t h = halo.h0 + e / halo.cols % halo.rows, w = halo.w0 + e % halo.cols;
     tile[e] = inside(d, h, w, D, H, W) ? load(t[plane + d * sd + h * sh + w * sw]) : 0.0f;
   }
 }

@@ -100,6 +100,27 @@ inline ConvCase random_conv_case(std::mt19937& rng, int spatial, bool symmetric 
   return c;
 }
 
+// Random windows over `spatial` dims (sizes 1-3, dilations 1-2, strides
+// 1-3, inputs from the dilated window up to `max_in`, asymmetric padding)
+// and random activation and filter layouts, for tests that choose the
+// channels themselves.
+inline void randomize_windows(ConvCase& c, std::mt19937& rng, int spatial, std::int64_t max_in) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(1, 3), d = pick(1, 2), extent = d * (k - 1) + 1;
+    c.kernel.push_back(k);
+    c.dilation.push_back(d);
+    c.stride.push_back(pick(1, 3));
+    c.input.push_back(pick(extent, max_in));
+    c.pad_begin.push_back(pick(0, extent - 1));
+    c.pad_end.push_back(pick(0, extent - 1));
+  }
+  c.layout = static_cast<TestLayout>(pick(0, 2));
+  c.filter_layout = pick(0, 1) == 0 ? TestLayout::nchw : TestLayout::nhwc;
+}
+
 struct PoolCase {
   std::int64_t batch = 1, channels = 1;
   std::vector<std::int64_t> input, window, stride, pad_begin, pad_end, dilation;
