@@ -64,20 +64,24 @@ TEST(Roofline, PoolingIsBoundByMemoryAlone) {
 }
 
 nlohmann::json timing(double ms, double bound_ms) {
-  return {{"ms", ms}, {"variant", "v"}, {"tflops", 1.0}, {"peak_fraction", bound_ms / ms}};
+  return {{"ms", ms},
+          {"variant", "v"},
+          {"tflops", 1.0},
+          {"gbs", 1000.0 / ms},
+          {"peak_fraction", bound_ms / ms}};
 }
 
 // Two ops, one run three times a step: the step weighs each by its count.
 nlohmann::json two_rows() {
-  nlohmann::json a{{"layer", "a"},       {"direction", "fwd"}, {"count", 3},
-                   {"roofline_ms", 1.0}, {"policy", "jit"}};
+  nlohmann::json a{
+      {"layer", "a"}, {"direction", "fwd"}, {"count", 3}, {"roofline_ms", 1.0}, {"policy", "jit"}};
   a["jit"] = timing(2.0, 1.0);
   a["jit"]["variants"] = {{"tc128x128", {{"ms", 2.0}, {"peak_fraction", 0.5}}},
                           {"direct", "failed: too big"}};
   a["cudnn"] = timing(4.0, 1.0);
   a["jit_speedup"] = 2.0;
   nlohmann::json b{{"layer", "b"},       {"direction", "bwddata"}, {"count", 1},
-                   {"roofline_ms", 2.0}, {"policy", "cudnn"}};
+                   {"roofline_ms", 2.0}, {"policy", "cudnn"},      {"bound", "memory"}};
   b["jit"] = timing(8.0, 2.0);
   b["cudnn"] = timing(4.0, 2.0);
   b["jit_speedup"] = 0.5;
@@ -125,6 +129,9 @@ TEST(BenchReport, TheTableListsEveryVariantAndTheStep) {
   } catch (const std::exception& e) {
     FAIL() << e.what();
   }
+  // Arithmetic rates for the compute-bound op, bandwidth for the memory-bound one.
+  EXPECT_NE(text.find("2.0000 ms 1.00 TF/s 50% v"), std::string::npos) << text;
+  EXPECT_NE(text.find("8.0000 ms 125.0 GB/s 25%"), std::string::npos) << text;
   EXPECT_NE(text.find("    jit variants: direct failed: too big, tc128x128 2.0000 ms 50%\n"),
             std::string::npos)
       << text;

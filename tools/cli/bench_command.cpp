@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <map>
 #include <set>
 
 #include "bench_report.hpp"
@@ -91,7 +91,8 @@ class Bench {
         break;
       }
       if (tty)
-        fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), ops[i].layer), std::fflush(stderr);
+        fmt::print(stderr, "\r[{}/{}] {:<40}", i + 1, ops.size(), ops[i].layer),
+            std::fflush(stderr);
       rows.push_back(measure(ops[i], counts.at(descriptor_name(ops[i].desc)), rng));
     }
     if (tty) fmt::print(stderr, "\r{:<60}\r", "");
@@ -126,13 +127,12 @@ class Bench {
     if (work.flop > 0) row["flop"] = work.flop;
     if (op.desc.is_conv()) {  // what tools/gpu_check_summary.py sorts convs by
       row["groups"] = op.desc.groups;
-      row["window"] = std::vector<std::int64_t>(
-          op.desc.w_dims.begin() + 2, op.desc.w_dims.begin() + 2 + op.desc.spatial_dims);
+      row["window"] = std::vector<std::int64_t>(op.desc.w_dims.begin() + 2,
+                                                op.desc.w_dims.begin() + 2 + op.desc.spatial_dims);
     }
     std::optional<Roofline> bound;
     if (peaks_) {
-      bound = roofline(work, *peaks_,
-                       compute_peak_tflops(*peaks_, op.desc.dtype, allow_tf32_));
+      bound = roofline(work, *peaks_, compute_peak_tflops(*peaks_, op.desc.dtype, allow_tf32_));
       row["roofline_ms"] = bound->ms;
       row["bound"] = bound->compute_bound ? "compute" : "memory";
     }
@@ -165,7 +165,8 @@ class Bench {
       auto ms = median_kernel_ms(*v.kernel, args, device_.context(), o_.repetitions);
       if (!ms.is_ok()) {
         each[v.id] = "failed: " + ms.status().message();
-        failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", v.id, ms.status().message());
+        failures +=
+            fmt::format("{}{}: {}", failures.empty() ? "" : "; ", v.id, ms.status().message());
         continue;
       }
       each[v.id] = {{"ms", ms.value()}};
@@ -176,11 +177,8 @@ class Bench {
     if (!out.contains("ms")) check_op(Status(CONVJIT_STATUS_EXECUTION_FAILED, failures), op);
     if (each.size() > 1) out["variants"] = each;
     const double seconds = out["ms"].get<double>() * 1e-3;
-    if (work.flop > 0) {
-      out["tflops"] = work.flop / seconds * 1e-12;
-    } else {
-      out["gbs"] = work.bytes / seconds * 1e-9;
-    }
+    if (work.flop > 0) out["tflops"] = work.flop / seconds * 1e-12;
+    out["gbs"] = work.bytes / seconds * 1e-9;
     if (bound) out["peak_fraction"] = bound->ms / out["ms"].get<double>();
     return out;
   }
@@ -204,9 +202,10 @@ class BenchCommand final : public Command {
                      "timed samples per op and backend: calls on the host, batches of "
                      "back-to-back calls on a GPU",
                      {1, 10000});
-    command_->add_option("--time-limit", options_.time_limit_s,
-                         "seconds after which no new op is measured; the report keeps the ops "
-                         "measured so far and says it stopped")
+    command_
+        ->add_option("--time-limit", options_.time_limit_s,
+                     "seconds after which no new op is measured; the report keeps the ops "
+                     "measured so far and says it stopped")
         ->check(CLI::PositiveNumber);
     command_->add_flag("--json", options_.json, "machine-readable output");
     command_->add_option("--json-out", options_.json_file,

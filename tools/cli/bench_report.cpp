@@ -47,19 +47,23 @@ nlohmann::json summarize_step(const nlohmann::json& rows,
   return out;
 }
 
-
 namespace {
 
-std::string cell(const nlohmann::json& timing) {
+// A backend's time for an op, and its rate: arithmetic for a conv that
+// is not bound by memory, bytes otherwise.
+std::string cell(const nlohmann::json& row, const std::string& backend) {
+  const nlohmann::json& timing = row[backend];
   if (!timing.contains("ms")) return "declined";
   std::string rate = fmt::format("{:.1f} GB/s", timing.value("gbs", 0.0));
-  if (timing.contains("tflops")) {
+  if (timing.contains("tflops") && row.value("bound", "") != "memory") {
     const double tflops = timing["tflops"].get<double>();
-    rate = tflops < 1 ? fmt::format("{:.1f} GF/s", 1e3 * tflops) : fmt::format("{:.2f} TF/s", tflops);
+    rate =
+        tflops < 1 ? fmt::format("{:.1f} GF/s", 1e3 * tflops) : fmt::format("{:.2f} TF/s", tflops);
   }
-  const std::string peak = timing.contains("peak_fraction")
-                               ? fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>())
-                               : "";
+  const std::string peak =
+      timing.contains("peak_fraction")
+          ? fmt::format(" {:.0f}%", 100 * timing["peak_fraction"].get<double>())
+          : "";
   const std::string variant =
       timing.contains("variants") ? " " + timing["variant"].get<std::string>() : "";
   return fmt::format("{:.4f} ms {}{}{}", timing["ms"].get<double>(), rate, peak, variant);
@@ -71,7 +75,7 @@ std::vector<std::size_t> column_widths(const nlohmann::json& report,
   std::vector<std::size_t> widths;
   for (const auto& b : backends) {
     std::size_t width = b.size();
-    for (const auto& row : report["ops"]) width = std::max(width, cell(row[b]).size());
+    for (const auto& row : report["ops"]) width = std::max(width, cell(row, b).size());
     widths.push_back(width);
   }
   return widths;
@@ -106,8 +110,8 @@ void print_summary(const nlohmann::json& report, const std::vector<std::string>&
     line += fmt::format("{}{} {:.4f} ms ({} ops", line.empty() ? "" : ", ", b,
                         entry["ms"].get<double>(), entry["ops"].get<long long>());
     if (entry.contains("roofline_fraction"))
-      line += fmt::format(", {:.0f}% of the roofline",
-                          100 * entry["roofline_fraction"].get<double>());
+      line +=
+          fmt::format(", {:.0f}% of the roofline", 100 * entry["roofline_fraction"].get<double>());
     line += ")";
   }
   if (backends.size() > 1)
@@ -127,31 +131,33 @@ std::string format_bench_report(const nlohmann::json& report) {
   const auto backends = report["backends"].get<std::vector<std::string>>();
   const auto widths = column_widths(report, backends);
   fmt::format_to(std::back_inserter(out), "convjit bench: {} on {}{}, a backend's best variant\n",
-             report["model"].get<std::string>(), report["device"].get<std::string>(),
-             report["gpu"].get<std::string>().empty()
-                 ? ""
-                 : " (" + report["gpu"].get<std::string>() + ")");
-  fmt::format_to(std::back_inserter(out), "measure: {} ({} {})\n", report["measure"].get<std::string>(),
-             report["repetitions"].get<int>(),
-             report["device"].get<std::string>() == "host" ? "calls" : "batches");
+                 report["model"].get<std::string>(), report["device"].get<std::string>(),
+                 report["gpu"].get<std::string>().empty()
+                     ? ""
+                     : " (" + report["gpu"].get<std::string>() + ")");
+  fmt::format_to(std::back_inserter(out), "measure: {} ({} {})\n",
+                 report["measure"].get<std::string>(), report["repetitions"].get<int>(),
+                 report["device"].get<std::string>() == "host" ? "calls" : "batches");
   fmt::format_to(std::back_inserter(out), "{:<24} {:<8}", "layer", "op");
-  for (std::size_t i = 0; i < backends.size(); ++i) fmt::format_to(std::back_inserter(out), " {:<{}}", backends[i], widths[i]);
-  fmt::format_to(std::back_inserter(out), " {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "", "policy");
+  for (std::size_t i = 0; i < backends.size(); ++i)
+    fmt::format_to(std::back_inserter(out), " {:<{}}", backends[i], widths[i]);
+  fmt::format_to(std::back_inserter(out), " {:>9} {}\n", backends.size() > 1 ? "jit/cuDNN" : "",
+                 "policy");
   for (const auto& row : report["ops"]) {
     fmt::format_to(std::back_inserter(out), "{:<24.24} {:<8}", row["layer"].get<std::string>(),
-               row["direction"].get<std::string>());
+                   row["direction"].get<std::string>());
     for (std::size_t i = 0; i < backends.size(); ++i)
-      fmt::format_to(std::back_inserter(out), " {:<{}}", cell(row[backends[i]]), widths[i]);
-    fmt::format_to(std::back_inserter(out), " {:>9} {}\n",
-               row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>())
-                                           : "",
-               row["policy"].get<std::string>());
+      fmt::format_to(std::back_inserter(out), " {:<{}}", cell(row, backends[i]), widths[i]);
+    fmt::format_to(
+        std::back_inserter(out), " {:>9} {}\n",
+        row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>()) : "",
+        row["policy"].get<std::string>());
     print_variants(row, backends, out);
   }
   print_summary(report, backends, out);
   if (report["stopped_at_time_limit"].get<bool>())
-    fmt::format_to(std::back_inserter(out), "stopped at --time-limit after {} of {} distinct ops\n", report["ops"].size(),
-               report["distinct_ops"].get<std::size_t>());
+    fmt::format_to(std::back_inserter(out), "stopped at --time-limit after {} of {} distinct ops\n",
+                   report["ops"].size(), report["distinct_ops"].get<std::size_t>());
   return out;
 }
 
