@@ -13,7 +13,8 @@ JSON.  Writes to the out folder:
               layer; for the bf16 batch-32 runs, the JIT's kernel goals on
               dense convolutions (speed against cuDNN per direction, share
               of the tensor-core peak on ResNet-50's 3x3 layers) and every
-              dense conv's JIT/cuDNN comparison; and a last line
+              dense conv's JIT/cuDNN comparison, and the bandwidth kernels'
+              goals (depthwise, pooling, bias gradient); and a last line
               "Result: ..." (the goals are reported, not a failure);
   bench.json  every run's configuration, status and report, in one file.
 Exit status: 0 when everything passed, 1 otherwise.
@@ -214,6 +215,82 @@ def goal_lines(runs):
     return lines + ["Where the JIT wins and loses (above 1: the JIT is faster):", ""] + ops + [""]
 
 
+# The bandwidth kernels' goals at bf16, batch 32: depthwise fwd and
+# bwddata, pooling and the bias gradient at 80% of the achievable HBM
+# bandwidth (taken as 90% of the device's: 2.4 TB/s on an H100's 3.35),
+# depthwise bwdfilt within 2x its fwd, and the JIT 1.5x cuDNN's speed on
+# depthwise convs and pooling (geometric means).
+BANDWIDTH_GOAL = 0.8 * 0.9
+BWDFILT_OVER_FWD_GOAL = 2.0
+BANDWIDTH_SPEED_GOAL = 1.5
+
+
+def bandwidth_kind(op):
+    """'depthwise <direction>', 'pooling', 'bias gradient', or None."""
+    name = op.get("descriptor", "")
+    if name.startswith(("maxpool", "avgpool", "avgpadpool")):
+        return "pooling"
+    if name.startswith("biasgrad"):
+        return "bias gradient"
+    tokens = name.split("_")
+    if name.startswith("conv") and len(tokens) > 2 and tokens[2].isdigit():
+        if op.get("groups", 1) > 1 and op["groups"] == int(tokens[2]):
+            return f"depthwise {op.get('direction', '')}"
+    return None
+
+
+def bandwidth_goal_lines(runs):
+    """The bandwidth kernels' goals, for the bf16 batch-32 runs."""
+    lines = ["| model | ops | count | JIT TB/s (geomean, lowest) | goal TB/s | met |",
+             "|---|---|---|---|---|---|"]
+    speed = ["| model | depthwise and pooling ops | cuDNN time / JIT time (geomean) | goal | met |",
+             "|---|---|---|---|---|"]
+    ratios = []
+    for run in runs:
+        report = run["report"]
+        if report is None or run["batch"] != 32 or run["dtype"] != "bf16":
+            continue
+        bandwidth = (report.get("peaks") or {}).get("bandwidth_gbs")
+        timed = [(bandwidth_kind(o), o) for o in report.get("ops", [])
+                 if "ms" in o.get("jit", {}) and o.get("bytes")]
+        kinds = {}
+        for kind, o in timed:
+            if kind is not None:
+                kinds.setdefault(kind, []).append(o)
+        for kind in ("depthwise fwd", "depthwise bwddata", "pooling", "bias gradient"):
+            rates = [o["bytes"] / (o["jit"]["ms"] * 1e-3) * 1e-12 for o in kinds.get(kind, [])]
+            if not rates or not bandwidth:
+                continue
+            goal = BANDWIDTH_GOAL * bandwidth * 1e-3
+            mean = geomean(rates)
+            lines.append(f"| {run['model']} | {kind} | {len(rates)} | {mean:.2f}, {min(rates):.2f} "
+                         f"| {goal:.2f} | {'yes' if mean >= goal else 'no'} |")
+        fwd = {o.get("layer"): o for o in kinds.get("depthwise fwd", [])}
+        for o in kinds.get("depthwise bwdfilt", []):
+            if o.get("layer") in fwd:
+                ratios.append((o["jit"]["ms"] / fwd[o["layer"]]["jit"]["ms"], run["model"],
+                               o["layer"]))
+        versus = [o["cudnn"]["ms"] / o["jit"]["ms"]
+                  for kind, o in timed
+                  if kind is not None and kind != "bias gradient" and "ms" in o.get("cudnn", {})]
+        if versus:
+            mean = geomean(versus)
+            speed.append(f"| {run['model']} | {len(versus)} | {mean:.2f} | {BANDWIDTH_SPEED_GOAL} "
+                         f"| {'yes' if mean >= BANDWIDTH_SPEED_GOAL else 'no'} |")
+    out = []
+    if len(lines) > 2:
+        out += ["Bandwidth kernel goals (bf16, batch 32; achievable HBM bandwidth taken as 90% of "
+                "the device's):", ""] + lines + [""]
+    if len(speed) > 2:
+        out += speed + [""]
+    if ratios:
+        worst = max(ratios)
+        out += [f"Depthwise bwdfilt over fwd time: at most {worst[0]:.2f}x ({worst[1]} "
+                f"{worst[2]}); goal {BWDFILT_OVER_FWD_GOAL:.0f}x: "
+                f"{'met' if worst[0] <= BWDFILT_OVER_FWD_GOAL else 'not met'}.", ""]
+    return out
+
+
 def verdict(tests, runs):
     """'all passed', or what failed."""
     problems = []
@@ -256,7 +333,8 @@ def main():
     lines += tests_table(tests or []) + [""]
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
               "both served (below 1: the JIT is faster).", ""]
-    lines += bench_table(runs) + [""] + goal_lines(runs) + [f"Result: {result}"]
+    lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)
+    lines += [f"Result: {result}"]
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print(f"gpu-check summary: {result}")

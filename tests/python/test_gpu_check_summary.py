@@ -137,6 +137,39 @@ class Summary(unittest.TestCase):
         self.assertNotIn("| dw |", summary)  # depthwise is not a dense conv
         self.assertEqual(summary.count("| resnet50 | l1 | fwd |"), 1)  # the f32 run is left out
 
+    def test_bandwidth_goals_for_depthwise_pooling_and_bias_gradients(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+
+        def mem(layer, direction, descriptor, jit_ms, cudnn_ms, groups=None):
+            row = op(layer, direction, jit_ms, cudnn_ms)
+            row.update({"descriptor": descriptor, "bytes": 3e9})
+            if groups is not None:
+                row["groups"] = groups
+            return row
+
+        dw = "conv2d_32_64_80_80_0_409600_1_5120_64_0_64_1_3_3_0_fwd"
+        report = bench_report([
+            mem("dw", "fwd", dw, 1.0, 2.0, groups=64),      # 3 TB/s
+            mem("dw", "bwddata", dw, 2.0, 2.0, groups=64),  # 1.5 TB/s
+            mem("dw", "bwdfilt", dw, 2.5, 2.0, groups=64),  # 2.5x its fwd
+            mem("grouped", "fwd", dw, 1.0, 1.0, groups=2),  # not depthwise
+            mem("pool", "fwd", "maxpool2d_32", 1.0, 8.0),   # 3 TB/s
+            mem("db", "bwd", "biasgrad_32", 1.0, 1.0)])     # 3 TB/s
+        report["peaks"] = {"bandwidth_gbs": 3350}
+        self.add_run("yolo11n", 32, "bf16", 0, report)
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        goal = 0.72 * 3.35
+        self.assertIn(f"| yolo11n | depthwise fwd | 1 | 3.00, 3.00 | {goal:.2f} | yes |", summary)
+        self.assertIn(f"| yolo11n | depthwise bwddata | 1 | 1.50, 1.50 | {goal:.2f} | no |",
+                      summary)
+        self.assertIn(f"| yolo11n | pooling | 1 | 3.00, 3.00 | {goal:.2f} | yes |", summary)
+        self.assertIn(f"| yolo11n | bias gradient | 1 | 3.00, 3.00 | {goal:.2f} | yes |", summary)
+        # cuDNN/JIT over the depthwise convs and the pool: 2, 1, 0.8, 8.
+        self.assertIn(f"| yolo11n | 4 | {(2 * 1 * 0.8 * 8) ** 0.25:.2f} | 1.5 | yes |", summary)
+        self.assertIn("Depthwise bwdfilt over fwd time: at most 2.50x (yolo11n dw); goal 2x: "
+                      "not met.", summary)
+
     def test_a_run_cut_by_its_time_limit_is_partial_but_a_killed_or_failed_one_fails(self):
         self.write("gpu_tests.json", gtest_json(fail=False))
         self.add_run("resnet50", 1, "f32", 0,
