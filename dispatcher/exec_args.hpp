@@ -11,6 +11,9 @@ struct ExecArgs {
   const void* w = nullptr;   // w: conv fwd and bwddata
   const void* dy = nullptr;  // dy: conv bwddata and bwdfilt, pool bwd, bias grad
   void* out = nullptr;       // y, dx, dw or db, as the direction says
+  // A conv fwd's fused epilogue operands, as the descriptor's epilogue names them.
+  const void* bias = nullptr;      // K elements
+  const void* residual = nullptr;  // y's shape and strides
   double alpha = 1.0;
   double beta = 0.0;
   void* workspace = nullptr;

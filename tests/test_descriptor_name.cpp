@@ -7,6 +7,7 @@
 
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_validation.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {
@@ -122,6 +123,42 @@ TEST(DescriptorNameExtension, PoolingAndBiasNames) {
   EXPECT_EQ(name, "biasgrad1d_B_16_10_0_0_160_10_1_0_0_f16");
 }
 
+TEST(DescriptorNameExtension, FusedEpiloguesFollowTheWeightStridesAndPrecedeTheDtype) {
+  OpDescriptor d = conv_from_case({1, 2, 4, 1, {5, 5}, {3, 3}}, Direction::fwd, CONVJIT_DTYPE_F32);
+  const std::string plain = descriptor_name(d);
+  const std::pair<Activation, std::int32_t> cases[] = {
+      {Activation::silu, kEpilogueBias},
+      {Activation::relu, kEpilogueBias | kEpilogueResidual},
+      {Activation::identity, kEpilogueResidual},
+      {Activation::sigmoid, 0}};
+  const char* suffixes[] = {"_ep_silu_bias_bf16", "_ep_relu_bias_res_bf16", "_ep_identity_res_bf16",
+                            "_ep_sigmoid_bf16"};
+  d.dtype = DataType::bf16;
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    d.activation = cases[i].first;
+    d.epilogue_operands = cases[i].second;
+    const std::string name = descriptor_name(d);
+    EXPECT_EQ(name, plain + suffixes[i]);
+    auto parsed = parse_descriptor_name(name);
+    ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+    EXPECT_EQ(parsed.value(), d) << name;
+  }
+}
+
+TEST(DescriptorNameExtension, EpiloguesBelongToConvFwdOnly) {
+  OpDescriptor d =
+      conv_from_case({1, 2, 4, 1, {5, 5}, {3, 3}}, Direction::bwddata, CONVJIT_DTYPE_F32);
+  auto parsed = parse_descriptor_name(descriptor_name(d) + "_ep_relu");
+  ASSERT_FALSE(parsed.is_ok());
+  EXPECT_NE(parsed.status().message().find("expected pe, ws, f16"), std::string::npos)
+      << parsed.status().message();
+  d.activation = Activation::relu;
+  const Status s = validate_descriptor(d);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("applies to conv fwd only, not to bwddata conv"), std::string::npos)
+      << s.message();
+}
+
 // ---- round trips ---------------------------------------------------------------
 
 TEST(DescriptorNameRoundTrip, EveryOpFormatsAndParsesBack) {
@@ -211,8 +248,12 @@ TEST(DescriptorNameErrors, NameTheBadTokenAndItsPosition) {
       {stem.substr(0, stem.rfind('_')),
        "the name ends after 36 tokens where the op direction was expected"},
       {stem + "_f32",
-       "token 38 'f32': expected pe, ws, f16, bf16, f64 or the end of the name (f32 is the "
-       "default)"},
+       "token 38 'f32': expected pe, ws, ep, f16, bf16, f64 or the end of the name (f32 is "
+       "the default)"},
+      {stem + "_ep_tanh", "token 39 'tanh': expected an activation: identity, relu, silu"},
+      {stem + "_ep_identity", "token 39 'identity': expected bias or res after ep_identity"},
+      {stem + "_ep_relu_res_bias", "token 41 'bias': expected f16, bf16"},
+      {stem + "_ep", "ends after 38 tokens where an activation was expected"},
       {stem + "_f16_f16", "token 39 'f16': expected the end of the name"},
       {stem + "_pe_3_3_0", "token 41 '0': expected a pad end different from the pads"},
       {stem + "_pe_3_3", "ends after 40 tokens where pad end[2] was expected"},

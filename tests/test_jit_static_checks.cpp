@@ -220,6 +220,41 @@ TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {
   EXPECT_EQ(biases, 4);
 }
 
+// A Conv+BN+SiLU block with a residual, fused, in every fwd variant the
+// JIT offers for a YOLO11n dense conv and a depthwise conv (channels-last
+// bf16, sm_90): each compiles with its epilogue's exp, fits and does not
+// spill; the GEMM tiles keep their instructions.
+TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
+  int dense = 0, depthwise = 0;
+  for (const ModelOp& op : model_ops("yolo11n")) {
+    OpDescriptor d = op.desc;
+    if (d.kind != OpKind::conv || d.direction != Direction::fwd) continue;
+    const bool is_dw = is_depthwise(d);
+    if (is_dw ? depthwise > 0 : (dense > 0 || d.w_dims[1] != 64)) continue;
+    (is_dw ? depthwise : dense) += 1;
+    d.activation = Activation::silu;
+    d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    for (const std::string& variant : jit_variants(d, variant_context("sm_90"))) {
+      SCOPED_TRACE(fmt::format("{} {} ({})", op.layer, variant, descriptor_name(d)));
+      auto source = kernel_source(d, variant);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      auto module = compile_kernel(source.value(), "sm_90");
+      ASSERT_TRUE(module.is_ok()) << module.status().message();
+      const CompiledModule& m = module.value();
+      EXPECT_NE(m.ptx.find("ex2.approx"), std::string::npos) << "no exp for the SiLU";
+      if (find_gemm_tile(variant) != nullptr) {
+        EXPECT_NE(m.ptx.find("mma.sync"), std::string::npos) << "no mma.sync";
+      }
+      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+      std::printf("  %-28s %-14s sm_90: %3d registers, %.0f ms\n", op.layer.c_str(),
+                  variant.c_str(), m.stats.max_registers, m.compile_ms);
+    }
+  }
+  EXPECT_EQ(dense, 1);
+  EXPECT_EQ(depthwise, 1);
+}
+
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {
   const auto layers = representative_layers(DataType::f32);
   const Expected simt{{"fma.rn.f32", "cp.async.cg.shared.global"}, false};

@@ -8,7 +8,9 @@ StagedOperands::StagedOperands(std::shared_ptr<DeviceContext> context, const Ope
   if (args_.x) args_.x = copy(host.x);
   if (args_.w) args_.w = copy(host.w);
   if (args_.dy) args_.dy = copy(host.dy);
-  args_.out = copy(host.out);
+  if (args_.bias) args_.bias = copy(host.bias);
+  if (args_.residual) args_.residual = copy(host.residual);
+  args_.out = copy(host.out);  // last: output() reads it back
 }
 
 Result<std::vector<unsigned char>> StagedOperands::output() const {

@@ -110,6 +110,29 @@ Result<OpDescriptor> make_conv_descriptor(const convjit_conv_params_t* params, D
   return d;
 }
 
+Result<OpDescriptor> make_fused_conv_descriptor(const convjit_conv_params_t* params,
+                                                const convjit_tensor_desc_t* x,
+                                                const convjit_tensor_desc_t* w,
+                                                const convjit_epilogue_t* epilogue,
+                                                const convjit_tensor_desc_t* y) {
+  if (epilogue != nullptr) {
+    if (const int act = raw_c_enum(epilogue->activation);
+        act < CONVJIT_ACTIVATION_IDENTITY || act > CONVJIT_ACTIVATION_SIGMOID)
+      return Status::invalid(fmt::format(
+          "epilogue activation = {} is not a convjit_activation_t (identity 0, relu 1, silu 2, "
+          "sigmoid 3)",
+          act));
+  }
+  auto made = make_conv_descriptor(params, Direction::fwd, x, w, y);
+  if (!made.is_ok() || epilogue == nullptr) return made;
+  OpDescriptor d = made.value();
+  d.activation = static_cast<Activation>(epilogue->activation);
+  d.epilogue_operands = (epilogue->bias != nullptr ? kEpilogueBias : 0) |
+                        (epilogue->residual != nullptr ? kEpilogueResidual : 0);
+  if (Status s = validate_descriptor(d); !s.is_ok()) return s;
+  return d;
+}
+
 Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params, Direction direction,
                                           const convjit_tensor_desc_t* x,
                                           const convjit_tensor_desc_t* y, bool ceil_mode) {

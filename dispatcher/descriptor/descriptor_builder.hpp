@@ -17,6 +17,14 @@ namespace convjit {
                                                         const convjit_tensor_desc_t* w,
                                                         const convjit_tensor_desc_t* y);
 
+// A conv fwd with `epilogue` fused (null: the plain fwd); only whether its
+// bias and residual pointers are null enters the descriptor.
+[[nodiscard]] Result<OpDescriptor> make_fused_conv_descriptor(const convjit_conv_params_t* params,
+                                                              const convjit_tensor_desc_t* x,
+                                                              const convjit_tensor_desc_t* w,
+                                                              const convjit_epilogue_t* epilogue,
+                                                              const convjit_tensor_desc_t* y);
+
 // With y == nullptr the y slot is derived using floor or ceil rounding.
 [[nodiscard]] Result<OpDescriptor> make_pool_descriptor(const convjit_pool_params_t* params,
                                                         Direction direction,

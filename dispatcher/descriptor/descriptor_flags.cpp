@@ -57,6 +57,10 @@ std::string descriptor_flags(const OpDescriptor& d) {
     out += fmt::format(" --y-strides {}", list(d.y_strides, rank));
     append_spatial(out, d);
     if (d.is_conv()) out += fmt::format(" --groups {}", d.groups);
+    if (d.activation != Activation::identity)
+      out += fmt::format(" --act {}", activation_name(d.activation));
+    if (d.has_bias()) out += " --bias";
+    if (d.has_residual()) out += " --residual";
   }
   out += fmt::format(" --dtype {}", dtype_name(d.dtype));
   if (d.kind != OpKind::bias_grad) out += fmt::format(" --op {}", direction_name(d.direction));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <vector>
@@ -14,7 +15,12 @@ namespace {
 
 constexpr std::string_view kPadEndTag = "pe";
 constexpr std::string_view kWeightStridesTag = "ws";
+constexpr std::string_view kEpilogueTag = "ep";
+constexpr std::string_view kBiasTag = "bias";
+constexpr std::string_view kResidualTag = "res";
 constexpr std::string_view kSymbolicBatch = "B";
+constexpr Activation kActivations[] = {Activation::identity, Activation::relu, Activation::silu,
+                                       Activation::sigmoid};
 
 struct PrefixInfo {
   std::string_view stem;
@@ -75,6 +81,12 @@ void write_extensions(NameWriter& w, const OpDescriptor& d) {
   if (d.is_conv() && d.w_strides != contiguous_weight_strides(d)) {
     w.token(kWeightStridesTag);
     w.integers(d.w_strides);
+  }
+  if (d.has_epilogue()) {
+    w.token(kEpilogueTag);
+    w.token(activation_name(d.activation));
+    if (d.has_bias()) w.token(kBiasTag);
+    if (d.has_residual()) w.token(kResidualTag);
   }
   if (d.dtype != DataType::f32) w.token(dtype_name(d.dtype));
 }
@@ -205,11 +217,48 @@ void parse_direction(TokenReader& r, OpDescriptor& d) {
   r.fail("fwd or bwd");
 }
 
+// The extension tags that may still come after `last` (the last one
+// read, or "" for none), for error messages.
+std::string extension_tags(const OpDescriptor& d, std::string_view last) {
+  std::string tags;
+  const bool fwd = d.is_conv() && d.direction == Direction::fwd;
+  for (const auto& [tag, applies] : {std::pair{kPadEndTag, d.kind != OpKind::bias_grad},
+                                     std::pair{kWeightStridesTag, d.is_conv()},
+                                     std::pair{kEpilogueTag, fwd}}) {
+    if (!last.empty()) {
+      if (tag == last) last = "";
+      continue;
+    }
+    if (applies) tags += fmt::format("{}, ", tag);
+  }
+  return tags;
+}
+
+// ep_<activation>[_bias][_res], after the tag.
+void parse_epilogue(TokenReader& r, OpDescriptor& d) {
+  r.next("ep");
+  const std::string_view act = r.next("an activation");
+  const auto* found = std::find_if(std::begin(kActivations), std::end(kActivations),
+                                   [&](Activation a) { return activation_name(a) == act; });
+  if (found == std::end(kActivations)) {
+    r.back();
+    r.fail("an activation: identity, relu, silu or sigmoid");
+  }
+  d.activation = *found;
+  if (r.peek() == kBiasTag) r.next("bias"), d.epilogue_operands |= kEpilogueBias;
+  if (r.peek() == kResidualTag) r.next("res"), d.epilogue_operands |= kEpilogueResidual;
+  if (!d.has_epilogue()) {
+    r.back();
+    r.fail("bias or res after ep_identity (omit 'ep' for the plain conv)");
+  }
+}
+
 void parse_extensions(TokenReader& r, OpDescriptor& d) {
   d.pad_end = d.pad_begin;
   if (d.is_conv()) d.w_strides = contiguous_weight_strides(d);
+  std::string_view last;  // the last tag read
   if (d.kind != OpKind::bias_grad && r.peek() == kPadEndTag) {
-    r.next("pe");
+    last = r.next("pe");
     d.pad_end = r.integers<kMaxSpatialDims>("pad end");
     if (d.pad_end == d.pad_begin) {
       r.back();
@@ -217,21 +266,24 @@ void parse_extensions(TokenReader& r, OpDescriptor& d) {
     }
   }
   if (d.is_conv() && r.peek() == kWeightStridesTag) {
-    r.next("ws");
+    last = r.next("ws");
     d.w_strides = r.integers<kMaxRank>("w strides");
     if (d.w_strides == contiguous_weight_strides(d)) {
       r.back();
       r.fail("non-contiguous w strides (omit 'ws' for contiguous weights)");
     }
   }
+  if (d.is_conv() && d.direction == Direction::fwd && r.peek() == kEpilogueTag) {
+    last = kEpilogueTag;
+    parse_epilogue(r, d);
+  }
   if (!r.at_end()) {
     const std::string_view token = r.next("a dtype");
     const auto dtype = parse_dtype(token);
     if (!dtype || *dtype == DataType::f32) {
       r.back();
-      r.fail(d.kind == OpKind::bias_grad
-                 ? "f16, bf16, f64 or the end of the name (f32 is the default)"
-                 : "pe, ws, f16, bf16, f64 or the end of the name (f32 is the default)");
+      r.fail(fmt::format("{}f16, bf16, f64 or the end of the name (f32 is the default)",
+                         extension_tags(d, last)));
     }
     d.dtype = *dtype;
   }

@@ -7,10 +7,13 @@
 //   <maxpool|avgpool|avgpadpool><N>d_<x shape:5>_<x strides:5>_<window:3>
 //          _<y shape:5>_<y strides:5>_<pads:3>_<strides:3>_<dilations:3>_<fwd|bwd>[ext]
 //   biasgrad<N>d_<dy shape:5>_<dy strides:5>[ext]
-//   ext := [_pe_<pad end:3>] [_ws_<w strides:5>] [_<f16|bf16|f64>]
+//   ext := [_pe_<pad end:3>] [_ws_<w strides:5>] [_ep_<activation>[_bias][_res]]
+//          [_<f16|bf16|f64>]
+// where ep (conv fwd only) names a fused epilogue, activation one of
+// identity, relu, silu, sigmoid.
 //
-// A name LBANN can express (f32, symmetric padding, contiguous weights)
-// carries no extension, so it is byte for byte LBANN's.  Every op has
+// A name LBANN can express (f32, symmetric padding, contiguous weights, no
+// epilogue) carries no extension, so it is byte for byte LBANN's.  Every op has
 // exactly one name: non-canonical spellings (an explicit f32, a pad end
 // equal to the pads, leading zeros) are rejected by the parser.
 #pragma once

@@ -291,6 +291,21 @@ bool unused_fields_are_zero(const OpDescriptor& d) {
   return false;
 }
 
+void check_epilogue(Checker& c, const OpDescriptor& d) {
+  const auto act = static_cast<std::int32_t>(d.activation);
+  c.require(act >= 0 && act <= static_cast<std::int32_t>(Activation::sigmoid),
+            "epilogue activation {} is not one of identity (0), relu (1), silu (2), sigmoid (3)",
+            act);
+  c.require((d.epilogue_operands & ~(kEpilogueBias | kEpilogueResidual)) == 0,
+            "epilogue operands {:#x} name unknown operands; use bias (1) and residual (2) only",
+            d.epilogue_operands);
+  c.require(!d.has_epilogue() || (d.is_conv() && d.direction == Direction::fwd),
+            "a fused epilogue (activation {}, operands {:#x}) applies to conv fwd only, not to "
+            "{} {}; run the epilogue as a separate op",
+            activation_name(d.activation), d.epilogue_operands, direction_name(d.direction),
+            d.is_conv() ? "conv" : (d.is_pool() ? "pool" : "bias gradient"));
+}
+
 void check_structure(Checker& c, const OpDescriptor& d) {
   c.require(d.spatial_dims >= 1 && d.spatial_dims <= kMaxSpatialDims,
             "spatial dims = {} must be 1, 2 or 3 (tensor rank 3, 4 or 5)", d.spatial_dims);
@@ -301,6 +316,7 @@ void check_structure(Checker& c, const OpDescriptor& d) {
   c.require(has_valid_structure(d), "direction {} is not valid for this op",
             direction_name(d.direction));
   c.require(unused_fields_are_zero(d), "fields this op does not use must be zero");
+  check_epilogue(c, d);
 }
 
 }  // namespace

@@ -56,4 +56,18 @@ std::string_view pool_mode_name(PoolingMode mode) {
   return "?";
 }
 
+std::string_view activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::identity:
+      return "identity";
+    case Activation::relu:
+      return "relu";
+    case Activation::silu:
+      return "silu";
+    case Activation::sigmoid:
+      return "sigmoid";
+  }
+  return "?";
+}
+
 }  // namespace convjit

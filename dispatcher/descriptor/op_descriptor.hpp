@@ -31,6 +31,11 @@ enum class Direction : std::int32_t { fwd, bwddata, bwdfilt, bwd };
 
 enum class PoolingMode : std::int32_t { none, max, avg_exclude_pad, avg_include_pad };
 
+// A conv fwd's fused epilogue: y = act(alpha conv(x, w) + bias [+ residual]) + beta y.
+enum class Activation : std::int32_t { identity, relu, silu, sigmoid };
+// Which extra operands the epilogue adds (a bit mask).
+enum EpilogueOperand : std::int32_t { kEpilogueBias = 1, kEpilogueResidual = 2 };
+
 // Slot meaning per op (LBANN's convention for conv):
 //   conv fwd (x, w, y)   conv bwddata (dx, w, dy)   conv bwdfilt (x, dw, dy)
 //   pool fwd (x, -, y)   pool bwd (x and dx, -, dy) bias_grad (-, -, dy)
@@ -41,6 +46,9 @@ struct OpDescriptor {
   DataType dtype = DataType::f32;
   std::int32_t spatial_dims = 0;
   std::int32_t symbolic_batch = 0;  // batch entries are the literal B in names
+  // Conv fwd only; identity and no operands is the plain conv.
+  Activation activation = Activation::identity;
+  std::int32_t epilogue_operands = 0;  // EpilogueOperand bits
 
   Dims5 x_dims{}, x_strides{};
   Dims5 w_dims{}, w_strides{};  // conv only
@@ -52,6 +60,11 @@ struct OpDescriptor {
   [[nodiscard]] int rank() const { return spatial_dims + 2; }
   [[nodiscard]] bool is_conv() const { return kind == OpKind::conv; }
   [[nodiscard]] bool is_pool() const { return kind == OpKind::pool; }
+  [[nodiscard]] bool has_epilogue() const {
+    return activation != Activation::identity || epilogue_operands != 0;
+  }
+  [[nodiscard]] bool has_bias() const { return (epilogue_operands & kEpilogueBias) != 0; }
+  [[nodiscard]] bool has_residual() const { return (epilogue_operands & kEpilogueResidual) != 0; }
 
   friend bool operator==(const OpDescriptor&, const OpDescriptor&) = default;
 };
@@ -72,5 +85,7 @@ struct OpDescriptorHash {
 
 [[nodiscard]] std::string_view direction_name(Direction direction);
 [[nodiscard]] std::string_view pool_mode_name(PoolingMode mode);
+// "identity", "relu", "silu", "sigmoid": the names in descriptor names and the CLI.
+[[nodiscard]] std::string_view activation_name(Activation activation);
 
 }  // namespace convjit

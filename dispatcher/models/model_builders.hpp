@@ -29,6 +29,11 @@ inline ModelLayer with_bias(ModelLayer l) {
   return l;
 }
 
+inline ModelLayer without_activation(ModelLayer l) {
+  l.activation = false;
+  return l;
+}
+
 inline ModelLayer input_layer(ModelLayer l) {
   l.input_layer = true;
   return l;

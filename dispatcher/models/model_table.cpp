@@ -72,6 +72,12 @@ Result<OpDescriptor> pool_op(const ModelTable& m, const ModelOptions& o, const M
   return make_pool_descriptor(&p, direction, &x.value(), &y.value());
 }
 
+// Conv+BN[+act] with the batch norm folded: the conv, a bias, the activation.
+void fuse_block(const ModelTable& m, const ModelLayer& l, OpDescriptor& d) {
+  d.epilogue_operands = kEpilogueBias;
+  d.activation = l.activation && !l.bias ? m.block_activation : Activation::identity;
+}
+
 Status add_layer(const ModelTable& m, const ModelOptions& o, const ModelLayer& l,
                  std::vector<ModelOp>& ops) {
   const std::int64_t size = size_at_level(o.image_size, l.level);
@@ -88,6 +94,7 @@ Status add_layer(const ModelTable& m, const ModelOptions& o, const ModelLayer& l
       return Status::invalid(fmt::format("model {} layer {} at image size {}: {}", m.name, l.name,
                                          o.image_size, op.status().message()));
     ops.push_back({l.name, op.value(), l.count});
+    if (o.fused && !l.is_pool && d == Direction::fwd) fuse_block(m, l, ops.back().desc);
   }
   if (!l.bias) return Status::ok();
   const auto dy = tensor("dy", m, o, l.out_channels, ops.back().desc.y_dims[2]);
@@ -120,6 +127,11 @@ Result<std::vector<ModelOp>> expand_model(const ModelTable& model, const ModelOp
   if (o.batch < 1) return Status::invalid(fmt::format("batch {} must be at least 1", o.batch));
   if (o.image_size < 1)
     return Status::invalid(fmt::format("image size {} must be at least 1", o.image_size));
+  if (o.fused && model.block_activation == Activation::identity)
+    return Status::invalid(fmt::format(
+        "model {} has no fused form: its table names no block activation for the fused forward "
+        "(yolo11n's is SiLU)",
+        model.name));
   std::vector<ModelOp> ops;
   for (const ModelLayer& layer : model.layers)
     if (Status s = add_layer(model, o, layer, ops); !s.is_ok()) return s;

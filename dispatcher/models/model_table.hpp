@@ -27,6 +27,7 @@ struct ModelLayer {
   bool global_pool = false;  // window = the whole input
   bool bias = false;
   bool input_layer = false;  // sees the model input, which needs no gradient
+  bool activation = true;    // a conv: its block ends in the model's block activation
   int count = 1;             // occurrences in the model
 };
 
@@ -36,6 +37,9 @@ struct ModelTable {
   int spatial_dims = 2;
   std::int64_t default_image_size = 0;
   std::vector<ModelLayer> layers;
+  // Conv+BN+act blocks' activation, for the fused forward (ModelOptions::
+  // fused); identity where the model's is none of convjit's epilogues.
+  Activation block_activation = Activation::identity;
 };
 
 struct ModelOptions {
@@ -43,6 +47,11 @@ struct ModelOptions {
   std::int64_t image_size = 0;  // 0: the model's default
   bool channels_last = false;
   DataType dtype = DataType::f32;
+  // Forward convs as Conv+BN+act blocks with the batch norm folded into w
+  // and a bias: act(conv + bias) fused, or conv + bias where the layer has
+  // a bias of its own or no activation.  Only models with a block
+  // activation have this form.
+  bool fused = false;
 };
 
 // One operation of a training step.

@@ -1,5 +1,7 @@
 // YOLO11n (Ultralytics), 640x640 by default.  Every conv is conv+BN+SiLU
-// with padding k/2 and no bias, except the detect head's last 1x1 convs.
+// with padding k/2 and no bias, except the detect head's last 1x1 convs
+// (a bias, no BN, no activation) and C2PSA's attention and FFN output
+// convs (conv+BN, act=False).
 // Levels: 0 = 640, 1 = 320, 2 = 160, 3 = 80, 4 = 40, 5 = 20.  Upsample and
 // concat are not convolutions and do not appear.
 #include "dispatcher/models/model_builders.hpp"
@@ -64,11 +66,11 @@ ModelTable yolo11n_table() {
   l.push_back(conv("b9.sppf.cv2", 5, 512, 256, 1));
   // C2PSA
   l.push_back(conv("b10.c2psa.cv1", 5, 256, 256, 1));
-  l.push_back(conv("b10.c2psa.attn.qkv", 5, 128, 256, 1));
-  l.push_back(depthwise("b10.c2psa.attn.pe", 5, 128, 3));
-  l.push_back(conv("b10.c2psa.attn.proj", 5, 128, 128, 1));
+  l.push_back(without_activation(conv("b10.c2psa.attn.qkv", 5, 128, 256, 1)));
+  l.push_back(without_activation(depthwise("b10.c2psa.attn.pe", 5, 128, 3)));
+  l.push_back(without_activation(conv("b10.c2psa.attn.proj", 5, 128, 128, 1)));
   l.push_back(conv("b10.c2psa.ffn.0", 5, 128, 256, 1));
-  l.push_back(conv("b10.c2psa.ffn.1", 5, 256, 128, 1));
+  l.push_back(without_activation(conv("b10.c2psa.ffn.1", 5, 256, 128, 1)));
   l.push_back(conv("b10.c2psa.cv2", 5, 256, 256, 1));
   // Neck
   c3k2(l, "n13.c3k2", 4, 384, 128, 64);
@@ -82,7 +84,7 @@ ModelTable yolo11n_table() {
   detect_branch(l, 4, 128);
   detect_branch(l, 5, 256);
   return {"yolo11n", "YOLO11n object detector (Ultralytics; NCHW 640x640 default)", 2, 640,
-          std::move(l)};
+          std::move(l), Activation::silu};
 }
 
 }  // namespace convjit

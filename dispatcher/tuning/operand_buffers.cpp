@@ -21,12 +21,16 @@ OperandBuffers::OperandBuffers(const OpDescriptor& d, std::mt19937& rng)
     : x(slot_bytes(d, Slot::x)),
       w(slot_bytes(d, Slot::w)),
       dy(slot_bytes(d, Slot::y)),
-      out(output_bytes(d)) {
-  for (auto* b : {&x, &w, &dy}) fill_random(*b, d.dtype, rng);
+      out(output_bytes(d)),
+      bias(d.has_bias() ? static_cast<std::size_t>(d.w_dims[0]) * element_size(d.dtype) : 0),
+      residual(d.has_residual() ? slot_bytes(d, Slot::y) : 0) {
+  for (auto* b : {&x, &w, &dy, &bias, &residual}) fill_random(*b, d.dtype, rng);
   args.x = reads_slot(d, Slot::x) ? x.data() : nullptr;
   args.w = reads_slot(d, Slot::w) ? w.data() : nullptr;
   args.dy = reads_slot(d, Slot::y) ? dy.data() : nullptr;
   args.out = out.data();
+  args.bias = d.has_bias() ? bias.data() : nullptr;
+  args.residual = d.has_residual() ? residual.data() : nullptr;
 }
 
 double max_relative_error(std::span<const unsigned char> got, std::span<const unsigned char> want,

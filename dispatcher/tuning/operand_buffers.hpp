@@ -14,6 +14,7 @@ namespace convjit {
 
 struct OperandBuffers {
   std::vector<unsigned char> x, w, dy, out;
+  std::vector<unsigned char> bias, residual;  // a fused epilogue's, where it reads them
   ExecArgs args;  // over the buffers above; only what the op reads
 
   // Random inputs in [-1, 1]; the output zeroed.

@@ -126,6 +126,28 @@ typedef struct convjit_pool_params {
   int64_t dilation[CONVJIT_MAX_SPATIAL_DIMS]; /* max pooling only; else 1 */
 } convjit_pool_params_t;
 
+/* The activation of a fused forward epilogue. */
+typedef enum convjit_activation {
+  CONVJIT_ACTIVATION_IDENTITY = 0,
+  CONVJIT_ACTIVATION_RELU = 1,    /* max(v, 0); NaN stays NaN */
+  CONVJIT_ACTIVATION_SILU = 2,    /* v * sigmoid(v) (PyTorch's SiLU, YOLO's Conv block) */
+  CONVJIT_ACTIVATION_SIGMOID = 3  /* 1 / (1 + exp(-v)) */
+} convjit_activation_t;
+
+/* A convolution forward's fused epilogue (convjit_conv_forward_fused):
+ *   y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y
+ * bias:     NULL, or K contiguous elements of y's dtype, one per filter,
+ *           broadcast over the batch and the pixels (a folded batch norm's
+ *           shift, say).
+ * residual: NULL, or a tensor with y's descriptor (the same dims and
+ *           strides), added before the activation (ResNet's shortcut).  It
+ *           must not be y: to add y's previous contents, use beta. */
+typedef struct convjit_epilogue {
+  convjit_activation_t activation;
+  const void* bias;
+  const void* residual;
+} convjit_epilogue_t;
+
 /* Members of a combined convolution backward. */
 typedef enum convjit_grad_mask {
   CONVJIT_GRAD_INPUT = 1,  /* dx */
@@ -214,6 +236,16 @@ CONVJIT_API convjit_status_t convjit_pool_descriptor_name(const convjit_pool_par
                                                           int symbolic_batch, char* buf,
                                                           size_t buf_size, size_t* required);
 
+/* The name of a fused forward (see convjit_conv_forward_fused): the
+ * forward's name with the epilogue's extension, or exactly the forward's
+ * name when the epilogue is the identity with no bias and no residual.
+ * Only whether bias and residual are NULL matters here. */
+CONVJIT_API convjit_status_t convjit_conv_fused_descriptor_name(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc,
+    const convjit_tensor_desc_t* w_desc, const convjit_epilogue_t* epilogue,
+    const convjit_tensor_desc_t* y_desc, int symbolic_batch, char* buf, size_t buf_size,
+    size_t* required);
+
 /* Name of the bias-gradient op for dy (see convjit_conv_backward_bias). */
 CONVJIT_API convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
                                                                int symbolic_batch, char* buf,
@@ -229,6 +261,15 @@ CONVJIT_API convjit_status_t convjit_conv_forward(
     const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
     const convjit_tensor_desc_t* w_desc, const void* w, const convjit_tensor_desc_t* y_desc,
     void* y, double alpha, double beta, const convjit_exec_t* exec);
+
+/* y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y in one pass
+ * where the backend can fuse it (the JIT), else the plain forward followed
+ * by one elementwise pass.  epilogue may be NULL: the plain forward. */
+CONVJIT_API convjit_status_t convjit_conv_forward_fused(
+    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const convjit_tensor_desc_t* w_desc, const void* w, const convjit_epilogue_t* epilogue,
+    const convjit_tensor_desc_t* y_desc, void* y, double alpha, double beta,
+    const convjit_exec_t* exec);
 
 CONVJIT_API convjit_status_t convjit_conv_backward_data(
     const convjit_conv_params_t* params, const convjit_tensor_desc_t* dy_desc, const void* dy,

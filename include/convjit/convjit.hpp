@@ -89,6 +89,13 @@ struct PoolParams : convjit_pool_params_t {
   }
 };
 
+// act(alpha conv + bias [+ residual]) + beta y; bias and residual may be null.
+struct Epilogue : convjit_epilogue_t {
+  explicit Epilogue(convjit_activation_t act = CONVJIT_ACTIVATION_IDENTITY,
+                    const void* bias_data = nullptr, const void* residual_data = nullptr)
+      : convjit_epilogue_t{act, bias_data, residual_data} {}
+};
+
 inline Status conv_output_dims(const ConvParams& p, const TensorDesc& x, const TensorDesc& w,
                                int64_t* y_dims) {
   return detail::status_from(convjit_conv_output_dims(&p, &x, &w, y_dims));
@@ -124,6 +131,18 @@ inline Status conv_descriptor_name(const ConvParams& p, ConvDirection direction,
       name);
 }
 
+inline Status conv_fused_descriptor_name(const ConvParams& p, const TensorDesc& x,
+                                         const TensorDesc& w, const Epilogue& epilogue,
+                                         const TensorDesc& y, bool symbolic_batch,
+                                         std::string& name) {
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_conv_fused_descriptor_name(&p, &x, &w, &epilogue, &y, symbolic_batch, buf,
+                                                  size, required);
+      },
+      name);
+}
+
 inline Status bias_grad_descriptor_name(const TensorDesc& dy, bool symbolic_batch,
                                         std::string& name) {
   return detail::query_name(
@@ -150,6 +169,14 @@ inline Status conv_forward(const ConvParams& p, const TensorDesc& x_desc, const 
                            const Exec& exec = Exec()) {
   return detail::status_from(
       convjit_conv_forward(&p, &x_desc, x, &w_desc, w, &y_desc, y, alpha, beta, &exec));
+}
+
+inline Status conv_forward_fused(const ConvParams& p, const TensorDesc& x_desc, const void* x,
+                                 const TensorDesc& w_desc, const void* w, const Epilogue& epilogue,
+                                 const TensorDesc& y_desc, void* y, double alpha = 1.0,
+                                 double beta = 0.0, const Exec& exec = Exec()) {
+  return detail::status_from(convjit_conv_forward_fused(&p, &x_desc, x, &w_desc, w, &epilogue,
+                                                        &y_desc, y, alpha, beta, &exec));
 }
 
 inline Status conv_backward_data(const ConvParams& p, const TensorDesc& dy_desc, const void* dy,

@@ -8,7 +8,10 @@
 //                  float alpha, float beta, scratch_t* workspace)
 // with (in0, in1, out) = conv fwd (x, w, y), bwddata (dy, w, dx), bwdfilt
 // (x, dy, dw), pool fwd (x, -, y), pool bwd (x, dy, dx).  Templates with a
-// second pass name it convjit_kernel_finish, with the same signature.
+// second pass name it convjit_kernel_finish, with the same signature.  A
+// conv fwd's entries take two more, its fused epilogue's operands
+// (common/fused_epilogue.cuh):
+//   ..., scratch_t* workspace, const storage_t* bias, const storage_t* residual)
 //
 // The generated prelude defines, before including a template:
 //   CONVJIT_DTYPE          0 f32, 1 f16, 2 bf16 (storage; math is f32)

@@ -1,16 +1,20 @@
-// Convolution forward: y = alpha * conv(x, w) + beta * y.
+// Convolution forward with its fused epilogue (common/fused_epilogue.cuh):
+// y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.
 // One thread per output element; the filter loops are unrolled over the
 // constexpr filter size, and bounds checks vanish where padding is zero.
-#include "common/epilogue.cuh"
+#include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/taps.cuh"
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                                           const convjit_device::storage_t* __restrict__ w,
                                           convjit_device::storage_t* __restrict__ y, float alpha,
-                                          float beta, convjit_device::scratch_t* /*workspace*/) {
+                                          float beta, convjit_device::scratch_t* /*workspace*/,
+                                          const convjit_device::storage_t* __restrict__ bias,
+                                          const convjit_device::storage_t* __restrict__ residual) {
   using namespace convjit_device;
   typedef Problem P;
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
   const index_t total = P::N * P::K * P::OD * P::OH * P::OW;
   const index_t filters_per_group = P::K / P::G;
   for (index_t i = thread_index(); i < total; i += thread_count()) {
@@ -42,7 +46,6 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
         }
       }
     }
-    scale_store(y + n * P::YS0 + k * P::YS1 + od * P::YS2 + oh * P::YS3 + ow * P::YS4, acc, alpha,
-                beta);
+    epilogue.write(y, n * P::YS0 + k * P::YS1 + od * P::YS2 + oh * P::YS3 + ow * P::YS4, k, acc);
   }
 }

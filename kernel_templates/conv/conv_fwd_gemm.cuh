@@ -1,4 +1,5 @@
-// Convolution forward as an implicit GEMM, per group g:
+// Convolution forward as an implicit GEMM, per group g, with its fused
+// epilogue (common/fused_epilogue.cuh) applied as the tile is stored:
 //   y[m, n] = sum_k A[m, k] B[n, k]
 //   m = (batch, od, oh, ow)   M = N OD OH OW
 //   n = filter k within g     N = K / G
@@ -13,6 +14,7 @@
 // convjit_gemm_kernel<Math> is the body; Math (gemm/warp_mma.cuh or
 // gemm/simt_mma.cuh) carries the tile.  The JIT prelude names it as
 // CONVJIT_GEMM; the emulator instantiates every tile configuration.
+#include "common/fused_epilogue.cuh"
 #include "common/taps.cuh"
 #include "conv/packed_filters.cuh"
 #include "gemm/mainloop.cuh"
@@ -126,7 +128,9 @@ template <class Math>
 __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict__ x,
                                                     const storage_t* __restrict__ w,
                                                     storage_t* __restrict__ y, float alpha,
-                                                    float beta, scratch_t* workspace) {
+                                                    float beta, scratch_t* workspace,
+                                                    const storage_t* __restrict__ bias,
+                                                    const storage_t* __restrict__ residual) {
   using namespace conv_fwd;
   typedef typename Math::Tile Tile;
   CONVJIT_SHARED_ARRAY(unsigned, smem, Tile::kSharedWords);
@@ -141,7 +145,12 @@ __device__ __forceinline__ void convjit_gemm_kernel(const storage_t* __restrict_
   Math math;
   gemm_mainloop(smem, math, a, b, tile_m * Tile::BM, tile_n * Tile::BN, 0, reduction());
   const Outputs out{y, P::YS1 == 1, group};
-  store_tile(smem, math, out, tile_m * Tile::BM, tile_n * Tile::BN, alpha, beta);
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
+  const index_t first_filter = group * (P::K / P::G);
+  store_tile(smem, math, out, tile_m * Tile::BM, tile_n * Tile::BN,
+             [&](index_t, index_t n, index_t at, float v) {
+               epilogue.write(y, at, first_filter + n, v);
+             });
 }
 
 // The first pass where the host asks for it: w copied in B's k order.
@@ -159,13 +168,18 @@ __device__ __forceinline__ void convjit_gemm_prepare(const storage_t* /*x*/,
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ w,
                               convjit_device::storage_t* __restrict__ y, float alpha, float beta,
-                              convjit_device::scratch_t* workspace) {
-  convjit_device::convjit_gemm_kernel<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace);
+                              convjit_device::scratch_t* workspace,
+                              const convjit_device::storage_t* __restrict__ bias,
+                              const convjit_device::storage_t* __restrict__ residual) {
+  convjit_device::convjit_gemm_kernel<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace, bias,
+                                                    residual);
 }
 CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ x,
                                       const convjit_device::storage_t* __restrict__ w,
                                       convjit_device::storage_t* __restrict__ y, float alpha,
-                                      float beta, convjit_device::scratch_t* workspace) {
+                                      float beta, convjit_device::scratch_t* workspace,
+                                      const convjit_device::storage_t* /*bias*/,
+                                      const convjit_device::storage_t* /*residual*/) {
   convjit_device::convjit_gemm_prepare<CONVJIT_GEMM>(x, w, y, alpha, beta, workspace);
 }
 #endif

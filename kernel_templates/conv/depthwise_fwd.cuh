@@ -1,11 +1,12 @@
 // Depthwise convolution forward (groups = C, any multiplier M = K / C),
-// built for bandwidth: y = alpha * conv(x, w) + beta * y.  A thread owns
+// built for bandwidth: y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.  A thread owns
 // one 16-byte vector of filters at kDepthwiseStrip consecutive output
 // pixels along OW (common/channel_vectors.cuh).  Per tap it loads the
 // vector's weights once, into registers, and applies them to each of its
 // pixels; in channels-last layouts with M = 1 and C a multiple of the
 // vector, x and y move as 16-byte accesses that coalesce across the
 // warp's channels.  Other layouts run the same loops element by element.
+#include "common/fused_epilogue.cuh"
 #include "common/taps.cuh"
 #include "conv/depthwise_vectors.cuh"
 
@@ -61,9 +62,12 @@ __device__ __forceinline__ void accumulate(const storage_t* x, const storage_t* 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ w,
                               convjit_device::storage_t* __restrict__ y, float alpha, float beta,
-                              convjit_device::scratch_t* /*workspace*/) {
+                              convjit_device::scratch_t* /*workspace*/,
+                              const convjit_device::storage_t* __restrict__ bias,
+                              const convjit_device::storage_t* __restrict__ residual) {
   using namespace convjit_device;
   using namespace convjit_device::depthwise_fwd;
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
   const bool x_vector = P::K == P::G && chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) &&
                         chunk_aligned(x);
   const bool y_vector = chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
@@ -77,7 +81,8 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
       if (it.w0 + p >= P::OW) continue;
       const index_t pixel =
           it.n * P::YS0 + it.d * P::YS2 + it.h * P::YS3 + (it.w0 + p) * P::YS4;
-      write_channels(y, pixel, it.c0, P::K, P::YS1, y_vector, acc[p], alpha, beta);
+      epilogue.apply(acc[p], pixel, it.c0, P::K, P::YS1, y_vector);
+      write_channels(y, pixel, it.c0, P::K, P::YS1, y_vector, acc[p], 1.0f, beta);
     }
   }
 }

@@ -1,11 +1,12 @@
 // Depthwise convolution forward (groups = C, any multiplier M = K / C)
 // for layouts with W contiguous (NCHW, NCDHW, halo buffers), built for
-// bandwidth: y = alpha * conv(x, w) + beta * y.  A block computes a tile
+// bandwidth: y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.  A block computes a tile
 // of one (batch, filter) plane at one output depth (conv/depthwise_tile.cuh):
 // it stages the input the tile reads, halo and padding included, in
 // shared memory with loads along W, then each thread sums its output's
 // taps from there.  Global memory sees each input element about once per
 // tile, in coalesced rows, instead of once per tap.
+#include "common/fused_epilogue.cuh"
 #include "conv/depthwise_tile.cuh"
 
 namespace convjit_device {
@@ -29,9 +30,12 @@ __device__ __forceinline__ Halo input_halo(const PlaneTile& b) {
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ w,
                               convjit_device::storage_t* __restrict__ y, float alpha, float beta,
-                              convjit_device::scratch_t* /*workspace*/) {
+                              convjit_device::scratch_t* /*workspace*/,
+                              const convjit_device::storage_t* __restrict__ bias,
+                              const convjit_device::storage_t* __restrict__ residual) {
   using namespace convjit_device;
   using namespace convjit_device::depthwise_fwd_tile;
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
   CONVJIT_SHARED_ARRAY(float, tile,
                        ((P::T - 1) * P::DD + 1) *
                            ((kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1) *
@@ -56,8 +60,8 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
             acc += load(w[b.p * P::WS0 + t * P::WS2 + r * P::WS3 + s * P::WS4]) *
                    tile[(t * P::DD * halo.rows + ty * P::SH + r * P::DH) * halo.cols +
                         tx * P::SW + s * P::DW];
-      scale_store(y + b.n * P::YS0 + b.p * P::YS1 + b.d * P::YS2 + oh * P::YS3 + ow * P::YS4, acc,
-                  alpha, beta);
+      epilogue.write(y, b.n * P::YS0 + b.p * P::YS1 + b.d * P::YS2 + oh * P::YS3 + ow * P::YS4,
+                     b.p, acc);
     }
     __syncthreads();  // the tile is read before the next staging overwrites it
   }

@@ -1,20 +1,20 @@
-// Writes a block's accumulators: out = alpha * acc + beta * out.  The
+// Writes a block's accumulators through an element writer, by default
+// out = alpha * acc + beta * out (a conv fwd's fused epilogue is another).  The
 // tile passes through shared memory (the pipeline's, now free) in slabs
 // of rows, so that the global stores run along the output's contiguous
 // dimension whichever it is: GEMM columns (channels-last outputs) or rows
 // (pixels, channels-first).  An Output says where element (m, n) lives,
 // `offset(m, n)`, or -1 past the ends, and which runs along memory,
-// `columns_contiguous`.
+// `columns_contiguous`.  The writer is called as write(m, n, offset, acc).
 #pragma once
 #include "common/epilogue.cuh"
 #include "gemm/tile_shape.cuh"
 
 namespace convjit_device {
 
-template <class Math, class Output, class Shared>
-__device__ __forceinline__ void store_tile(Shared& smem, const Math& math,
-                                           const Output& out, index_t m0, index_t n0,
-                                           float alpha, float beta) {
+template <class Math, class Output, class Shared, class Write>
+__device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const Output& out,
+                                           index_t m0, index_t n0, const Write& write) {
   typedef typename Math::Tile Tile;
   constexpr int kPitch = Tile::BN + 1;  // odd: a column of the slab spans every bank
   constexpr int kFit = Tile::kSharedWords / kPitch / 16 * 16;
@@ -31,11 +31,19 @@ __device__ __forceinline__ void store_tile(Shared& smem, const Math& math,
       const int c = out.columns_contiguous ? e % Tile::BN : e / kSlab;
       if (first + r >= Tile::BM) continue;
       const index_t at = out.offset(m0 + first + r, n0 + c);
-      if (at >= 0)
-        scale_store(out.base + at, __uint_as_float(smem[r * kPitch + c]), alpha, beta);
+      if (at >= 0) write(m0 + first + r, n0 + c, at, __uint_as_float(smem[r * kPitch + c]));
     }
     __syncthreads();
   }
+}
+
+// out = alpha * acc + beta * out.
+template <class Math, class Output, class Shared>
+__device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const Output& out,
+                                           index_t m0, index_t n0, float alpha, float beta) {
+  store_tile(smem, math, out, m0, n0, [&](index_t, index_t, index_t at, float v) {
+    scale_store(out.base + at, v, alpha, beta);
+  });
 }
 
 }  // namespace convjit_device

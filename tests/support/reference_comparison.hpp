@@ -22,6 +22,7 @@ namespace convjit::test {
 // Host copies of one op's operands, in the descriptor's slots.
 struct HostOperands {
   std::vector<unsigned char> x, w, dy, out;
+  std::vector<unsigned char> bias, residual;  // a fused epilogue's, where it reads them
   double alpha = 1.0, beta = 0.0;
 
   // Exec arguments over these buffers (or copies of them), passing only
@@ -32,6 +33,8 @@ struct HostOperands {
     a.w = reads_slot(d, Slot::w) ? w.data() : nullptr;
     a.dy = reads_slot(d, Slot::y) ? dy.data() : nullptr;
     a.out = output;
+    a.bias = d.has_bias() ? bias.data() : nullptr;
+    a.residual = d.has_residual() ? residual.data() : nullptr;
     a.alpha = alpha, a.beta = beta;
     return a;
   }
@@ -54,6 +57,10 @@ inline HostOperands random_operands(const OpDescriptor& d, std::mt19937& rng, do
   o.x = random_bytes(d.dtype, slot_bytes(d, Slot::x), rng);
   o.w = random_bytes(d.dtype, slot_bytes(d, Slot::w), rng);
   o.dy = random_bytes(d.dtype, slot_bytes(d, Slot::y), rng);
+  if (d.has_bias())
+    o.bias = random_bytes(d.dtype, static_cast<std::size_t>(d.w_dims[0]) * element_size(d.dtype),
+                          rng);
+  if (d.has_residual()) o.residual = random_bytes(d.dtype, slot_bytes(d, Slot::y), rng);
   o.out = beta == 0.0 ? std::vector<unsigned char>(output_bytes(d), 0xff)
                       : random_bytes(d.dtype, output_bytes(d), rng);
   o.alpha = alpha, o.beta = beta;

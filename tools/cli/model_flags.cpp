@@ -23,6 +23,9 @@ void ModelFlags::add_to(CLI::App& command) {
   command.add_option("--layout", layout_, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
   command.add_option("--dtype", dtype_, "element type")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
+  command.add_flag("--fused", fused_,
+                   "forward convs as Conv+BN+act blocks, the batch norm folded into w and a bias, "
+                   "with the bias and the activation fused (yolo11n: SiLU)");
 }
 
 std::string ModelFlags::model_name() const { return model_.empty() ? table_ : model_; }
@@ -46,7 +49,8 @@ std::vector<ModelOp> ModelFlags::expand() const {
   if (model == nullptr)
     throw UsageError(
         fmt::format("--model {}: unknown model; the built-in ones are {}", model_, model_names()));
-  const ModelOptions options{batch_, image_size_, layout_ == "nhwc", *parse_dtype(dtype_)};
+  const ModelOptions options{batch_, image_size_, layout_ == "nhwc", *parse_dtype(dtype_),
+                             fused_};
   auto ops = expand_model(*model, options);
   if (!ops.is_ok()) throw UsageError(ops.status().message());
   return std::move(ops).value();

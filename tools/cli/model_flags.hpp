@@ -30,6 +30,7 @@ class ModelFlags {
   std::int64_t image_size_ = 0;
   std::string layout_ = "nchw";
   std::string dtype_ = "f32";
+  bool fused_ = false;
 };
 
 // "resnet50, yolo11n, cosmoflow"

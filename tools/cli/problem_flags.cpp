@@ -6,6 +6,7 @@
 #include "convjit/convjit.h"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/descriptor_validation.hpp"
 #include "integer_flags.hpp"
 
 namespace convjit::cli {
@@ -69,6 +70,19 @@ OpDescriptor unwrap(Result<OpDescriptor> result) {
   return std::move(result).value();
 }
 
+// --act, --bias and --residual: a fused epilogue, for --op fwd only.
+OpDescriptor with_epilogue_flags(const ProblemFlags& f, OpDescriptor d) {
+  for (Activation a : {Activation::identity, Activation::relu, Activation::silu,
+                       Activation::sigmoid})
+    if (activation_name(a) == f.act) d.activation = a;
+  d.epilogue_operands = (f.bias ? kEpilogueBias : 0) | (f.residual ? kEpilogueResidual : 0);
+  if (d.has_epilogue() && d.direction != Direction::fwd)
+    throw UsageError(fmt::format(
+        "--act, --bias and --residual fuse an epilogue into --op fwd only, not --op {}", f.op));
+  if (Status s = validate_descriptor(d); !s.is_ok()) throw UsageError(s.message());
+  return d;
+}
+
 OpDescriptor build_conv(const ProblemFlags& f, convjit_dtype_t dtype) {
   const convjit_tensor_desc_t x =
       tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
@@ -86,7 +100,8 @@ OpDescriptor build_conv(const ProblemFlags& f, convjit_dtype_t dtype) {
   std::vector<std::int64_t> y_dims(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
   const convjit_tensor_desc_t y =
       tensor(y_dims, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
-  return unwrap(make_conv_descriptor(&p, direction, &x, &w, &y));
+  OpDescriptor d = unwrap(make_conv_descriptor(&p, direction, &x, &w, &y));
+  return with_epilogue_flags(f, d);
 }
 
 OpDescriptor build_pool(const ProblemFlags& f, convjit_dtype_t dtype) {
@@ -142,6 +157,10 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
                           "w strides (default: contiguous K,C,T,R,S)");
     add_integer_flag(c, "--groups", f.groups, "groups (C/groups channels per filter; default 1)");
     c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt"}));
+    c.add_option("--act", f.act, "fwd: the fused epilogue's activation")
+        ->check(CLI::IsMember({"identity", "relu", "silu", "sigmoid"}));
+    c.add_flag("--bias", f.bias, "fwd: the fused epilogue adds a bias per filter");
+    c.add_flag("--residual", f.residual, "fwd: the fused epilogue adds a residual of y's shape");
   }
   if (kind == ProblemKind::pool) {
     add_integer_list_flag(c, "--window", f.window, "window per spatial dim")->required();

@@ -24,6 +24,9 @@ struct ProblemFlags {
   std::string mode = "max";
   bool ceil = false;
   bool symbolic_batch = false;
+  // A conv fwd's fused epilogue.
+  std::string act = "identity";
+  bool bias = false, residual = false;
 };
 
 // Registers the flags of `kind` on a (sub)command.

@@ -107,6 +107,9 @@ Result<CudnnProblem> cudnn_problem(const OpDescriptor& d) {
   if (d.dtype == DataType::f64)
     return Status::unsupported("f64 is served by the host reference only");
   if (d.kind == OpKind::bias_grad) return bias_problem(d);
+  if (d.has_epilogue())
+    return Status::unsupported(
+        "the cuDNN backend runs plain convolutions only; fused epilogues run on the JIT");
   CudnnProblem p;
   p.spatial_dims = d.spatial_dims == 1 ? 2 : d.spatial_dims;
   if (Status s = spatial_parameters(d, p); !s.is_ok()) return s;

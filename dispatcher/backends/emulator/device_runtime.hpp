@@ -19,6 +19,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 

@@ -16,9 +16,11 @@
 
 namespace convjit::emulator {
 
-// convjit_kernel(in0, in1, out, alpha, beta, workspace), pointers erased.
+// convjit_kernel(in0, in1, out, alpha, beta, workspace[, bias, residual]),
+// pointers erased; the epilogue operands reach only the entries that take
+// them (a conv fwd's).
 using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float alpha, float beta,
-                              void* workspace);
+                              void* workspace, const void* bias, const void* residual);
 
 struct EmulatedEntry {
   const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish", ...
@@ -58,15 +60,30 @@ template <class Storage, class Scratch>
 struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*)> {
   using storage = Storage;
   using scratch = Scratch;
+  static constexpr bool kEpilogueOperands = false;
+};
+template <class Storage, class Scratch>
+struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*,
+                                const Storage*, const Storage*)> {
+  using storage = Storage;
+  using scratch = Scratch;
+  static constexpr bool kEpilogueOperands = true;
 };
 
 template <auto kernel>
-void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace) {
+void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace,
+            const void* bias, const void* residual) {
   using Signature = KernelSignature<decltype(kernel)>;
   using Storage = typename Signature::storage;
-  kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
-         static_cast<Storage*>(out), alpha, beta,
-         static_cast<typename Signature::scratch*>(workspace));
+  auto* scratch = static_cast<typename Signature::scratch*>(workspace);
+  if constexpr (Signature::kEpilogueOperands) {
+    kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
+           static_cast<Storage*>(out), alpha, beta, scratch, static_cast<const Storage*>(bias),
+           static_cast<const Storage*>(residual));
+  } else {
+    kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
+           static_cast<Storage*>(out), alpha, beta, scratch);
+  }
 }
 
 // `finish` and `prepare` are the template's convjit_kernel_finish and

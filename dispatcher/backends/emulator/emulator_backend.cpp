@@ -58,26 +58,45 @@ BufferSpec input_buffer(const OpDescriptor& d, KernelInput input) {
   return slot_buffer(d, input_slot(input), input_name(input), BufferRole::input);
 }
 
+// A conv fwd's epilogue operands: the bias's K elements, the residual in y's layout.
+BufferSpec bias_buffer(const OpDescriptor& d) {
+  if (!d.has_bias()) return {};
+  return {"bias", BufferRole::input, element_size(d.dtype), d.w_dims[0], {}};
+}
+BufferSpec residual_buffer(const OpDescriptor& d) {
+  if (!d.has_residual()) return {};
+  return slot_buffer(d, Slot::y, "residual", BufferRole::input);
+}
+
 // The buffer layouts are fixed by the descriptor, so they are built once
 // here; a call only attaches its pointers.
 class EmulatorKernel final : public Kernel {
  public:
   EmulatorKernel(const OpDescriptor& desc, KernelSource source,
                  const emulator::EmulatedTemplate& kernels)
-      : inputs_(kernel_inputs(desc)),
+      : desc_(desc),
+        inputs_(kernel_inputs(desc)),
         in0_(input_buffer(desc, inputs_.in0)),
         in1_(input_buffer(desc, inputs_.in1)),
         out_(output_buffer(desc)),
+        bias_(bias_buffer(desc)),
+        residual_(residual_buffer(desc)),
+        bias_used_(desc.has_bias()),
+        residual_used_(desc.has_residual()),
         source_(std::move(source)),
         kernels_(kernels) {}
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    if (bias_used_ || residual_used_)
+      if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
     emulator::EmulatedLaunch launch;
     launch.kernels = &kernels_;
     launch.source = &source_;
     launch.in0 = {&in0_, input_pointer(args, inputs_.in0)};
     launch.in1 = {&in1_, input_pointer(args, inputs_.in1)};
     launch.out = {&out_, args.out};
+    if (bias_used_) launch.bias = {&bias_, args.bias};
+    if (residual_used_) launch.residual = {&residual_, args.residual};
     launch.out_destination = args.out;
     launch.alpha = static_cast<float>(args.alpha);
     launch.beta = static_cast<float>(args.beta);
@@ -85,8 +104,10 @@ class EmulatorKernel final : public Kernel {
   }
 
  private:
+  OpDescriptor desc_;
   KernelInputs inputs_;
-  BufferSpec in0_, in1_, out_;
+  BufferSpec in0_, in1_, out_, bias_, residual_;
+  bool bias_used_, residual_used_;
   KernelSource source_;
   const emulator::EmulatedTemplate& kernels_;
 };

@@ -22,11 +22,13 @@ struct GridCall {
   void* out;
   float alpha, beta;
   void* workspace;
+  const void* bias;
+  const void* residual;
 };
 
 void run_thread(const void* context) {
   const auto* c = static_cast<const GridCall*>(context);
-  c->kernel(c->in0, c->in1, c->out, c->alpha, c->beta, c->workspace);
+  c->kernel(c->in0, c->in1, c->out, c->alpha, c->beta, c->workspace, c->bias, c->residual);
 }
 
 // Blocks run in parallel on the host's cores, each on one host thread.
@@ -75,7 +77,9 @@ Status emulate(const EmulatedLaunch& launch) {
                 buffers.add(*launch.out.spec, launch.out.data),
                 launch.alpha,
                 launch.beta,
-                nullptr};
+                nullptr,
+                add_operand(buffers, launch.bias),
+                add_operand(buffers, launch.residual)};
   // In units of the storage element, the workspace's smallest use.
   const std::size_t unit = element_size(launch.kernels->dtype);
   if (source.workspace_bytes > 0)

@@ -22,6 +22,7 @@ struct EmulatedLaunch {
   const EmulatedTemplate* kernels = nullptr;
   const KernelSource* source = nullptr;
   EmulatedOperand in0, in1;
+  EmulatedOperand bias, residual;  // a conv fwd's epilogue operands; null where unused
   EmulatedOperand out;              // data: the caller's output, read when beta != 0
   void* out_destination = nullptr;  // written only when the launch is clean
   float alpha = 1.0f, beta = 0.0f;

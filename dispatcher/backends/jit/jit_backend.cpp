@@ -33,7 +33,10 @@ class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
             const OpDescriptor& desc)
-      : driver_(driver), context_(std::move(context)), inputs_(kernel_inputs(desc)) {}
+      : driver_(driver),
+        context_(std::move(context)),
+        desc_(desc),
+        inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
     const ContextScope scope = context_->enter();
     workspaces_.reset();  // frees device memory, so before the context goes
@@ -76,6 +79,8 @@ class JitKernel final : public Kernel {
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
+    if (desc_.has_epilogue())
+      if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
     const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
     const void* in0 = input_pointer(args, inputs_.in0);
@@ -85,7 +90,11 @@ class JitKernel final : public Kernel {
     auto scratch = workspaces_->for_call(args, "this JIT kernel");
     if (!scratch.is_ok()) return scratch.status();
     void* workspace = scratch.value();
-    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace};
+    const void* bias = args.bias;
+    const void* residual = args.residual;
+    // A conv fwd's entries take the epilogue operands too (kernel_abi.cuh);
+    // the driver reads as many parameters as the entry declares.
+    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual};
     for (const LaunchEntry& e : entries_)
       if (Status s =
               driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
@@ -99,6 +108,7 @@ class JitKernel final : public Kernel {
  private:
   const CudaDriver& driver_;
   std::shared_ptr<DeviceContext> context_;  // the device's primary context, retained
+  OpDescriptor desc_;
   KernelInputs inputs_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;

@@ -25,6 +25,15 @@ const void* input_pointer(const ExecArgs& args, KernelInput input) {
   return nullptr;
 }
 
+Status check_epilogue_operands(const OpDescriptor& d, const ExecArgs& args) {
+  if (d.has_bias() && args.bias == nullptr)
+    return Status::invalid("the descriptor's epilogue adds a bias, but the bias pointer is null");
+  if (d.has_residual() && args.residual == nullptr)
+    return Status::invalid(
+        "the descriptor's epilogue adds a residual, but the residual pointer is null");
+  return Status::ok();
+}
+
 const char* input_name(KernelInput input) {
   switch (input) {
     case KernelInput::x:

@@ -7,6 +7,7 @@
 #include "dispatcher/descriptor/op_descriptor.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
 #include "dispatcher/exec_args.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 
@@ -20,6 +21,15 @@ struct KernelInputs {
 
 // The ExecArgs pointer an input takes (null for none).
 [[nodiscard]] const void* input_pointer(const ExecArgs& args, KernelInput input);
+
+// Whether the op's entries take (bias, residual) after the workspace: a
+// conv fwd's do, whether or not its epilogue uses them.
+[[nodiscard]] inline bool takes_epilogue_operands(const OpDescriptor& desc) {
+  return desc.is_conv() && desc.direction == Direction::fwd;
+}
+
+// OK, or why `args` lacks an operand the descriptor's epilogue reads.
+[[nodiscard]] Status check_epilogue_operands(const OpDescriptor& desc, const ExecArgs& args);
 
 // "x", "w", "dy" ("unused" for none).
 [[nodiscard]] const char* input_name(KernelInput input);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -249,6 +250,11 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   p.constant("K", w.dims[0]), p.constant("G", d.groups), p.constant("CG", w.dims[1]);
   p.view("WS", w);
+  if (takes_epilogue_operands(d)) {
+    p.constant("ACT", static_cast<long long>(d.activation));
+    p.constant("BIAS", d.has_bias() ? 1 : 0);
+    p.constant("RESIDUAL", d.has_residual() ? 1 : 0);
+  }
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dispatcher/backends/reference/dtype_dispatch.hpp"
+#include "dispatcher/backends/reference/epilogue_reference.hpp"
 #include "dispatcher/backends/reference/tensor_view.hpp"
 
 namespace convjit::reference {
@@ -26,12 +27,14 @@ class ConvReference {
         filters_per_group_(w_.dims[0] / d.groups),
         parallel_(worth_parallel(y_.dims[0] * y_.dims[1] * y_.spatial_size() * w_.dims[1] *
                                  w_.spatial_size())),
+        desc_(d),
         args_(args) {}
 
   void forward() const {
     const T* x = static_cast<const T*>(args_.x);
     const T* w = static_cast<const T*>(args_.w);
     T* y = static_cast<T*>(args_.out);
+    const EpilogueStore<T> store(desc_, args_);
     const std::int64_t batch = x_.dims[0], filters = w_.dims[0];
 #pragma omp parallel for schedule(dynamic) if (parallel_)
     for (std::int64_t nk = 0; nk < batch * filters; ++nk) {
@@ -47,7 +50,7 @@ class ConvReference {
                          acc += Element<T>::load(x[x_.offset(n, c0 + c, id, ih, iw)]) *
                                 Element<T>::load(w[w_.offset(k, c, t, r, s)]);
                        });
-        scale_store(y[y_.offset(n, k, od, oh, ow)], acc, args_.alpha, args_.beta);
+        store(y, y_.offset(n, k, od, oh, ow), k, acc);
       });
     }
   }
@@ -174,6 +177,7 @@ class ConvReference {
   Window3 win_;
   std::int64_t filters_per_group_;
   bool parallel_;
+  const OpDescriptor& desc_;
   const ExecArgs& args_;
 };
 
