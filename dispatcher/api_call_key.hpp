@@ -18,9 +18,12 @@ namespace convjit {
 
 class ApiCallKey {
  public:
-  // The largest call: 3 header words, pool params and three tensor descriptors.
+  // The largest call, with room to spare: the op, device kind, ordinal and
+  // policy words, an epilogue word (a fused conv's), params (pool params
+  // are the larger) and three tensor descriptors.
   static constexpr std::size_t kCapacityBytes =
-      3 * 8 + sizeof(convjit_pool_params_t) + 3 * sizeof(convjit_tensor_desc_t);
+      5 * 8 + sizeof(convjit_pool_params_t) + 3 * sizeof(convjit_tensor_desc_t);
+  static_assert(sizeof(convjit_pool_params_t) >= sizeof(convjit_conv_params_t));
 
   ApiCallKey& add(std::int64_t word) { return add_bytes(&word, sizeof word); }
 

@@ -2,8 +2,10 @@
 // buffers, devices, and the backend report.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <thread>
 
 #include "c_callers/c_callers.h"
@@ -89,16 +91,15 @@ TEST(CApi, ANullNameBufferWithASizeSaysSo) {
             CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(convjit_last_error_message()),
             "name buffer is NULL but buf_size is 64; pass a buffer of at least " +
-                std::to_string(required) +
-                " bytes, or NULL with buf_size 0 to ask for the size");
+                std::to_string(required) + " bytes, or NULL with buf_size 0 to ask for the size");
 }
 
 // Issue 15, item 2: C may put any int in an enum parameter or field.  Each
 // is refused by its raw value; loading it as the C++ enum first was
 // undefined (UBSan, in the sanitizer build, stopped on it) and let the
 // compiler drop the range check.
-constexpr int kOutOfRange[] = {-1, 3, 4, 7, 1000, std::numeric_limits<int>::min(),
-                               std::numeric_limits<int>::max()};
+constexpr int kOutOfRange[] = {
+    -1, 3, 4, 7, 1000, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()};
 
 void expect_refused(convjit_status_t status, const std::string& fragment) {
   EXPECT_EQ(status, CONVJIT_STATUS_INVALID_ARGUMENT) << fragment;
@@ -118,9 +119,9 @@ TEST(CApi, EnumValuesOutOfRangeFromCAreRefusedByTheirRawValue) {
                      "dtype = " + value + " is not a convjit_dtype_t");
     expect_refused(c_tensor_desc_init(&desc, CONVJIT_DTYPE_F32, 4, dims, v),
                    "layout = " + value + " is not a convjit_layout_t");
-    expect_refused(c_conv_descriptor_name(&conv.params, v, &conv.x.desc(), &conv.w.desc(),
-                                          &conv.y.desc()),
-                   "direction = " + value + " is not a convjit_conv_direction_t");
+    expect_refused(
+        c_conv_descriptor_name(&conv.params, v, &conv.x.desc(), &conv.w.desc(), &conv.y.desc()),
+        "direction = " + value + " is not a convjit_conv_direction_t");
     expect_refused(c_pool_descriptor_name(&pool.params, v, &pool.x.desc(), &pool.y.desc()),
                    "direction = " + value + " is not a convjit_pool_direction_t");
     convjit_pool_params_t params;
@@ -143,18 +144,18 @@ TEST(CApi, EnumFieldsOutOfRangeFromCAreRefusedByTheirRawValue) {
     }
     convjit_pool_params_t params = pool.params;
     c_set_pool_mode(&params, v);
-    expect_refused(c_pool_descriptor_name(&params, CONVJIT_POOL_FWD, &pool.x.desc(),
-                                          &pool.y.desc()),
-                   "pool mode = " + value + " is not a convjit_pool_mode_t");
+    expect_refused(
+        c_pool_descriptor_name(&params, CONVJIT_POOL_FWD, &pool.x.desc(), &pool.y.desc()),
+        "pool mode = " + value + " is not a convjit_pool_mode_t");
     expect_refused(convjit_pool_backward(&params, &pool.x.desc(), pool.x.data(), &pool.y.desc(),
                                          pool.y.data(), pool.x.data(), 1.0, 0.0, nullptr),
                    "pool mode = " + value + " is not a convjit_pool_mode_t");
     convjit_exec_t exec{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
     c_set_device_kind(&exec, v);
-    expect_refused(convjit_conv_forward(&conv.params, &conv.x.desc(), conv.x.data(),
-                                        &conv.w.desc(), conv.w.data(), &conv.y.desc(),
-                                        conv.y.data(), 1.0, 0.0, &exec),
-                   "device kind " + value + " is neither CONVJIT_DEVICE_HOST nor");
+    expect_refused(
+        convjit_conv_forward(&conv.params, &conv.x.desc(), conv.x.data(), &conv.w.desc(),
+                             conv.w.data(), &conv.y.desc(), conv.y.data(), 1.0, 0.0, &exec),
+        "device kind " + value + " is neither CONVJIT_DEVICE_HOST nor");
   }
 }
 
@@ -182,6 +183,63 @@ TEST(CApi, HostExecutionReportsTheReferenceBackend) {
             CONVJIT_STATUS_SUCCESS)
       << convjit_last_error_message();
   EXPECT_STREQ(convjit_last_backend(), "reference");
+}
+
+// The fused forward against the plain forward and the epilogue's
+// definition, computed here: y = silu(alpha conv + bias + residual) + beta y.
+TEST(CApi, FusedForwardAppliesItsEpilogueToThePlainForward) {
+  std::mt19937 rng(5);
+  auto t = make_conv_tensors<float>({2, 3, 4, 1, {6, 5}, {3, 3}});
+  t.x.fill_random(rng), t.w.fill_random(rng), t.y.fill_random(rng);
+  HostTensor<float> plain = t.y, residual = t.y;
+  residual.fill_random(rng);
+  const std::vector<float> bias = {0.5f, -0.25f, 1.0f, -2.0f};
+  const std::vector<double> before = t.y.values();
+  ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &plain.desc(), plain.data(), 1.0, 0.0, nullptr),
+            CONVJIT_STATUS_SUCCESS)
+      << convjit_last_error_message();
+  const convjit_epilogue_t epilogue{CONVJIT_ACTIVATION_SILU, bias.data(), residual.data()};
+  ASSERT_EQ(convjit_conv_forward_fused(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                       &epilogue, &t.y.desc(), t.y.data(), 0.5, 0.25, nullptr),
+            CONVJIT_STATUS_SUCCESS)
+      << convjit_last_error_message();
+  const auto conv = plain.values(), res = residual.values(), got = t.y.values();
+  const std::size_t pixels = got.size() / (2 * 4);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double v = 0.5 * conv[i] + bias[i / pixels % 4] + res[i];
+    EXPECT_NEAR(got[i], v / (1 + std::exp(-v)) + 0.25 * before[i], 1e-5) << i;
+  }
+  std::string name, plain_name;
+  ASSERT_TRUE(conv_fused_descriptor_name(t.params, t.x.desc(), t.w.desc(),
+                                         Epilogue(CONVJIT_ACTIVATION_SILU, bias.data()), t.y.desc(),
+                                         false, name)
+                  .is_ok());
+  ASSERT_TRUE(conv_descriptor_name(t.params, CONVJIT_CONV_FWD, t.x.desc(), t.w.desc(), t.y.desc(),
+                                   false, plain_name)
+                  .is_ok());
+  EXPECT_EQ(name, plain_name + "_ep_silu_bias");
+  ASSERT_TRUE(conv_fused_descriptor_name(t.params, t.x.desc(), t.w.desc(), Epilogue(), t.y.desc(),
+                                         false, name)
+                  .is_ok());
+  EXPECT_EQ(name, plain_name);
+}
+
+TEST(CApi, FusedForwardRefusesABadActivationAndYAsItsResidual) {
+  auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
+  t.y.fill(9.0);
+  convjit_epilogue_t epilogue{CONVJIT_ACTIVATION_RELU, nullptr, t.y.data()};
+  expect_refused(
+      convjit_conv_forward_fused(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &epilogue, &t.y.desc(), t.y.data(), 1.0, 0.0, nullptr),
+      "epilogue residual is y itself");
+  std::memset(&epilogue.activation, 0x7f, sizeof epilogue.activation);
+  epilogue.residual = nullptr;
+  expect_refused(
+      convjit_conv_forward_fused(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                 &epilogue, &t.y.desc(), t.y.data(), 1.0, 0.0, nullptr),
+      "is not a convjit_activation_t");
+  for (double v : t.y.values()) EXPECT_EQ(v, 9.0);
 }
 
 TEST(CApi, CudaDeviceIsNotAvailableInThisBuild) {

@@ -76,7 +76,9 @@ TEST(Cli, DescribeNameParsesAndItsFlagsLineReproducesTheName) {
             "conv3d_1_4_10_10_10_4000_1000_100_10_1_8_4_3_3_3_1_8_10_10_10_8000_1000_100_10_1_"
             "2_1_1_1_1_1_2_1_1_1_bwddata_f16"),
         std::string("avgpadpool1d_2_3_9_0_0_27_9_1_0_0_3_0_0_2_3_5_0_0_15_5_1_0_0_1_0_0_2_0_0_1_0_"
-                    "0_bwd")}) {
+                    "0_bwd"),
+        std::string("conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"
+                    "12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd_ep_silu_bias_res_bf16")}) {
     const Outcome described = convjit("describe --name " + name);
     ASSERT_EQ(described.exit_code, 0) << described.output;
     EXPECT_EQ(described.first_line(), name);
@@ -148,6 +150,26 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("20 calls"), std::string::npos);
+}
+
+// YOLO11n's forward convs as fused Conv+BN+SiLU blocks (the detect
+// head's outputs fuse their bias alone); a model without a block
+// activation, or an epilogue on a backward, is a usage error.
+TEST(Cli, RunFusedRunsYoloConvBlocksWithTheirEpilogues) {
+  const Outcome r = convjit("run --model yolo11n --imgsz 32 --fused --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("b0.conv                  fwd      reference"), std::string::npos);
+  EXPECT_NE(r.output.find("_fwd_ep_silu_bias\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("_fwd_ep_identity_bias\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("_bwddata_ep"), std::string::npos) << r.output;
+  const Outcome resnet = convjit("run --model resnet50 --imgsz 32 --fused");
+  EXPECT_EQ(resnet.exit_code, 2) << resnet.output;
+  EXPECT_NE(resnet.output.find("model resnet50 has no fused form"), std::string::npos)
+      << resnet.output;
+  const Outcome bwd = convjit("describe conv --x 1,4,8,8 --w 4,4,3,3 --op bwddata --act relu");
+  EXPECT_EQ(bwd.exit_code, 2) << bwd.output;
+  EXPECT_NE(bwd.output.find("into --op fwd only, not --op bwddata"), std::string::npos)
+      << bwd.output;
 }
 
 TEST(Cli, RunOfTheTinyNetworkAsJson) {

@@ -117,8 +117,8 @@ TEST_F(EmulatedFusedEpilogue, EveryVariantFusesEveryEpilogue) {
         const test::ConvCase c = random_case(rng, 1 + trial % 3, trial % 4 == 3);
         SCOPED_TRACE(c.describe());
         const double beta = trial % 3 == 0 ? 0.5 : 0.0;
-        ran += check_every_variant(fused(c, dtype, act, operands), rng, trial % 2 ? 0.75 : 1.0,
-                                   beta);
+        ran +=
+            check_every_variant(fused(c, dtype, act, operands), rng, trial % 2 ? 0.75 : 1.0, beta);
       }
   EXPECT_GT(ran, 3 * 4 * 4 * 2) << "too few variants ran";
 }
@@ -147,12 +147,12 @@ TEST_F(EmulatedFusedEpilogue, YoloConvBlocksInChannelsLast) {
        {std::tuple<int, int, int, int>{16, 32, 3, 2}, {32, 32, 1, 1}}) {
     test::ConvCase c;
     c.channels = channels, c.filters = filters, c.batch = 2, c.input = {10, 10};
-    c.kernel = {kernel, kernel}, c.stride = {stride, stride}, c.pad_begin = {kernel / 2, kernel / 2};
+    c.kernel = {kernel, kernel}, c.stride = {stride, stride},
+    c.pad_begin = {kernel / 2, kernel / 2};
     c.layout = c.filter_layout = test::TestLayout::nhwc;
     for (DataType dtype : {DataType::f16, DataType::bf16})
-      EXPECT_GT(check_every_variant(fused(c, dtype, Activation::silu, kEpilogueBias), rng, 1.0,
-                                    0.0),
-                2);
+      EXPECT_GT(
+          check_every_variant(fused(c, dtype, Activation::silu, kEpilogueBias), rng, 1.0, 0.0), 2);
   }
 }
 

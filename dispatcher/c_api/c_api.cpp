@@ -217,9 +217,10 @@ Status check_appendable(const char* path, const char* what) {
   const bool created = fd >= 0;
   if (!created && errno == EEXIST) fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0)
-    return Status::invalid(fmt::format("cannot open the {} {} for appending: {}; pass a writable "
-                                       "path",
-                                       what, path, std::strerror(errno)));
+    return Status::invalid(
+        fmt::format("cannot open the {} {} for appending: {}; pass a writable "
+                    "path",
+                    what, path, std::strerror(errno)));
   ::close(fd);
   if (created) ::unlink(path);
   return Status::ok();
@@ -267,8 +268,8 @@ convjit_status_t convjit_set_policy(const char* policy) {
     }
     const auto parsed = parse_policy(policy);
     if (!parsed)
-      return Status::invalid(
-          fmt::format("policy '{}' is not one of auto, jit, cudnn, reference, tuned, emulate", policy));
+      return Status::invalid(fmt::format(
+          "policy '{}' is not one of auto, jit, cudnn, reference, tuned, emulate", policy));
     SettingsStore::instance().set_policy(parsed);
     return Status::ok();
   });
@@ -307,7 +308,8 @@ convjit_status_t convjit_tensor_desc_init(convjit_tensor_desc_t* desc, convjit_d
       return Status::invalid(fmt::format("rank = {} must be 3, 4 or 5", rank));
     if (const int raw = raw_c_enum(dtype); !is_valid_dtype(raw))
       return Status::invalid(fmt::format("dtype = {} is not a convjit_dtype_t", raw));
-    if (const int raw = raw_c_enum(layout); raw != CONVJIT_LAYOUT_NCHW && raw != CONVJIT_LAYOUT_NHWC)
+    if (const int raw = raw_c_enum(layout);
+        raw != CONVJIT_LAYOUT_NCHW && raw != CONVJIT_LAYOUT_NHWC)
       return Status::invalid(fmt::format("layout = {} is not a convjit_layout_t", raw));
     Dims5 d{};
     int64_t count = 1;
@@ -349,7 +351,8 @@ convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params, int spa
     if (params == nullptr) return Status::invalid("params is NULL");
     if (spatial_dims < 1 || spatial_dims > kMaxSpatialDims)
       return Status::invalid(fmt::format("spatial_dims = {} must be 1, 2 or 3", spatial_dims));
-    if (const int raw = raw_c_enum(mode); raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
+    if (const int raw = raw_c_enum(mode);
+        raw < CONVJIT_POOL_MAX || raw > CONVJIT_POOL_AVG_INCLUDE_PAD)
       return Status::invalid(fmt::format(
           "mode = {} is not a convjit_pool_mode_t (CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD "
           "or CONVJIT_POOL_AVG_INCLUDE_PAD)",
@@ -411,11 +414,13 @@ convjit_status_t convjit_pool_descriptor_name(const convjit_pool_params_t* param
   });
 }
 
-convjit_status_t convjit_conv_fused_descriptor_name(
-    const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc,
-    const convjit_tensor_desc_t* w_desc, const convjit_epilogue_t* epilogue,
-    const convjit_tensor_desc_t* y_desc, int symbolic_batch, char* buf, size_t buf_size,
-    size_t* required) {
+convjit_status_t convjit_conv_fused_descriptor_name(const convjit_conv_params_t* params,
+                                                    const convjit_tensor_desc_t* x_desc,
+                                                    const convjit_tensor_desc_t* w_desc,
+                                                    const convjit_epilogue_t* epilogue,
+                                                    const convjit_tensor_desc_t* y_desc,
+                                                    int symbolic_batch, char* buf, size_t buf_size,
+                                                    size_t* required) {
   return guarded([&] {
     return write_name(make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc),
                       symbolic_batch, buf, buf_size, required);
@@ -463,8 +468,7 @@ convjit_status_t convjit_conv_forward_fused(const convjit_conv_params_t* params,
                                             const convjit_tensor_desc_t* w_desc, const void* w,
                                             const convjit_epilogue_t* epilogue,
                                             const convjit_tensor_desc_t* y_desc, void* y,
-                                            double alpha, double beta,
-                                            const convjit_exec_t* exec) {
+                                            double alpha, double beta, const convjit_exec_t* exec) {
   if (epilogue == nullptr)
     return convjit_conv_forward(params, x_desc, x, w_desc, w, y_desc, y, alpha, beta, exec);
   return guarded([&]() -> Status {
@@ -489,9 +493,9 @@ convjit_status_t convjit_conv_forward_fused(const convjit_conv_params_t* params,
         .add(*x_desc)
         .add(*w_desc)
         .add(*y_desc)
-        .add(std::int64_t{raw_c_enum(epilogue->activation)})
-        .add(std::int64_t{epilogue->bias != nullptr} | std::int64_t{epilogue->residual != nullptr}
-                                                           << 1);
+        .add(std::int64_t{raw_c_enum(epilogue->activation)} << 2 |
+             std::int64_t{epilogue->bias != nullptr} |
+             std::int64_t{epilogue->residual != nullptr} << 1);
     return run(key, exec, args, [&] {
       return make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc);
     });
