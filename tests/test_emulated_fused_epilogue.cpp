@@ -4,8 +4,10 @@
 // reference: every activation, with and without the bias and the residual,
 // alpha and beta, f32/f16/bf16, 1D/2D/3D, NCHW, NHWC and halo layouts,
 // groups, and bias and residual views one element off a 16-byte boundary,
-// which the vector paths must not load as vectors.  The reference's own
-// epilogue is checked against the definition, computed here in double.
+// which the vector paths must not load as vectors.  The epilogue also
+// runs as a pass of its own after a plain conv (cuDNN's path).  The
+// reference's own epilogue is checked against the definition, computed
+// here in double.
 //
 // Tolerance: the conv's (kernel_tolerance, or TF32's on tensor cores),
 // since the activations change an error in the sum by at most their
@@ -16,9 +18,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/epilogue_after.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
@@ -190,6 +195,44 @@ TEST_F(EmulatedFusedEpilogue, ReferenceEpilogueFollowsItsDefinition) {
           }
     EXPECT_GT(checked, 0);
   }
+}
+
+// The epilogue as a pass of its own after a plain conv (what follows
+// cuDNN): the reference's plain conv, then the emulated epilogue_pass
+// template, in place when beta is 0 and through a temporary otherwise.
+TEST_F(EmulatedFusedEpilogue, ThePassAfterAPlainConvMatchesTheFusedReference) {
+  std::mt19937 rng(2005);
+  ReferenceBackend reference;
+  int trial = 0;
+  for (DataType dtype : kDtypes)
+    for (Activation act : kActivations) {
+      const test::ConvCase c = random_case(rng, 1 + trial % 3, trial % 3 == 2);
+      const OpDescriptor d = fused(c, dtype, act, ++trial % 4);
+      if (!d.has_epilogue()) continue;
+      SCOPED_TRACE(descriptor_name(d));
+      for (const std::string& id : jit_variants(d, {"", true}))
+        EXPECT_NE(id, kEpiloguePassVariant) << "the pass is not a way to run the conv";
+      BuildTrace trace;
+      auto plain = reference.build(without_epilogue(d), kHost, trace);
+      auto pass = backend_.build_variant(d, kHost, kEpiloguePassVariant, trace);
+      ASSERT_TRUE(plain.is_ok() && pass.is_ok()) << pass.status().message();
+      const auto kernel = epilogue_after(
+          std::move(plain).value(), std::move(pass).value(),
+          std::make_unique<StreamWorkspaces>(
+              epilogue_temporary_bytes(d),
+              [](std::size_t n) -> Result<void*> { return std::malloc(n); },
+              [](void* p) { std::free(p); }),
+          nullptr);
+      for (double beta : {0.0, 0.5}) {
+        const test::HostOperands host = test::random_operands(d, rng, 0.75, beta);
+        std::vector<unsigned char> out = host.out;
+        const Status s = kernel->execute(host.args(d, out.data()));
+        ASSERT_TRUE(s.is_ok()) << s.message();
+        test::expect_matches_reference(d, host, out);
+      }
+    }
+  OpDescriptor plain = fused(random_case(rng, 2, false), DataType::f32, Activation::identity, 0);
+  EXPECT_FALSE(check_variant(plain, kEpiloguePassVariant, {"", true}).is_ok());
 }
 
 // An epilogue that names an operand the call does not pass is an error,

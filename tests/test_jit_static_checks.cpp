@@ -222,8 +222,9 @@ TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {
 
 // A Conv+BN+SiLU block with a residual, fused, in every fwd variant the
 // JIT offers for a YOLO11n dense conv and a depthwise conv (channels-last
-// bf16, sm_90): each compiles with its epilogue's exp, fits and does not
-// spill; the GEMM tiles keep their instructions.
+// bf16, sm_90), and the epilogue pass that follows cuDNN's plain conv:
+// each compiles with its epilogue's exp, fits and does not spill; the
+// GEMM tiles keep their instructions.
 TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
   int dense = 0, depthwise = 0;
   for (const ModelOp& op : model_ops("yolo11n")) {
@@ -234,7 +235,9 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
     (is_dw ? depthwise : dense) += 1;
     d.activation = Activation::silu;
     d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
-    for (const std::string& variant : jit_variants(d, variant_context("sm_90"))) {
+    std::vector<std::string> variants = jit_variants(d, variant_context("sm_90"));
+    variants.emplace_back(kEpiloguePassVariant);  // cuDNN's conv, then the epilogue alone
+    for (const std::string& variant : variants) {
       SCOPED_TRACE(fmt::format("{} {} ({})", op.layer, variant, descriptor_name(d)));
       auto source = kernel_source(d, variant);
       ASSERT_TRUE(source.is_ok()) << source.status().message();

@@ -1,10 +1,15 @@
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 
+#include "dispatcher/backends/jit/epilogue_after.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+
 #include <fmt/format.h>
 
 #include "dispatcher/backends/cudnn/cudnn_algorithm.hpp"
 #include "dispatcher/backends/cudnn/cudnn_descriptors.hpp"
 #include "dispatcher/backends/cudnn/cudnn_handles.hpp"
+#include "dispatcher/backends/jit/epilogue_after.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/context_scope.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/settings.hpp"
@@ -372,13 +377,36 @@ Status CudnnBackend::check_support(const OpDescriptor& desc, const convjit_devic
     return Status::not_available("cuDNN serves CUDA devices; the host uses the reference");
   if (Status s = CudaDriver::instance().available(); !s.is_ok()) return s;
   if (Status s = CudnnLibrary::instance().available(); !s.is_ok()) return s;
-  auto problem = cudnn_problem(desc);
-  return problem.is_ok() ? Status::ok() : problem.status();
+  auto problem = cudnn_problem(without_epilogue(desc));
+  if (!problem.is_ok()) return problem.status();
+  if (desc.has_epilogue())
+    if (Status s = epilogue_passes_.check_support(desc, device); !s.is_ok())
+      return Status(s.code(), "cuDNN runs the plain conv, and its epilogue pass needs the JIT: " +
+                                  s.message());
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Kernel>> CudnnBackend::with_epilogue_pass(const OpDescriptor& desc,
+                                                                 const convjit_device_t& device,
+                                                                 std::unique_ptr<Kernel> plain,
+                                                                 BuildTrace& trace) {
+  auto pass = epilogue_passes_.build_variant(desc, device, kEpiloguePassVariant, trace);
+  if (!pass.is_ok()) return pass.status();
+  auto context = DeviceContext::open(device.ordinal);
+  if (!context.is_ok()) return context.status();
+  return epilogue_after(std::move(plain), std::move(pass).value(),
+                        make_device_workspaces(epilogue_temporary_bytes(desc)),
+                        std::move(context).value());
 }
 
 Result<std::unique_ptr<Kernel>> CudnnBackend::build(const OpDescriptor& desc,
                                                     const convjit_device_t& device,
                                                     BuildTrace& trace) {
+  if (desc.has_epilogue()) {
+    auto plain = build(without_epilogue(desc), device, trace);
+    if (!plain.is_ok()) return plain.status();
+    return with_epilogue_pass(desc, device, std::move(plain).value(), trace);
+  }
   return in_build(desc, device, trace, [](const BuildContext& b) {
     if (b.desc.kind == OpKind::bias_grad) return build_bias(b);
     if (b.desc.is_pool()) return build_pooling(b);
@@ -390,6 +418,16 @@ Result<std::vector<KernelVariant>> CudnnBackend::build_variants(const OpDescript
                                                                 const convjit_device_t& device,
                                                                 BuildTrace& trace) {
   if (!desc.is_conv()) return Backend::build_variants(desc, device, trace);
+  if (desc.has_epilogue()) {
+    auto plain = build_variants(without_epilogue(desc), device, trace);
+    if (!plain.is_ok()) return plain.status();
+    for (KernelVariant& v : plain.value()) {
+      auto fused = with_epilogue_pass(desc, device, std::move(v.kernel), trace);
+      if (!fused.is_ok()) return fused.status();
+      v.kernel = std::move(fused).value();
+    }
+    return plain;
+  }
   return in_build(desc, device, trace, convolution_variants);
 }
 
@@ -398,6 +436,11 @@ Result<std::unique_ptr<Kernel>> CudnnBackend::build_variant(const OpDescriptor& 
                                                             std::string_view id,
                                                             BuildTrace& trace) {
   if (!desc.is_conv() || id.empty()) return Backend::build_variant(desc, device, id, trace);
+  if (desc.has_epilogue()) {
+    auto plain = build_variant(without_epilogue(desc), device, id, trace);
+    if (!plain.is_ok()) return plain.status();
+    return with_epilogue_pass(desc, device, std::move(plain).value(), trace);
+  }
   return in_build(desc, device, trace,
                   [id](const BuildContext& b) { return convolution_variant(b, id); });
 }

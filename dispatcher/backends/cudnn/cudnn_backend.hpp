@@ -9,9 +9,13 @@
 // f32 never runs on TF32 tensor cores unless CONVJIT_ALLOW_TF32=1 (or
 // convjit_set_allow_tf32) says so; f16 and bf16 use tensor cores with f32
 // accumulation.
+//
+// A fused conv fwd runs as cuDNN's plain conv followed by the JIT's
+// epilogue pass (epilogue_after.hpp), so it needs NVRTC as well.
 #pragma once
 
 #include "dispatcher/backend.hpp"
+#include "dispatcher/backends/jit/jit_backend.hpp"
 
 namespace convjit {
 
@@ -32,6 +36,14 @@ class CudnnBackend final : public Backend {
                                                               const convjit_device_t& device,
                                                               std::string_view id,
                                                               BuildTrace& trace) override;
+
+ private:
+  // `plain` (a kernel of the plain conv) followed by the epilogue pass.
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> with_epilogue_pass(
+      const OpDescriptor& desc, const convjit_device_t& device, std::unique_ptr<Kernel> plain,
+      BuildTrace& trace);
+
+  JitBackend epilogue_passes_;  // compiles and caches the epilogue passes
 };
 
 }  // namespace convjit

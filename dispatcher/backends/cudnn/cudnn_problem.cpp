@@ -109,7 +109,8 @@ Result<CudnnProblem> cudnn_problem(const OpDescriptor& d) {
   if (d.kind == OpKind::bias_grad) return bias_problem(d);
   if (d.has_epilogue())
     return Status::unsupported(
-        "the cuDNN backend runs plain convolutions only; fused epilogues run on the JIT");
+        "cuDNN's convolution descriptors express the plain conv only (the backend adds the "
+        "epilogue as a pass of its own)");
   CudnnProblem p;
   p.spatial_dims = d.spatial_dims == 1 ? 2 : d.spatial_dims;
   if (Status s = spatial_parameters(d, p); !s.is_ok()) return s;

@@ -53,8 +53,18 @@ BufferSpec output_buffer(const OpDescriptor& d) {
   return slot_buffer(d, output_slot(d), output_name(d), BufferRole::output);
 }
 
-BufferSpec input_buffer(const OpDescriptor& d, KernelInput input) {
+// The epilogue pass (kEpiloguePassVariant) reads the plain conv's result,
+// passed as x, in y's layout, and nothing else.
+bool is_epilogue_pass(const KernelSource& source) { return source.variant == kEpiloguePassVariant; }
+
+KernelInputs inputs_of(const OpDescriptor& d, const KernelSource& source) {
+  if (is_epilogue_pass(source)) return {KernelInput::x, KernelInput::none};
+  return kernel_inputs(d);
+}
+
+BufferSpec input_buffer(const OpDescriptor& d, KernelInput input, const KernelSource& source) {
   if (input == KernelInput::none) return {};
+  if (is_epilogue_pass(source)) return slot_buffer(d, Slot::y, "conv", BufferRole::input);
   return slot_buffer(d, input_slot(input), input_name(input), BufferRole::input);
 }
 
@@ -75,9 +85,9 @@ class EmulatorKernel final : public Kernel {
   EmulatorKernel(const OpDescriptor& desc, KernelSource source,
                  const emulator::EmulatedTemplate& kernels)
       : desc_(desc),
-        inputs_(kernel_inputs(desc)),
-        in0_(input_buffer(desc, inputs_.in0)),
-        in1_(input_buffer(desc, inputs_.in1)),
+        inputs_(inputs_of(desc, source)),
+        in0_(input_buffer(desc, inputs_.in0, source)),
+        in1_(input_buffer(desc, inputs_.in1, source)),
         out_(output_buffer(desc)),
         bias_(bias_buffer(desc)),
         residual_(residual_buffer(desc)),

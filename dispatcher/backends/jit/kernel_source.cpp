@@ -89,6 +89,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
   if (d.is_pool())
     return fmt::format("pool/pool_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
                        variant == kVectorVariant ? "_vector" : "");
+  if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   if (variant == kDepthwiseTileVariant)
@@ -170,6 +171,21 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, Pr
   return Status::ok();
 }
 
+void epilogue_constants(const OpDescriptor& d, PreludeWriter& p) {
+  p.constant("ACT", static_cast<long long>(d.activation));
+  p.constant("BIAS", d.has_bias() ? 1 : 0);
+  p.constant("RESIDUAL", d.has_residual() ? 1 : 0);
+}
+
+// The epilogue alone: a thread per element of y.
+void epilogue_pass_entries(const OpDescriptor& d, const View5& y, PreludeWriter& p,
+                           KernelSource& out) {
+  p.constant("K", y.dims[1]);
+  epilogue_constants(d, p);
+  out.entries = {{"convjit_kernel", y.dims[0] * y.dims[1] * y.spatial_size()}};
+  p.finish(d, out);
+}
+
 }  // namespace
 
 unsigned KernelEntry::blocks() const {
@@ -248,13 +264,13 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     return out;
   }
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  if (out.variant == kEpiloguePassVariant) {
+    epilogue_pass_entries(d, y, p, out);
+    return out;
+  }
   p.constant("K", w.dims[0]), p.constant("G", d.groups), p.constant("CG", w.dims[1]);
   p.view("WS", w);
-  if (takes_epilogue_operands(d)) {
-    p.constant("ACT", static_cast<long long>(d.activation));
-    p.constant("BIAS", d.has_bias() ? 1 : 0);
-    p.constant("RESIDUAL", d.has_residual() ? 1 : 0);
-  }
+  if (takes_epilogue_operands(d)) epilogue_constants(d, p);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;

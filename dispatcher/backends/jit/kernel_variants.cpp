@@ -227,6 +227,11 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
           depthwise_tile_bytes(d), kStaticShared));
     return Status::ok();
   }
+  if (variant == kEpiloguePassVariant) {
+    if (d.has_epilogue()) return Status::ok();
+    return Status::not_available(
+        "variant epilogue_pass applies a conv fwd's fused epilogue; this op has none");
+  }
   if (variant == kDepthwiseVariant) {
     if (is_depthwise(d)) return Status::ok();
     return Status::not_available(

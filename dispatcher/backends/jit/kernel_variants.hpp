@@ -28,6 +28,10 @@ inline constexpr std::string_view kDepthwiseTileVariant = "depthwise_tile";
 // Pooling and the bias gradient in 16-byte channel vectors
 // (pool/pool_*_vector.cuh, conv/bias_grad_vector.cuh).
 inline constexpr std::string_view kVectorVariant = "vector";
+// A fused conv fwd's epilogue alone, over a plain conv's result in y's
+// layout (conv/epilogue_pass.cuh): what follows a backend that cannot fuse
+// it.  Not a way to run the conv, so jit_variants() never lists it.
+inline constexpr std::string_view kEpiloguePassVariant = "epilogue_pass";
 
 enum class GemmMath { tensor_core, simt };
 
