@@ -5,7 +5,8 @@ under whatever python3 the GPU machine has).
 Reads, from the raw folder: the GPU tests' text log (skip reasons, which
 GoogleTest's JSON lacks), bench-runs.txt (one line per bench run: model,
 batch, dtype, image size, exit status, its --time-limit and the timeout that
-guards it, in seconds) and each run's bench
+guards it, in seconds, then its layout and form, plain or fused, which
+older lines lack: nchw, plain) and each run's bench
 JSON.  Writes to the out folder:
   summary.md  one table of every GPU test (pass, fail or skip, with the
               reason), then per model x batch x dtype the geometric mean of
@@ -14,7 +15,9 @@ JSON.  Writes to the out folder:
               dense convolutions (speed against cuDNN per direction, share
               of the tensor-core peak on ResNet-50's 3x3 layers) and every
               dense conv's JIT/cuDNN comparison, and the bandwidth kernels'
-              goals (depthwise, pooling, bias gradient); and a last line
+              goals (depthwise, pooling, bias gradient), and the fused
+              epilogues' (a fused run's fwd convs against the plain run's);
+              and a last line
               "Result: ..." (the goals are reported, not a failure);
   bench.json  every run's configuration, status and report, in one file.
 Exit status: 0 when everything passed, 1 otherwise.
@@ -88,12 +91,33 @@ def bench_runs(raw_dir):
     except OSError:
         return runs
     for line in lines:
-        model, batch, dtype, imgsz, status, budget, guard = line.split()
+        fields = line.split()
+        model, batch, dtype, imgsz, status, budget, guard = fields[:7]
+        layout, form = fields[7:9] if len(fields) >= 9 else ("nchw", "plain")
         name = f"bench-{model}-b{batch}-{dtype}"
+        name += "" if layout == "nchw" else f"-{layout}"
+        name += "" if form == "plain" else f"-{form}"
         runs.append({"model": model, "batch": int(batch), "dtype": dtype, "imgsz": imgsz,
                      "exit": int(status), "budget_s": int(budget), "guard_s": int(guard),
+                     "layout": layout, "form": form,
                      "report": read_json(os.path.join(raw_dir, name + ".json"))})
     return runs
+
+
+def label(run):
+    """The model, with the layout and form where they are not NCHW and plain."""
+    text = run["model"]
+    if run.get("layout", "nchw") != "nchw":
+        text += " " + run["layout"]
+    if run.get("form", "plain") != "plain":
+        text += " " + run["form"]
+    return text
+
+
+def goal_run(run):
+    """Whether the kernel goals look at a run: bf16, batch 32, plain."""
+    return (run["report"] is not None and run["batch"] == 32 and run["dtype"] == "bf16"
+            and run.get("form", "plain") == "plain")
 
 
 def geomean(values):
@@ -154,7 +178,7 @@ def bench_table(runs):
         if run["report"] is not None:
             mean, worst, compared, declined = jit_over_cudnn(run["report"])
         lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            run["model"], run["batch"], run["dtype"], run["imgsz"], compared, declined,
+            label(run), run["batch"], run["dtype"], run["imgsz"], compared, declined,
             f"{mean:.2f}" if mean is not None else "n/a",
             f"{worst[1]} ({worst[0]:.2f})" if worst else "n/a", run_status(run)[1]))
     return lines
@@ -182,22 +206,22 @@ def goal_lines(runs):
            "JIT % of roofline |", "|---|---|---|---|---|---|---|---|"]
     peaks = []
     for run in runs:
-        report = run["report"]
-        if report is None or run["batch"] != 32 or run["dtype"] != "bf16":
+        if not goal_run(run):
             continue
+        report = run["report"]
         convs = dense_convs(report)
         for direction, goal in SPEED_GOALS.get(run["model"], {}).items():
             chosen = [o for o in convs if direction in ("all", o["direction"])]
             mean = geomean([o["cudnn"]["ms"] / o["jit"]["ms"] for o in chosen])
             goals.append("| {} | {} | {} | {} | {} | {} |".format(
-                run["model"], direction, len(chosen), f"{mean:.2f}" if mean else "n/a", goal,
+                label(run), direction, len(chosen), f"{mean:.2f}" if mean else "n/a", goal,
                 "yes" if mean and mean >= goal else "no"))
         half = (report.get("peaks") or {}).get("half_tflops")
         for o in convs:
             jit = o["jit"]
             share = jit.get("peak_fraction")
             ops.append("| {} | {} | {} | {} | {:.4f} | {:.4f} | {:.2f} | {} |".format(
-                run["model"], o.get("layer", "?"), o["direction"], jit.get("variant", ""),
+                label(run), o.get("layer", "?"), o["direction"], jit.get("variant", ""),
                 jit["ms"], o["cudnn"]["ms"], o["cudnn"]["ms"] / jit["ms"],
                 f"{100 * share:.0f}%" if share is not None else "n/a"))
             if run["model"] == "resnet50" and o.get("window") == [3, 3] and half:
@@ -247,9 +271,9 @@ def bandwidth_goal_lines(runs):
              "|---|---|---|---|---|"]
     ratios = []
     for run in runs:
-        report = run["report"]
-        if report is None or run["batch"] != 32 or run["dtype"] != "bf16":
+        if not goal_run(run):
             continue
+        report = run["report"]
         bandwidth = (report.get("peaks") or {}).get("bandwidth_gbs")
         timed = [(bandwidth_kind(o), o) for o in report.get("ops", [])
                  if "ms" in o.get("jit", {}) and o.get("bytes")]
@@ -263,19 +287,19 @@ def bandwidth_goal_lines(runs):
                 continue
             goal = BANDWIDTH_GOAL * bandwidth * 1e-3
             mean = geomean(rates)
-            lines.append(f"| {run['model']} | {kind} | {len(rates)} | {mean:.2f}, {min(rates):.2f} "
+            lines.append(f"| {label(run)} | {kind} | {len(rates)} | {mean:.2f}, {min(rates):.2f} "
                          f"| {goal:.2f} | {'yes' if mean >= goal else 'no'} |")
         fwd = {o.get("layer"): o for o in kinds.get("depthwise fwd", [])}
         for o in kinds.get("depthwise bwdfilt", []):
             if o.get("layer") in fwd:
-                ratios.append((o["jit"]["ms"] / fwd[o["layer"]]["jit"]["ms"], run["model"],
+                ratios.append((o["jit"]["ms"] / fwd[o["layer"]]["jit"]["ms"], label(run),
                                o["layer"]))
         versus = [o["cudnn"]["ms"] / o["jit"]["ms"]
                   for kind, o in timed
                   if kind is not None and kind != "bias gradient" and "ms" in o.get("cudnn", {})]
         if versus:
             mean = geomean(versus)
-            speed.append(f"| {run['model']} | {len(versus)} | {mean:.2f} | {BANDWIDTH_SPEED_GOAL} "
+            speed.append(f"| {label(run)} | {len(versus)} | {mean:.2f} | {BANDWIDTH_SPEED_GOAL} "
                          f"| {'yes' if mean >= BANDWIDTH_SPEED_GOAL else 'no'} |")
     out = []
     if len(lines) > 2:
@@ -289,6 +313,43 @@ def bandwidth_goal_lines(runs):
                 f"{worst[2]}); goal {BWDFILT_OVER_FWD_GOAL:.0f}x: "
                 f"{'met' if worst[0] <= BWDFILT_OVER_FWD_GOAL else 'not met'}.", ""]
     return out
+
+
+# A fused Conv+bias+SiLU's time over the plain conv's, at most (geometric
+# mean over a model's fwd convs, bf16, batch 32).
+FUSED_OVER_PLAIN_GOAL = 1.05
+
+
+def fused_goal_lines(runs):
+    """Each fused run's fwd convs against the same layers in its plain run."""
+    lines = ["| model | fwd convs | fused / plain JIT time (geomean) | worst layer | goal | met |",
+             "|---|---|---|---|---|---|"]
+    for run in runs:
+        if run.get("form") != "fused" or run["report"] is None or run["batch"] != 32 \
+                or run["dtype"] != "bf16":
+            continue
+        plain = next((r for r in runs if r.get("form", "plain") == "plain"
+                      and r["report"] is not None
+                      and (r["model"], r["batch"], r["dtype"], r.get("layout", "nchw")) ==
+                      (run["model"], run["batch"], run["dtype"], run.get("layout", "nchw"))), None)
+        if plain is None:
+            continue
+        before = {o.get("layer"): o for o in plain["report"].get("ops", [])
+                  if o.get("direction") == "fwd" and "ms" in o.get("jit", {})}
+        ratios = [(o["jit"]["ms"] / before[o["layer"]]["jit"]["ms"], o["layer"])
+                  for o in run["report"].get("ops", [])
+                  if o.get("direction") == "fwd" and "ms" in o.get("jit", {})
+                  and o.get("layer") in before and before[o["layer"]]["jit"]["ms"] > 0]
+        if not ratios:
+            continue
+        mean = geomean([r for r, _ in ratios])
+        worst = max(ratios)
+        lines.append(f"| {label(run)} | {len(ratios)} | {mean:.3f} | {worst[1]} ({worst[0]:.3f}) "
+                     f"| {FUSED_OVER_PLAIN_GOAL} | {'yes' if mean <= FUSED_OVER_PLAIN_GOAL else 'no'} |")
+    if len(lines) == 2:
+        return []
+    return ["Fused epilogues (bf16, batch 32): each fused fwd conv's JIT time over the same "
+            "layer's plain conv in the plain run:", ""] + lines + [""]
 
 
 def verdict(tests, runs):
@@ -334,6 +395,7 @@ def main():
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
               "both served (below 1: the JIT is faster).", ""]
     lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)
+    lines += fused_goal_lines(runs)
     lines += [f"Result: {result}"]
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

@@ -66,10 +66,15 @@ class Summary(unittest.TestCase):
         with open(os.path.join(self.out, relative), "w", encoding="utf-8") as f:
             f.write(content if isinstance(content, str) else json.dumps(content))
 
-    def add_run(self, model, batch, dtype, status, report, budget=20):
+    def add_run(self, model, batch, dtype, status, report, budget=20, layout=None, form=None):
         name = f"bench-{model}-b{batch}-{dtype}"
+        extra = ""
+        if layout is not None:  # the newer line; older ones end at the guard
+            name += "" if layout == "nchw" else f"-{layout}"
+            name += "" if form == "plain" else f"-{form}"
+            extra = f" {layout} {form}"
         with open(os.path.join(self.raw, "bench-runs.txt"), "a", encoding="utf-8") as f:
-            f.write(f"{model} {batch} {dtype} default {status} {budget} {budget + 20}\n")
+            f.write(f"{model} {batch} {dtype} default {status} {budget} {budget + 20}{extra}\n")
         if report is not None:
             self.write(f"raw/{name}.json", report)
 
@@ -169,6 +174,23 @@ class Summary(unittest.TestCase):
         self.assertIn(f"| yolo11n | 4 | {(2 * 1 * 0.8 * 8) ** 0.25:.2f} | 1.5 | yes |", summary)
         self.assertIn("Depthwise bwdfilt over fwd time: at most 2.50x (yolo11n dw); goal 2x: "
                       "not met.", summary)
+
+    def test_a_fused_run_is_compared_with_the_plain_run_of_its_layout(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("yolo11n", 32, "bf16", 0, bench_report([
+            op("a", "fwd", 9.0, 1.0), op("b", "fwd", 9.0, 1.0)]), layout="nchw", form="plain")
+        self.add_run("yolo11n", 32, "bf16", 0, bench_report([
+            op("a", "fwd", 1.0, 1.0), op("b", "fwd", 2.0, 1.0), op("b", "bwddata", 5.0, 1.0)]),
+            layout="nhwc", form="plain")
+        self.add_run("yolo11n", 32, "bf16", 0, bench_report([
+            op("a", "fwd", 1.0, 1.0), op("b", "fwd", 2.4, 1.0), op("c", "fwd", 1.0, 1.0)]),
+            layout="nhwc", form="fused")
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        self.assertIn("| yolo11n nhwc fused | 32 | bf16 | default | 3 |", summary)
+        # a: 1.0, b: 1.2 (c has no plain layer); against the NHWC run, not the NCHW one.
+        self.assertIn(f"| yolo11n nhwc fused | 2 | {math.sqrt(1.2):.3f} | b (1.200) | 1.05 | no |",
+                      summary)
 
     def test_a_run_cut_by_its_time_limit_is_partial_but_a_killed_or_failed_one_fails(self):
         self.write("gpu_tests.json", gtest_json(fail=False))
