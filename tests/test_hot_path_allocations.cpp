@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "support/problems.hpp"
 
@@ -39,6 +40,26 @@ TEST(HotPath, ResolvedConvForwardAllocatesNothing) {
                     .is_ok());
   };
   EXPECT_GT(allocations_of(call), 0);  // the first call resolves: the counter works
+  EXPECT_EQ(allocations_of(call), 0);
+  EXPECT_EQ(allocations_of(call), 0);
+}
+
+// A fused forward, with new bias and residual pointers on every call (a
+// trainer's fresh tensors): only whether they are null is part of the key.
+TEST(HotPath, ResolvedFusedForwardAllocatesNothing) {
+  auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
+  std::vector<float> biases(8, 0.5f);
+  HostTensor<float> residual = t.y;
+  residual.fill(0.25);
+  int call_index = 0;
+  auto call = [&] {
+    const Epilogue epilogue(CONVJIT_ACTIVATION_SILU, biases.data() + 4 * (call_index++ % 2),
+                            residual.data());
+    ASSERT_TRUE(conv_forward_fused(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(),
+                                   epilogue, t.y.desc(), t.y.data())
+                    .is_ok());
+  };
+  EXPECT_GT(allocations_of(call), 0);
   EXPECT_EQ(allocations_of(call), 0);
   EXPECT_EQ(allocations_of(call), 0);
 }
