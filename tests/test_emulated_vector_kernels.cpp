@@ -1,7 +1,10 @@
-// The kernels in 16-byte channel vectors (variant "vector") in the host
-// emulator against the reference.  Pooling (pool/pool_*_vector.cuh): max
-// and both averages, fwd and bwd, 1D/2D/3D, strides, dilation, asymmetric
-// padding and ceil mode, NaNs and ties in max windows.  The bias gradient
+// The kernels built for bandwidth besides the depthwise convs, in the host
+// emulator against the reference: 16-byte channel vectors (variant
+// "vector") and plane tiles staged in shared memory (variant "tile", for
+// pooling).  Pooling (pool/pool_*_vector.cuh, pool/pool_*_tile.cuh), in
+// both variants: max and both averages, fwd and bwd, 1D/2D/3D, strides,
+// dilation, asymmetric padding and ceil mode, planes of several tiles,
+// NaNs and ties in max windows.  The bias gradient
 // (conv/bias_grad_vector.cuh): split reductions.  Both: channel counts on
 // and off the vector, NHWC, NCHW and halo layouts, views one element off
 // a 16-byte boundary, alpha/beta, and the models' ops.  Outputs start
@@ -52,12 +55,12 @@ std::vector<OpDescriptor> descriptors(const test::PoolCase& c, DataType dtype) {
 
 class EmulatedVectorKernels : public ::testing::Test {
  protected:
-  // Runs the vector variant on `host`, every operand `shift` bytes off
+  // Runs the variant on `host`, every operand `shift` bytes off
   // alignment; returns the output.
   std::vector<unsigned char> run(const OpDescriptor& d, const test::HostOperands& host,
                                  std::size_t shift = 0) {
     BuildTrace trace;
-    auto kernel = backend_.build_variant(d, kHost, kVectorVariant, trace);
+    auto kernel = backend_.build_variant(d, kHost, variant_, trace);
     EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
     if (!kernel.is_ok()) return {};
     const test::ShiftedBuffer x(host.x, shift), dy(host.dy, shift);
@@ -78,9 +81,17 @@ class EmulatedVectorKernels : public ::testing::Test {
   }
 
   EmulatorBackend backend_;
+  std::string_view variant_ = kVectorVariant;
 };
 
-TEST_F(EmulatedVectorKernels, RandomPoolsInEveryModeAndDirection) {
+// The pooling tests, in both pooling variants.
+class EmulatedPoolVariants : public EmulatedVectorKernels,
+                             public ::testing::WithParamInterface<std::string_view> {
+ protected:
+  EmulatedPoolVariants() { variant_ = GetParam(); }
+};
+
+TEST_P(EmulatedPoolVariants, RandomPoolsInEveryModeAndDirection) {
   std::mt19937 rng(1910);
   for (DataType dtype : kDtypes)
     for (convjit_pool_mode_t mode : kModes)
@@ -92,7 +103,7 @@ TEST_F(EmulatedVectorKernels, RandomPoolsInEveryModeAndDirection) {
 
 // NHWC with whole vectors: the 16-byte path, blended, and the same
 // operands off alignment, which take the element path.
-TEST_F(EmulatedVectorKernels, VectorAndElementPathsAgree) {
+TEST_P(EmulatedPoolVariants, VectorAndElementPathsAgree) {
   std::mt19937 rng(1911);
   test::PoolCase c;
   c.batch = 2, c.channels = 16, c.input = {9, 8}, c.window = {3, 3}, c.stride = {2, 2};
@@ -111,7 +122,7 @@ TEST_F(EmulatedVectorKernels, VectorAndElementPathsAgree) {
 // Max windows with ties (every x zero but a few) and NaNs: per channel, the
 // first NaN in window order wins, else the first maximum; the gradient
 // goes to that element only.
-TEST_F(EmulatedVectorKernels, MaxFollowsTheReferenceOnTiesAndNaNs) {
+TEST_P(EmulatedPoolVariants, MaxFollowsTheReferenceOnTiesAndNaNs) {
   std::mt19937 rng(1912);
   test::PoolCase c;
   c.channels = 8, c.input = {6, 6}, c.window = {3, 3}, c.stride = {1, 1};
@@ -146,8 +157,42 @@ TEST_F(EmulatedVectorKernels, MaxFollowsTheReferenceOnTiesAndNaNs) {
     }
 }
 
+// Planes of several tiles (a partial last one in each dimension), in NCHW
+// and halo layouts: windows with stride, dilation and asymmetric padding,
+// in 2D and 3D, and SPPF's 5x5 stride-1 max pool, blended.
+TEST_P(EmulatedPoolVariants, PlanesOfSeveralTiles) {
+  std::mt19937 rng(1916);
+  test::PoolCase c;
+  c.batch = 2, c.channels = 3, c.input = {19, 70}, c.window = {3, 2}, c.stride = {2, 1};
+  c.dilation = {1, 2}, c.pad_begin = {1, 0}, c.pad_end = {0, 1};
+  test::PoolCase sppf;
+  sppf.channels = 2, sppf.input = {20, 40}, sppf.window = {5, 5}, sppf.stride = {1, 1};
+  sppf.pad_begin = sppf.pad_end = {2, 2};
+  test::PoolCase cube;
+  cube.channels = 2, cube.input = {5, 9, 33}, cube.window = {2, 3, 3}, cube.stride = {2, 2, 2};
+  cube.pad_begin = {0, 1, 1};
+  for (test::PoolCase* p : {&c, &sppf, &cube})
+    for (convjit_pool_mode_t mode : kModes)
+      for (test::TestLayout layout : {test::TestLayout::nchw, test::TestLayout::halo}) {
+        p->mode = mode, p->layout = layout;
+        if (mode != CONVJIT_POOL_MAX) p->dilation.clear();
+        for (const OpDescriptor& d : descriptors(*p, DataType::bf16)) {
+          check(d, rng);
+          check(d, rng, 0.5, 0.25);
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pool, EmulatedPoolVariants,
+                         ::testing::Values(kVectorVariant, kTileVariant),
+                         [](const ::testing::TestParamInfo<std::string_view>& variant) {
+                           return std::string(variant.param);
+                         });
+
 // The heuristic puts the vector kernel first where its vectors apply and
-// offers it last elsewhere; it serves pooling only.
+// offers it last elsewhere; it serves pooling only.  The tile kernel comes
+// first where W is contiguous and the vectors do not apply, if its halo
+// fits shared memory.
 TEST_F(EmulatedVectorKernels, TheHeuristicChoosesItWhereItsVectorsApply) {
   test::PoolCase c;
   c.channels = 32, c.input = {8, 8}, c.window = {2, 2}, c.stride = {2, 2};
@@ -156,16 +201,29 @@ TEST_F(EmulatedVectorKernels, TheHeuristicChoosesItWhereItsVectorsApply) {
   for (const OpDescriptor& d : descriptors(c, DataType::bf16))
     EXPECT_EQ(jit_variants(d, any).front(), kVectorVariant);
   c.layout = test::TestLayout::nchw;
-  for (const OpDescriptor& d : descriptors(c, DataType::bf16))
+  for (const OpDescriptor& d : descriptors(c, DataType::bf16)) {
     EXPECT_EQ(jit_variants(d, any).back(), kVectorVariant);
+    EXPECT_EQ(jit_variants(d, any).front(), kTileVariant);
+  }
+  test::PoolCase global;  // a 200x200 global average: its halo is beyond 48 KiB
+  global.channels = 2, global.input = {200, 200}, global.window = {200, 200};
+  global.mode = CONVJIT_POOL_AVG_EXCLUDE_PAD;
+  for (const OpDescriptor& d : descriptors(global, DataType::f32)) {
+    const Status s = check_variant(d, kTileVariant, any);
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("bytes of halo"), std::string::npos) << s.message();
+    EXPECT_EQ(jit_variants(d, any).front(), kDirectVariant);
+  }
   c.layout = test::TestLayout::nhwc, c.channels = 12;
   for (const OpDescriptor& d : descriptors(c, DataType::bf16))
-    EXPECT_EQ(jit_variants(d, any).back(), kVectorVariant);
+    EXPECT_EQ(jit_variants(d, any),
+              (std::vector<std::string>{"direct", "vector", "tile"}));
   for (const OpDescriptor& d : descriptors(c, DataType::f32))
     EXPECT_EQ(jit_variants(d, any).front(), kVectorVariant) << "4 f32 channels a vector";
   std::mt19937 rng(1);
   const auto convs = test::random_conv_descriptors(rng, DataType::f32, 1);
   EXPECT_FALSE(check_variant(convs.at(0), kVectorVariant, any).is_ok());
+  EXPECT_FALSE(check_variant(convs.at(0), kTileVariant, any).is_ok());
 }
 
 TEST_F(EmulatedVectorKernels, RandomBiasGradients) {
@@ -199,7 +257,7 @@ TEST_F(EmulatedVectorKernels, BiasGradientsSplitLongReductions) {
 }
 
 // The pools and bias gradients of the models, at batch 1 and small
-// images, channels-last.
+// images, channels-last; their pools in NCHW through the tiles.
 TEST_F(EmulatedVectorKernels, EveryModelPoolAndBiasGradient) {
   std::mt19937 rng(1913);
   int pools = 0;
@@ -214,6 +272,15 @@ TEST_F(EmulatedVectorKernels, EveryModelPoolAndBiasGradient) {
       ++pools;
     }
   EXPECT_GT(pools, 6);
+  variant_ = kTileVariant;
+  int tiled = 0;
+  for (const auto& [model, options] : models) {
+    ModelOptions nchw = options;
+    nchw.channels_last = false;
+    for (const OpDescriptor& d : test::model_descriptors(model, nchw))
+      if (d.is_pool()) check(d, rng), ++tiled;
+  }
+  EXPECT_GT(tiled, 4);
 }
 
 }  // namespace

@@ -203,6 +203,38 @@ TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
   EXPECT_EQ(checked, 6);
 }
 
+// ResNet-50's and YOLO11n's pools in NCHW bf16, fwd and bwd: the heuristic
+// takes the tile kernels, which stage their halos (for max bwd, dy's and
+// x's) within a block's 48 KiB, fit and do not spill.
+TEST(JitStaticChecks, ThePoolTileKernelsStageTheirHalosInSharedMemory) {
+  int checked = 0;
+  for (const char* model : {"resnet50", "yolo11n"}) {
+    auto ops = expand_model(*find_model(model), {32, 0, false, DataType::bf16});
+    ASSERT_TRUE(ops.is_ok()) << ops.status().message();
+    for (const ModelOp& op : ops.value()) {
+      const OpDescriptor& d = op.desc;
+      if (!d.is_pool()) continue;
+      SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+      auto source = kernel_source(d);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      if (d.window[0] == d.x_dims[2]) continue;  // a global pool's halo is the plane
+      ASSERT_EQ(source.value().variant, kTileVariant) << "the heuristic's choice";
+      auto module = compile_kernel(source.value(), "sm_90");
+      ASSERT_TRUE(module.is_ok()) << module.status().message();
+      const CompiledModule& m = module.value();
+      EXPECT_GT(m.stats.shared_bytes, 0) << m.log;
+      EXPECT_LE(m.stats.shared_bytes, kStaticShared) << m.log;
+      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+      std::printf("  %-28s %-4s sm_90: %3d registers, %5lld bytes shared, %.0f ms\n",
+                  op.layer.c_str(), std::string(direction_name(d.direction)).c_str(),
+                  m.stats.max_registers, m.stats.shared_bytes, m.compile_ms);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 4);
+}
+
 // The pools (fwd and bwd) and bias gradients of ResNet-50 and YOLO11n in
 // channels-last bf16 (a bias gradient writes f32 sums, not vectors).
 TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {

@@ -2,42 +2,24 @@
 // K / C) for layouts with W contiguous (NCHW, NCDHW, halo buffers), built
 // for bandwidth: dx = alpha * conv^T(dy, w) + beta * dx.  A block computes
 // a tile of one (batch, channel) plane at one input depth
-// (conv/depthwise_tile.cuh): per filter of the channel it stages the part
+// (common/plane_tile.cuh): per filter of the channel it stages the part
 // of dy the tile receives from, halo included, in shared memory with
 // loads along W, then each thread sums the taps that reach its input.
-#include "conv/depthwise_tile.cuh"
+#include "common/plane_tile.cuh"
 
 namespace convjit_device {
 namespace depthwise_bwddata_tile {
 
 typedef Problem P;
 
-// The outputs o with o * stride - pad + t * dilation in [first, first + span]
-// for some tap t < taps lie in [floor((first + pad - (taps - 1) dilation) /
-// stride), floor((first + span + pad) / stride)]: at most
-// ceil((span + (taps - 1) dilation) / stride) + 1 of them.
-__device__ __forceinline__ index_t halo_extent(index_t span, index_t taps, index_t stride,
-                                               index_t dilation) {
-  return (span + (taps - 1) * dilation + stride - 1) / stride + 1;
-}
-
 // The part of dy a tile of inputs receives from.
 __device__ __forceinline__ Halo gradient_halo(const PlaneTile& b) {
-  return {floor_div(b.d + P::PD - (P::T - 1) * P::DD, P::SD),
-          floor_div(b.row0 + P::PH - (P::R - 1) * P::DH, P::SH),
-          floor_div(b.col0 + P::PW - (P::S - 1) * P::DW, P::SW),
+  return {halo_first(b.d, P::T, P::PD, P::SD, P::DD),
+          halo_first(b.row0, P::R, P::PH, P::SH, P::DH),
+          halo_first(b.col0, P::S, P::PW, P::SW, P::DW),
           halo_extent(0, P::T, P::SD, P::DD),
           halo_extent(kTileRows - 1, P::R, P::SH, P::DH),
           halo_extent(kTileCols - 1, P::S, P::SW, P::DW)};
-}
-
-// The output from which input i receives through tap t, relative to the
-// halo's first (`first`), or -1 where none does (off the stride).
-__device__ __forceinline__ index_t source(index_t i, index_t t, index_t pad, index_t stride,
-                                          index_t dilation, index_t first) {
-  const index_t o = i + pad - t * dilation;
-  const index_t q = floor_div(o, stride);
-  return q * stride == o ? q - first : -1;
 }
 
 }  // namespace depthwise_bwddata_tile

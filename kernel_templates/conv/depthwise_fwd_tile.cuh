@@ -1,13 +1,13 @@
 // Depthwise convolution forward (groups = C, any multiplier M = K / C)
 // for layouts with W contiguous (NCHW, NCDHW, halo buffers), built for
 // bandwidth: y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.  A block computes a tile
-// of one (batch, filter) plane at one output depth (conv/depthwise_tile.cuh):
+// of one (batch, filter) plane at one output depth (common/plane_tile.cuh):
 // it stages the input the tile reads, halo and padding included, in
 // shared memory with loads along W, then each thread sums its output's
 // taps from there.  Global memory sees each input element about once per
 // tile, in coalesced rows, instead of once per tap.
 #include "common/fused_epilogue.cuh"
-#include "conv/depthwise_tile.cuh"
+#include "common/plane_tile.cuh"
 
 namespace convjit_device {
 namespace depthwise_fwd_tile {

@@ -8,11 +8,8 @@
 // spatial dimension, so that each filter tap it loads serves that many
 // pixels.
 //
-// W contiguous (conv/depthwise_{fwd,bwddata}_tile.cuh): a block computes
-// a tile of ROWS x COLS pixels of one (batch, channel) plane at one depth,
-// a thread per pixel, from a halo staged in shared memory.
+// W contiguous (conv/depthwise_{fwd,bwddata}_tile.cuh): plane tiles
+// (common/plane_tile_shape.cuh).
 #pragma once
 
 #define CONVJIT_DEPTHWISE_STRIP 4
-#define CONVJIT_DEPTHWISE_TILE_ROWS 8
-#define CONVJIT_DEPTHWISE_TILE_COLS 32

@@ -39,17 +39,49 @@ struct ArgMax {
   float value;
 };
 
-__device__ __forceinline__ ArgMax argmax(const storage_t* plane, const Window& win) {
+// The window's winner, its elements read through read(id, ih, iw), their
+// input coordinates: from x itself, or from a tile staged in shared memory.
+template <class Read>
+__device__ __forceinline__ ArgMax argmax_of(const Window& win, const Read& read) {
   ArgMax best = {false, 0, 0, 0, -__int_as_float(0x7f800000)};  // -inf
   for (int t = win.d.begin; t < win.d.end; ++t)
     for (int r = win.h.begin; r < win.h.end; ++r)
       for (int s = win.w.begin; s < win.w.end; ++s) {
         if (best.found && best.value != best.value) return best;  // a NaN already won
         const index_t id = win.sd + t * P::DD, ih = win.sh + r * P::DH, iw = win.sw + s * P::DW;
-        const float v = load(plane[id * P::XS2 + ih * P::XS3 + iw * P::XS4]);
+        const float v = read(id, ih, iw);
         if (!best.found || v > best.value || v != v) best = {true, id, ih, iw, v};
       }
   return best;
+}
+
+// The sum of the window's elements (averages take no dilation).
+template <class Read>
+__device__ __forceinline__ float window_sum(const Window& win, const Read& read) {
+  float sum = 0.0f;
+  for (int t = win.d.begin; t < win.d.end; ++t)
+    for (int r = win.h.begin; r < win.h.end; ++r)
+      for (int s = win.w.begin; s < win.w.end; ++s)
+        sum += read(win.sd + t * P::DD, win.sh + r * P::DH, win.sw + s * P::DW);
+  return sum;
+}
+
+// The window's max, or its average.
+template <class Read>
+__device__ __forceinline__ float pooled(const Window& win, const Read& read) {
+  return P::MODE == 1 ? argmax_of(win, read).value : window_sum(win, read) / divisor(win);
+}
+
+// Reads x's plane at `plane` (a pointer to its (n, c) origin).
+struct PlaneReader {
+  const storage_t* plane;
+  __device__ __forceinline__ float operator()(index_t id, index_t ih, index_t iw) const {
+    return load(plane[id * P::XS2 + ih * P::XS3 + iw * P::XS4]);
+  }
+};
+
+__device__ __forceinline__ ArgMax argmax(const storage_t* plane, const Window& win) {
+  return argmax_of(win, PlaneReader{plane});
 }
 
 }  // namespace convjit_device

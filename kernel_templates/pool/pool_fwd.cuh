@@ -14,18 +14,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
     const index_t c = (i / (P::OW * P::OH * P::OD)) % P::C, n = i / (P::OW * P::OH * P::OD * P::C);
     const storage_t* plane = x + n * P::XS0 + c * P::XS1;
     const Window win = window_at(od, oh, ow);
-    float value;
-    if (P::MODE == 1) {
-      value = argmax(plane, win).value;
-    } else {
-      float sum = 0.0f;
-      for (int t = win.d.begin; t < win.d.end; ++t)
-        for (int r = win.h.begin; r < win.h.end; ++r)
-          for (int s = win.w.begin; s < win.w.end; ++s)
-            sum += load(plane[(win.sd + t * P::DD) * P::XS2 + (win.sh + r * P::DH) * P::XS3 +
-                              (win.sw + s * P::DW) * P::XS4]);
-      value = sum / divisor(win);
-    }
+    const float value = pooled(win, PlaneReader{plane});
     scale_store(y + n * P::YS0 + c * P::YS1 + od * P::YS2 + oh * P::YS3 + ow * P::YS4, value, alpha,
                 beta);
   }

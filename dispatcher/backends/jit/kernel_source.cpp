@@ -9,6 +9,7 @@
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
+#include "kernel_templates/common/plane_tile_shape.cuh"
 #include "kernel_templates/conv/depthwise_shape.cuh"
 
 namespace convjit {
@@ -88,7 +89,9 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
     return variant == kVectorVariant ? "conv/bias_grad_vector.cuh" : "conv/bias_grad.cuh";
   if (d.is_pool())
     return fmt::format("pool/pool_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
-                       variant == kVectorVariant ? "_vector" : "");
+                       variant == kVectorVariant ? "_vector"
+                       : variant == kTileVariant ? "_tile"
+                                                 : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
@@ -115,6 +118,16 @@ long long channel_vectors(const OpDescriptor& d, long long channels) {
 long long vector_items(const OpDescriptor& d, const View5& out, long long strip) {
   const long long strips = (out.dims[4] + strip - 1) / strip;
   return out.dims[0] * out.dims[2] * out.dims[3] * strips * channel_vectors(d, out.dims[1]);
+}
+
+// A block per tile of a plane of the tensor written (common/plane_tile.cuh);
+// blocks beyond the grid's cap loop.
+long long plane_tile_threads(const View5& written) {
+  const long long tiles =
+      written.dims[0] * written.dims[1] * written.dims[2] *
+      ((written.dims[3] + CONVJIT_PLANE_TILE_ROWS - 1) / CONVJIT_PLANE_TILE_ROWS) *
+      ((written.dims[4] + CONVJIT_PLANE_TILE_COLS - 1) / CONVJIT_PLANE_TILE_COLS);
+  return tiles * kJitThreadsPerBlock;
 }
 
 // Whether a run of `run` elements along a dimension of stride `unit`
@@ -258,6 +271,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     p.constant("MODE", static_cast<long long>(d.pool_mode));
     if (out.variant == kVectorVariant)
       out.entries = {{"convjit_kernel", vector_items(d, d.direction == Direction::fwd ? y : x, 1)}};
+    else if (out.variant == kTileVariant)
+      out.entries = {{"convjit_kernel", plane_tile_threads(d.direction == Direction::fwd ? y : x)}};
     else
       out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
     p.finish(d, out);
@@ -282,13 +297,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     out.entries = {{"convjit_kernel", items * split}};
     add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseTileVariant) {
-    // A block per tile of a plane; blocks beyond the grid's cap loop.
-    const View5& written = d.direction == Direction::fwd ? y : x;
-    const long long tiles =
-        written.dims[0] * written.dims[1] * written.dims[2] *
-        ((written.dims[3] + CONVJIT_DEPTHWISE_TILE_ROWS - 1) / CONVJIT_DEPTHWISE_TILE_ROWS) *
-        ((written.dims[4] + CONVJIT_DEPTHWISE_TILE_COLS - 1) / CONVJIT_DEPTHWISE_TILE_COLS);
-    out.entries = {{"convjit_kernel", tiles * kJitThreadsPerBlock}};
+    out.entries = {{"convjit_kernel", plane_tile_threads(d.direction == Direction::fwd ? y : x)}};
   } else if (out.variant == kDepthwiseVariant) {
     const View5& written = d.direction == Direction::fwd ? y : x;
     out.entries = {{"convjit_kernel", vector_items(d, written, CONVJIT_DEPTHWISE_STRIP)}};

@@ -9,7 +9,7 @@
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 #include "dispatcher/settings.hpp"
-#include "kernel_templates/conv/depthwise_shape.cuh"
+#include "kernel_templates/common/plane_tile_shape.cuh"
 #include "kernel_templates/gemm/tile_configs.cuh"
 
 namespace convjit {
@@ -89,19 +89,36 @@ bool depthwise_vectorises(const OpDescriptor& d) {
   return d.w_dims[0] == d.x_dims[1] && channels_vectorise(d);
 }
 
-// The shared memory a depthwise tile kernel stages: the halo of a tile
-// (conv/depthwise_tile.cuh), in f32.
-long long depthwise_tile_bytes(const OpDescriptor& d) {
+// The shared memory a plane-tile kernel stages (common/plane_tile.cuh), in
+// f32: fwd, the input its outputs read; backward, the outputs its inputs
+// receive from, and for max pooling the input those outputs' windows cover.
+long long plane_tile_bytes(const OpDescriptor& d) {
   const Window3 win = canonical_window(d);
-  const long long tile[3] = {1, CONVJIT_DEPTHWISE_TILE_ROWS, CONVJIT_DEPTHWISE_TILE_COLS};
-  long long elements = 1;
+  const long long tile[3] = {1, CONVJIT_PLANE_TILE_ROWS, CONVJIT_PLANE_TILE_COLS};
+  long long inputs = 1, gradients = 1, windows = 1;
   for (std::size_t i = 0; i < 3; ++i) {
     const long long span = tile[i] - 1, reach = (win.size[i] - 1) * win.dilation[i];
-    elements *= d.direction == Direction::fwd
-                    ? span * win.stride[i] + reach + 1
-                    : (span + reach + win.stride[i] - 1) / win.stride[i] + 1;
+    const long long received = (span + reach + win.stride[i] - 1) / win.stride[i] + 1;
+    inputs *= span * win.stride[i] + reach + 1;
+    gradients *= received;
+    windows *= (received - 1) * win.stride[i] + reach + 1;
   }
+  const bool max_bwd = d.pool_mode == PoolingMode::max && d.direction == Direction::bwd;
+  const long long elements =
+      d.direction == Direction::fwd ? inputs : gradients + (max_bwd ? windows : 0);
   return elements * static_cast<long long>(sizeof(float));
+}
+
+// Whether a plane-tile variant's halo fits the shared memory a block may
+// declare statically; why not, where it does not.
+Status check_plane_tile(const OpDescriptor& d, std::string_view variant) {
+  constexpr long long kStaticShared = 48 * 1024;
+  if (plane_tile_bytes(d) <= kStaticShared) return Status::ok();
+  return Status::not_available(fmt::format(
+      "variant {} would stage {} bytes of halo, beyond the {} of shared memory a block may "
+      "declare; use '{}' or 'direct'",
+      variant, plane_tile_bytes(d), kStaticShared,
+      d.is_pool() ? kVectorVariant : kDepthwiseVariant));
 }
 
 // The tile kernels' loads and stores run along W.
@@ -199,8 +216,12 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
     }
   }
   if (d.is_pool()) {
-    const auto at = channels_vectorise(d) ? ids.begin() : ids.end();
-    ids.insert(at, std::string(kVectorVariant));
+    const bool vectors = channels_vectorise(d);
+    ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
+    if (check_variant(d, kTileVariant, c).is_ok()) {
+      const bool first = !vectors && rows_contiguous(d);
+      ids.insert(first ? ids.begin() : ids.end(), std::string(kTileVariant));
+    }
   }
   if (d.kind == OpKind::bias_grad) {
     const auto at = bias_grad_vectorises(d) ? ids.begin() : ids.end();
@@ -216,16 +237,14 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available("variant vector serves pooling and the bias gradient");
   }
   if (variant == kDepthwiseTileVariant) {
-    constexpr long long kStaticShared = 48 * 1024;
     if (!is_depthwise(d) || d.direction == Direction::bwdfilt)
       return Status::not_available(
           "variant depthwise_tile serves depthwise convolutions (groups = C), fwd and bwddata");
-    if (depthwise_tile_bytes(d) > kStaticShared)
-      return Status::not_available(fmt::format(
-          "variant depthwise_tile would stage {} bytes of halo, beyond the {} of shared memory a "
-          "block may declare; use 'depthwise' or 'direct'",
-          depthwise_tile_bytes(d), kStaticShared));
-    return Status::ok();
+    return check_plane_tile(d, variant);
+  }
+  if (variant == kTileVariant) {
+    if (!d.is_pool()) return Status::not_available("variant tile serves pooling");
+    return check_plane_tile(d, variant);
   }
   if (variant == kEpiloguePassVariant) {
     if (d.has_epilogue()) return Status::ok();
@@ -240,8 +259,8 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)
     return Status::not_available(fmt::format(
-        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'depthwise_tile', 'vector' "
-        "and the tiles of gemm/tile_configs.cuh",
+        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'depthwise_tile', 'vector', "
+        "'tile', 'epilogue_pass' and the tiles of gemm/tile_configs.cuh",
         variant));
   if (!gemm_shape(d))
     return Status::not_available(

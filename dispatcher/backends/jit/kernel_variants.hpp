@@ -25,6 +25,9 @@ inline constexpr std::string_view kDepthwiseVariant = "depthwise";
 // Depthwise convs with W contiguous (NCHW and its kin), through tiles
 // staged in shared memory (conv/depthwise_{fwd,bwddata}_tile.cuh).
 inline constexpr std::string_view kDepthwiseTileVariant = "depthwise_tile";
+// Pooling where W is contiguous, through tiles staged in shared memory
+// (pool/pool_{fwd,bwd}_tile.cuh).
+inline constexpr std::string_view kTileVariant = "tile";
 // Pooling and the bias gradient in 16-byte channel vectors
 // (pool/pool_*_vector.cuh, conv/bias_grad_vector.cuh).
 inline constexpr std::string_view kVectorVariant = "vector";
