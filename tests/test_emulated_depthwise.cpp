@@ -73,8 +73,8 @@ class EmulatedDepthwise : public ::testing::Test {
 class EmulatedDepthwiseDirection : public EmulatedDepthwise,
                                    public ::testing::WithParamInterface<Direction> {};
 
-// Both depthwise variants where they serve (depthwise_tile: fwd and
-// bwddata, whatever the layout, its halo within shared memory).
+// Both depthwise variants where they serve (depthwise_tile: whatever the
+// layout, its halo within shared memory).
 TEST_P(EmulatedDepthwiseDirection, RandomDepthwiseConvolutions) {
   std::mt19937 rng(1900 + static_cast<int>(GetParam()));
   int tiled = 0;
@@ -89,7 +89,7 @@ TEST_P(EmulatedDepthwiseDirection, RandomDepthwiseConvolutions) {
       check(d, rng, 0.5, 0.25, 0, kDepthwiseTileVariant);
       ++tiled;
     }
-  EXPECT_EQ(tiled > 0, GetParam() != Direction::bwdfilt);
+  EXPECT_GT(tiled, 0);
 }
 
 // Planes larger than a tile (several tiles per plane, a partial last one),
@@ -115,6 +115,26 @@ TEST_P(EmulatedDepthwiseDirection, VectorAndElementPathsAgree) {
 }
 
 // The depthwise layers of the models, at batch 1 and small images.
+// bwdfilt's tiles: a filter's planes in several slices, each a block
+// that sums its tiles' shares per tap in a fixed order; a 7x7 filter
+// takes its taps in several passes.
+TEST_F(EmulatedDepthwise, BackwardFilterTilesSplitAFiltersPlanesIntoSlices) {
+  std::mt19937 rng(1907);
+  test::ConvCase c;
+  c.channels = c.groups = 2, c.filters = 4, c.batch = 3;
+  c.input = {40, 50}, c.kernel = {7, 7}, c.pad_begin = {3, 3};
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    const OpDescriptor d = descriptor(c, dtype, Direction::bwdfilt);
+    auto source = kernel_source(d, kDepthwiseTileVariant);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    ASSERT_EQ(source.value().entries.size(), 2u);
+    EXPECT_EQ(source.value().template_name, "conv/depthwise_bwdfilt_tile.cuh");
+    EXPECT_GT(source.value().workspace_bytes, 4 * 49 * sizeof(float)) << "no slices";
+    check(d, rng, 1.0, 0.0, 0, kDepthwiseTileVariant);
+    check(d, rng, 0.5, 0.25, 0, kDepthwiseTileVariant);
+  }
+}
+
 // A long reduction over few weights: bwdfilt splits it into many slices,
 // whose partial sums the second pass adds.
 TEST_F(EmulatedDepthwise, BackwardFilterSplitsLongReductions) {
@@ -159,7 +179,7 @@ TEST_F(EmulatedDepthwise, TilesCoverPlanesWiderThanOneTile) {
   test::ConvCase volume = c;
   volume.input = {5, 9, 33}, volume.kernel = {3, 3, 3}, volume.stride = {1, 2, 3};
   volume.dilation = {2, 1, 1}, volume.pad_begin = {2, 1, 1}, volume.pad_end = {2, 1, 0};
-  for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+  for (Direction direction : kDirections) {
     for (test::TestLayout layout : {test::TestLayout::nchw, test::TestLayout::halo}) {
       c.layout = layout;
       for (DataType dtype : {DataType::f32, DataType::bf16})
@@ -187,8 +207,7 @@ TEST_F(EmulatedDepthwise, TheHeuristicChoosesTheKernelForTheLayout) {
     nchw.layout = test::TestLayout::nchw;
     const auto planar = jit_variants(descriptor(nchw, DataType::bf16, direction), any);
     EXPECT_EQ(planar.back(), kDepthwiseVariant);
-    EXPECT_EQ(planar.front(),
-              direction == Direction::bwdfilt ? kDirectVariant : kDepthwiseTileVariant);
+    EXPECT_EQ(planar.front(), kDepthwiseTileVariant);
     test::ConvCase multiplier = c;
     multiplier.filters = 64;
     const auto ids = jit_variants(descriptor(multiplier, DataType::bf16, direction), any);

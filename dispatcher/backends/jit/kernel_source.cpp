@@ -296,6 +296,14 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", items * split}};
     add_split_pass(weights, split, out);
+  } else if (out.variant == kDepthwiseTileVariant && d.direction == Direction::bwdfilt) {
+    // A block per filter and slice of its dy planes' tiles.
+    const long long tiles = plane_tile_threads(y) / kJitThreadsPerBlock / y.dims[1];
+    const long long split = std::clamp<long long>(kTargetThreads / kJitThreadsPerBlock / w.dims[0],
+                                                  1, tiles);
+    p.constant("SPLIT", split);
+    out.entries = {{"convjit_kernel", w.dims[0] * split * kJitThreadsPerBlock, w.dims[0] * split}};
+    add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseTileVariant) {
     out.entries = {{"convjit_kernel", plane_tile_threads(d.direction == Direction::fwd ? y : x)}};
   } else if (out.variant == kDepthwiseVariant) {

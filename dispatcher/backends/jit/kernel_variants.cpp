@@ -90,8 +90,9 @@ bool depthwise_vectorises(const OpDescriptor& d) {
 }
 
 // The shared memory a plane-tile kernel stages (common/plane_tile.cuh), in
-// f32: fwd, the input its outputs read; backward, the outputs its inputs
-// receive from, and for max pooling the input those outputs' windows cover.
+// f32: fwd and bwdfilt, the input its outputs read; backward, the outputs
+// its inputs receive from, and for max pooling the input those outputs'
+// windows cover.
 long long plane_tile_bytes(const OpDescriptor& d) {
   const Window3 win = canonical_window(d);
   const long long tile[3] = {1, CONVJIT_PLANE_TILE_ROWS, CONVJIT_PLANE_TILE_COLS};
@@ -104,8 +105,8 @@ long long plane_tile_bytes(const OpDescriptor& d) {
     windows *= (received - 1) * win.stride[i] + reach + 1;
   }
   const bool max_bwd = d.pool_mode == PoolingMode::max && d.direction == Direction::bwd;
-  const long long elements =
-      d.direction == Direction::fwd ? inputs : gradients + (max_bwd ? windows : 0);
+  const bool reads_inputs = d.direction == Direction::fwd || d.direction == Direction::bwdfilt;
+  const long long elements = reads_inputs ? inputs : gradients + (max_bwd ? windows : 0);
   return elements * static_cast<long long>(sizeof(float));
 }
 
@@ -237,9 +238,9 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available("variant vector serves pooling and the bias gradient");
   }
   if (variant == kDepthwiseTileVariant) {
-    if (!is_depthwise(d) || d.direction == Direction::bwdfilt)
+    if (!is_depthwise(d))
       return Status::not_available(
-          "variant depthwise_tile serves depthwise convolutions (groups = C), fwd and bwddata");
+          "variant depthwise_tile serves depthwise convolutions (groups = C)");
     return check_plane_tile(d, variant);
   }
   if (variant == kTileVariant) {

@@ -23,7 +23,7 @@ inline constexpr std::string_view kDirectVariant = "direct";
 // The depthwise kernels (conv/depthwise_*.cuh): groups = C, every direction.
 inline constexpr std::string_view kDepthwiseVariant = "depthwise";
 // Depthwise convs with W contiguous (NCHW and its kin), through tiles
-// staged in shared memory (conv/depthwise_{fwd,bwddata}_tile.cuh).
+// staged in shared memory (conv/depthwise_{fwd,bwddata,bwdfilt}_tile.cuh).
 inline constexpr std::string_view kDepthwiseTileVariant = "depthwise_tile";
 // Pooling where W is contiguous, through tiles staged in shared memory
 // (pool/pool_{fwd,bwd}_tile.cuh).
