@@ -45,6 +45,17 @@ TEST(Roofline, ConvolutionsAreBoundByMathOrByMovingTheirOperandsOnce) {
   EXPECT_DOUBLE_EQ(m.ms, depthwise.bytes / 3350e9 * 1e3);
 }
 
+// A fused epilogue's bias and residual are moved too; its math is noise.
+TEST(Roofline, AFusedEpilogueAddsItsOperandsBytes) {
+  const std::string name = kResnet3x3;
+  const OpDescriptor plain = parse(name);
+  const OpDescriptor fused =
+      parse(name.substr(0, name.size() - 5) + "_ep_relu_bias_res_bf16");
+  const double y = 32.0 * 64 * 56 * 56;
+  EXPECT_EQ(op_work(fused).flop, op_work(plain).flop);
+  EXPECT_EQ(op_work(fused).bytes, op_work(plain).bytes + (64 + y) * 2);
+}
+
 TEST(Roofline, F32IsHeldToTheTf32PeakOnlyWhereTf32IsAllowed) {
   const DevicePeaks h200 = *device_peaks("NVIDIA H200");
   EXPECT_EQ(compute_peak_tflops(h200, DataType::f32, false), 67);

@@ -208,8 +208,8 @@ TEST(CliEmulate, JsonAndDescriptorNames) {
       "avgpool2d_1_4_7_7_0_196_49_7_1_0_3_3_0_1_4_3_3_0_36_9_3_1_0_0_0_0_2_2_0_1_1_0_fwd");
   ASSERT_EQ(named.exit_code, 0) << named.output;
   const auto j = nlohmann::json::parse(named.output);
-  EXPECT_EQ(j["template"], "pool/pool_fwd.cuh");
-  EXPECT_EQ(j["launches"][0]["blocks"], 1);
+  EXPECT_EQ(j["template"], "pool/pool_fwd_tile.cuh");
+  EXPECT_EQ(j["launches"][0]["blocks"], 4);  // a tile per (batch, channel) plane
   EXPECT_TRUE(j["passed"].get<bool>());
   EXPECT_LE(j["max_error"].get<double>(), j["tolerance"].get<double>());
 }

@@ -23,8 +23,8 @@
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/epilogue_after.hpp"
-#include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
@@ -216,13 +216,13 @@ TEST_F(EmulatedFusedEpilogue, ThePassAfterAPlainConvMatchesTheFusedReference) {
       auto plain = reference.build(without_epilogue(d), kHost, trace);
       auto pass = backend_.build_variant(d, kHost, kEpiloguePassVariant, trace);
       ASSERT_TRUE(plain.is_ok() && pass.is_ok()) << pass.status().message();
-      const auto kernel = epilogue_after(
-          std::move(plain).value(), std::move(pass).value(),
-          std::make_unique<StreamWorkspaces>(
-              epilogue_temporary_bytes(d),
-              [](std::size_t n) -> Result<void*> { return std::malloc(n); },
-              [](void* p) { std::free(p); }),
-          nullptr);
+      const auto kernel =
+          epilogue_after(std::move(plain).value(), std::move(pass).value(),
+                         std::make_unique<StreamWorkspaces>(
+                             epilogue_temporary_bytes(d),
+                             [](std::size_t n) -> Result<void*> { return std::malloc(n); },
+                             [](void* p) { std::free(p); }),
+                         nullptr);
       for (double beta : {0.0, 0.5}) {
         const test::HostOperands host = test::random_operands(d, rng, 0.75, beta);
         std::vector<unsigned char> out = host.out;

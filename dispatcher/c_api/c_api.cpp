@@ -435,31 +435,53 @@ convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* 
   });
 }
 
+namespace {
+
+// A conv forward, plain (epilogue null) or fused.
+Status conv_forward(const convjit_conv_params_t* params, const convjit_tensor_desc_t* x_desc,
+                    const void* x, const convjit_tensor_desc_t* w_desc, const void* w,
+                    const convjit_epilogue_t* epilogue, const convjit_tensor_desc_t* y_desc,
+                    void* y, double alpha, double beta, const convjit_exec_t* exec) {
+  if (const char* missing = first_null({{x, "x"},
+                                        {w, "w"},
+                                        {y, "y"},
+                                        {params, "conv params"},
+                                        {x_desc, "x descriptor"},
+                                        {w_desc, "w descriptor"},
+                                        {y_desc, "y descriptor"}}))
+    return null_argument(missing);
+  if (epilogue != nullptr && epilogue->residual == y)
+    return Status::invalid(
+        "epilogue residual is y itself; pass another tensor, or use beta = 1 to add y's "
+        "previous contents");
+  ExecArgs args = exec_args(exec, alpha, beta);
+  args.x = x, args.w = w, args.out = y;
+  ApiCallKey key;
+  key.add(static_cast<std::int64_t>(epilogue ? ApiOp::conv_fwd_fused : ApiOp::conv_fwd))
+      .add(*params)
+      .add(*x_desc)
+      .add(*w_desc)
+      .add(*y_desc);
+  if (epilogue != nullptr) {
+    args.bias = epilogue->bias, args.residual = epilogue->residual;
+    key.add(std::int64_t{raw_c_enum(epilogue->activation)} << 2 |
+            std::int64_t{epilogue->bias != nullptr} |
+            std::int64_t{epilogue->residual != nullptr} << 1);
+  }
+  return run(key, exec, args, [&] {
+    return make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc);
+  });
+}
+
+}  // namespace
+
 convjit_status_t convjit_conv_forward(const convjit_conv_params_t* params,
                                       const convjit_tensor_desc_t* x_desc, const void* x,
                                       const convjit_tensor_desc_t* w_desc, const void* w,
                                       const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                       double beta, const convjit_exec_t* exec) {
-  return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"},
-                                          {w, "w"},
-                                          {y, "y"},
-                                          {params, "conv params"},
-                                          {x_desc, "x descriptor"},
-                                          {w_desc, "w descriptor"},
-                                          {y_desc, "y descriptor"}}))
-      return null_argument(missing);
-    ExecArgs args = exec_args(exec, alpha, beta);
-    args.x = x, args.w = w, args.out = y;
-    ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd))
-        .add(*params)
-        .add(*x_desc)
-        .add(*w_desc)
-        .add(*y_desc);
-    return run(key, exec, args, [&] {
-      return make_conv_descriptor(params, Direction::fwd, x_desc, w_desc, y_desc);
-    });
+  return guarded([&] {
+    return conv_forward(params, x_desc, x, w_desc, w, nullptr, y_desc, y, alpha, beta, exec);
   });
 }
 
@@ -469,36 +491,8 @@ convjit_status_t convjit_conv_forward_fused(const convjit_conv_params_t* params,
                                             const convjit_epilogue_t* epilogue,
                                             const convjit_tensor_desc_t* y_desc, void* y,
                                             double alpha, double beta, const convjit_exec_t* exec) {
-  if (epilogue == nullptr)
-    return convjit_conv_forward(params, x_desc, x, w_desc, w, y_desc, y, alpha, beta, exec);
-  return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"},
-                                          {w, "w"},
-                                          {y, "y"},
-                                          {params, "conv params"},
-                                          {x_desc, "x descriptor"},
-                                          {w_desc, "w descriptor"},
-                                          {y_desc, "y descriptor"}}))
-      return null_argument(missing);
-    if (epilogue->residual == y)
-      return Status::invalid(
-          "epilogue residual is y itself; pass another tensor, or use beta = 1 to add y's "
-          "previous contents");
-    ExecArgs args = exec_args(exec, alpha, beta);
-    args.x = x, args.w = w, args.out = y;
-    args.bias = epilogue->bias, args.residual = epilogue->residual;
-    ApiCallKey key;
-    key.add(static_cast<std::int64_t>(ApiOp::conv_fwd_fused))
-        .add(*params)
-        .add(*x_desc)
-        .add(*w_desc)
-        .add(*y_desc)
-        .add(std::int64_t{raw_c_enum(epilogue->activation)} << 2 |
-             std::int64_t{epilogue->bias != nullptr} |
-             std::int64_t{epilogue->residual != nullptr} << 1);
-    return run(key, exec, args, [&] {
-      return make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc);
-    });
+  return guarded([&] {
+    return conv_forward(params, x_desc, x, w_desc, w, epilogue, y_desc, y, alpha, beta, exec);
   });
 }
 

@@ -51,7 +51,8 @@ struct FusedEpilogue {
     if (P::RESIDUAL)
       read_channels(residual, pixel, k0, count, stride, vector && chunk_aligned(residual), r);
 #pragma unroll
-    for (int j = 0; j < kChunkElements; ++j) acc[j] = activate(P::ACT, alpha * acc[j] + b[j] + r[j]);
+    for (int j = 0; j < kChunkElements; ++j)
+      acc[j] = activate(P::ACT, alpha * acc[j] + b[j] + r[j]);
   }
 };
 

@@ -50,6 +50,34 @@ __device__ __forceinline__ void stage_halo(Shared& tile, const storage_t* t, ind
   }
 }
 
+// The halos of a tile through a window of Problem::T x R x S taps (with
+// its strides SD.., dilations DD.. and pads PD..): the input a tile of
+// outputs reads (fwd, bwdfilt), and the outputs a tile of inputs receives
+// from (backward).  Their sizes are macros of the Problem's constants, as
+// shared array sizes must be constant expressions for NVRTC.
+#define CONVJIT_READING_HALO_ELEMENTS                                                   \
+  (((Problem::T - 1) * Problem::DD + 1) *                                               \
+   ((kTileRows - 1) * Problem::SH + (Problem::R - 1) * Problem::DH + 1) *               \
+   ((kTileCols - 1) * Problem::SW + (Problem::S - 1) * Problem::DW + 1))
+#define CONVJIT_RECEIVING_HALO_DEPTH \
+  (((Problem::T - 1) * Problem::DD + Problem::SD - 1) / Problem::SD + 1)
+#define CONVJIT_RECEIVING_HALO_ROWS \
+  ((kTileRows - 1 + (Problem::R - 1) * Problem::DH + Problem::SH - 1) / Problem::SH + 1)
+#define CONVJIT_RECEIVING_HALO_COLS \
+  ((kTileCols - 1 + (Problem::S - 1) * Problem::DW + Problem::SW - 1) / Problem::SW + 1)
+#define CONVJIT_RECEIVING_HALO_ELEMENTS \
+  (CONVJIT_RECEIVING_HALO_DEPTH * CONVJIT_RECEIVING_HALO_ROWS * CONVJIT_RECEIVING_HALO_COLS)
+
+__device__ __forceinline__ Halo reading_halo(const PlaneTile& b) {
+  typedef Problem P;
+  return {b.d * P::SD - P::PD,
+          b.row0 * P::SH - P::PH,
+          b.col0 * P::SW - P::PW,
+          (P::T - 1) * P::DD + 1,
+          (kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1,
+          (kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1};
+}
+
 // Reads a staged halo at the coordinates of the tensor it came from.
 template <class Shared>
 struct HaloReader {
@@ -73,6 +101,16 @@ __device__ __forceinline__ index_t halo_extent(index_t span, index_t taps, index
 __device__ __forceinline__ index_t halo_first(index_t first, index_t taps, index_t pad,
                                               index_t stride, index_t dilation) {
   return floor_div(first + pad - (taps - 1) * dilation, stride);
+}
+
+__device__ __forceinline__ Halo receiving_halo(const PlaneTile& b) {
+  typedef Problem P;
+  return {halo_first(b.d, P::T, P::PD, P::SD, P::DD),
+          halo_first(b.row0, P::R, P::PH, P::SH, P::DH),
+          halo_first(b.col0, P::S, P::PW, P::SW, P::DW),
+          halo_extent(0, P::T, P::SD, P::DD),
+          halo_extent(kTileRows - 1, P::R, P::SH, P::DH),
+          halo_extent(kTileCols - 1, P::S, P::SW, P::DW)};
 }
 
 // The output from which input i receives through tap t, relative to the

@@ -7,34 +7,14 @@
 // loads along W, then each thread sums the taps that reach its input.
 #include "common/plane_tile.cuh"
 
-namespace convjit_device {
-namespace depthwise_bwddata_tile {
-
-typedef Problem P;
-
-// The part of dy a tile of inputs receives from.
-__device__ __forceinline__ Halo gradient_halo(const PlaneTile& b) {
-  return {halo_first(b.d, P::T, P::PD, P::SD, P::DD),
-          halo_first(b.row0, P::R, P::PH, P::SH, P::DH),
-          halo_first(b.col0, P::S, P::PW, P::SW, P::DW),
-          halo_extent(0, P::T, P::SD, P::DD),
-          halo_extent(kTileRows - 1, P::R, P::SH, P::DH),
-          halo_extent(kTileCols - 1, P::S, P::SW, P::DW)};
-}
-
-}  // namespace depthwise_bwddata_tile
-}  // namespace convjit_device
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
                               const convjit_device::storage_t* __restrict__ w,
                               convjit_device::storage_t* __restrict__ dx, float alpha, float beta,
                               convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
-  using namespace convjit_device::depthwise_bwddata_tile;
-  CONVJIT_SHARED_ARRAY(float, tile,
-                       (((P::T - 1) * P::DD + P::SD - 1) / P::SD + 1) *
-                           ((kTileRows - 1 + (P::R - 1) * P::DH + P::SH - 1) / P::SH + 1) *
-                           ((kTileCols - 1 + (P::S - 1) * P::DW + P::SW - 1) / P::SW + 1));
+  typedef Problem P;
+  CONVJIT_SHARED_ARRAY(float, tile, CONVJIT_RECEIVING_HALO_ELEMENTS);
   const index_t multiplier = P::K / P::G;
   const int ty = static_cast<int>(threadIdx.x) / kTileCols;
   const int tx = static_cast<int>(threadIdx.x) % kTileCols;
@@ -42,7 +22,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ dy,
   // The bounds are the same for the whole block, so every thread meets every barrier.
   for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
     const PlaneTile b = plane_tile(block, P::C, P::D, P::H, P::W);
-    const Halo halo = gradient_halo(b);
+    const Halo halo = receiving_halo(b);
     const index_t ih = b.row0 + ty, iw = b.col0 + tx;
     float acc = 0.0f;
     for (index_t m = 0; m < multiplier; ++m) {

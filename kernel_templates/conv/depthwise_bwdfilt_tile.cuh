@@ -21,16 +21,6 @@ typedef Problem P;
 
 constexpr int kTapsPerPass = 9;
 
-// The input a tile's outputs read: every tap, padding included.
-__device__ __forceinline__ Halo input_halo(const PlaneTile& b) {
-  return {b.d * P::SD - P::PD,
-          b.row0 * P::SH - P::PH,
-          b.col0 * P::SW - P::PW,
-          (P::T - 1) * P::DD + 1,
-          (kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1,
-          (kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1};
-}
-
 // The tiles of one filter's dy planes: batch, depth, rows, columns.
 __device__ __forceinline__ index_t filter_tiles() { return plane_tiles(1, P::OD, P::OH, P::OW); }
 
@@ -43,10 +33,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               convjit_device::scratch_t* __restrict__ partial) {
   using namespace convjit_device;
   using namespace convjit_device::depthwise_bwdfilt_tile;
-  CONVJIT_SHARED_ARRAY(float, tile,
-                       ((P::T - 1) * P::DD + 1) *
-                           ((kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1) *
-                           ((kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1));
+  CONVJIT_SHARED_ARRAY(float, tile, CONVJIT_READING_HALO_ELEMENTS);
   CONVJIT_SHARED_ARRAY(float, warp_sums, P::BLOCK / kWarpSize);
   const index_t k = blockIdx.x / P::SPLIT, part = blockIdx.x % P::SPLIT;
   const index_t c = k / (P::K / P::G), taps = P::T * P::R * P::S;
@@ -57,7 +44,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
     // The bounds are the same for the whole block, so every thread meets every barrier.
     for (index_t u = part; u < filter_tiles(); u += P::SPLIT) {
       const PlaneTile b = plane_tile(u, 1, P::OD, P::OH, P::OW);
-      const Halo halo = input_halo(b);
+      const Halo halo = reading_halo(b);
       stage_halo(tile, x, b.n * P::XS0 + c * P::XS1, halo, P::D, P::H, P::W, P::XS2, P::XS3,
                  P::XS4);
       __syncthreads();

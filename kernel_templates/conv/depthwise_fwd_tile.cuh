@@ -1,31 +1,14 @@
 // Depthwise convolution forward (groups = C, any multiplier M = K / C)
 // for layouts with W contiguous (NCHW, NCDHW, halo buffers), built for
-// bandwidth: y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.  A block computes a tile
-// of one (batch, filter) plane at one output depth (common/plane_tile.cuh):
+// bandwidth: y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.
+// A block computes a tile of one (batch, filter) plane at one output depth
+// (common/plane_tile.cuh):
 // it stages the input the tile reads, halo and padding included, in
 // shared memory with loads along W, then each thread sums its output's
 // taps from there.  Global memory sees each input element about once per
 // tile, in coalesced rows, instead of once per tap.
 #include "common/fused_epilogue.cuh"
 #include "common/plane_tile.cuh"
-
-namespace convjit_device {
-namespace depthwise_fwd_tile {
-
-typedef Problem P;
-
-// The input a tile reads: every tap of every output, padding included.
-__device__ __forceinline__ Halo input_halo(const PlaneTile& b) {
-  return {b.d * P::SD - P::PD,
-          b.row0 * P::SH - P::PH,
-          b.col0 * P::SW - P::PW,
-          (P::T - 1) * P::DD + 1,
-          (kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1,
-          (kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1};
-}
-
-}  // namespace depthwise_fwd_tile
-}  // namespace convjit_device
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ w,
@@ -34,12 +17,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ bias,
                               const convjit_device::storage_t* __restrict__ residual) {
   using namespace convjit_device;
-  using namespace convjit_device::depthwise_fwd_tile;
+  typedef Problem P;
   const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
-  CONVJIT_SHARED_ARRAY(float, tile,
-                       ((P::T - 1) * P::DD + 1) *
-                           ((kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1) *
-                           ((kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1));
+  CONVJIT_SHARED_ARRAY(float, tile, CONVJIT_READING_HALO_ELEMENTS);
   const index_t multiplier = P::K / P::G;
   const int ty = static_cast<int>(threadIdx.x) / kTileCols;
   const int tx = static_cast<int>(threadIdx.x) % kTileCols;
@@ -47,7 +27,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
   // The bound is the same for the whole block, so every thread meets every barrier.
   for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
     const PlaneTile b = plane_tile(block, P::K, P::OD, P::OH, P::OW);
-    const Halo halo = input_halo(b);
+    const Halo halo = reading_halo(b);
     stage_halo(tile, x, b.n * P::XS0 + b.p / multiplier * P::XS1, halo, P::D, P::H, P::W, P::XS2,
                P::XS3, P::XS4);
     __syncthreads();

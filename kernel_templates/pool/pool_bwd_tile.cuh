@@ -13,16 +13,6 @@
 namespace convjit_device {
 namespace pool_bwd_tile {
 
-// The part of dy a tile of inputs receives from.
-__device__ __forceinline__ Halo gradient_halo(const PlaneTile& b) {
-  return {halo_first(b.d, P::T, P::PD, P::SD, P::DD),
-          halo_first(b.row0, P::R, P::PH, P::SH, P::DH),
-          halo_first(b.col0, P::S, P::PW, P::SW, P::DW),
-          halo_extent(0, P::T, P::SD, P::DD),
-          halo_extent(kTileRows - 1, P::R, P::SH, P::DH),
-          halo_extent(kTileCols - 1, P::S, P::SW, P::DW)};
-}
-
 // The part of x the windows of the outputs in `g` cover, padding included.
 __device__ __forceinline__ Halo window_halo(const Halo& g) {
   return {g.d0 * P::SD - P::PD,
@@ -36,27 +26,20 @@ __device__ __forceinline__ Halo window_halo(const Halo& g) {
 }  // namespace pool_bwd_tile
 }  // namespace convjit_device
 
-// Both tiles' sizes: the gradient's, and (max pooling only) the windows'.
-#define CONVJIT_POOL_GRADIENT_DEPTH (((P::T - 1) * P::DD + P::SD - 1) / P::SD + 1)
-#define CONVJIT_POOL_GRADIENT_ROWS ((kTileRows - 1 + (P::R - 1) * P::DH + P::SH - 1) / P::SH + 1)
-#define CONVJIT_POOL_GRADIENT_COLS ((kTileCols - 1 + (P::S - 1) * P::DW + P::SW - 1) / P::SW + 1)
-
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ dy,
                               convjit_device::storage_t* __restrict__ dx, float alpha, float beta,
                               convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
   using namespace convjit_device::pool_bwd_tile;
-  CONVJIT_SHARED_ARRAY(float, gradients,
-                       CONVJIT_POOL_GRADIENT_DEPTH * CONVJIT_POOL_GRADIENT_ROWS *
-                           CONVJIT_POOL_GRADIENT_COLS);
+  CONVJIT_SHARED_ARRAY(float, gradients, CONVJIT_RECEIVING_HALO_ELEMENTS);
   CONVJIT_SHARED_ARRAY(float, inputs,
                        P::MODE != 1 ? 1
-                                    : ((CONVJIT_POOL_GRADIENT_DEPTH - 1) * P::SD +
+                                    : ((CONVJIT_RECEIVING_HALO_DEPTH - 1) * P::SD +
                                        (P::T - 1) * P::DD + 1) *
-                                          ((CONVJIT_POOL_GRADIENT_ROWS - 1) * P::SH +
+                                          ((CONVJIT_RECEIVING_HALO_ROWS - 1) * P::SH +
                                            (P::R - 1) * P::DH + 1) *
-                                          ((CONVJIT_POOL_GRADIENT_COLS - 1) * P::SW +
+                                          ((CONVJIT_RECEIVING_HALO_COLS - 1) * P::SW +
                                            (P::S - 1) * P::DW + 1));
   const int ty = static_cast<int>(threadIdx.x) / kTileCols;
   const int tx = static_cast<int>(threadIdx.x) % kTileCols;
@@ -64,7 +47,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
   // The bounds are the same for the whole block, so every thread meets every barrier.
   for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
     const PlaneTile b = plane_tile(block, P::C, P::D, P::H, P::W);
-    const Halo g = gradient_halo(b), window = window_halo(g);
+    const Halo g = receiving_halo(b), window = window_halo(g);
     stage_halo(gradients, dy, b.n * P::YS0 + b.p * P::YS1, g, P::OD, P::OH, P::OW, P::YS2,
                P::YS3, P::YS4);
     if (P::MODE == 1)
@@ -100,7 +83,3 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
     __syncthreads();  // the tiles are read before the next staging overwrites them
   }
 }
-
-#undef CONVJIT_POOL_GRADIENT_DEPTH
-#undef CONVJIT_POOL_GRADIENT_ROWS
-#undef CONVJIT_POOL_GRADIENT_COLS

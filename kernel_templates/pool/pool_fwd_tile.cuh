@@ -9,39 +9,19 @@
 #include "common/plane_tile.cuh"
 #include "pool/pool_common.cuh"
 
-namespace convjit_device {
-namespace pool_fwd_tile {
-
-// The input a tile's windows cover, padding included.
-__device__ __forceinline__ Halo input_halo(const PlaneTile& b) {
-  return {b.d * P::SD - P::PD,
-          b.row0 * P::SH - P::PH,
-          b.col0 * P::SW - P::PW,
-          (P::T - 1) * P::DD + 1,
-          (kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1,
-          (kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1};
-}
-
-}  // namespace pool_fwd_tile
-}  // namespace convjit_device
-
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* /*unused*/,
                               convjit_device::storage_t* __restrict__ y, float alpha, float beta,
                               convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
-  using namespace convjit_device::pool_fwd_tile;
-  CONVJIT_SHARED_ARRAY(float, tile,
-                       ((P::T - 1) * P::DD + 1) *
-                           ((kTileRows - 1) * P::SH + (P::R - 1) * P::DH + 1) *
-                           ((kTileCols - 1) * P::SW + (P::S - 1) * P::DW + 1));
+  CONVJIT_SHARED_ARRAY(float, tile, CONVJIT_READING_HALO_ELEMENTS);
   const int ty = static_cast<int>(threadIdx.x) / kTileCols;
   const int tx = static_cast<int>(threadIdx.x) % kTileCols;
   const index_t tiles = plane_tiles(P::C, P::OD, P::OH, P::OW);
   // The bound is the same for the whole block, so every thread meets every barrier.
   for (index_t block = blockIdx.x; block < tiles; block += gridDim.x) {
     const PlaneTile b = plane_tile(block, P::C, P::OD, P::OH, P::OW);
-    const Halo halo = input_halo(b);
+    const Halo halo = reading_halo(b);
     stage_halo(tile, x, b.n * P::XS0 + b.p * P::XS1, halo, P::D, P::H, P::W, P::XS2, P::XS3,
                P::XS4);
     __syncthreads();

@@ -28,7 +28,10 @@ OpWork op_work(const OpDescriptor& d) {
   // Each y element takes C/G times the filter's taps, in every direction.
   const double w = elements(d.w_dims, d.rank());
   const double taps = w / static_cast<double>(d.w_dims[0]);
-  return {2.0 * y * taps, (x + w + y) * size};
+  // A fused epilogue reads the bias and the residual too.
+  const double bias = d.has_bias() ? static_cast<double>(d.w_dims[0]) : 0.0;
+  const double residual = d.has_residual() ? y : 0.0;
+  return {2.0 * y * taps, (x + w + y + bias + residual) * size};
 }
 
 Roofline roofline(const OpWork& work, const DevicePeaks& peaks, double compute_tflops) {

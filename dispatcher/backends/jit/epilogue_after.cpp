@@ -65,9 +65,7 @@ OpDescriptor without_epilogue(const OpDescriptor& desc) {
   return plain;
 }
 
-std::size_t epilogue_temporary_bytes(const OpDescriptor& desc) {
-  return slot_bytes(desc, Slot::y);
-}
+std::size_t epilogue_temporary_bytes(const OpDescriptor& desc) { return slot_bytes(desc, Slot::y); }
 
 std::unique_ptr<Kernel> epilogue_after(std::unique_ptr<Kernel> plain, std::unique_ptr<Kernel> pass,
                                        std::unique_ptr<StreamWorkspaces> temporaries,
