@@ -13,7 +13,9 @@
 
 #include "convjit/convjit.h"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
+#include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/descriptor_validation.hpp"
@@ -424,6 +426,27 @@ convjit_status_t convjit_conv_fused_descriptor_name(const convjit_conv_params_t*
   return guarded([&] {
     return write_name(make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc),
                       symbolic_batch, buf, buf_size, required);
+  });
+}
+
+convjit_status_t convjit_preload(const char* descriptor_name, const char* arch, int* compiled) {
+  return guarded([&]() -> Status {
+    if (descriptor_name == nullptr) return null_argument("descriptor name");
+    auto desc = parse_descriptor_name(descriptor_name);
+    if (!desc.is_ok()) return desc.status();
+    const auto settings = SettingsStore::instance().snapshot();
+    const std::string target = arch != nullptr ? arch : settings->arch.value;
+    if (target.empty())
+      return Status::invalid(
+          "no architecture to compile for: pass arch (e.g. \"sm_90\") or set CONVJIT_ARCH");
+    if (!is_valid_arch(target))
+      return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
+    if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+    JitCache cache(settings->cache_path.value);
+    auto prepared = prepare_jit_module(cache, desc.value(), target);
+    if (!prepared.is_ok()) return prepared.status();
+    if (compiled != nullptr) *compiled = prepared.value().compiled ? 1 : 0;
+    return Status::ok();
   });
 }
 

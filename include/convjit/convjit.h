@@ -186,6 +186,14 @@ CONVJIT_API convjit_status_t convjit_set_arch(const char* arch);
  * descriptors resolved afterwards.  -1 restores CONVJIT_ALLOW_TF32. */
 CONVJIT_API convjit_status_t convjit_set_allow_tf32(int allow);
 
+/* Compiles the JIT kernel of a descriptor (its name, or lib<name>.so) for
+ * `arch` ("sm_90"; NULL: the arch setting) into the first writable cache
+ * directory, or finds it there already: `convjit preload` for one
+ * descriptor.  *compiled (may be NULL) is 1 when it was compiled now, 0
+ * when it was cached.  UNSUPPORTED for an op the JIT does not serve. */
+CONVJIT_API convjit_status_t convjit_preload(const char* descriptor_name, const char* arch,
+                                             int* compiled);
+
 /* Forgets failed lookups and choices made because a better backend was
  * missing, so the next call of those descriptors probes again (for example
  * after adding a tuned library to the cache).  Safe while other threads run
