@@ -174,64 +174,55 @@ TEST(JitStaticChecks, TheDepthwiseKernelsMoveChannelsIn16ByteAccesses) {
   EXPECT_EQ(checked, 12);
 }
 
-// YOLO11n's depthwise convs in NCHW bf16, in every direction: the tile
-// kernels stage their halo in shared memory within a block's 48 KiB, fit
-// and do not spill.
+// The heuristic's kernel for `op` is `variant`, a plane-tile kernel: it
+// stages its halos in shared memory within a block's 48 KiB, fits an SM
+// and does not spill (sm_90).
+void check_plane_tile_kernel(const ModelOp& op, std::string_view variant) {
+  const OpDescriptor& d = op.desc;
+  SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+  auto source = kernel_source(d);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  ASSERT_EQ(source.value().variant, variant) << "the heuristic's choice";
+  auto module = compile_kernel(source.value(), "sm_90");
+  ASSERT_TRUE(module.is_ok()) << module.status().message();
+  const CompiledModule& m = module.value();
+  EXPECT_GT(m.stats.shared_bytes, 0) << m.log;
+  EXPECT_LE(m.stats.shared_bytes, kStaticShared) << m.log;
+  EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+  EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+  std::printf("  %-28s %-7s sm_90: %3d registers, %5lld bytes shared, %.0f ms\n",
+              op.layer.c_str(), std::string(direction_name(d.direction)).c_str(),
+              m.stats.max_registers, m.stats.shared_bytes, m.compile_ms);
+}
+
+std::vector<ModelOp> nchw_ops(const char* model) {
+  auto ops = expand_model(*find_model(model), {32, 0, false, DataType::bf16});
+  EXPECT_TRUE(ops.is_ok()) << ops.status().message();
+  return ops.is_ok() ? ops.value() : std::vector<ModelOp>{};
+}
+
+// YOLO11n's depthwise convs in NCHW bf16, in every direction.
 TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
-  auto ops = expand_model(*find_model("yolo11n"), {32, 0, false, DataType::bf16});
-  ASSERT_TRUE(ops.is_ok()) << ops.status().message();
   int checked = 0;
-  for (const ModelOp& op : ops.value()) {
-    const OpDescriptor& d = op.desc;
-    if (!is_depthwise(d) || checked >= 9) continue;
-    SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
-    auto source = kernel_source(d);
-    ASSERT_TRUE(source.is_ok()) << source.status().message();
-    ASSERT_EQ(source.value().variant, kDepthwiseTileVariant) << "the heuristic's choice";
-    auto module = compile_kernel(source.value(), "sm_90");
-    ASSERT_TRUE(module.is_ok()) << module.status().message();
-    const CompiledModule& m = module.value();
-    EXPECT_GT(m.stats.shared_bytes, 0) << m.log;
-    EXPECT_LE(m.stats.shared_bytes, kStaticShared) << m.log;
-    EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-    EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
-    std::printf("  %-28s %-7s sm_90: %3d registers, %5lld bytes shared, %.0f ms\n",
-                op.layer.c_str(), std::string(direction_name(d.direction)).c_str(),
-                m.stats.max_registers, m.stats.shared_bytes, m.compile_ms);
-    ++checked;
-  }
+  for (const ModelOp& op : nchw_ops("yolo11n"))
+    if (is_depthwise(op.desc) && checked < 9) {
+      check_plane_tile_kernel(op, kDepthwiseTileVariant);
+      ++checked;
+    }
   EXPECT_EQ(checked, 9);
 }
 
-// ResNet-50's and YOLO11n's pools in NCHW bf16, fwd and bwd: the heuristic
-// takes the tile kernels, which stage their halos (for max bwd, dy's and
-// x's) within a block's 48 KiB, fit and do not spill.
+// ResNet-50's and YOLO11n's pools in NCHW bf16, fwd and bwd (max bwd
+// stages dy's and x's halos), but for global pools, whose halo is the
+// whole plane.
 TEST(JitStaticChecks, ThePoolTileKernelsStageTheirHalosInSharedMemory) {
   int checked = 0;
-  for (const char* model : {"resnet50", "yolo11n"}) {
-    auto ops = expand_model(*find_model(model), {32, 0, false, DataType::bf16});
-    ASSERT_TRUE(ops.is_ok()) << ops.status().message();
-    for (const ModelOp& op : ops.value()) {
-      const OpDescriptor& d = op.desc;
-      if (!d.is_pool()) continue;
-      SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
-      auto source = kernel_source(d);
-      ASSERT_TRUE(source.is_ok()) << source.status().message();
-      if (d.window[0] == d.x_dims[2]) continue;  // a global pool's halo is the plane
-      ASSERT_EQ(source.value().variant, kTileVariant) << "the heuristic's choice";
-      auto module = compile_kernel(source.value(), "sm_90");
-      ASSERT_TRUE(module.is_ok()) << module.status().message();
-      const CompiledModule& m = module.value();
-      EXPECT_GT(m.stats.shared_bytes, 0) << m.log;
-      EXPECT_LE(m.stats.shared_bytes, kStaticShared) << m.log;
-      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
-      std::printf("  %-28s %-4s sm_90: %3d registers, %5lld bytes shared, %.0f ms\n",
-                  op.layer.c_str(), std::string(direction_name(d.direction)).c_str(),
-                  m.stats.max_registers, m.stats.shared_bytes, m.compile_ms);
-      ++checked;
-    }
-  }
+  for (const char* model : {"resnet50", "yolo11n"})
+    for (const ModelOp& op : nchw_ops(model))
+      if (op.desc.is_pool() && op.desc.window[0] != op.desc.x_dims[2]) {
+        check_plane_tile_kernel(op, kTileVariant);
+        ++checked;
+      }
   EXPECT_GE(checked, 4);
 }
 
