@@ -352,7 +352,20 @@ def fused_goal_lines(runs):
             "layer's plain conv in the plain run:", ""] + lines + [""]
 
 
-def verdict(tests, runs):
+def python_tests(raw_dir):
+    """(status, last line) of the Python package's tests: status "0" passed, "skipped"
+    where the machine's python3 could not run them, else pytest's exit code; None when
+    the check did not run them."""
+    try:
+        status = open(os.path.join(raw_dir, "python_tests.status"), encoding="utf-8").read()
+        lines = open(os.path.join(raw_dir, "python_tests.txt"), encoding="utf-8").read()
+    except OSError:
+        return None
+    last = [line for line in lines.splitlines() if line.strip()]
+    return status.strip(), (last[-1].strip("= ") if last else "no output")
+
+
+def verdict(tests, runs, python=None):
     """'all passed', or what failed."""
     problems = []
     if tests is None:
@@ -368,6 +381,8 @@ def verdict(tests, runs):
         problems.append(f"{len(bad)} of {len(runs)} bench runs did not finish")
     if not runs:
         problems.append("no bench ran")
+    if python is not None and python[0] not in ("0", "skipped"):
+        problems.append(f"the Python package's tests failed ({python[1]})")
     return "all passed" if not problems else "; ".join(problems)
 
 
@@ -386,12 +401,15 @@ def main():
         json.dump({"gpu": args.gpu, "runs": runs}, f, indent=1)
 
     counts = {r: sum(1 for t in tests or [] if t[1] == r) for r in ("pass", "fail", "skip")}
-    result = verdict(tests, runs)
+    python = python_tests(args.raw)
+    result = verdict(tests, runs, python)
     lines = [f"# convjit GPU check: {args.gpu}", "",
              f"Libraries: {args.libraries}", f"Elapsed: {args.elapsed} s", "",
              f"GPU tests: {counts['pass']} passed, {counts['fail']} failed, "
              f"{counts['skip']} skipped.", ""]
     lines += tests_table(tests or []) + [""]
+    if python is not None:
+        lines += [f"Python package tests: {python[1]}", ""]
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
               "both served (below 1: the JIT is faster).", ""]
     lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)

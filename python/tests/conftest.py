@@ -1,9 +1,24 @@
-"""Every test runs on the host with a fresh, private cache path and the
-default policy; the library is the build's (CONVJIT_LIBRARY, set by ctest)."""
+"""Every test runs with a fresh, private cache path and the default policy;
+the library is the build's (CONVJIT_LIBRARY, set by ctest).  Tests that
+take `device` run on the host and, where torch sees one, on a CUDA GPU."""
 
 import pytest
 
 import convjit
+
+try:
+    import torch
+    DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    # torch's GPU convolutions compare in full f32, as convjit's f32 runs.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+except ImportError:  # the core's tests need only numpy
+    DEVICES = ["cpu"]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
 
 
 @pytest.fixture(autouse=True)

@@ -58,12 +58,13 @@ CONVS = {1: (cf.conv1d, TF.conv1d), 2: (cf.conv2d, TF.conv2d), 3: (cf.conv3d, TF
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_conv_matches_torch_on_random_cases(n, dtype):
+def test_conv_matches_torch_on_random_cases(n, dtype, device):
     rng = random.Random(n * 10 + (dtype == torch.float64))
     mine, theirs = CONVS[n]
     for trial in range(12):
         case = random_conv(rng, n)
-        x, w, b = conv_tensors(case, n, dtype, channels_last=trial % 2 == 1)
+        x, w, b = (t.to(device) for t in conv_tensors(case, n, dtype,
+                                                       channels_last=trial % 2 == 1))
         kw = dict(stride=case["stride"], padding=case["padding"], dilation=case["dilation"],
                   groups=case["groups"])
         close(mine(x, w, b if trial % 3 else None, **kw), theirs(x, w, b if trial % 3 else None,
@@ -137,9 +138,9 @@ def test_pools_match_torch(n):
           getattr(TF, f"max_pool{n}d")(x, 3, 2, 1, dilation=2))
 
 
-def test_gradcheck_in_f64_for_every_op():
+def test_gradcheck_in_f64_for_every_op(device):
     def t(*shape):
-        return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+        return torch.randn(*shape, dtype=torch.float64, device=device, requires_grad=True)
 
     checks = [
         (lambda x, w, b: cf.conv1d(x, w, b, stride=2, padding=1, dilation=2), (t(2, 4, 9),
@@ -162,9 +163,9 @@ def test_gradcheck_in_f64_for_every_op():
         assert torch.autograd.gradcheck(function, inputs)
 
 
-def test_a_zero_strided_gradient_from_sum_backward():
-    x = torch.randn(2, 3, 6, 6, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+def test_a_zero_strided_gradient_from_sum_backward(device):
+    x = torch.randn(2, 3, 6, 6, dtype=torch.float64, device=device, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64, device=device, requires_grad=True)
     cf.conv2d(x, w, padding=1).sum().backward()
     gx, gw = x.grad, w.grad
     x.grad = w.grad = None
@@ -208,3 +209,22 @@ def test_bad_input_raises_with_convjits_message():
     convjit.set_policy("jit")
     with pytest.raises(convjit.NotAvailableError, match="the JIT backend runs on CUDA devices"):
         cf.conv2d(x, w)  # a host tensor under the JIT-only policy: no backend serves it
+
+
+@pytest.mark.skipif(not cf.REGISTERED_AS_CUSTOM_OPS,
+                    reason=f"torch {torch.__version__} has no torch.library.custom_op (2.4+): "
+                           "the ops run as autograd.Functions")
+def test_the_custom_ops_pass_torchs_opcheck_and_compile(device):
+    x = torch.randn(2, 4, 8, 8, device=device, requires_grad=True)
+    w = torch.randn(6, 4, 3, 3, device=device, requires_grad=True)
+    b = torch.randn(6, device=device, requires_grad=True)
+    torch.library.opcheck(torch.ops.convjit.conv.default,
+                          (x, w, b, [1, 1], [1, 1], [1, 1], [1, 1], 1))
+    torch.library.opcheck(torch.ops.convjit.pool.default,
+                          (x, "max", [2, 2], [2, 2], [0, 0], [0, 0], [1, 1], False))
+
+    def f(x, w, b):
+        return cf.max_pool2d(cf.conv2d(x, w, b, padding=1), 2).sum()
+
+    compiled = torch.compile(f, fullgraph=True)
+    close(compiled(x, w, b), f(x, w, b))

@@ -80,11 +80,12 @@ def test_replace_modules_swaps_every_conv_and_pool_and_honours_the_predicate():
     assert type(model.fuse) is ct.Conv2d
 
 
-def test_training_through_convjit_gives_torchs_losses():
+def test_training_through_convjit_gives_torchs_losses(device):
     torch.manual_seed(1)
-    theirs = SmallCnn()
+    theirs = SmallCnn().to(device)
     ours = ct.replace_modules(copy.deepcopy(theirs))
-    inputs, labels = torch.randn(4, 3, 16, 16), torch.randint(0, 5, (4,))
+    inputs = torch.randn(4, 3, 16, 16, device=device)
+    labels = torch.randint(0, 5, (4,), device=device)
     losses = []
     for model in (theirs, ours):
         optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -96,7 +97,7 @@ def test_training_through_convjit_gives_torchs_losses():
             optimizer.step()
             trace.append(loss.item())
         losses.append(trace)
-    assert convjit.last_backend() == "reference"
+    assert convjit.last_backend() == ("reference" if device == "cpu" else "jit")
     for step, (want, got) in enumerate(zip(*losses)):
         assert abs(got - want) <= 1e-4 * abs(want), (step, got, want)
     assert losses[1][-1] < losses[1][0], "the model did not learn"

@@ -207,6 +207,24 @@ class Summary(unittest.TestCase):
         self.assertIn("failed (exit 1; see raw.tar.gz)", summary)
         self.assertIn("Result: 2 of 3 bench runs did not finish", summary)
 
+    def test_the_python_package_tests_are_reported_and_their_failure_fails(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
+        self.write("raw/python_tests.txt", "....\n==== 40 passed, 1 skipped in 9.1s ====\n")
+        self.write("raw/python_tests.status", "0\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        self.assertIn("Python package tests: 40 passed, 1 skipped in 9.1s", summary)
+        self.write("raw/python_tests.txt", "F...\n==== 1 failed, 39 passed in 9.1s ====\n")
+        self.write("raw/python_tests.status", "1\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("the Python package's tests failed (1 failed, 39 passed in 9.1s)", summary)
+        self.write("raw/python_tests.txt", "skipped: python3 here cannot import torch\nNo module")
+        self.write("raw/python_tests.status", "skipped\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+
     def test_no_test_report_or_every_test_skipped_is_a_failure(self):
         self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
         status, summary = self.summarize()
