@@ -127,7 +127,7 @@ def conv_forward(x, w, y, *, stride=1, padding=0, dilation=1, groups=1, alpha=1.
     """y = alpha * conv(x, w) + beta * y; with an activation, a bias or a residual, the fused
     y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y."""
     tx, tw, ty = Tensor(x, "x", stream), Tensor(w, "w", stream), Tensor(y, "y", stream)
-    tb = None if bias is None else Tensor(bias, "bias", stream, vector=True)
+    tb = None if bias is None else _vector(bias, "bias", ty, stream)
     tr = _view(residual, "residual", stream)
     params = conv_params(_spatial_dims(tx), stride, padding, dilation, groups)
     e = _exec([t for t in (tx, tw, ty, tb, tr) if t is not None], stream)
@@ -136,8 +136,6 @@ def conv_forward(x, w, y, *, stride=1, padding=0, dilation=1, groups=1, alpha=1.
                                         _pointer(tw), _desc(ty), _pointer(ty), alpha, beta,
                                         C.byref(e)))
         return y
-    if tb is not None:
-        _vector_pointer(bias, "bias", ty, stream)  # checks its size and dtype
     epilogue = _epilogue(activation, tb, tr)
     check(_lib.convjit_conv_forward_fused(C.byref(params), _desc(tx), _pointer(tx), _desc(tw),
                                           _pointer(tw), C.byref(epilogue), _desc(ty),
@@ -187,20 +185,20 @@ def bias_grad(dy, db, *, alpha=1.0, beta=0.0, stream=None):
     tdy = Tensor(dy, "dy", stream)
     e = _exec([tdy], stream)
     check(_lib.convjit_conv_backward_bias(_desc(tdy), _pointer(tdy),
-                                          C.c_void_p(_vector_pointer(db, "db", tdy, stream)),
-                                          alpha, beta, C.byref(e)))
+                                          _pointer(_vector(db, "db", tdy, stream)), alpha, beta,
+                                          C.byref(e)))
     return db
 
 
-def _vector_pointer(array, name, like, stream):
-    """The pointer of a contiguous array of K elements (K: like's channels)."""
+def _vector(array, name, like, stream):
+    """A contiguous array of K elements (K: like's channels) in like's dtype."""
     t = Tensor(array, name, stream, vector=True)
     if t.count != like.shape[1]:
         raise InvalidArgumentError(f"{name} has {t.count} elements; it needs K = {like.shape[1]}, "
                                    "one per filter")
     if t.dtype != like.dtype:
         raise InvalidArgumentError(f"{name} is {t.dtype}; it needs {like.dtype}, {like.name}'s")
-    return t.pointer
+    return t
 
 
 def conv_backward(x, w, dy, *, dx=None, dw=None, db=None, stride=1, padding=0, dilation=1,
@@ -220,7 +218,7 @@ def conv_backward(x, w, dy, *, dx=None, dw=None, db=None, stride=1, padding=0, d
     e = _exec([t for t in tensors.values() if t is not None], stream)
     x_desc = tensors["x"].desc() if tensors["x"] else tensors["dx"].desc()
     w_desc = tensors["w"].desc() if tensors["w"] else tensors["dw"].desc()
-    db_pointer = None if db is None else _vector_pointer(db, "db", tensors["dy"], stream)
+    db_pointer = None if db is None else _pointer(_vector(db, "db", tensors["dy"], stream))
     check(_lib.convjit_conv_backward(
         C.byref(params), C.byref(x_desc), _pointer(tensors["x"]), C.byref(w_desc),
         _pointer(tensors["w"]), _desc(tensors["dy"]), _pointer(tensors["dy"]), mask,

@@ -30,28 +30,24 @@ class Conv(torch.autograd.Function):
 
 
 class ConvTranspose(torch.autograd.Function):
-    """conv_transpose(x, w) + bias: the conv's backward data, with the output's
-    shape given (output_padding picks among the shapes a stride allows)."""
+    """conv_transpose(x, w): the conv's backward data, with the output's shape
+    given (output_padding picks among the shapes a stride allows).  The bias is
+    the caller's (functional.py adds it after cropping and padding)."""
 
     @staticmethod
-    def forward(ctx, x, w, bias, out_shape, stride, padding, dilation, groups):
+    def forward(ctx, x, w, out_shape, stride, padding, dilation, groups):
         x, w = K.dense(x), w.contiguous()
         ctx.save_for_backward(x, w)
         ctx.params = (stride, padding, padding, dilation, groups)
-        ctx.has_bias = bias is not None
-        y = K.conv_backward_data(x, w, out_shape, *ctx.params)
-        if bias is not None:
-            y += bias.reshape([1, -1] + [1] * (y.dim() - 2))
-        return y
+        return K.conv_backward_data(x, w, out_shape, *ctx.params)
 
     @staticmethod
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
-        wants_x, wants_w, wants_b = ctx.needs_input_grad[:3]
+        wants_x, wants_w = ctx.needs_input_grad[:2]
         dx = K.conv_forward(dy, w, None, *ctx.params) if wants_x else None
         dw = K.conv_backward_filter(dy, x, w.shape, *ctx.params) if wants_w else None
-        db = K.bias_grad(dy) if wants_b and ctx.has_bias else None
-        return dx, dw, db, None, None, None, None, None
+        return dx, dw, None, None, None, None, None
 
 
 class Pool(torch.autograd.Function):

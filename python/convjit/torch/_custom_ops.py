@@ -74,32 +74,26 @@ if AVAILABLE:
     conv.register_autograd(_conv_backward, setup_context=_conv_setup)
 
     @torch.library.custom_op("convjit::conv_transpose", mutates_args=())
-    def conv_transpose_op(x: Tensor, w: Tensor, bias: Optional[Tensor], out_shape: List[int],
-                          stride: List[int], padding: List[int], dilation: List[int],
-                          groups: int) -> Tensor:
-        y = K.conv_backward_data(x, w.contiguous(), out_shape, stride, padding, padding,
-                                 dilation, groups)
-        if bias is not None:
-            y += bias.reshape([1, -1] + [1] * (y.dim() - 2))
-        return y
+    def conv_transpose_op(x: Tensor, w: Tensor, out_shape: List[int], stride: List[int],
+                          padding: List[int], dilation: List[int], groups: int) -> Tensor:
+        return K.conv_backward_data(K.dense(x), w.contiguous(), out_shape, stride, padding,
+                                    padding, dilation, groups)
 
     @conv_transpose_op.register_fake
-    def _(x, w, bias, out_shape, stride, padding, dilation, groups):
+    def _(x, w, out_shape, stride, padding, dilation, groups):
         return K._empty(out_shape, x)
 
     def _conv_transpose_setup(ctx, inputs, output):
-        x, w, bias, _, stride, padding, dilation, groups = inputs
+        x, w, _, stride, padding, dilation, groups = inputs
         ctx.save_for_backward(x, w)
         ctx.params = (stride, padding, padding, dilation, groups)
-        ctx.has_bias = bias is not None
 
     def _conv_transpose_backward(ctx, dy):
         x, w = ctx.saved_tensors
-        wants_x, wants_w, wants_b = ctx.needs_input_grad[:3]
+        wants_x, wants_w = ctx.needs_input_grad[:2]
         dx = conv(dy, w, None, *ctx.params) if wants_x else None
         dw = conv_backward_filter(dy, x, list(w.shape), *ctx.params) if wants_w else None
-        db = bias_grad(dy) if wants_b and ctx.has_bias else None
-        return dx, dw, db, None, None, None, None, None
+        return dx, dw, None, None, None, None, None
 
     conv_transpose_op.register_autograd(_conv_transpose_backward,
                                         setup_context=_conv_transpose_setup)
@@ -136,6 +130,6 @@ if AVAILABLE:
 
     pool.register_autograd(_pool_backward, setup_context=_pool_setup)
 
-    def conv_transpose(x, w, bias, out_shape, stride, padding, dilation, groups):
-        return conv_transpose_op(x, w, bias, list(out_shape), stride, padding, dilation, groups)
+    def conv_transpose(x, w, out_shape, stride, padding, dilation, groups):
+        return conv_transpose_op(x, w, list(out_shape), stride, padding, dilation, groups)
 

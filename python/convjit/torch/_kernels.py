@@ -45,13 +45,16 @@ def _exec(*tensors):
     return e
 
 
+def _channels_last_format(t):
+    """torch's channels-last memory format t is dense in, or None."""
+    format = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    return format if format is not None and t.is_contiguous(memory_format=format) else None
+
+
 def dense(t):
     """t, or a contiguous copy where its strides overlap or leave gaps (an
     output in its layout would too)."""
-    if t.is_contiguous() or (t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)) \
-            or (t.dim() == 5 and t.is_contiguous(memory_format=torch.channels_last_3d)):
-        return t
-    return t.contiguous()
+    return t if t.is_contiguous() or _channels_last_format(t) else t.contiguous()
 
 
 def _pointer(t):
@@ -60,15 +63,9 @@ def _pointer(t):
 
 def _empty(shape, like):
     """An output in like's memory format (channels-last stays channels-last)."""
-    if like.dim() == 4 and like.is_contiguous(memory_format=torch.channels_last) and \
-            not like.is_contiguous():
-        return torch.empty(shape, dtype=like.dtype, device=like.device,
-                           memory_format=torch.channels_last)
-    if like.dim() == 5 and like.is_contiguous(memory_format=torch.channels_last_3d) and \
-            not like.is_contiguous():
-        return torch.empty(shape, dtype=like.dtype, device=like.device,
-                           memory_format=torch.channels_last_3d)
-    return torch.empty(shape, dtype=like.dtype, device=like.device)
+    format = None if like.is_contiguous() else _channels_last_format(like)
+    return torch.empty(shape, dtype=like.dtype, device=like.device,
+                       memory_format=format or torch.contiguous_format)
 
 
 def _byref(t, name):

@@ -10,9 +10,8 @@ if _custom_ops.AVAILABLE:
 else:
     conv = _autograd.Conv.apply
 
-    def conv_transpose(x, w, bias, out_shape, stride, padding, dilation, groups):
-        return _autograd.ConvTranspose.apply(x, w, bias, out_shape, stride, padding, dilation,
-                                             groups)
+    def conv_transpose(x, w, out_shape, stride, padding, dilation, groups):
+        return _autograd.ConvTranspose.apply(x, w, out_shape, stride, padding, dilation, groups)
 
     pool = _autograd.Pool.apply
 

@@ -87,7 +87,7 @@ def _conv_transpose(n, input, weight, bias, stride, padding, output_padding, gro
             (i - 1) * s - 2 * p + d * (k - 1) + o + 1
             for i, s, p, d, k, o in zip(x.shape[2:], stride, kept, dilation, weight.shape[2:],
                                         inner)]
-        y = _ops.conv_transpose(x, weight, None, shape, stride, kept, dilation, groups)
+        y = _ops.conv_transpose(x, weight, shape, stride, kept, dilation, groups)
         extra = [o - i for o, i in zip(output_padding, inner)]
         if any(extra):
             y = torch.nn.functional.pad(y, [e for size in reversed(extra) for e in (0, size)])
