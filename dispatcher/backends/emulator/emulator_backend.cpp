@@ -91,13 +91,11 @@ class EmulatorKernel final : public Kernel {
         out_(output_buffer(desc)),
         bias_(bias_buffer(desc)),
         residual_(residual_buffer(desc)),
-        bias_used_(desc.has_bias()),
-        residual_used_(desc.has_residual()),
         source_(std::move(source)),
         kernels_(kernels) {}
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    if (bias_used_ || residual_used_)
+    if (desc_.has_epilogue())
       if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
     emulator::EmulatedLaunch launch;
     launch.kernels = &kernels_;
@@ -105,8 +103,8 @@ class EmulatorKernel final : public Kernel {
     launch.in0 = {&in0_, input_pointer(args, inputs_.in0)};
     launch.in1 = {&in1_, input_pointer(args, inputs_.in1)};
     launch.out = {&out_, args.out};
-    if (bias_used_) launch.bias = {&bias_, args.bias};
-    if (residual_used_) launch.residual = {&residual_, args.residual};
+    if (desc_.has_bias()) launch.bias = {&bias_, args.bias};
+    if (desc_.has_residual()) launch.residual = {&residual_, args.residual};
     launch.out_destination = args.out;
     launch.alpha = static_cast<float>(args.alpha);
     launch.beta = static_cast<float>(args.beta);
@@ -117,7 +115,6 @@ class EmulatorKernel final : public Kernel {
   OpDescriptor desc_;
   KernelInputs inputs_;
   BufferSpec in0_, in1_, out_, bias_, residual_;
-  bool bias_used_, residual_used_;
   KernelSource source_;
   const emulator::EmulatedTemplate& kernels_;
 };

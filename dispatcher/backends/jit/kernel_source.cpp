@@ -120,14 +120,12 @@ long long vector_items(const OpDescriptor& d, const View5& out, long long strip)
   return out.dims[0] * out.dims[2] * out.dims[3] * strips * channel_vectors(d, out.dims[1]);
 }
 
-// A block per tile of a plane of the tensor written (common/plane_tile.cuh);
-// blocks beyond the grid's cap loop.
-long long plane_tile_threads(const View5& written) {
-  const long long tiles =
-      written.dims[0] * written.dims[1] * written.dims[2] *
-      ((written.dims[3] + CONVJIT_PLANE_TILE_ROWS - 1) / CONVJIT_PLANE_TILE_ROWS) *
-      ((written.dims[4] + CONVJIT_PLANE_TILE_COLS - 1) / CONVJIT_PLANE_TILE_COLS);
-  return tiles * kJitThreadsPerBlock;
+// The tiles of the planes of the tensor written (common/plane_tile.cuh); a
+// block computes one, and blocks beyond the grid's cap loop.
+long long plane_tiles(const View5& written) {
+  return written.dims[0] * written.dims[1] * written.dims[2] *
+         ((written.dims[3] + CONVJIT_PLANE_TILE_ROWS - 1) / CONVJIT_PLANE_TILE_ROWS) *
+         ((written.dims[4] + CONVJIT_PLANE_TILE_COLS - 1) / CONVJIT_PLANE_TILE_COLS);
 }
 
 // Whether a run of `run` elements along a dimension of stride `unit`
@@ -272,7 +270,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     if (out.variant == kVectorVariant)
       out.entries = {{"convjit_kernel", vector_items(d, d.direction == Direction::fwd ? y : x, 1)}};
     else if (out.variant == kTileVariant)
-      out.entries = {{"convjit_kernel", plane_tile_threads(d.direction == Direction::fwd ? y : x)}};
+      out.entries = {{"convjit_kernel",
+                      plane_tiles(d.direction == Direction::fwd ? y : x) * kJitThreadsPerBlock}};
     else
       out.entries = {{"convjit_kernel", d.direction == Direction::fwd ? outputs : inputs}};
     p.finish(d, out);
@@ -298,14 +297,15 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseTileVariant && d.direction == Direction::bwdfilt) {
     // A block per filter and slice of its dy planes' tiles.
-    const long long tiles = plane_tile_threads(y) / kJitThreadsPerBlock / y.dims[1];
+    const long long tiles = plane_tiles(y) / y.dims[1];
     const long long split = std::clamp<long long>(kTargetThreads / kJitThreadsPerBlock / w.dims[0],
                                                   1, tiles);
     p.constant("SPLIT", split);
     out.entries = {{"convjit_kernel", w.dims[0] * split * kJitThreadsPerBlock, w.dims[0] * split}};
     add_split_pass(weights, split, out);
   } else if (out.variant == kDepthwiseTileVariant) {
-    out.entries = {{"convjit_kernel", plane_tile_threads(d.direction == Direction::fwd ? y : x)}};
+    out.entries = {{"convjit_kernel",
+                    plane_tiles(d.direction == Direction::fwd ? y : x) * kJitThreadsPerBlock}};
   } else if (out.variant == kDepthwiseVariant) {
     const View5& written = d.direction == Direction::fwd ? y : x;
     out.entries = {{"convjit_kernel", vector_items(d, written, CONVJIT_DEPTHWISE_STRIP)}};
