@@ -35,8 +35,10 @@ bool is_decision(const nlohmann::json& json) {
 TuningKey make_tuning_key(const TuningKeyFields& f) {
   TuningKey key;
   key.preimage = fmt::format(
-      "convjit-tuning-key v1\ndescriptor={}\ndevice={}\narch={}\ncudnn={}\nnvrtc={}\nconvjit={}\n",
-      f.descriptor, f.device, f.arch, f.cudnn_version, f.nvrtc_version, f.convjit_version);
+      "convjit-tuning-key v1\ndescriptor={}\ndevice={}\narch={}\ncudnn={}\nnvrtc={}\nonednn={}\n"
+      "convjit={}\n",
+      f.descriptor, f.device, f.arch, f.cudnn_version, f.nvrtc_version, f.onednn,
+      f.convjit_version);
   const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
   const std::string hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
   key.relative_path = fmt::format("{}/{}/{}.json", kLayout, hash.substr(0, 2), hash);

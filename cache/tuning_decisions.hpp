@@ -24,6 +24,7 @@ struct TuningKeyFields {
   std::string arch;        // sm_XX, or empty on the host
   std::string cudnn_version;
   std::string nvrtc_version;
+  std::string onednn;  // the host's: "2.6.3 avx512_core_bf16", or empty
   std::string convjit_version;
 };
 

@@ -11,6 +11,8 @@
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/onednn/onednn_backend.hpp"
+#include "dispatcher/backends/onednn/onednn_library.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/backends/tuned/tuned_library_backend.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
@@ -97,6 +99,8 @@ bool policy_allows(Policy policy, std::string_view backend) {
       return backend == "jit";
     case Policy::cudnn:
       return backend == "cudnn";
+    case Policy::onednn:
+      return backend == "onednn";
     case Policy::tuned:
       return backend != "emulator";  // every candidate is measured
     case Policy::emulate:
@@ -116,6 +120,8 @@ TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device) {
     f.arch = CudaDriver::instance().arch_of(device.ordinal);
     f.cudnn_version = CudnnLibrary::instance().version();
     f.nvrtc_version = nvrtc_version();
+  } else if (OnednnLibrary::instance().available().is_ok()) {
+    f.onednn = OnednnLibrary::instance().version() + " " + OnednnLibrary::instance().cpu_isa();
   }
   f.convjit_version = kVersionString;
   return make_tuning_key(f);
@@ -139,6 +145,7 @@ Dispatcher& Dispatcher::instance() {
     chain.push_back(std::make_unique<TunedLibraryBackend>());
     chain.push_back(std::make_unique<JitBackend>());
     chain.push_back(std::make_unique<CudnnBackend>());
+    chain.push_back(std::make_unique<OnednnBackend>());
     chain.push_back(std::make_unique<ReferenceBackend>());
     chain.push_back(std::make_unique<EmulatorBackend>());
     return chain;

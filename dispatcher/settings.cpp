@@ -16,7 +16,8 @@ namespace convjit {
 
 namespace {
 
-constexpr std::string_view kPolicyNames[] = {"auto", "jit", "cudnn", "reference", "tuned", "emulate"};
+constexpr std::string_view kPolicyNames[] = {"auto",  "jit",     "cudnn", "reference",
+                                             "tuned", "emulate", "onednn"};
 
 // The first variable of `names` that is set, with its name.
 std::optional<std::pair<std::string, std::string>> first_set(
@@ -89,7 +90,7 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
     return;
   }
   warnings.push_back(fmt::format(
-      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, reference, tuned, emulate; ignored", value));
+      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, onednn, reference, tuned, emulate; ignored", value));
 }
 
 void read_allow_tf32(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {

@@ -5,7 +5,7 @@
 //   CONVJIT_VERBOSE      0 off, 1 decisions, 2 plus executions (alias DISTCONV_JIT_VERBOSE)
 //   CONVJIT_LOG_FILE     log destination (default stderr)
 //   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
-//   CONVJIT_POLICY       auto | jit | cudnn | reference | tuned | emulate
+//   CONVJIT_POLICY       auto | jit | cudnn | onednn | reference | tuned | emulate
 //   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
 //   CONVJIT_ALLOW_TF32   1 lets cuDNN run f32 convolutions on TF32 tensor cores
 //
@@ -22,7 +22,7 @@
 
 namespace convjit {
 
-enum class Policy { automatic, jit, cudnn, reference, tuned, emulate };
+enum class Policy { automatic, jit, cudnn, reference, tuned, emulate, onednn };
 
 [[nodiscard]] std::string_view policy_name(Policy policy);
 [[nodiscard]] std::optional<Policy> parse_policy(std::string_view text);

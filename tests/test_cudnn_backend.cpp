@@ -457,7 +457,7 @@ TEST(CudnnBackend, DeclinesTheHostAndMachinesWithoutADriverWithTheReason) {
   const OpDescriptor d = conv_descriptor({1, 2, 2, 1, {4, 4}, {3, 3}});
   const Status host = backend.check_support(d, {CONVJIT_DEVICE_HOST, 0});
   EXPECT_EQ(host.code(), CONVJIT_STATUS_NOT_AVAILABLE);
-  EXPECT_EQ(host.message(), "cuDNN serves CUDA devices; the host uses the reference");
+  EXPECT_EQ(host.message(), "cuDNN serves CUDA devices; the host uses oneDNN and the reference");
   if (CudaDriver::instance().available().is_ok()) GTEST_SKIP() << "this machine has a driver";
   const Status gpu = backend.check_support(d, {CONVJIT_DEVICE_CUDA, 0});
   EXPECT_EQ(gpu.code(), CONVJIT_STATUS_NOT_AVAILABLE);

@@ -271,7 +271,7 @@ convjit_status_t convjit_set_policy(const char* policy) {
     const auto parsed = parse_policy(policy);
     if (!parsed)
       return Status::invalid(fmt::format(
-          "policy '{}' is not one of auto, jit, cudnn, reference, tuned, emulate", policy));
+          "policy '{}' is not one of auto, jit, cudnn, onednn, reference, tuned, emulate", policy));
     SettingsStore::instance().set_policy(parsed);
     return Status::ok();
   });

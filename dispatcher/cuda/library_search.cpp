@@ -112,6 +112,7 @@ std::vector<SearchPlace> library_search_places(const LibrarySpec& spec, EnvLooku
     return {explicit_place(spec, value)};
   std::vector<SearchPlace> places{
       {"the loader's default search (LD_LIBRARY_PATH, ld.so.cache)", spec.file_names}};
+  if (!spec.nvidia_places) return places;
   std::vector<fs::path> roots;
   const auto add_toolkit = [&](const std::string& where, const fs::path& root) {
     std::error_code error;

@@ -1,4 +1,4 @@
-// Finding NVIDIA's run-time libraries (NVRTC, cuDNN) without linking them,
+// Finding run-time libraries (NVRTC, cuDNN, oneDNN) without linking them,
 // so libconvjit.so loads on a machine that has only a driver, or only a
 // PyTorch install whose NVIDIA wheels carry them.
 //
@@ -31,6 +31,9 @@ struct LibrarySpec {
   std::string setting;                  // "CONVJIT_NVRTC_LIBRARY"
   std::vector<std::string> file_names;  // preferred first: "libnvrtc.so.13", "libnvrtc.so.12"
   std::string requirement;              // "NVRTC 12.8 or later", for messages
+  // Whether places 3 and 4 (the CUDA toolkit, NVIDIA's wheels) are searched:
+  // not for libraries NVIDIA does not ship (oneDNN).
+  bool nvidia_places = true;
 };
 
 // One place looked at and the files to try there: absolute paths, or bare

@@ -33,7 +33,7 @@ def set_cache_path(directories):
 
 
 def set_policy(policy):
-    """"auto", "jit", "cudnn", "reference", "tuned" or "emulate"."""
+    """"auto", "jit", "cudnn", "onednn", "reference", "tuned" or "emulate"."""
     check(_lib.convjit_set_policy(None if policy is None else policy.encode()))
 
 

@@ -120,7 +120,7 @@ class JitKernel final : public Kernel {
 Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_t& device) const {
   if (device.kind != CONVJIT_DEVICE_CUDA)
     return Status::not_available(
-        "the JIT backend runs on CUDA devices; the host uses the reference");
+        "the JIT backend runs on CUDA devices; the host uses oneDNN and the reference");
   if (Status s = jit_supports(desc); !s.is_ok()) return s;
   const CudaDriver& driver = CudaDriver::instance();
   if (!driver.available().is_ok()) return driver.available();

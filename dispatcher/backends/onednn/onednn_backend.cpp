@@ -1,0 +1,255 @@
+#include "dispatcher/backends/onednn/onednn_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "dispatcher/backends/onednn/onednn_kernel.hpp"
+#include "dispatcher/backends/onednn/onednn_primitive_descs.hpp"
+
+namespace convjit {
+
+namespace {
+
+const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
+
+std::string library_label() {
+  return fmt::format("oneDNN {} ({})", onednn().version(), onednn().cpu_isa());
+}
+
+const dnnl_memory_desc_t& query_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what) {
+  return *onednn().api().primitive_desc_query_md(pd, what, 0);
+}
+
+bool same_md(const dnnl_memory_desc_t& a, const dnnl_memory_desc_t& b) {
+  return onednn().api().memory_desc_equal(&a, &b) != 0;
+}
+
+// One operand of the main primitive, as the kernel wires it.
+struct Wire {
+  int arg;                // DNNL_ARG_SRC, ...
+  OnednnOperand operand;  // the caller's operand it is
+  const OnednnTensor* tensor;
+  DataType type;
+  dnnl_query_t query;  // the primitive's md for it
+};
+
+// The op's operands; the last one is its output.
+std::vector<Wire> wires(const OpDescriptor& d, const OnednnProblem& p, DataType result_type) {
+  const OnednnOperand out = OnednnOperand::result;
+  switch (d.kind) {
+    case OpKind::bias_grad:
+      return {{DNNL_ARG_SRC, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_src_md},
+              {DNNL_ARG_DST, out, &p.w, result_type, dnnl_query_dst_md}};
+    case OpKind::pool:
+      if (d.direction == Direction::fwd)
+        return {{DNNL_ARG_SRC, OnednnOperand::x, &p.x, d.dtype, dnnl_query_src_md},
+                {DNNL_ARG_DST, out, &p.y, result_type, dnnl_query_dst_md}};
+      return {{DNNL_ARG_DIFF_DST, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_diff_dst_md},
+              {DNNL_ARG_DIFF_SRC, out, &p.x, result_type, dnnl_query_diff_src_md}};
+    case OpKind::conv:
+      break;
+  }
+  switch (d.direction) {
+    case Direction::bwddata:
+      return {{DNNL_ARG_DIFF_DST, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_diff_dst_md},
+              {DNNL_ARG_WEIGHTS, OnednnOperand::w, &p.w, d.dtype, dnnl_query_weights_md},
+              {DNNL_ARG_DIFF_SRC, out, &p.x, result_type, dnnl_query_diff_src_md}};
+    case Direction::bwdfilt:
+      return {{DNNL_ARG_SRC, OnednnOperand::x, &p.x, d.dtype, dnnl_query_src_md},
+              {DNNL_ARG_DIFF_DST, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_diff_dst_md},
+              {DNNL_ARG_DIFF_WEIGHTS, out, &p.w, result_type, dnnl_query_diff_weights_md}};
+    default:
+      return {{DNNL_ARG_SRC, OnednnOperand::x, &p.x, d.dtype, dnnl_query_src_md},
+              {DNNL_ARG_WEIGHTS, OnednnOperand::w, &p.w, d.dtype, dnnl_query_weights_md},
+              {DNNL_ARG_DST, out, &p.y, result_type, dnnl_query_dst_md}};
+  }
+}
+
+// The memory the main primitive reads an input from: the caller's, or a
+// copy reordered into the primitive's layout (a step before it).
+Result<dnnl_memory_t> wire_input(OnednnKernel& kernel, const Wire& w,
+                                 const dnnl_memory_desc_t& wanted, int& reorders) {
+  auto given_md = strided_md(*w.tensor, w.type);
+  if (!given_md.is_ok()) return given_md.status();
+  auto given = kernel.operand_memory(w.operand, given_md.value());
+  if (!given.is_ok() || same_md(given_md.value(), wanted)) return given;
+  auto copy = kernel.owned_memory(wanted, "an operand in oneDNN's layout");
+  if (!copy.is_ok()) return copy.status();
+  auto reorder = reorder_pd(given_md.value(), wanted);
+  if (!reorder.is_ok()) return reorder.status();
+  ++reorders;
+  if (Status s = kernel.add_step(reorder.value().get(),
+                                 {{DNNL_ARG_FROM, given.value()}, {DNNL_ARG_TO, copy.value()}});
+      !s.is_ok())
+    return s;
+  return copy;
+}
+
+// Max pooling's backward reads the forward's workspace: the kernel runs the
+// forward first, into y and workspace buffers of its own.
+Status add_pooling_forward(OnednnKernel& kernel, const OnednnProblem& p, const OpDescriptor& d,
+                           const_dnnl_primitive_desc_t forward, dnnl_memory_t& workspace) {
+  auto x_md = strided_md(p.x, d.dtype);
+  if (!x_md.is_ok()) return x_md.status();
+  auto x = kernel.operand_memory(OnednnOperand::x, x_md.value());
+  auto y = kernel.owned_memory(query_md(forward, dnnl_query_dst_md), "the recomputed pooled y");
+  auto ws = kernel.owned_memory(query_md(forward, dnnl_query_workspace_md),
+                                "the max-pooling workspace");
+  for (const Status& s : {x.status(), y.status(), ws.status()})
+    if (!s.is_ok()) return s;
+  workspace = ws.value();
+  return kernel.add_step(forward,
+                         {{DNNL_ARG_SRC, x.value()},
+                          {DNNL_ARG_DST, y.value()},
+                          {DNNL_ARG_WORKSPACE, ws.value()}});
+}
+
+// The kernel running `pds`: input reorders, the primitive, the output's
+// reorder back to the caller's layout.
+Result<std::unique_ptr<Kernel>> assemble(const OpDescriptor& d, const OnednnProblem& p,
+                                         const OnednnPrimitiveDescs& pds, DataType result_type,
+                                         std::string& layout_note) {
+  auto engine = onednn_cpu_engine();
+  if (!engine.is_ok()) return engine.status();
+  dnnl_stream_t stream = nullptr;
+  if (Status s = onednn().check(
+          onednn().api().stream_create(&stream, engine.value(), dnnl_stream_default_flags),
+          "dnnl_stream_create");
+      !s.is_ok())
+    return s;
+  auto kernel = std::make_unique<OnednnKernel>(d, OnednnStream(stream), result_type);
+  std::vector<dnnl_exec_arg_t> args;
+  if (d.is_pool() && d.direction == Direction::bwd && d.pool_mode == PoolingMode::max) {
+    dnnl_memory_t workspace = nullptr;
+    if (Status s = add_pooling_forward(*kernel, p, d, pds.forward.get(), workspace); !s.is_ok())
+      return s;
+    args.push_back({DNNL_ARG_WORKSPACE, workspace});
+  }
+  const std::vector<Wire> all = wires(d, p, result_type);
+  int reorders = 0;
+  for (std::size_t i = 0; i + 1 < all.size(); ++i) {
+    auto memory = wire_input(*kernel, all[i], query_md(pds.pd.get(), all[i].query), reorders);
+    if (!memory.is_ok()) return memory.status();
+    args.push_back({all[i].arg, memory.value()});
+  }
+  const Wire& out = all.back();
+  auto result_md = strided_md(*out.tensor, out.type);
+  if (!result_md.is_ok()) return result_md.status();
+  auto result = kernel->operand_memory(OnednnOperand::result, result_md.value());
+  if (!result.is_ok()) return result.status();
+  const dnnl_memory_desc_t& produced = query_md(pds.pd.get(), out.query);
+  dnnl_memory_t target = result.value();
+  if (!same_md(produced, result_md.value())) {
+    auto own = kernel->owned_memory(produced, "the output in oneDNN's layout");
+    if (!own.is_ok()) return own.status();
+    target = own.value();
+  }
+  args.push_back({out.arg, target});
+  if (Status s = kernel->add_step(pds.pd.get(), std::move(args)); !s.is_ok()) return s;
+  if (target != result.value()) {
+    auto back = reorder_pd(produced, result_md.value());
+    if (!back.is_ok()) return back.status();
+    ++reorders;
+    if (Status s = kernel->add_step(back.value().get(),
+                                    {{DNNL_ARG_FROM, target}, {DNNL_ARG_TO, result.value()}});
+        !s.is_ok())
+      return s;
+  }
+  if (result_type != d.dtype || d.has_epilogue())
+    if (Status s = kernel->reserve_result_buffer(); !s.is_ok()) return s;
+  layout_note = reorders == 0 ? "the caller's layouts"
+                              : fmt::format("oneDNN's layouts, {} reorder{}", reorders,
+                                            reorders == 1 ? "" : "s");
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+// The types oneDNN may write the result in, best first: f32, so that a
+// bf16 or f16 output is rounded once, after alpha, beta and the epilogue.
+std::vector<DataType> result_types(DataType type) {
+  if (type == DataType::f32) return {DataType::f32};
+  return {DataType::f32, type};
+}
+
+std::string op_label(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) return "bias gradient";
+  return fmt::format("{} {}", d.is_conv() ? "conv" : "pool", direction_name(d.direction));
+}
+
+Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout layout,
+                                             BuildTrace& trace) {
+  auto problem = onednn_problem(d);
+  if (!problem.is_ok()) return problem.status();
+  std::string unimplemented;
+  for (DataType result_type : result_types(d.dtype)) {
+    auto pds = make_primitive_descs(d, problem.value(), layout, result_type);
+    if (!pds.is_ok()) {
+      if (pds.status().code() != CONVJIT_STATUS_UNSUPPORTED) return pds.status();
+      unimplemented += fmt::format("{}{} result: {}", unimplemented.empty() ? "" : "; ",
+                                   dtype_name(result_type), pds.status().message());
+      continue;
+    }
+    std::string layout_note;
+    auto kernel = assemble(d, problem.value(), pds.value(), result_type, layout_note);
+    if (kernel.is_ok())
+      trace.probes.push_back(
+          {library_label(),
+           fmt::format("{}: {} on {}, {} result", op_label(d),
+                       implementation_name(pds.value().pd.get()), layout_note,
+                       dtype_name(result_type))});
+    return kernel;
+  }
+  return Status::unsupported(fmt::format("{} has no {} {} on this CPU ({}): {}", library_label(),
+                                         dtype_name(d.dtype), op_label(d), onednn().cpu_isa(),
+                                         unimplemented));
+}
+
+// Whether oneDNN runs the caller's own layouts with a kernel written for
+// this CPU: then the strided variant needs no reorders and wins.
+bool strided_is_native(const OpDescriptor& d) {
+  auto problem = onednn_problem(d);
+  if (!problem.is_ok()) return false;
+  auto pds = make_primitive_descs(d, problem.value(), OnednnLayout::strided, DataType::f32);
+  if (!pds.is_ok()) return false;
+  const std::string impl = implementation_name(pds.value().pd.get());
+  return impl.starts_with("jit:") && impl.find("gemm") == std::string::npos;
+}
+
+}  // namespace
+
+Status OnednnBackend::check_support(const OpDescriptor& desc,
+                                    const convjit_device_t& device) const {
+  if (device.kind != CONVJIT_DEVICE_HOST)
+    return Status::not_available("oneDNN serves the host device; CUDA devices use cuDNN");
+  if (Status s = onednn().available(); !s.is_ok()) return s;
+  return onednn_problem(desc).status();
+}
+
+Result<std::unique_ptr<Kernel>> OnednnBackend::build(const OpDescriptor& desc,
+                                                     const convjit_device_t&, BuildTrace& trace) {
+  const bool blocked = desc.is_conv() && !strided_is_native(desc);
+  return build_layout(desc, blocked ? OnednnLayout::blocked : OnednnLayout::strided, trace);
+}
+
+Result<std::vector<KernelVariant>> OnednnBackend::build_variants(const OpDescriptor& desc,
+                                                                 const convjit_device_t& device,
+                                                                 BuildTrace& trace) {
+  if (!desc.is_conv()) return Backend::build_variants(desc, device, trace);
+  return build_each_variant({kOnednnStridedVariant, kOnednnBlockedVariant},
+                            [&](const std::string& id) {
+                              return build_variant(desc, device, id, trace);
+                            });
+}
+
+Result<std::unique_ptr<Kernel>> OnednnBackend::build_variant(const OpDescriptor& desc,
+                                                             const convjit_device_t& device,
+                                                             std::string_view id,
+                                                             BuildTrace& trace) {
+  if (id.empty()) return build(desc, device, trace);
+  if (desc.is_conv() && id == kOnednnStridedVariant)
+    return build_layout(desc, OnednnLayout::strided, trace);
+  if (desc.is_conv() && id == kOnednnBlockedVariant)
+    return build_layout(desc, OnednnLayout::blocked, trace);
+  return Status::not_available(fmt::format("onednn offers no variant {} for {}", id,
+                                           op_label(desc)));
+}
+
+}  // namespace convjit

@@ -1,0 +1,118 @@
+#include "dispatcher/backends/onednn/onednn_problem.hpp"
+
+#include <fmt/format.h>
+
+#include "dispatcher/descriptor/output_shape.hpp"
+
+namespace convjit {
+
+namespace {
+
+constexpr const char* kAxisNames[] = {"first", "second", "third"};
+
+OnednnTensor tensor(const Dims5& dims, const Dims5& strides, int rank) {
+  OnednnTensor t;
+  t.ndims = rank;
+  for (int i = 0; i < rank; ++i) t.dims[i] = dims[i], t.strides[i] = strides[i];
+  return t;
+}
+
+// (K, C/G, spatial...) -> (G, K/G, C/G, spatial...): group g's filters start
+// K/G filters further on.
+OnednnTensor grouped_filter(const OpDescriptor& d) {
+  const int rank = d.rank();
+  OnednnTensor t = tensor(d.w_dims, d.w_strides, rank);
+  if (d.groups == 1) return t;
+  t.ndims = rank + 1;
+  t.dims[0] = d.groups;
+  t.strides[0] = d.w_dims[0] / d.groups * d.w_strides[0];
+  for (int i = 0; i < rank; ++i) t.dims[i + 1] = d.w_dims[i], t.strides[i + 1] = d.w_strides[i];
+  t.dims[1] = d.w_dims[0] / d.groups;
+  return t;
+}
+
+// Whether some output's window on this dim sees only padding.
+bool has_padding_only_window(const WindowGeometry& g, std::int64_t outputs) {
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    const std::int64_t start = o * g.stride - g.pad_begin;
+    bool sees_input = false;
+    for (std::int64_t t = 0; t < g.window && !sees_input; ++t) {
+      const std::int64_t at = start + t * g.dilation;
+      sees_input = at >= 0 && at < g.input;
+    }
+    if (!sees_input) return true;
+  }
+  return false;
+}
+
+// The end padding oneDNN needs to size the output as convjit does: the
+// smallest that fits the last window, or pad_end where that already gives it.
+std::int64_t pooling_pad_end(const WindowGeometry& g, std::int64_t outputs) {
+  if (output_size(g, Rounding::floor) == outputs) return g.pad_end;
+  return (outputs - 1) * g.stride + g.extent() - g.input - g.pad_begin;
+}
+
+Status pooling_parameters(const OpDescriptor& d, OnednnProblem& p) {
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const WindowGeometry g{d.x_dims[2 + i], d.window[i],  d.pad_begin[i],
+                           d.pad_end[i],    d.stride[i],  d.dilation[i]};
+    const std::int64_t out = d.y_dims[2 + i];
+    const std::int64_t last_window_end = (out - 1) * g.stride - g.pad_begin + g.extent();
+    if (d.pool_mode == PoolingMode::avg_include_pad && last_window_end > g.input + g.pad_end)
+      return Status::unsupported(fmt::format(
+          "the last window on the {} spatial dim reaches past pad_end {} (ceil mode): the "
+          "reference divides by the clipped window, oneDNN by the whole one",
+          kAxisNames[i], g.pad_end));
+    if (has_padding_only_window(g, out))
+      return Status::unsupported(fmt::format(
+          "a window on the {} spatial dim sees only padding (dilation {}): the reference gives "
+          "-inf there, which oneDNN does not promise",
+          kAxisNames[i], g.dilation));
+    p.pad_end[i] = pooling_pad_end(g, out);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::int64_t element_span(const OnednnTensor& t) {
+  std::int64_t last = 0;
+  for (int i = 0; i < t.ndims; ++i) {
+    if (t.dims[i] == 0) return 0;
+    last += (t.dims[i] - 1) * t.strides[i];
+  }
+  return last + 1;
+}
+
+Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
+  if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
+  if (d.dtype == DataType::f64)
+    return Status::unsupported("oneDNN has no f64; the host reference serves it");
+  const int rank = d.rank();
+  OnednnProblem p;
+  p.spatial_dims = d.spatial_dims;
+  p.y = tensor(d.y_dims, d.y_strides, rank);
+  if (d.kind == OpKind::bias_grad) {
+    p.w.ndims = rank;
+    p.w.dims.fill(1), p.w.strides.fill(1);
+    p.w.dims[1] = d.y_dims[1];
+    p.w.strides[0] = d.y_dims[1];
+    return p;
+  }
+  p.x = tensor(d.x_dims, d.x_strides, rank);
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    p.window[i] = d.is_conv() ? d.w_dims[2 + i] : d.window[i];
+    p.stride[i] = d.stride[i];
+    p.dilation[i] = d.dilation[i] - 1;
+    p.pad_begin[i] = d.pad_begin[i];
+    p.pad_end[i] = d.pad_end[i];
+  }
+  if (d.is_pool()) {
+    if (Status s = pooling_parameters(d, p); !s.is_ok()) return s;
+    return p;
+  }
+  p.w = grouped_filter(d);
+  return p;
+}
+
+}  // namespace convjit

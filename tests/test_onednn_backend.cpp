@@ -1,0 +1,322 @@
+// The onednn backend against the host reference: random problems of every
+// op (1D/2D/3D, strides, asymmetric padding, dilation, groups, NCHW, NHWC
+// and halo layouts; pools in every mode, floor and ceil), the reference
+// models' layers at small size, both convolution variants, alpha and beta,
+// fused epilogues, and calls through the C API under CONVJIT_POLICY=onednn.
+// Every decline is tested with its reason.  Without oneDNN (Debian's
+// libdnnl2) the tests that need it are skipped with the reason.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "dispatcher/backends/onednn/onednn_backend.hpp"
+#include "dispatcher/backends/onednn/onednn_library.hpp"
+#include "dispatcher/backends/onednn/onednn_problem.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/dispatcher.hpp"
+#include "dispatcher/settings.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reference_comparison.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::ConvCase;
+using test::PoolCase;
+
+// The two reasons onednn_problem gives for a valid host problem.
+bool documented_decline(const Status& s) {
+  return s.code() == CONVJIT_STATUS_UNSUPPORTED &&
+         (s.message().find("reaches past pad_end") != std::string::npos ||
+          s.message().find("sees only padding") != std::string::npos);
+}
+
+class OnednnBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Status s = OnednnLibrary::instance().available(); !s.is_ok())
+      GTEST_SKIP() << "oneDNN is not available: " << s.message();
+  }
+
+  // Runs `d` through the backend (or `variant`) and compares with the
+  // reference; false when the backend declined it as documented.
+  bool check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
+             std::string_view variant = {}) {
+    SCOPED_TRACE(descriptor_name(d));
+    if (Status s = backend_.check_support(d, kHost); !s.is_ok()) {
+      EXPECT_TRUE(documented_decline(s)) << s.message();
+      return false;
+    }
+    BuildTrace trace;
+    auto kernel = backend_.build_variant(d, kHost, variant, trace);
+    if (d.dtype == DataType::f16 && !kernel.is_ok()) {
+      EXPECT_EQ(kernel.status().code(), CONVJIT_STATUS_UNSUPPORTED);
+      EXPECT_NE(kernel.status().message().find(OnednnLibrary::instance().cpu_isa()),
+                std::string::npos)
+          << kernel.status().message();
+      return false;
+    }
+    EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
+    if (!kernel.is_ok()) return false;
+    test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+    std::vector<unsigned char> got = host.out;
+    const Status run = kernel.value()->execute(host.args(d, got.data()));
+    EXPECT_TRUE(run.is_ok()) << run.message();
+    test::expect_matches_reference(d, host, got);
+    return true;
+  }
+
+  OnednnBackend backend_;
+};
+
+TEST_F(OnednnBackendTest, RandomConvolutionsInEveryDirectionAndDtype) {
+  std::mt19937 rng(2026);
+  for (DataType dtype : {DataType::f32, DataType::bf16, DataType::f16})
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 24))
+      EXPECT_TRUE(check(d, rng) || dtype == DataType::f16);
+}
+
+TEST_F(OnednnBackendTest, BothConvolutionVariantsMatchTheReference) {
+  std::mt19937 rng(13);
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 9))
+      for (const char* variant : {kOnednnStridedVariant, kOnednnBlockedVariant}) {
+        SCOPED_TRACE(variant);
+        EXPECT_TRUE(check(d, rng, 1.0, 0.0, variant));
+      }
+}
+
+TEST_F(OnednnBackendTest, RandomPoolingInEveryModeDirectionAndRounding) {
+  std::mt19937 rng(7);
+  int served = 0, total = 0;
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 16)) {
+      served += check(d, rng);
+      ++total;
+    }
+  // Only the documented declines, and they are the exception.
+  EXPECT_GT(served, total * 3 / 4) << served << " of " << total;
+}
+
+TEST_F(OnednnBackendTest, RandomBiasGradients) {
+  std::mt19937 rng(5);
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12))
+      EXPECT_TRUE(check(d, rng));
+}
+
+// alpha and beta exactly as the reference combines them, in every op, on
+// the f32 path that writes directly when they are 1 and 0.
+TEST_F(OnednnBackendTest, AlphaAndBetaInEveryOp) {
+  std::mt19937 rng(17);
+  std::vector<OpDescriptor> all;
+  for (DataType dtype : {DataType::f32, DataType::bf16}) {
+    for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 3)) all.push_back(d);
+    for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 2)) all.push_back(d);
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 2)) all.push_back(d);
+  }
+  for (const OpDescriptor& d : all) {
+    check(d, rng, 0.5, 0.0);
+    check(d, rng, 1.0, 1.0);
+    check(d, rng, -2.0, 0.25);
+    check(d, rng, 1.0, 0.0);  // after a scaled call, the direct path again
+  }
+}
+
+TEST_F(OnednnBackendTest, EveryLayerOfTheReferenceModelsAtSmallSize) {
+  std::mt19937 rng(11);
+  for (const char* name : {"resnet50", "yolo11n", "cosmoflow"})
+    for (bool channels_last : {false, true}) {
+      ModelOptions options{1, std::string(name) == "cosmoflow" ? 32 : 64, channels_last};
+      for (const OpDescriptor& d : test::model_descriptors(name, options))
+        EXPECT_TRUE(check(d, rng));
+    }
+}
+
+TEST_F(OnednnBackendTest, FusedEpiloguesOfYolo11nBlocks) {
+  std::mt19937 rng(19);
+  ModelOptions options{1, 64};
+  options.fused = true;
+  int fused = 0;
+  for (const OpDescriptor& d : test::model_descriptors("yolo11n", options)) {
+    if (!d.has_epilogue()) continue;
+    ++fused;
+    EXPECT_TRUE(check(d, rng));
+    EXPECT_TRUE(check(d, rng, 0.5, 0.5));
+  }
+  EXPECT_GT(fused, 0);
+}
+
+// ---- declines, each with its reason ---------------------------------------
+
+TEST_F(OnednnBackendTest, DeclinesWithTheReason) {
+  std::mt19937 rng(3);
+  const OpDescriptor conv = test::random_conv_descriptors(rng, DataType::f32, 1).front();
+
+  const Status cuda = backend_.check_support(conv, {CONVJIT_DEVICE_CUDA, 0});
+  EXPECT_EQ(cuda.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(cuda.message().find("host device"), std::string::npos) << cuda.message();
+
+  OpDescriptor f64 = conv;
+  f64.dtype = DataType::f64;
+  const Status no_f64 = backend_.check_support(f64, kHost);
+  EXPECT_EQ(no_f64.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(no_f64.message().find("oneDNN has no f64"), std::string::npos) << no_f64.message();
+
+  OpDescriptor symbolic = conv;
+  symbolic.symbolic_batch = 1;
+  const Status no_batch = backend_.check_support(symbolic, kHost);
+  EXPECT_EQ(no_batch.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(no_batch.message().find("symbolic-batch"), std::string::npos) << no_batch.message();
+
+  BuildTrace trace;
+  auto variant = backend_.build_variant(conv, kHost, "winograd", trace);
+  EXPECT_EQ(variant.status().code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(variant.status().message().find("no variant winograd"), std::string::npos);
+}
+
+// f16: served where oneDNN has f16 kernels for this CPU, else declined at
+// build naming the instruction set.
+TEST_F(OnednnBackendTest, HalfPrecisionIsServedOrDeclinedNamingTheIsa) {
+  std::mt19937 rng(23);
+  const OpDescriptor d = test::random_conv_descriptors(rng, DataType::f16, 1).front();
+  BuildTrace trace;
+  auto kernel = backend_.build(d, kHost, trace);
+  if (kernel.is_ok()) return (void)check(d, rng);
+  EXPECT_EQ(kernel.status().code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(kernel.status().message().find("f16"), std::string::npos);
+  EXPECT_NE(kernel.status().message().find(OnednnLibrary::instance().cpu_isa()),
+            std::string::npos)
+      << kernel.status().message();
+}
+
+// A pool built by hand: 1D, 8 wide, in ceil mode where it matters.
+OpDescriptor pool_1d(convjit_pool_mode_t mode, std::int64_t window, std::int64_t stride,
+                     std::int64_t pad, std::int64_t dilation, bool ceil) {
+  PoolCase c;
+  c.mode = mode;
+  c.channels = 2;
+  c.input = {8}, c.window = {window}, c.stride = {stride}, c.pad_begin = {pad}, c.pad_end = {pad};
+  c.dilation = {dilation};
+  c.ceil = ceil;
+  auto t = test::make_pool_tensors<float>(c);
+  auto d = make_pool_descriptor(&t.params, Direction::fwd, &t.x.desc(), &t.y.desc());
+  EXPECT_TRUE(d.is_ok()) << d.status().message();
+  return d.value();
+}
+
+TEST_F(OnednnBackendTest, CeilModeAverageThatCountsPaddingPastPadEndIsDeclined) {
+  // 8 wide, window 3, stride 2, no padding, ceil: 4 outputs, the last
+  // window [6, 9) one past the input.
+  const OpDescriptor d = pool_1d(CONVJIT_POOL_AVG_INCLUDE_PAD, 3, 2, 0, 1, true);
+  ASSERT_EQ(d.y_dims[2], 4);
+  const Status s = backend_.check_support(d, kHost);
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(s.message().find("reaches past pad_end 0"), std::string::npos) << s.message();
+  // The same windows excluding padding, and max, are served (pad_end grows).
+  std::mt19937 rng(29);
+  EXPECT_TRUE(check(pool_1d(CONVJIT_POOL_AVG_EXCLUDE_PAD, 3, 2, 0, 1, true), rng));
+  EXPECT_TRUE(check(pool_1d(CONVJIT_POOL_MAX, 3, 2, 0, 1, true), rng));
+}
+
+TEST_F(OnednnBackendTest, DilatedMaxWindowOfPaddingAloneIsDeclined) {
+  // A 1-wide input, window 2 at dilation 3 (extent 4), padding 1 and 2:
+  // output 0 reads -1 and 2, both padding.
+  PoolCase c;
+  c.mode = CONVJIT_POOL_MAX;
+  c.input = {1}, c.window = {2}, c.stride = {1}, c.pad_begin = {1}, c.pad_end = {2};
+  c.dilation = {3};
+  auto t = test::make_pool_tensors<float>(c);
+  auto d = make_pool_descriptor(&t.params, Direction::fwd, &t.x.desc(), &t.y.desc());
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Status s = backend_.check_support(d.value(), kHost);
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(s.message().find("sees only padding"), std::string::npos) << s.message();
+}
+
+// ---- the translation, without oneDNN -------------------------------------
+
+TEST(OnednnProblem, GroupedFilterGainsAGroupsDimAndDilationCountsGaps) {
+  ConvCase c;
+  c.batch = 2, c.channels = 6, c.filters = 4, c.groups = 2;
+  c.input = {9, 7}, c.kernel = {3, 2}, c.stride = {2, 1}, c.pad_begin = {1, 0};
+  c.pad_end = {2, 1}, c.dilation = {2, 1};
+  auto t = test::make_conv_tensors<float>(c);
+  auto d = make_conv_descriptor(&t.params, Direction::fwd, &t.x.desc(), &t.w.desc(), &t.y.desc());
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  auto p = onednn_problem(d.value());
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  const OnednnTensor& w = p.value().w;
+  EXPECT_EQ(w.ndims, 5);
+  EXPECT_EQ(w.dims[0], 2);  // G
+  EXPECT_EQ(w.dims[1], 2);  // K/G
+  EXPECT_EQ(w.dims[2], 3);  // C/G
+  EXPECT_EQ(w.strides[0], 2 * d.value().w_strides[0]);
+  EXPECT_EQ(p.value().dilation[0], 1);
+  EXPECT_EQ(p.value().dilation[1], 0);
+  EXPECT_EQ(p.value().pad_end[0], 2);
+}
+
+TEST(OnednnProblem, CeilModeGrowsTheEndPadding) {
+  PoolCase c;
+  c.mode = CONVJIT_POOL_MAX;
+  c.input = {8}, c.window = {3}, c.stride = {2}, c.pad_begin = {0}, c.pad_end = {0};
+  c.ceil = true;
+  auto t = test::make_pool_tensors<float>(c);
+  auto d = make_pool_descriptor(&t.params, Direction::fwd, &t.x.desc(), &t.y.desc());
+  ASSERT_TRUE(d.is_ok());
+  auto p = onednn_problem(d.value());
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p.value().pad_end[0], 1);  // (4 - 1) * 2 + 3 - 8
+}
+
+TEST(OnednnLibrary, AnExplicitSettingThatIsNotOnednnIsRefusedNamingIt) {
+  const std::vector<SearchPlace> places{
+      {"CONVJIT_ONEDNN_LIBRARY=/nonexistent/libdnnl.so.2", {"/nonexistent/libdnnl.so.2"}, true}};
+  const OnednnLibrary library(places);
+  EXPECT_EQ(library.available().code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  EXPECT_NE(library.available().message().find("/nonexistent/libdnnl.so.2"), std::string::npos)
+      << library.available().message();
+  EXPECT_TRUE(library.version().empty());
+  EXPECT_TRUE(library.cpu_isa().empty());
+}
+
+TEST(OnednnLibrary, IsSearchedInTheLoaderPathOnlyNotInNvidiaPlaces) {
+  const auto places = library_search_places(OnednnLibrary::spec(), [](const char* name) {
+    return std::strcmp(name, "CUDA_HOME") == 0 ? "/opt/cuda" : nullptr;
+  });
+  ASSERT_EQ(places.size(), 1u);
+  EXPECT_NE(places.front().where.find("loader"), std::string::npos);
+}
+
+// ---- through the C API, under CONVJIT_POLICY=onednn ----------------------
+
+TEST_F(OnednnBackendTest, TheCApiServesTheHostFromOnednnUnderItsPolicy) {
+  ASSERT_EQ(convjit_set_policy("onednn"), CONVJIT_STATUS_SUCCESS);
+  std::mt19937 rng(31);
+  for (int i = 0; i < 6; ++i) {
+    const ConvCase c = test::random_conv_case(rng, 1 + i % 3);
+    auto t = test::make_conv_tensors<float>(c);
+    t.x.fill_random(rng), t.w.fill_random(rng);
+    auto want = t.y;
+    ASSERT_EQ(convjit_set_policy("reference"), CONVJIT_STATUS_SUCCESS);
+    ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                   &want.desc(), want.data(), 1.0, 0.0, nullptr),
+              CONVJIT_STATUS_SUCCESS);
+    ASSERT_EQ(convjit_set_policy("onednn"), CONVJIT_STATUS_SUCCESS);
+    ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
+                                   &t.y.desc(), t.y.data(), 1.0, 0.0, nullptr),
+              CONVJIT_STATUS_SUCCESS)
+        << convjit_last_error_message();
+    EXPECT_STREQ(convjit_last_backend(), "onednn");
+    const std::vector<double> got = t.y.values(), expected = want.values();
+    for (std::size_t e = 0; e < got.size(); ++e)
+      ASSERT_NEAR(got[e], expected[e], 1e-4 * (1 + std::abs(expected[e]))) << c.describe();
+  }
+  EXPECT_EQ(convjit_set_policy(nullptr), CONVJIT_STATUS_SUCCESS);
+}
+
+}  // namespace
+}  // namespace convjit
