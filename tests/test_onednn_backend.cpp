@@ -7,7 +7,9 @@
 // libdnnl2) the tests that need it are skipped with the reason.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "dispatcher/backends/onednn/onednn_backend.hpp"
@@ -234,6 +236,34 @@ TEST_F(OnednnBackendTest, DilatedMaxWindowOfPaddingAloneIsDeclined) {
   const Status s = backend_.check_support(d.value(), kHost);
   EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED);
   EXPECT_NE(s.message().find("sees only padding"), std::string::npos) << s.message();
+}
+
+// NaN wins a max window in the reference (PyTorch's rule); oneDNN's
+// kernels must agree, forward and backward, or the backend must not serve.
+TEST_F(OnednnBackendTest, MaxPoolingPropagatesNanAsTheReferenceDoes) {
+  for (Direction direction : {Direction::fwd, Direction::bwd}) {
+    OpDescriptor d = pool_1d(CONVJIT_POOL_MAX, 3, 2, 1, 1, false);
+    d.direction = direction;
+    SCOPED_TRACE(descriptor_name(d));
+    std::mt19937 rng(37);
+    test::HostOperands host = test::random_operands(d, rng);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(host.x.data() + 3 * sizeof(float), &nan, sizeof nan);  // channel 0, index 3
+    BuildTrace trace;
+    auto kernel = backend_.build(d, kHost, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    std::vector<unsigned char> got(host.out.size(), 0);
+    ASSERT_TRUE(kernel.value()->execute(host.args(d, got.data())).is_ok());
+    std::vector<unsigned char> want(host.out.size(), 0);
+    run_reference(d, host.args(d, want.data()));
+    for (std::size_t i = 0; i < got.size() / sizeof(float); ++i) {
+      const double g = load_element(got.data(), i, d.dtype), w = load_element(want.data(), i, d.dtype);
+      EXPECT_EQ(std::isnan(g), std::isnan(w)) << "element " << i << ": " << g << " vs " << w;
+      if (!std::isnan(w)) {
+        EXPECT_NEAR(g, w, 1e-6) << "element " << i;
+      }
+    }
+  }
 }
 
 // ---- the translation, without oneDNN -------------------------------------

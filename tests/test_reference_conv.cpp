@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "support/policy_scope.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {
@@ -14,6 +15,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <class T>
 void forward(ConvTensors<T>& t, double alpha = 1, double beta = 0) {
+  const PolicyScope reference(Policy::reference);
   const Status s = conv_forward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(),
                                 t.y.desc(), t.y.data(), alpha, beta);
   ASSERT_TRUE(s.is_ok()) << s.message();
@@ -21,6 +23,7 @@ void forward(ConvTensors<T>& t, double alpha = 1, double beta = 0) {
 
 template <class T>
 void backward_data(ConvTensors<T>& t, const HostTensor<T>& dy, HostTensor<T>& dx) {
+  const PolicyScope reference(Policy::reference);
   const Status s = conv_backward_data(t.params, dy.desc(), dy.data(), t.w.desc(), t.w.data(),
                                       dx.desc(), dx.data());
   ASSERT_TRUE(s.is_ok()) << s.message();
@@ -28,6 +31,7 @@ void backward_data(ConvTensors<T>& t, const HostTensor<T>& dy, HostTensor<T>& dx
 
 template <class T>
 void backward_filter(ConvTensors<T>& t, const HostTensor<T>& dy, HostTensor<T>& dw) {
+  const PolicyScope reference(Policy::reference);
   const Status s = conv_backward_filter(t.params, t.x.desc(), t.x.data(), dy.desc(), dy.data(),
                                         dw.desc(), dw.data());
   ASSERT_TRUE(s.is_ok()) << s.message();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "support/policy_scope.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {
@@ -15,6 +16,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <class T>
 void forward(PoolTensors<T>& t, double alpha = 1, double beta = 0) {
+  const PolicyScope reference(Policy::reference);
   const Status s =
       pool_forward(t.params, t.x.desc(), t.x.data(), t.y.desc(), t.y.data(), alpha, beta);
   ASSERT_TRUE(s.is_ok()) << s.message();
@@ -23,6 +25,7 @@ void forward(PoolTensors<T>& t, double alpha = 1, double beta = 0) {
 template <class T>
 void backward(PoolTensors<T>& t, const HostTensor<T>& dy, HostTensor<T>& dx, double alpha = 1,
               double beta = 0) {
+  const PolicyScope reference(Policy::reference);
   const Status s =
       pool_backward(t.params, t.x.desc(), t.x.data(), dy.desc(), dy.data(), dx.data(), alpha, beta);
   ASSERT_TRUE(s.is_ok()) << s.message();

@@ -188,7 +188,7 @@ TEST(Settings, ReferencePolicyRestrictsTheChain) {
 TEST(Settings, EmulatePolicyRunsHostCallsThroughTheKernelEmulatorOnly) {
   TinyConv conv;
   ASSERT_EQ(conv.forward(), CONVJIT_STATUS_SUCCESS);
-  EXPECT_STREQ(convjit_last_backend(), "reference");  // auto never picks the emulator
+  EXPECT_STRNE(convjit_last_backend(), "emulator");  // auto never picks the emulator
   ASSERT_EQ(convjit_set_policy("emulate"), CONVJIT_STATUS_SUCCESS);
   ASSERT_EQ(conv.forward(), CONVJIT_STATUS_SUCCESS) << convjit_last_error_message();
   EXPECT_STREQ(convjit_last_backend(), "emulator");

@@ -1,6 +1,6 @@
 // `convjit bench --model NAME`: every distinct op of a model's training step
-// timed on each backend the device offers (the JIT and cuDNN on a GPU, the
-// reference on the host), side by side in one run: the median time of
+// timed on each backend the device offers (the JIT and cuDNN on a GPU,
+// oneDNN and the reference on the host), side by side in one run: the median time of
 // every variant (the JIT's kernels, cuDNN's usable algorithms) and of the
 // backend's best, the JIT's speedup over cuDNN, the achieved TFLOP/s
 // (convolution) or GB/s (pooling, bias gradient) and the share of the
@@ -23,6 +23,7 @@
 #include "device_peaks.hpp"
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/onednn/onednn_backend.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
@@ -45,6 +46,7 @@ std::vector<std::unique_ptr<Backend>> compared_backends(bool gpu) {
     backends.push_back(std::make_unique<JitBackend>());
     backends.push_back(std::make_unique<CudnnBackend>());
   } else {
+    backends.push_back(std::make_unique<OnednnBackend>());
     backends.push_back(std::make_unique<ReferenceBackend>());
   }
   return backends;
@@ -213,8 +215,8 @@ class BenchCommand final : public Command {
     command_->footer(
         "Per op: the median time per call on each backend (the JIT and cuDNN on a GPU, timed\n"
         "with CUDA events around batches of back-to-back calls so host work does not count;\n"
-        "the reference on the host; for cuDNN the best of every usable algorithm, named after\n"
-        "the time), TFLOP/s or GB/s and the share of the roofline bound where the device's\n"
+        "oneDNN and the reference on the host; for cuDNN and oneDNN the best of every usable\n"
+        "algorithm or layout, named after the time), TFLOP/s or GB/s and the share of the roofline bound where the device's\n"
         "limits are known (the math or moving every operand once, whichever takes longer), the\n"
         "JIT's speedup over cuDNN's best, and the backend the auto policy picks; under it every\n"
         "variant of a backend that has several. Then the model's step: each backend's time with\n"

@@ -13,6 +13,7 @@
 #include "dispatcher/backends/cudnn/cudnn_library.hpp"
 #include "dispatcher/backends/jit/embedded_templates.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/backends/onednn/onednn_library.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
 #include "dispatcher/settings.hpp"
 #include "version.hpp"
@@ -35,6 +36,13 @@ nlohmann::json runtime_library(const SearchedLibrary& library) {
           {"path", origin.path},
           {"found_by", origin.where},
           {"looked", origin.looked}};
+}
+
+// oneDNN, with the instruction set its kernels use on this CPU.
+nlohmann::json onednn_library() {
+  nlohmann::json j = runtime_library(OnednnLibrary::instance());
+  if (j["loaded"].get<bool>()) j["cpu_isa"] = OnednnLibrary::instance().cpu_isa();
+  return j;
 }
 
 void print_runtime_library(const std::string& label, const nlohmann::json& library,
@@ -96,6 +104,7 @@ nlohmann::json gather() {
       {"nvrtc", runtime_library(NvrtcLibrary::instance())},
       {"cudnn_headers", kCudnnHeaderVersion},
       {"cudnn", runtime_library(CudnnLibrary::instance())},
+      {"onednn", onednn_library()},
       {"templates_sha256", std::string(embedded_templates_hash())},
       {"cache_directories", dirs},
       {"settings",
@@ -120,6 +129,10 @@ void print_text(const nlohmann::json& r) {
   print_runtime_library("NVRTC", r["nvrtc"]);
   print_runtime_library("cuDNN", r["cudnn"],
                         fmt::format("headers {}, runtime ", r["cudnn_headers"].get<std::string>()));
+  print_runtime_library("oneDNN", r["onednn"]);
+  if (r["onednn"]["loaded"].get<bool>())
+    fmt::print("{:<14} CPU ISA {} (ONEDNN_MAX_CPU_ISA caps it)\n", "",
+               r["onednn"]["cpu_isa"].get<std::string>());
   fmt::print("templates      sha256 {}\n", r["templates_sha256"].get<std::string>().substr(0, 16));
   for (const auto& d : r["cache_directories"]) {
     if (!d["exists"].get<bool>()) {

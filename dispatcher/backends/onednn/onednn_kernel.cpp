@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "dispatcher/backends/onednn/max_pool_nan_guard.hpp"
 #include "dispatcher/backends/onednn/onednn_output_stage.hpp"
+#include "dispatcher/backends/reference/reference_backend.hpp"
 
 namespace convjit {
 
@@ -25,7 +27,8 @@ OnednnKernel::OnednnKernel(const OpDescriptor& desc, OnednnStream stream, DataTy
     : desc_(desc),
       stream_(std::move(stream)),
       result_type_(result_type),
-      result_bytes_(span_bytes(output_view(desc), result_type)) {}
+      result_bytes_(span_bytes(output_view(desc), result_type)),
+      guard_nan_(needs_max_pool_nan_guard(desc)) {}
 
 Result<dnnl_memory_t> OnednnKernel::operand_memory(OnednnOperand operand,
                                                    const dnnl_memory_desc_t& md) {
@@ -109,6 +112,10 @@ Status OnednnKernel::bind(const ExecArgs& args, void* result) const {
 }
 
 Status OnednnKernel::execute(const ExecArgs& args) const {
+  if (guard_nan_ && input_has_nan(desc_, args.x)) {
+    run_reference(desc_, args);
+    return Status::ok();
+  }
   const std::lock_guard lock(mutex_);
   const bool direct = writes_output_directly(args);
   if (!direct)  // allocates on the first scaled call on an f32 output only

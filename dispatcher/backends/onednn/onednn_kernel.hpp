@@ -14,6 +14,9 @@
 // otherwise it is a buffer the output stage (onednn_output_stage.hpp) reads.
 // For an f32 output that buffer is made on the first call that needs it:
 // plain unscaled calls never pay for it.
+//
+// A max pooling whose x holds a NaN runs on the reference instead
+// (max_pool_nan_guard.hpp).
 #pragma once
 
 #include <mutex>
@@ -67,6 +70,7 @@ class OnednnKernel final : public Kernel {
   OnednnStream stream_;
   DataType result_type_;
   std::size_t result_bytes_ = 0;
+  bool guard_nan_ = false;  // max_pool_nan_guard.hpp
   std::vector<OnednnMemory> memories_;
   std::vector<HostBuffer> buffers_;
   std::vector<Bound> bound_;

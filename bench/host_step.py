@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The host's training-step layers under convjit's onednn backend, its
+reference and PyTorch on the CPU, side by side in one run and with the same
+thread count.
+
+For each model it runs `convjit run --json` once per policy (onednn, then
+reference), then times every distinct op in PyTorch (Debian's torch: run it
+with /usr/bin/python3) on tensors with the descriptor's own strides, and
+prints per layer the steady-state times and the ratios, and the totals (each
+op counted as often as the step runs it).  Layers where onednn is slower
+than PyTorch are listed at the end.
+
+    /usr/bin/python3 bench/host_step.py --threads 2
+    /usr/bin/python3 bench/host_step.py --models yolo11n:640 --skip-reference
+
+PyTorch's backward ops are timed as autograd runs them: the convolution's
+through aten.convolution_backward with one output selected, the max pool's
+from the indices its forward saved.  Asymmetric padding, which PyTorch's
+convolution lacks, is applied with F.pad inside the timed call.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def run_convjit(convjit, model, size, policy, reps, threads):
+    env = dict(os.environ, CONVJIT_POLICY=policy, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run(
+        [convjit, "run", "--model", model, "--imgsz", str(size), "--reps", str(reps), "--json"],
+        env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def describe(convjit, name):
+    out = subprocess.run([convjit, "describe", "--json", "--name", name], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def tensor(dims, strides, dtype):
+    return torch.empty_strided(dims, strides, dtype=dtype).uniform_(-1, 1)
+
+
+def conv_op(d):
+    n = d["spatial_dims"]
+    dtype = DTYPES[d["dtype"]]
+    x = tensor(d["x"], d["x_strides"], dtype)
+    w = tensor(d["w"], d["w_strides"], dtype)
+    dy = tensor(d["y"], d["y_strides"], dtype)
+    stride, dilation, groups = d["stride"], d["dilation"], d["groups"]
+    symmetric = d["pad_begin"] == d["pad_end"]
+    padding = d["pad_begin"] if symmetric else [0] * n
+    # F.pad takes the last dim first.
+    asymmetric = [p for i in reversed(range(n)) for p in (d["pad_begin"][i], d["pad_end"][i])]
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[n]
+
+    def padded(t):
+        return t if symmetric else F.pad(t, asymmetric)
+
+    if d["direction"] == "fwd":
+        return lambda: conv(padded(x), w, None, stride, padding, dilation, groups)
+    mask = [d["direction"] == "bwddata", d["direction"] == "bwdfilt", False]
+    xp = padded(x)
+    return lambda: torch.ops.aten.convolution_backward(
+        dy, padded(x) if not symmetric else xp, w, None, stride, padding, dilation, False,
+        [0] * n, groups, mask)
+
+
+def pool_op(d):
+    n = d["spatial_dims"]
+    dtype = DTYPES[d["dtype"]]
+    x = tensor(d["x"], d["x_strides"], dtype)
+    dy = tensor(d["y"], d["y_strides"], dtype)
+    k, s, p, dil = d["window"], d["stride"], d["pad_begin"], d["dilation"]
+    floor = [(d["x"][2 + i] + 2 * p[i] - dil[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(n)]
+    ceil = floor != d["y"][2:]
+    if d["mode"] == "max":
+        pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[n]
+        if d["direction"] == "fwd":
+            return lambda: pool(x, k, s, p, dil, ceil)
+        _, indices = pool(x, k, s, p, dil, ceil, return_indices=True)
+        backward = {2: torch.ops.aten.max_pool2d_with_indices_backward,
+                    3: torch.ops.aten.max_pool3d_with_indices_backward}[n]
+        return lambda: backward(dy, x, k, s, p, dil, ceil, indices)
+    include = d["mode"] == "avg_include_pad"
+    pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[n]
+    if d["direction"] == "fwd":
+        return lambda: pool(x, k, s, p, ceil, include)
+    backward = {2: torch.ops.aten.avg_pool2d_backward, 3: torch.ops.aten.avg_pool3d_backward}[n]
+    return lambda: backward(dy, x, k, s, p, ceil, include, None)
+
+
+def bias_op(d):
+    dy = tensor(d["y"], d["y_strides"], DTYPES[d["dtype"]])
+    dims = [0] + list(range(2, len(d["y"])))
+    return lambda: dy.sum(dims)
+
+
+def torch_ms(d, reps):
+    op = {"conv": conv_op, "pool": pool_op, "bias_grad": bias_op}[d["op"]](d)
+    op()  # first call: PyTorch's and oneDNN's one-time work
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        op()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def bench_model(args, model, size):
+    onednn = run_convjit(args.convjit, model, size, "onednn", args.reps, args.threads)
+    reference = None if args.skip_reference else run_convjit(
+        args.convjit, model, size, "reference", max(1, args.reps // 5), args.threads)
+    ref_ms = {(o["descriptor"]): o["steady_ms"] for o in reference["ops"]} if reference else {}
+    rows, slower = [], []
+    totals = {"onednn": 0.0, "reference": 0.0, "torch": 0.0}
+    print(f"\n{model} at {size}, batch 1, {args.threads} threads "
+          f"(ms, median of {args.reps}; ratios are times over onednn's)")
+    print(f"{'layer':28} {'op':8} {'served by':10} {'onednn':>9} {'reference':>10} "
+          f"{'torch':>9} {'ref/onednn':>10} {'torch/onednn':>12}")
+    for o in onednn["ops"]:
+        d = describe(args.convjit, o["descriptor"])
+        t = torch_ms(d, args.reps)
+        r = ref_ms.get(o["descriptor"])
+        count = o["count"]
+        totals["onednn"] += o["steady_ms"] * count
+        totals["torch"] += t * count
+        totals["reference"] += (r or 0.0) * count
+        ratio = t / o["steady_ms"] if o["steady_ms"] > 0 else float("inf")
+        if ratio < 1:
+            slower.append((o["layer"], o["direction"], ratio, o["backend"]))
+        ref_text = f"{r:.3f}" if r is not None else "-"
+        ref_ratio = f"{r / o['steady_ms']:.1f}" if r else "-"
+        print(f"{o['layer'][:28]:28} {o['direction']:8} {o['backend']:10} {o['steady_ms']:9.3f} "
+              f"{ref_text:>10} {t:9.3f} {ref_ratio:>10} {ratio:12.2f}")
+    ref_total = f"{totals['reference']:.1f}" if reference else "-"
+    ref_ratio = f"{totals['reference'] / totals['onednn']:.1f}" if reference else "-"
+    print(f"{'step total':28} {'':8} {'':10} {totals['onednn']:9.1f} {ref_total:>10} "
+          f"{totals['torch']:9.1f} {ref_ratio:>10} {totals['torch'] / totals['onednn']:12.2f}")
+    if slower:
+        print(f"slower than PyTorch ({len(slower)}):")
+        for layer, direction, ratio, backend in slower:
+            print(f"  {layer} {direction}: torch/onednn {ratio:.2f} (served by {backend})")
+    else:
+        print("no layer is slower than PyTorch")
+    return totals
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--convjit", default=str(REPO / "build" / "convjit"))
+    parser.add_argument("--models", default="yolo11n:640,resnet50:224",
+                        help="model:size, comma-separated")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--skip-reference", action="store_true",
+                        help="skip the reference (minutes per model at full size)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} threads, "
+          f"mkldnn {'on' if torch.backends.mkldnn.is_available() else 'off'}")
+    for spec in args.models.split(","):
+        model, size = spec.split(":")
+        bench_model(args, model, int(size))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
