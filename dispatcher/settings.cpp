@@ -90,7 +90,9 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
     return;
   }
   warnings.push_back(fmt::format(
-      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, onednn, reference, tuned, emulate; ignored", value));
+      "CONVJIT_POLICY='{}' is not one of auto, jit, cudnn, onednn, reference, tuned, emulate; "
+      "ignored",
+      value));
 }
 
 void read_allow_tf32(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {

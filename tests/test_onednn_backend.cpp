@@ -189,15 +189,16 @@ TEST_F(OnednnBackendTest, HalfPrecisionIsServedOrDeclinedNamingTheIsa) {
   if (kernel.is_ok()) return (void)check(d, rng);
   EXPECT_EQ(kernel.status().code(), CONVJIT_STATUS_UNSUPPORTED);
   EXPECT_NE(kernel.status().message().find("f16"), std::string::npos);
-  EXPECT_NE(kernel.status().message().find(OnednnLibrary::instance().cpu_isa()),
-            std::string::npos)
+  EXPECT_NE(kernel.status().message().find(OnednnLibrary::instance().cpu_isa()), std::string::npos)
       << kernel.status().message();
 }
 
 // A pool built by hand: 1D, 8 wide, in ceil mode where it matters.
 OpDescriptor pool_1d(convjit_pool_mode_t mode, std::int64_t window, std::int64_t stride,
-                     std::int64_t pad, std::int64_t dilation, bool ceil) {
+                     std::int64_t pad, std::int64_t dilation, bool ceil,
+                     test::TestLayout layout = test::TestLayout::nchw) {
   PoolCase c;
+  c.layout = layout;
   c.mode = mode;
   c.channels = 2;
   c.input = {8}, c.window = {window}, c.stride = {stride}, c.pad_begin = {pad}, c.pad_end = {pad};
@@ -241,29 +242,33 @@ TEST_F(OnednnBackendTest, DilatedMaxWindowOfPaddingAloneIsDeclined) {
 // NaN wins a max window in the reference (PyTorch's rule); oneDNN's
 // kernels must agree, forward and backward, or the backend must not serve.
 TEST_F(OnednnBackendTest, MaxPoolingPropagatesNanAsTheReferenceDoes) {
-  for (Direction direction : {Direction::fwd, Direction::bwd}) {
-    OpDescriptor d = pool_1d(CONVJIT_POOL_MAX, 3, 2, 1, 1, false);
-    d.direction = direction;
-    SCOPED_TRACE(descriptor_name(d));
-    std::mt19937 rng(37);
-    test::HostOperands host = test::random_operands(d, rng);
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    std::memcpy(host.x.data() + 3 * sizeof(float), &nan, sizeof nan);  // channel 0, index 3
-    BuildTrace trace;
-    auto kernel = backend_.build(d, kHost, trace);
-    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-    std::vector<unsigned char> got(host.out.size(), 0);
-    ASSERT_TRUE(kernel.value()->execute(host.args(d, got.data())).is_ok());
-    std::vector<unsigned char> want(host.out.size(), 0);
-    run_reference(d, host.args(d, want.data()));
-    for (std::size_t i = 0; i < got.size() / sizeof(float); ++i) {
-      const double g = load_element(got.data(), i, d.dtype), w = load_element(want.data(), i, d.dtype);
-      EXPECT_EQ(std::isnan(g), std::isnan(w)) << "element " << i << ": " << g << " vs " << w;
-      if (!std::isnan(w)) {
-        EXPECT_NEAR(g, w, 1e-6) << "element " << i;
+  // Packed x is scanned as one run, a halo layout element by element.
+  for (auto layout : {test::TestLayout::nchw, test::TestLayout::halo})
+    for (Direction direction : {Direction::fwd, Direction::bwd}) {
+      OpDescriptor d = pool_1d(CONVJIT_POOL_MAX, 3, 2, 1, 1, false, layout);
+      d.direction = direction;
+      SCOPED_TRACE(descriptor_name(d));
+      std::mt19937 rng(37);
+      test::HostOperands host = test::random_operands(d, rng);
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      const std::size_t at = static_cast<std::size_t>(3 * d.x_strides[2]);  // channel 0, index 3
+      std::memcpy(host.x.data() + at * sizeof(float), &nan, sizeof nan);
+      BuildTrace trace;
+      auto kernel = backend_.build(d, kHost, trace);
+      ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+      std::vector<unsigned char> got(host.out.size(), 0);
+      ASSERT_TRUE(kernel.value()->execute(host.args(d, got.data())).is_ok());
+      std::vector<unsigned char> want(host.out.size(), 0);
+      run_reference(d, host.args(d, want.data()));
+      for (std::size_t i = 0; i < got.size() / sizeof(float); ++i) {
+        const double g = load_element(got.data(), i, d.dtype),
+                     w = load_element(want.data(), i, d.dtype);
+        EXPECT_EQ(std::isnan(g), std::isnan(w)) << "element " << i << ": " << g << " vs " << w;
+        if (!std::isnan(w)) {
+          EXPECT_NEAR(g, w, 1e-6) << "element " << i;
+        }
       }
     }
-  }
 }
 
 // ---- the translation, without oneDNN -------------------------------------

@@ -7,7 +7,8 @@
 Every folder that holds a file must have its own row, and every row must
 name a folder that exists.  Files are git's tracked ones when the root is a
 git work tree, else every file outside build folders (a source tarball).
-The fuzz corpora, thousands of generated inputs, are covered by fuzz/'s row.
+The fuzz corpora, thousands of generated inputs, are covered by fuzz/'s row,
+and the benchmark runs (one folder each) by bench/results/'s.
 """
 import os
 import re
@@ -17,7 +18,7 @@ import tempfile
 
 SECTION = "## Where things are"
 ROW = re.compile(r"^\| `([^`]+)/` \|")
-COVERED_BY_PARENT = ("fuzz/corpus/",)
+COVERED_BY_PARENT = ("fuzz/corpus/", "bench/results/")
 UNTRACKED = re.compile(r"^(build|build-.*|gpu-bundle|\.git|__pycache__)$")
 
 

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <random>
+
 #include "dispatcher/backends/onednn/onednn_kernel.hpp"
 #include "dispatcher/backends/onednn/onednn_primitive_descs.hpp"
+#include "dispatcher/tuning/kernel_timing.hpp"
+#include "dispatcher/tuning/operand_buffers.hpp"
 
 namespace convjit {
 
@@ -92,15 +96,14 @@ Status add_pooling_forward(OnednnKernel& kernel, const OnednnProblem& p, const O
   if (!x_md.is_ok()) return x_md.status();
   auto x = kernel.operand_memory(OnednnOperand::x, x_md.value());
   auto y = kernel.owned_memory(query_md(forward, dnnl_query_dst_md), "the recomputed pooled y");
-  auto ws = kernel.owned_memory(query_md(forward, dnnl_query_workspace_md),
-                                "the max-pooling workspace");
+  auto ws =
+      kernel.owned_memory(query_md(forward, dnnl_query_workspace_md), "the max-pooling workspace");
   for (const Status& s : {x.status(), y.status(), ws.status()})
     if (!s.is_ok()) return s;
   workspace = ws.value();
-  return kernel.add_step(forward,
-                         {{DNNL_ARG_SRC, x.value()},
-                          {DNNL_ARG_DST, y.value()},
-                          {DNNL_ARG_WORKSPACE, ws.value()}});
+  return kernel.add_step(
+      forward,
+      {{DNNL_ARG_SRC, x.value()}, {DNNL_ARG_DST, y.value()}, {DNNL_ARG_WORKSPACE, ws.value()}});
 }
 
 // The kernel running `pds`: input reorders, the primitive, the output's
@@ -191,10 +194,9 @@ Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout
     auto kernel = assemble(d, problem.value(), pds.value(), result_type, layout_note);
     if (kernel.is_ok())
       trace.probes.push_back(
-          {library_label(),
-           fmt::format("{}: {} on {}, {} result", op_label(d),
-                       implementation_name(pds.value().pd.get()), layout_note,
-                       dtype_name(result_type))});
+          {library_label(), fmt::format("{}: {} on {}, {} result", op_label(d),
+                                        implementation_name(pds.value().pd.get()), layout_note,
+                                        dtype_name(result_type))});
     return kernel;
   }
   return Status::unsupported(fmt::format("{} has no {} {} on this CPU ({}): {}", library_label(),
@@ -202,15 +204,31 @@ Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout
                                          unimplemented));
 }
 
-// Whether oneDNN runs the caller's own layouts with a kernel written for
-// this CPU: then the strided variant needs no reorders and wins.
-bool strided_is_native(const OpDescriptor& d) {
-  auto problem = onednn_problem(d);
-  if (!problem.is_ok()) return false;
-  auto pds = make_primitive_descs(d, problem.value(), OnednnLayout::strided, DataType::f32);
-  if (!pds.is_ok()) return false;
-  const std::string impl = implementation_name(pds.value().pd.get());
-  return impl.starts_with("jit:") && impl.find("gemm") == std::string::npos;
+// The faster of the two layouts, each timed on scratch operands (a warm-up
+// call, then the median of kLayoutTimingCalls): which one wins depends on
+// the shape (1x1 convolutions favour the caller's layouts, wider filters
+// oneDNN's blocks, by up to 5x either way) more than any rule captures.
+// One that oneDNN cannot build loses to the other.
+constexpr int kLayoutTimingCalls = 3;
+
+Result<std::unique_ptr<Kernel>> faster_layout(const OpDescriptor& d, BuildTrace& trace) {
+  auto strided = build_layout(d, OnednnLayout::strided, trace);
+  auto blocked = build_layout(d, OnednnLayout::blocked, trace);
+  if (!strided.is_ok() || !blocked.is_ok())
+    return strided.is_ok() ? std::move(strided) : std::move(blocked);
+  std::mt19937 rng(2026);
+  const OperandBuffers operands(d, rng);
+  auto strided_ms = median_kernel_ms(*strided.value(), operands.args, nullptr, kLayoutTimingCalls);
+  auto blocked_ms = median_kernel_ms(*blocked.value(), operands.args, nullptr, kLayoutTimingCalls);
+  if (!strided_ms.is_ok()) return strided_ms.status();
+  if (!blocked_ms.is_ok()) return blocked_ms.status();
+  const bool keep_strided = strided_ms.value() <= blocked_ms.value();
+  trace.probes.push_back(
+      {library_label(),
+       fmt::format("layouts timed at build: strided {:.4f} ms, blocked {:.4f} ms; "
+                   "kept {}",
+                   strided_ms.value(), blocked_ms.value(), keep_strided ? "strided" : "blocked")});
+  return keep_strided ? std::move(strided) : std::move(blocked);
 }
 
 }  // namespace
@@ -225,18 +243,17 @@ Status OnednnBackend::check_support(const OpDescriptor& desc,
 
 Result<std::unique_ptr<Kernel>> OnednnBackend::build(const OpDescriptor& desc,
                                                      const convjit_device_t&, BuildTrace& trace) {
-  const bool blocked = desc.is_conv() && !strided_is_native(desc);
-  return build_layout(desc, blocked ? OnednnLayout::blocked : OnednnLayout::strided, trace);
+  if (desc.is_conv()) return faster_layout(desc, trace);
+  return build_layout(desc, OnednnLayout::strided, trace);
 }
 
 Result<std::vector<KernelVariant>> OnednnBackend::build_variants(const OpDescriptor& desc,
                                                                  const convjit_device_t& device,
                                                                  BuildTrace& trace) {
   if (!desc.is_conv()) return Backend::build_variants(desc, device, trace);
-  return build_each_variant({kOnednnStridedVariant, kOnednnBlockedVariant},
-                            [&](const std::string& id) {
-                              return build_variant(desc, device, id, trace);
-                            });
+  return build_each_variant(
+      {kOnednnStridedVariant, kOnednnBlockedVariant},
+      [&](const std::string& id) { return build_variant(desc, device, id, trace); });
 }
 
 Result<std::unique_ptr<Kernel>> OnednnBackend::build_variant(const OpDescriptor& desc,
@@ -248,8 +265,8 @@ Result<std::unique_ptr<Kernel>> OnednnBackend::build_variant(const OpDescriptor&
     return build_layout(desc, OnednnLayout::strided, trace);
   if (desc.is_conv() && id == kOnednnBlockedVariant)
     return build_layout(desc, OnednnLayout::blocked, trace);
-  return Status::not_available(fmt::format("onednn offers no variant {} for {}", id,
-                                           op_label(desc)));
+  return Status::not_available(
+      fmt::format("onednn offers no variant {} for {}", id, op_label(desc)));
 }
 
 }  // namespace convjit

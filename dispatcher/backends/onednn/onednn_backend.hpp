@@ -8,9 +8,8 @@
 //   "strided" runs on the caller's layouts as they are;
 //   "blocked" lets oneDNN choose its layouts (channel blocks of 8 or 16)
 //     and reorders the operands into them and the result back.
-// build() takes the blocked one unless oneDNN runs the caller's layouts
-// with a kernel of its own instruction set (a "jit:" one other than its
-// GEMM fallback), as PyTorch's CPU convolutions do.
+// build() times both once on scratch operands and keeps the faster
+// (onednn_backend.cpp says why); `tuned` stores its choice.
 #pragma once
 
 #include "dispatcher/backend.hpp"
@@ -25,8 +24,9 @@ class OnednnBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
-  [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(
-      const OpDescriptor& desc, const convjit_device_t& device, BuildTrace& trace) override;
+  [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(const OpDescriptor& desc,
+                                                                  const convjit_device_t& device,
+                                                                  BuildTrace& trace) override;
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
                                                               const convjit_device_t& device,
                                                               std::string_view id,

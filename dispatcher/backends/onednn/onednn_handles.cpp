@@ -9,8 +9,8 @@ Result<dnnl_engine_t> onednn_cpu_engine() {
     const OnednnLibrary& onednn = OnednnLibrary::instance();
     if (Status s = onednn.available(); !s.is_ok()) return s;
     dnnl_engine_t made = nullptr;  // kept until exit: kernels may outlive any owner
-    if (Status s = onednn.check(onednn.api().engine_create(&made, dnnl_cpu, 0),
-                                "dnnl_engine_create(cpu)");
+    if (Status s =
+            onednn.check(onednn.api().engine_create(&made, dnnl_cpu, 0), "dnnl_engine_create(cpu)");
         !s.is_ok())
       return s;
     return made;

@@ -70,8 +70,8 @@ Status OnednnKernel::add_step(const_dnnl_primitive_desc_t pd, std::vector<dnnl_e
     args.push_back({DNNL_ARG_SCRATCHPAD, memory.value()});
   }
   dnnl_primitive_t primitive = nullptr;
-  if (Status s = onednn().check(onednn().api().primitive_create(&primitive, pd),
-                                "dnnl_primitive_create");
+  if (Status s =
+          onednn().check(onednn().api().primitive_create(&primitive, pd), "dnnl_primitive_create");
       !s.is_ok())
     return s;
   steps_.push_back({OnednnPrimitive(primitive), std::move(args)});
@@ -98,10 +98,18 @@ Status OnednnKernel::bind(const ExecArgs& args, void* result) const {
   for (const Bound& b : bound_) {
     void* handle = nullptr;
     switch (b.operand) {
-      case OnednnOperand::x: handle = const_cast<void*>(args.x); break;
-      case OnednnOperand::w: handle = const_cast<void*>(args.w); break;
-      case OnednnOperand::dy: handle = const_cast<void*>(args.dy); break;
-      case OnednnOperand::result: handle = result; break;
+      case OnednnOperand::x:
+        handle = const_cast<void*>(args.x);
+        break;
+      case OnednnOperand::w:
+        handle = const_cast<void*>(args.w);
+        break;
+      case OnednnOperand::dy:
+        handle = const_cast<void*>(args.dy);
+        break;
+      case OnednnOperand::result:
+        handle = result;
+        break;
     }
     if (Status s = onednn().check(onednn().api().memory_set_data_handle(b.memory, handle),
                                   "dnnl_memory_set_data_handle");
@@ -124,10 +132,10 @@ Status OnednnKernel::execute(const ExecArgs& args) const {
   if (Status s = bind(args, result); !s.is_ok()) return s;
   const OnednnApi& api = onednn().api();
   for (const Step& step : steps_)
-    if (Status s = onednn().check(api.primitive_execute(step.primitive.get(), stream_.get(),
-                                                        static_cast<int>(step.args.size()),
-                                                        step.args.data()),
-                                  "dnnl_primitive_execute");
+    if (Status s = onednn().check(
+            api.primitive_execute(step.primitive.get(), stream_.get(),
+                                  static_cast<int>(step.args.size()), step.args.data()),
+            "dnnl_primitive_execute");
         !s.is_ok())
       return s;
   if (Status s = onednn().check(api.stream_wait(stream_.get()), "dnnl_stream_wait"); !s.is_ok())

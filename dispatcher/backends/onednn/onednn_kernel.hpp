@@ -44,8 +44,7 @@ class OnednnKernel final : public Kernel {
   [[nodiscard]] Result<dnnl_memory_t> owned_memory(const dnnl_memory_desc_t& md, const char* what);
   // Runs `pd`'s primitive with `args`, plus a scratchpad of its own when it
   // asks for one.
-  [[nodiscard]] Status add_step(const_dnnl_primitive_desc_t pd,
-                                std::vector<dnnl_exec_arg_t> args);
+  [[nodiscard]] Status add_step(const_dnnl_primitive_desc_t pd, std::vector<dnnl_exec_arg_t> args);
   // Makes the result buffer now (outputs whose type differs from the
   // result's, and fused epilogues, always need it).
   [[nodiscard]] Status reserve_result_buffer();

@@ -10,10 +10,10 @@ const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
 
 Result<dnnl_memory_desc_t> any_md(const OnednnTensor& t, DataType type) {
   dnnl_memory_desc_t md{};
-  if (Status s = onednn().check(onednn().api().memory_desc_init_by_tag(
-                                    &md, t.ndims, t.dims.data(), onednn_data_type(type),
-                                    dnnl_format_tag_any),
-                                "dnnl_memory_desc_init_by_tag");
+  if (Status s = onednn().check(
+          onednn().api().memory_desc_init_by_tag(&md, t.ndims, t.dims.data(),
+                                                 onednn_data_type(type), dnnl_format_tag_any),
+          "dnnl_memory_desc_init_by_tag");
       !s.is_ok())
     return s;
   return md;
@@ -31,9 +31,9 @@ Result<OnednnAttr> user_scratchpad() {
       !s.is_ok())
     return s;
   OnednnAttr owned(attr);
-  if (Status s = onednn().check(
-          onednn().api().attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
-          "dnnl_primitive_attr_set_scratchpad_mode");
+  if (Status s =
+          onednn().check(onednn().api().attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
+                         "dnnl_primitive_attr_set_scratchpad_mode");
       !s.is_ok())
     return s;
   return owned;
@@ -80,8 +80,7 @@ Result<OnednnPrimitiveDesc> convolution_forward_pd(const OnednnProblem& p,
   if (Status s = onednn().check(
           onednn().api().conv_forward_desc(&op, dnnl_forward_training, dnnl_convolution_direct,
                                            &m.x, &m.w, nullptr, &m.y, p.stride.data(),
-                                           p.dilation.data(), p.pad_begin.data(),
-                                           p.pad_end.data()),
+                                           p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
           "dnnl_dilated_convolution_forward_desc_init");
       !s.is_ok())
     return s;
@@ -108,10 +107,9 @@ Result<OnednnPrimitiveDescs> convolution_pds(const OpDescriptor& d, const Onednn
           ? onednn().api().conv_backward_data_desc(&op, dnnl_convolution_direct, &m.x, &m.w, &m.y,
                                                    p.stride.data(), p.dilation.data(),
                                                    p.pad_begin.data(), p.pad_end.data())
-          : onednn().api().conv_backward_weights_desc(&op, dnnl_convolution_direct, &m.x, &m.w,
-                                                      nullptr, &m.y, p.stride.data(),
-                                                      p.dilation.data(), p.pad_begin.data(),
-                                                      p.pad_end.data());
+          : onednn().api().conv_backward_weights_desc(
+                &op, dnnl_convolution_direct, &m.x, &m.w, nullptr, &m.y, p.stride.data(),
+                p.dilation.data(), p.pad_begin.data(), p.pad_end.data());
   if (Status s = onednn().check(made, "dnnl_dilated_convolution_backward_desc_init"); !s.is_ok())
     return s;
   auto pd = create_pd(&op, forward.value().get(),
@@ -124,9 +122,12 @@ Result<OnednnPrimitiveDescs> convolution_pds(const OpDescriptor& d, const Onednn
 
 dnnl_alg_kind_t pooling_algorithm(PoolingMode mode) {
   switch (mode) {
-    case PoolingMode::avg_include_pad: return dnnl_pooling_avg_include_padding;
-    case PoolingMode::avg_exclude_pad: return dnnl_pooling_avg_exclude_padding;
-    default: return dnnl_pooling_max;
+    case PoolingMode::avg_include_pad:
+      return dnnl_pooling_avg_include_padding;
+    case PoolingMode::avg_exclude_pad:
+      return dnnl_pooling_avg_exclude_padding;
+    default:
+      return dnnl_pooling_max;
   }
 }
 
@@ -136,9 +137,8 @@ Result<OnednnPrimitiveDesc> pooling_forward_pd(const OpDescriptor& d, const Oned
   dnnl_pooling_v2_desc_t op{};
   if (Status s = onednn().check(
           onednn().api().pooling_forward_desc(&op, prop, pooling_algorithm(d.pool_mode), &x, &y,
-                                              p.stride.data(), p.window.data(),
-                                              p.dilation.data(), p.pad_begin.data(),
-                                              p.pad_end.data()),
+                                              p.stride.data(), p.window.data(), p.dilation.data(),
+                                              p.pad_begin.data(), p.pad_end.data()),
           "dnnl_pooling_v2_forward_desc_init");
       !s.is_ok())
     return s;
@@ -163,10 +163,9 @@ Result<OnednnPrimitiveDescs> pooling_pds(const OpDescriptor& d, const OnednnProb
   if (!forward.is_ok()) return forward.status();
   dnnl_pooling_v2_desc_t op{};
   if (Status s = onednn().check(
-          onednn().api().pooling_backward_desc(&op, pooling_algorithm(d.pool_mode), &x.value(),
-                                               &y.value(), p.stride.data(), p.window.data(),
-                                               p.dilation.data(), p.pad_begin.data(),
-                                               p.pad_end.data()),
+          onednn().api().pooling_backward_desc(
+              &op, pooling_algorithm(d.pool_mode), &x.value(), &y.value(), p.stride.data(),
+              p.window.data(), p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
           "dnnl_pooling_v2_backward_desc_init");
       !s.is_ok())
     return s;
@@ -196,32 +195,39 @@ Result<OnednnPrimitiveDescs> bias_pds(const OpDescriptor& d, const OnednnProblem
 
 dnnl_data_type_t onednn_data_type(DataType type) {
   switch (type) {
-    case DataType::f32: return dnnl_f32;
-    case DataType::f16: return dnnl_f16;
-    case DataType::bf16: return dnnl_bf16;
-    case DataType::f64: break;  // declined by onednn_problem
+    case DataType::f32:
+      return dnnl_f32;
+    case DataType::f16:
+      return dnnl_f16;
+    case DataType::bf16:
+      return dnnl_bf16;
+    case DataType::f64:
+      break;  // declined by onednn_problem
   }
   return dnnl_data_type_undef;
 }
 
 Result<dnnl_memory_desc_t> strided_md(const OnednnTensor& t, DataType type) {
   dnnl_memory_desc_t md{};
-  if (Status s = onednn().check(
-          onednn().api().memory_desc_init_by_strides(&md, t.ndims, t.dims.data(),
-                                                     onednn_data_type(type), t.strides.data()),
-          "dnnl_memory_desc_init_by_strides");
+  if (Status s =
+          onednn().check(onednn().api().memory_desc_init_by_strides(
+                             &md, t.ndims, t.dims.data(), onednn_data_type(type), t.strides.data()),
+                         "dnnl_memory_desc_init_by_strides");
       !s.is_ok())
     return s;
   return md;
 }
 
 Result<OnednnPrimitiveDescs> make_primitive_descs(const OpDescriptor& desc,
-                                                  const OnednnProblem& problem,
-                                                  OnednnLayout layout, DataType result_type) {
+                                                  const OnednnProblem& problem, OnednnLayout layout,
+                                                  DataType result_type) {
   switch (desc.kind) {
-    case OpKind::conv: return convolution_pds(desc, problem, layout, result_type);
-    case OpKind::pool: return pooling_pds(desc, problem, result_type);
-    case OpKind::bias_grad: return bias_pds(desc, problem, result_type);
+    case OpKind::conv:
+      return convolution_pds(desc, problem, layout, result_type);
+    case OpKind::pool:
+      return pooling_pds(desc, problem, result_type);
+    case OpKind::bias_grad:
+      return bias_pds(desc, problem, result_type);
   }
   return Status::invalid("unknown op kind");
 }
@@ -233,10 +239,10 @@ Result<OnednnPrimitiveDesc> reorder_pd(const dnnl_memory_desc_t& from,
   auto attr = user_scratchpad();
   if (!attr.is_ok()) return attr.status();
   dnnl_primitive_desc_t pd = nullptr;
-  if (Status s = onednn().check(
-          onednn().api().reorder_primitive_desc_create(&pd, &from, engine.value(), &to,
-                                                       engine.value(), attr.value().get()),
-          "dnnl_reorder_primitive_desc_create");
+  if (Status s =
+          onednn().check(onednn().api().reorder_primitive_desc_create(
+                             &pd, &from, engine.value(), &to, engine.value(), attr.value().get()),
+                         "dnnl_reorder_primitive_desc_create");
       !s.is_ok())
     return s;
   return OnednnPrimitiveDesc(pd);
@@ -244,8 +250,7 @@ Result<OnednnPrimitiveDesc> reorder_pd(const dnnl_memory_desc_t& from,
 
 std::string implementation_name(const_dnnl_primitive_desc_t pd) {
   const char* name = nullptr;
-  if (onednn().api().primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) !=
-          dnnl_success ||
+  if (onednn().api().primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success ||
       name == nullptr)
     return "unknown";
   return name;

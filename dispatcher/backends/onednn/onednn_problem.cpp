@@ -54,8 +54,8 @@ std::int64_t pooling_pad_end(const WindowGeometry& g, std::int64_t outputs) {
 
 Status pooling_parameters(const OpDescriptor& d, OnednnProblem& p) {
   for (int i = 0; i < d.spatial_dims; ++i) {
-    const WindowGeometry g{d.x_dims[2 + i], d.window[i],  d.pad_begin[i],
-                           d.pad_end[i],    d.stride[i],  d.dilation[i]};
+    const WindowGeometry g{d.x_dims[2 + i], d.window[i], d.pad_begin[i],
+                           d.pad_end[i],    d.stride[i], d.dilation[i]};
     const std::int64_t out = d.y_dims[2 + i];
     const std::int64_t last_window_end = (out - 1) * g.stride - g.pad_begin + g.extent();
     if (d.pool_mode == PoolingMode::avg_include_pad && last_window_end > g.input + g.pad_end)
