@@ -45,6 +45,16 @@ std::string fmt_count(std::string pattern, std::size_t n) {
   return pattern.replace(pattern.find("{}"), 2, std::to_string(n));
 }
 
+// The backend `auto` serves the host with: oneDNN where the CLI loads it
+// (as `doctor` reports), else the reference.
+const std::string& host_backend() {
+  static const std::string backend = [] {
+    const auto doctor = nlohmann::json::parse(convjit("doctor --json").output);
+    return doctor["onednn"]["loaded"].get<bool>() ? "onednn" : "reference";
+  }();
+  return backend;
+}
+
 constexpr const char* kCosmoFlowName =
     "conv3d_2_4_66_512_512_69206016_17301504_262144_512_1_32_4_3_3_3_2_32_64_512_512_553648128_"
     "17301504_262144_512_1_0_1_1_1_1_1_1_1_1_1_fwd";
@@ -142,9 +152,10 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
   int calls = 0;
   std::istringstream in(r.output);
   for (std::string line; std::getline(in, line);)
-    if (line.find(" reference ") != std::string::npos) ++calls;
+    if (line.find(" " + host_backend() + " ") != std::string::npos) ++calls;
   EXPECT_EQ(calls, 20) << r.output;  // 6 fwd, 2 pool bwd, 4 convs x 3 backward
-  EXPECT_NE(r.output.find("conv3_dw      fwd      reference"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("conv3_dw      fwd      " + host_backend()), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("maxpool2d_1_16_16_16_0_4096_1_256_16_0_3_3_0_1_16_8_8_0_1024_1_128_16_0_"
                           "1_1_0_2_2_0_1_1_0_bwd"),
             std::string::npos)
@@ -158,7 +169,8 @@ TEST(Cli, RunExecutesEveryLayerForwardAndBackwardOnTheHost) {
 TEST(Cli, RunFusedRunsYoloConvBlocksWithTheirEpilogues) {
   const Outcome r = convjit("run --model yolo11n --imgsz 32 --fused --verify");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("b0.conv                  fwd      reference"), std::string::npos);
+  EXPECT_NE(r.output.find("b0.conv                  fwd      " + host_backend()),
+            std::string::npos);
   EXPECT_NE(r.output.find("_fwd_ep_silu_bias\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("_fwd_ep_identity_bias\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("_bwddata_ep"), std::string::npos) << r.output;
@@ -184,7 +196,7 @@ TEST(Cli, RunOfTheTinyNetworkAsJson) {
     ASSERT_EQ(pass["calls"].size(), 20u);
     EXPECT_EQ(pass["calls"][0]["layer"], "conv1");
     EXPECT_EQ(pass["calls"][0]["op"], "fwd");
-    EXPECT_EQ(pass["calls"][0]["backend"], "reference");
+    EXPECT_EQ(pass["calls"][0]["backend"], host_backend());
     EXPECT_GE(pass["calls"][0]["ms"].get<double>(), 0.0);
   }
 }
@@ -232,7 +244,7 @@ TEST(CliEmulate, ThePolicyRoutesEveryHostCallThroughTheEmulator) {
   const nlohmann::json report = nlohmann::json::parse(model.output);
   for (const auto& op : report["ops"]) {
     EXPECT_EQ(op["backend"], "emulator") << op.dump();
-    EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();
+    EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();  // f32's (tolerance.hpp)
   }
 }
 
@@ -279,7 +291,8 @@ TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find(".so: not found"), std::string::npos);
-  EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
+  EXPECT_NE(r.output.find("result    " + host_backend() + " (host)"), std::string::npos)
+      << r.output;
 
   const std::string path = cache.install("dace_fwd", kRunConv1);
   r = convjit_with_env(cache.env(), args);
@@ -293,7 +306,8 @@ TEST(CliTuned, QueryShowsEveryProbeAndTheResult) {
   r = convjit_with_env(cache.env(), args);
   EXPECT_NE(r.output.find(path + ": rejected: refusing to load from file"), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("result    reference (host)"), std::string::npos);
+  EXPECT_NE(r.output.find("result    " + host_backend() + " (host)"), std::string::npos)
+      << r.output;
 }
 
 TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
@@ -550,8 +564,8 @@ TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
   EXPECT_EQ(report["model"], "resnet50");
   ASSERT_EQ(report["ops"].size(), 72u);
   for (const auto& op : report["ops"]) {
-    EXPECT_EQ(op["backend"], "reference");
-    EXPECT_EQ(op["max_error"], 0.0);
+    EXPECT_EQ(op["backend"], host_backend());
+    EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();  // f32's (tolerance.hpp)
     EXPECT_GE(op["first_ms"].get<double>(), 0.0);
   }
   const Outcome text = convjit("run --model cosmoflow --imgsz 32 --reps 1");
@@ -559,22 +573,27 @@ TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
       << text.output;
 }
 
-// Without a GPU, bench times the reference; its work figures are checked
-// against hand-worked counts.
+// Without a GPU, bench times oneDNN (where it loads) and the reference;
+// the work figures are checked against hand-worked counts.
 TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   const Outcome r = convjit("bench --model resnet50 --imgsz 32 --reps 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto report = nlohmann::json::parse(r.output);
   EXPECT_EQ(report["device"], "host");
   EXPECT_EQ(report["measure"], "wall time per call on the host, median over calls");
-  EXPECT_EQ(report["backends"], nlohmann::json::array({"reference"}));
+  const bool onednn = host_backend() == "onednn";
+  EXPECT_EQ(report["backends"], onednn ? nlohmann::json::array({"onednn", "reference"})
+                                       : nlohmann::json::array({"reference"}));
   EXPECT_TRUE(report["peaks"].is_null());  // no known limits for the host
   ASSERT_EQ(report["ops"].size(), 72u);  // as many as `run` finds
   double step_ms = 0;
   int step_ops = 0;
   for (const auto& op : report["ops"]) {
-    EXPECT_EQ(op["policy"], "reference");
+    EXPECT_EQ(op["policy"], host_backend());
     EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
+    if (onednn) {
+      EXPECT_GT(op["onednn"]["ms"].get<double>(), 0.0) << op.dump();
+    }
     EXPECT_EQ(op["reference"]["variant"], "");        // the reference's only kernel
     EXPECT_FALSE(op["reference"].contains("variants"));  // listed only when there are several
     const bool conv = op["descriptor"].get<std::string>().starts_with("conv");
@@ -612,10 +631,9 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   EXPECT_EQ(text.line_starting("measure:"),
             "measure: wall time per call on the host, median over calls (1 calls)");
   EXPECT_NE(text.line_starting("b0.conv").find("GF/s"), std::string::npos) << text.output;
-  EXPECT_NE(text.line_starting("step, each op as often as one step runs it: reference ")
-                .find(" ms (160 ops)"),
-            std::string::npos)
-      << text.output;
+  const std::string step = text.line_starting("step, each op as often as one step runs it: ");
+  EXPECT_NE(step.find("reference "), std::string::npos) << text.output;
+  EXPECT_NE(step.find(" ms (160 ops)"), std::string::npos) << text.output;
 }
 
 TEST(CliBench, JsonOutWritesTheReportBesideTheTable) {
@@ -749,7 +767,7 @@ TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
       nlohmann::json::parse(convjit_with_env(cache.env(), "query " + problem + " --json").output);
   EXPECT_EQ(queried["probes"].size(), 2u);
   EXPECT_EQ(queried["probes"][0]["outcome"], "not found");
-  EXPECT_EQ(queried["result"].get<std::string>().rfind("reference (host)", 0), 0u);
+  EXPECT_EQ(queried["result"].get<std::string>().rfind(host_backend() + " (host)", 0), 0u);
   auto models = nlohmann::json::parse(convjit("models --json").output);
   EXPECT_EQ(models.size(), 3u);
   auto ops = nlohmann::json::parse(convjit("models --model resnet50 --json").output);

@@ -2,12 +2,19 @@
 // call (argument checks, descriptor build and validation, table lookup,
 // kernel call) performs no heap allocation on the calling thread.
 // Its own executable, because it replaces the global operator new.
+//
+// The calls run on the reference: oneDNN 2.x's dnnl_primitive_execute
+// builds its argument map on every call (about ten small allocations per
+// primitive, inside oneDNN), so an onednn call is counted separately and
+// checked to allocate the same on every call, never more.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <new>
 #include <vector>
 
+#include "dispatcher/backends/onednn/onednn_library.hpp"
+#include "support/policy_scope.hpp"
 #include "support/problems.hpp"
 
 namespace {
@@ -33,6 +40,7 @@ long allocations_of(Call&& call) {
 }
 
 TEST(HotPath, ResolvedConvForwardAllocatesNothing) {
+  const PolicyScope reference(Policy::reference);
   auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
   auto call = [&] {
     ASSERT_TRUE(conv_forward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), t.y.desc(),
@@ -47,6 +55,7 @@ TEST(HotPath, ResolvedConvForwardAllocatesNothing) {
 // A fused forward, with new bias and residual pointers on every call (a
 // trainer's fresh tensors): only whether they are null is part of the key.
 TEST(HotPath, ResolvedFusedForwardAllocatesNothing) {
+  const PolicyScope reference(Policy::reference);
   auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
   std::vector<float> biases(8, 0.5f);
   HostTensor<float> residual = t.y;
@@ -65,6 +74,7 @@ TEST(HotPath, ResolvedFusedForwardAllocatesNothing) {
 }
 
 TEST(HotPath, ResolvedPoolForwardAllocatesNothing) {
+  const PolicyScope reference(Policy::reference);
   PoolCase c{1, 2, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, CONVJIT_POOL_MAX, true};
   auto t = make_pool_tensors<float>(c);
   auto call = [&] {
@@ -72,6 +82,29 @@ TEST(HotPath, ResolvedPoolForwardAllocatesNothing) {
   };
   call();
   EXPECT_EQ(allocations_of(call), 0);
+}
+
+// What an onednn call allocates is oneDNN's per-call argument map: the same
+// count on every call (nothing kept, nothing growing), and none of it on a
+// scaled call's second run (the output stage's buffer is made once).
+TEST(HotPath, ResolvedOnednnCallsAllocateTheSameOnEveryCall) {
+  if (!OnednnLibrary::instance().available().is_ok())
+    GTEST_SKIP() << "oneDNN is not available: " << OnednnLibrary::instance().available().message();
+  const PolicyScope onednn(Policy::onednn);
+  auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
+  double alpha = 1.0;
+  auto call = [&] {
+    ASSERT_TRUE(conv_forward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), t.y.desc(),
+                             t.y.data(), alpha, 0.0)
+                    .is_ok());
+    ASSERT_STREQ(convjit_last_backend(), "onednn");
+  };
+  call();
+  const long steady = allocations_of(call);
+  EXPECT_EQ(allocations_of(call), steady);
+  alpha = 0.5;
+  call();  // the first scaled call makes the output stage's buffer
+  EXPECT_EQ(allocations_of(call), steady);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ def test_conv_forward_matches_torch_with_stride_padding_dilation_and_groups():
     convjit.conv_forward(x, w, y, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
     want = torch_conv(x, w, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
-    assert convjit.last_backend() == "reference"
+    assert convjit.last_backend() in ("onednn", "reference")  # oneDNN where it loads
 
 
 def test_asymmetric_padding_alpha_beta_and_a_channels_last_view():

@@ -3,6 +3,7 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "dispatcher/backends/onednn/onednn_backend.hpp"
 #include "dispatcher/backends/tuned/tuned_library_backend.hpp"
 #include "dispatcher/descriptor/descriptor_json.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
@@ -23,10 +24,15 @@ std::string origin(const Setting<T>& s) {
   return fmt::format("{} {}", source_name(s.source), s.origin);
 }
 
-// What serves the op when no tuned library does, in this build.
+// What serves the op on the host when no tuned library does: oneDNN where
+// it loads and accepts the op (a dry run: nothing is built), else the
+// reference, with oneDNN's reason.
 std::string fallback(const OpDescriptor& d) {
   if (d.symbolic_batch) return "none: a symbolic-batch descriptor only names libraries";
-  return "reference (host); the JIT and then cuDNN serve CUDA devices";
+  constexpr const char* kGpu = "; the JIT and then cuDNN serve CUDA devices";
+  const Status onednn = OnednnBackend().check_support(d, {CONVJIT_DEVICE_HOST, 0});
+  if (onednn.is_ok()) return std::string("onednn (host)") + kGpu;
+  return fmt::format("reference (host), as onednn declines: {}{}", onednn.message(), kGpu);
 }
 
 class QueryCommand final : public Command {
