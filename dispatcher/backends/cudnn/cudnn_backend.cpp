@@ -374,7 +374,8 @@ Result<std::unique_ptr<Kernel>> build_bias(const BuildContext& b) {
 
 Status CudnnBackend::check_support(const OpDescriptor& desc, const convjit_device_t& device) const {
   if (device.kind != CONVJIT_DEVICE_CUDA)
-    return Status::not_available("cuDNN serves CUDA devices; the host uses oneDNN and the reference");
+    return Status::not_available(
+        "cuDNN serves CUDA devices; the host uses oneDNN and the reference");
   if (Status s = CudaDriver::instance().available(); !s.is_ok()) return s;
   if (Status s = CudnnLibrary::instance().available(); !s.is_ok()) return s;
   auto problem = cudnn_problem(without_epilogue(desc));
