@@ -5,6 +5,7 @@ usage: /usr/bin/python3 test_c_api_ctypes.py <libconvjit.so> <ctypes_peer>
 Needs Debian's python3-numpy (the system interpreter, not the PATH one).
 """
 import ctypes as C
+import os
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,10 @@ class Exec(C.Structure):
                 ("workspace_bytes", C.c_size_t)]
 
 
+# The comparisons with the C++ peer (another process) are exact, so both run
+# the reference: oneDNN, the host's first choice, picks its layout by timing
+# and may sum in another order from one process to the next.
+os.environ["CONVJIT_POLICY"] = "reference"
 lib = C.CDLL(LIB_PATH)
 lib.convjit_last_error_message.restype = C.c_char_p
 lib.convjit_last_backend.restype = C.c_char_p
