@@ -24,6 +24,7 @@
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
 #include "dispatcher/backends/onednn/onednn_backend.hpp"
+#include "dispatcher/backends/onednn/onednn_library.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
@@ -46,7 +47,8 @@ std::vector<std::unique_ptr<Backend>> compared_backends(bool gpu) {
     backends.push_back(std::make_unique<JitBackend>());
     backends.push_back(std::make_unique<CudnnBackend>());
   } else {
-    backends.push_back(std::make_unique<OnednnBackend>());
+    if (OnednnLibrary::instance().available().is_ok())
+      backends.push_back(std::make_unique<OnednnBackend>());
     backends.push_back(std::make_unique<ReferenceBackend>());
   }
   return backends;
