@@ -71,10 +71,8 @@ def conv_op(d):
     if d["direction"] == "fwd":
         return lambda: conv(padded(x), w, None, stride, padding, dilation, groups)
     mask = [d["direction"] == "bwddata", d["direction"] == "bwdfilt", False]
-    xp = padded(x)
     return lambda: torch.ops.aten.convolution_backward(
-        dy, padded(x) if not symmetric else xp, w, None, stride, padding, dilation, False,
-        [0] * n, groups, mask)
+        dy, padded(x), w, None, stride, padding, dilation, False, [0] * n, groups, mask)
 
 
 def pool_op(d):

@@ -47,9 +47,8 @@ bool strided_has_nan(const OpDescriptor& desc, const View5& v, const void* x) {
   reference::dispatch_dtype(desc.dtype, [&]<class T>() {
     const T* data = static_cast<const T*>(x);
     const std::int64_t planes = v.dims[0] * v.dims[1];
-#pragma omp parallel for reduction( \
-    ||                              \
-    : found) if (reference::worth_parallel(planes * v.spatial_size()))
+    const bool parallel = reference::worth_parallel(planes * v.spatial_size());
+#pragma omp parallel for reduction(|| : found) if (parallel)
     for (std::int64_t nc = 0; nc < planes; ++nc) {
       const std::int64_t n = nc / v.dims[1], c = nc % v.dims[1];
       for (std::int64_t d = 0; d < v.dims[2]; ++d)

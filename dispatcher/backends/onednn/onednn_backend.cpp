@@ -88,6 +88,31 @@ Result<dnnl_memory_t> wire_input(OnednnKernel& kernel, const Wire& w,
   return copy;
 }
 
+// The main primitive (`args` and its output), writing the result memory
+// directly, or a buffer in its own layout that a step after it reorders
+// into the result memory.
+Status wire_output(OnednnKernel& kernel, const Wire& out, const_dnnl_primitive_desc_t pd,
+                   std::vector<dnnl_exec_arg_t> args, int& reorders) {
+  auto result_md = strided_md(*out.tensor, out.type);
+  if (!result_md.is_ok()) return result_md.status();
+  auto result = kernel.operand_memory(OnednnOperand::result, result_md.value());
+  if (!result.is_ok()) return result.status();
+  const dnnl_memory_desc_t& produced = query_md(pd, out.query);
+  if (same_md(produced, result_md.value())) {
+    args.push_back({out.arg, result.value()});
+    return kernel.add_step(pd, std::move(args));
+  }
+  auto own = kernel.owned_memory(produced, "the output in oneDNN's layout");
+  if (!own.is_ok()) return own.status();
+  args.push_back({out.arg, own.value()});
+  if (Status s = kernel.add_step(pd, std::move(args)); !s.is_ok()) return s;
+  auto back = reorder_pd(produced, result_md.value());
+  if (!back.is_ok()) return back.status();
+  ++reorders;
+  return kernel.add_step(back.value().get(),
+                         {{DNNL_ARG_FROM, own.value()}, {DNNL_ARG_TO, result.value()}});
+}
+
 // Max pooling's backward reads the forward's workspace: the kernel runs the
 // forward first, into y and workspace buffers of its own.
 Status add_pooling_forward(OnednnKernel& kernel, const OnednnProblem& p, const OpDescriptor& d,
@@ -134,29 +159,9 @@ Result<std::unique_ptr<Kernel>> assemble(const OpDescriptor& d, const OnednnProb
     if (!memory.is_ok()) return memory.status();
     args.push_back({all[i].arg, memory.value()});
   }
-  const Wire& out = all.back();
-  auto result_md = strided_md(*out.tensor, out.type);
-  if (!result_md.is_ok()) return result_md.status();
-  auto result = kernel->operand_memory(OnednnOperand::result, result_md.value());
-  if (!result.is_ok()) return result.status();
-  const dnnl_memory_desc_t& produced = query_md(pds.pd.get(), out.query);
-  dnnl_memory_t target = result.value();
-  if (!same_md(produced, result_md.value())) {
-    auto own = kernel->owned_memory(produced, "the output in oneDNN's layout");
-    if (!own.is_ok()) return own.status();
-    target = own.value();
-  }
-  args.push_back({out.arg, target});
-  if (Status s = kernel->add_step(pds.pd.get(), std::move(args)); !s.is_ok()) return s;
-  if (target != result.value()) {
-    auto back = reorder_pd(produced, result_md.value());
-    if (!back.is_ok()) return back.status();
-    ++reorders;
-    if (Status s = kernel->add_step(back.value().get(),
-                                    {{DNNL_ARG_FROM, target}, {DNNL_ARG_TO, result.value()}});
-        !s.is_ok())
-      return s;
-  }
+  if (Status s = wire_output(*kernel, all.back(), pds.pd.get(), std::move(args), reorders);
+      !s.is_ok())
+    return s;
   if (result_type != d.dtype || d.has_epilogue())
     if (Status s = kernel->reserve_result_buffer(); !s.is_ok()) return s;
   layout_note = reorders == 0 ? "the caller's layouts"

@@ -27,7 +27,6 @@ Result<HostBuffer> HostBuffer::allocate(std::size_t bytes, const char* what) {
   if (!buffer.data_)
     return Status(CONVJIT_STATUS_OUT_OF_MEMORY,
                   fmt::format("cannot allocate {} B of host memory for {}", bytes, what));
-  buffer.bytes_ = bytes;
   return buffer;
 }
 

@@ -47,18 +47,16 @@ using OnednnStream = OnednnHandle<dnnl_stream_t, &OnednnApi::stream_destroy>;
 class HostBuffer {
  public:
   HostBuffer() = default;
-  // Allocates `bytes` (none for 0); RESOURCE_EXHAUSTED-like failure naming `what`.
+  // Allocates `bytes` (none for 0); OUT_OF_MEMORY naming `what` when it cannot.
   [[nodiscard]] static Result<HostBuffer> allocate(std::size_t bytes, const char* what);
 
   [[nodiscard]] void* data() const { return data_.get(); }
-  [[nodiscard]] std::size_t bytes() const { return bytes_; }
 
  private:
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
   std::unique_ptr<void, Free> data_;
-  std::size_t bytes_ = 0;
 };
 
 }  // namespace convjit

@@ -5,6 +5,7 @@
 #include "dispatcher/backends/onednn/max_pool_nan_guard.hpp"
 #include "dispatcher/backends/onednn/onednn_output_stage.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
 
 namespace convjit {
 
@@ -12,22 +13,14 @@ namespace {
 
 const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
 
-std::size_t span_bytes(const View5& v, DataType type) {
-  std::int64_t last = 0;
-  for (std::size_t i = 0; i < 5; ++i) {
-    if (v.dims[i] == 0) return 0;
-    last += (v.dims[i] - 1) * v.strides[i];
-  }
-  return static_cast<std::size_t>(last + 1) * element_size(type);
-}
-
 }  // namespace
 
 OnednnKernel::OnednnKernel(const OpDescriptor& desc, OnednnStream stream, DataType result_type)
     : desc_(desc),
       stream_(std::move(stream)),
       result_type_(result_type),
-      result_bytes_(span_bytes(output_view(desc), result_type)),
+      // The output's span, in the result's type.
+      result_bytes_(output_bytes(desc) / element_size(desc.dtype) * element_size(result_type)),
       guard_nan_(needs_max_pool_nan_guard(desc)) {}
 
 Result<dnnl_memory_t> OnednnKernel::operand_memory(OnednnOperand operand,

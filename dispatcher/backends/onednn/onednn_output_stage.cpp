@@ -3,6 +3,7 @@
 #include "dispatcher/backends/reference/dtype_dispatch.hpp"
 #include "dispatcher/backends/reference/epilogue_reference.hpp"
 #include "dispatcher/backends/reference/tensor_view.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
 
 namespace convjit {
 
@@ -10,13 +11,26 @@ namespace {
 
 using reference::Element;
 
+// The output slot as a 5D view: y, dx, dw (K as n, C/G as c) or db.
+View5 output_view(const OpDescriptor& d) {
+  if (d.kind == OpKind::bias_grad) {  // db: y's K channels, packed
+    View5 v;
+    v.dims = {1, d.y_dims[1], 1, 1, 1};
+    v.strides = {d.y_dims[1], 1, 0, 0, 0};
+    return v;
+  }
+  const Slot out = output_slot(d);
+  return canonical_view(slot_dims(d, out), slot_strides(d, out), d.spatial_dims);
+}
+
 // T: the output's type; R: the result's.
 template <class T, class R>
 void store_all(const OpDescriptor& desc, const R* result, const ExecArgs& args) {
   const View5 v = output_view(desc);
   T* out = static_cast<T*>(args.out);
-  const bool epilogue = desc.is_conv() && desc.direction == Direction::fwd && desc.has_epilogue();
-  const reference::EpilogueStore<T> epilogue_store(desc, args);
+  // Without an epilogue (every op but a fused conv fwd) it stores
+  // alpha r + beta out, never reading out when beta is 0.
+  const reference::EpilogueStore<T> store(desc, args);
   const std::int64_t planes = v.dims[0] * v.dims[1];
 #pragma omp parallel for if (reference::worth_parallel(planes * v.spatial_size()))
   for (std::int64_t nc = 0; nc < planes; ++nc) {
@@ -25,36 +39,12 @@ void store_all(const OpDescriptor& desc, const R* result, const ExecArgs& args) 
       for (std::int64_t h = 0; h < v.dims[3]; ++h)
         for (std::int64_t w = 0; w < v.dims[4]; ++w) {
           const std::int64_t at = v.offset(n, c, d, h, w);
-          const auto r = static_cast<typename Element<T>::Acc>(Element<R>::load(result[at]));
-          if (epilogue) {
-            epilogue_store(out, at, c, r);
-          } else {
-            reference::scale_store(out[at], r, args.alpha, args.beta);
-          }
+          store(out, at, c, static_cast<typename Element<T>::Acc>(Element<R>::load(result[at])));
         }
   }
 }
 
 }  // namespace
-
-View5 output_view(const OpDescriptor& d) {
-  switch (d.kind) {
-    case OpKind::bias_grad: {
-      View5 v;
-      v.dims = {1, d.y_dims[1], 1, 1, 1};
-      v.strides = {d.y_dims[1], 1, 0, 0, 0};
-      return v;
-    }
-    case OpKind::conv:
-      if (d.direction == Direction::bwdfilt)
-        return canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-      [[fallthrough]];
-    case OpKind::pool:
-      break;
-  }
-  return d.direction == Direction::fwd ? canonical_view(d.y_dims, d.y_strides, d.spatial_dims)
-                                       : canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-}
 
 void apply_output_stage(const OpDescriptor& desc, DataType result_type, const void* result,
                         const ExecArgs& args) {

@@ -9,16 +9,12 @@
 // epilogue combine, down to never reading out when beta is 0.
 #pragma once
 
-#include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/op_descriptor.hpp"
 #include "dispatcher/exec_args.hpp"
 
 namespace convjit {
 
-// The output slot's shape as a 5D view: y, dx, dw (K as n, C/G as c) or db.
-[[nodiscard]] View5 output_view(const OpDescriptor& desc);
-
-// Writes `result` (of `result_type`, laid out as output_view(desc)) into
+// Writes `result` (of `result_type`, laid out as the output) into
 // args.out as the op's alpha, beta and epilogue say.
 void apply_output_stage(const OpDescriptor& desc, DataType result_type, const void* result,
                         const ExecArgs& args);

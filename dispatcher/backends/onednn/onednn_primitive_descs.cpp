@@ -149,22 +149,23 @@ Result<OnednnPrimitiveDesc> pooling_forward_pd(const OpDescriptor& d, const Oned
 // plain layouts as they are, and a reorder would cost as much as the op.
 Result<OnednnPrimitiveDescs> pooling_pds(const OpDescriptor& d, const OnednnProblem& p,
                                          DataType result_type) {
-  auto x = strided_md(p.x, d.direction == Direction::bwd ? result_type : d.dtype);
-  auto x_input = strided_md(p.x, d.dtype);
+  auto x = strided_md(p.x, d.dtype);
   auto y = strided_md(p.y, d.direction == Direction::fwd ? result_type : d.dtype);
-  for (const Status& s : {x.status(), x_input.status(), y.status()})
+  for (const Status& s : {x.status(), y.status()})
     if (!s.is_ok()) return s;
   if (d.direction == Direction::fwd) {
     auto pd = pooling_forward_pd(d, p, dnnl_forward_inference, x.value(), y.value());
     if (!pd.is_ok()) return pd.status();
     return OnednnPrimitiveDescs{std::move(pd).value(), {}};
   }
-  auto forward = pooling_forward_pd(d, p, dnnl_forward_training, x_input.value(), y.value());
+  auto dx = strided_md(p.x, result_type);
+  if (!dx.is_ok()) return dx.status();
+  auto forward = pooling_forward_pd(d, p, dnnl_forward_training, x.value(), y.value());
   if (!forward.is_ok()) return forward.status();
   dnnl_pooling_v2_desc_t op{};
   if (Status s = onednn().check(
           onednn().api().pooling_backward_desc(
-              &op, pooling_algorithm(d.pool_mode), &x.value(), &y.value(), p.stride.data(),
+              &op, pooling_algorithm(d.pool_mode), &dx.value(), &y.value(), p.stride.data(),
               p.window.data(), p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
           "dnnl_pooling_v2_backward_desc_init");
       !s.is_ok())

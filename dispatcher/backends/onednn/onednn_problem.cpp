@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatcher/backends/reference/tensor_view.hpp"
 #include "dispatcher/descriptor/output_shape.hpp"
 
 namespace convjit {
@@ -34,13 +35,9 @@ OnednnTensor grouped_filter(const OpDescriptor& d) {
 // Whether some output's window on this dim sees only padding.
 bool has_padding_only_window(const WindowGeometry& g, std::int64_t outputs) {
   for (std::int64_t o = 0; o < outputs; ++o) {
-    const std::int64_t start = o * g.stride - g.pad_begin;
-    bool sees_input = false;
-    for (std::int64_t t = 0; t < g.window && !sees_input; ++t) {
-      const std::int64_t at = start + t * g.dilation;
-      sees_input = at >= 0 && at < g.input;
-    }
-    if (!sees_input) return true;
+    const reference::TapRange taps =
+        reference::valid_taps(o, g.input, g.window, g.pad_begin, g.stride, g.dilation);
+    if (taps.begin == taps.end) return true;
   }
   return false;
 }
@@ -75,22 +72,12 @@ Status pooling_parameters(const OpDescriptor& d, OnednnProblem& p) {
 
 }  // namespace
 
-std::int64_t element_span(const OnednnTensor& t) {
-  std::int64_t last = 0;
-  for (int i = 0; i < t.ndims; ++i) {
-    if (t.dims[i] == 0) return 0;
-    last += (t.dims[i] - 1) * t.strides[i];
-  }
-  return last + 1;
-}
-
 Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
   if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
   if (d.dtype == DataType::f64)
     return Status::unsupported("oneDNN has no f64; the host reference serves it");
   const int rank = d.rank();
   OnednnProblem p;
-  p.spatial_dims = d.spatial_dims;
   p.y = tensor(d.y_dims, d.y_strides, rank);
   if (d.kind == OpKind::bias_grad) {
     p.w.ndims = rank;

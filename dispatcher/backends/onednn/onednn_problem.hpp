@@ -32,7 +32,6 @@ struct OnednnTensor {
 };
 
 struct OnednnProblem {
-  int spatial_dims = 0;
   OnednnTensor x;  // the x slot: x or dx
   OnednnTensor y;  // the y slot: y or dy
   OnednnTensor w;  // conv: the filter (grouped when groups > 1); bias: db as (1, K, 1...)
@@ -45,9 +44,5 @@ struct OnednnProblem {
 
 // The problem as oneDNN sees it, or UNSUPPORTED with the reason.
 [[nodiscard]] Result<OnednnProblem> onednn_problem(const OpDescriptor& desc);
-
-// How many elements a buffer laid out as `t` spans: one past its last
-// element's offset.
-[[nodiscard]] std::int64_t element_span(const OnednnTensor& t);
 
 }  // namespace convjit
