@@ -7,10 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "convjit/status.hpp"
+
 namespace convjit {
 
 // Creates `dir` and its missing parents with mode 0700; false on failure.
 [[nodiscard]] bool make_private_directories(const std::filesystem::path& dir);
+
+// The node-local tier: creates `dir` like make_private_directories, then
+// checks that it is a directory of this user that no one else can write
+// (it will hold code, often under a world-writable /dev/shm or $TMPDIR);
+// otherwise the status names the path and the fix.
+[[nodiscard]] Status prepare_local_tier(const std::string& dir);
 
 // The first directory of `search_path` that exists or can be created and is
 // writable; empty when there is none.

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -16,6 +15,7 @@
 
 #include "cache/cache_directories.hpp"
 #include "cache/code_trust.hpp"
+#include "cache/file_lock.hpp"
 #include "dispatcher/observe/warnings.hpp"
 
 namespace convjit {
@@ -27,31 +27,6 @@ namespace {
 constexpr const char* kLayoutVersion = "v1";
 
 bool is_entry(const fs::path& path) { return path.extension() == ".cjit"; }
-
-// A per-key advisory lock file, held for the compile; released on scope exit.
-class KeyLock {
- public:
-  KeyLock(const std::string& path, std::chrono::milliseconds timeout) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) return;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (std::chrono::steady_clock::now() >= deadline) return;  // never block forever
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    held_ = true;
-  }
-  ~KeyLock() {
-    if (fd_ >= 0) ::close(fd_);  // also releases the lock
-  }
-  KeyLock(const KeyLock&) = delete;
-  KeyLock& operator=(const KeyLock&) = delete;
-  [[nodiscard]] bool held() const { return held_; }
-
- private:
-  int fd_ = -1;
-  bool held_ = false;
-};
 
 }  // namespace
 
@@ -72,18 +47,33 @@ JitCacheKey make_jit_cache_key(const JitKeyFields& f) {
 }
 
 JitCache::JitCache(std::vector<std::string> search_path, JitCacheOptions options)
-    : search_path_(std::move(search_path)),
+    : JitCache(JitCacheTiers{"", std::move(search_path), true}, options) {}
+
+JitCache::JitCache(JitCacheTiers tiers, JitCacheOptions options)
+    : search_path_(std::move(tiers.shared)),
       writable_(first_writable_directory(search_path_)),
-      options_(options) {}
+      write_shared_(tiers.write_shared),
+      options_(options) {
+  if (tiers.local.empty()) return;
+  if (Status usable = prepare_local_tier(tiers.local); !usable.is_ok()) {
+    warn_once(fmt::format("no node-local JIT cache tier: {}", usable.message()));
+    return;
+  }
+  local_ = std::move(tiers.local);
+}
 
 bool JitCache::quarantine(const std::string& path) {
-  const fs::path file(path);
-  const fs::path dir = fs::path(writable_) / "jit" / "quarantine";
-  std::error_code error;
-  if (writable_.empty() || path.rfind(writable_, 0) != 0 || !make_private_directories(dir))
-    return false;
-  fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))), error);
-  return !error;
+  for (const std::string& root : {local_, writable_}) {
+    if (root.empty() || path.rfind(root, 0) != 0) continue;
+    const fs::path dir = fs::path(root) / "jit" / "quarantine";
+    if (!make_private_directories(dir)) return false;
+    const fs::path file(path);
+    std::error_code error;
+    fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))),
+               error);
+    return !error;
+  }
+  return false;
 }
 
 void JitCache::warn_damaged(const std::string& path, const std::string& reason, bool moved) const {
@@ -92,67 +82,115 @@ void JitCache::warn_damaged(const std::string& path, const std::string& reason, 
 }
 
 void JitCache::quarantine_entry(const JitCacheKey& key, const std::string& reason) {
-  for (const std::string& dir : search_path_) {
+  std::vector<std::string> dirs = search_path_;
+  if (!local_.empty()) dirs.insert(dirs.begin(), local_);
+  for (const std::string& dir : dirs) {
     const std::string path = (fs::path(dir) / key.relative_path).string();
     std::error_code error;
     if (fs::exists(path, error)) warn_damaged(path, reason, quarantine(path));
   }
 }
 
-Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
-  for (const std::string& dir : search_path_) {
-    const std::string path = (fs::path(dir) / key.relative_path).string();
-    std::error_code error;
-    if (!fs::exists(path, error)) continue;
-    // A cubin is code, trusted on the same terms as a tuned library.
-    if (Status trusted = check_code_trust_below(dir, path); !trusted.is_ok()) {
-      warn_once(fmt::format("JIT cache entry not loaded: {}", trusted.message()));
-      continue;
-    }
-    auto bytes = read_file(path);
-    if (!bytes.is_ok()) continue;
-    auto entry = decode_cache_entry(bytes.value());
-    if (entry.is_ok() && entry.value().preimage != key.preimage)
-      entry = Status::invalid("its key preimage differs from the requested key");
-    if (!entry.is_ok()) {
-      warn_damaged(path, entry.status().message(), quarantine(path));
-      continue;
-    }
-    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last-used stamp for LRU eviction
-    return entry;
+Result<CacheEntry> JitCache::lookup_in(const std::string& dir, const JitCacheKey& key) {
+  const std::string path = (fs::path(dir) / key.relative_path).string();
+  std::error_code error;
+  if (!fs::exists(path, error)) return Status::not_available("not in the JIT cache");
+  // A cubin is code, trusted on the same terms as a tuned library.
+  if (Status trusted = check_code_trust_below(dir, path); !trusted.is_ok()) {
+    warn_once(fmt::format("JIT cache entry not loaded: {}", trusted.message()));
+    return Status::not_available("not trusted");
   }
+  auto bytes = read_file(path);
+  if (!bytes.is_ok()) return bytes.status();
+  auto entry = decode_cache_entry(bytes.value());
+  if (entry.is_ok() && entry.value().preimage != key.preimage)
+    entry = Status::invalid("its key preimage differs from the requested key");
+  if (!entry.is_ok()) {
+    warn_damaged(path, entry.status().message(), quarantine(path));
+    return Status::not_available("damaged");
+  }
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // last-used stamp for LRU eviction
+  return entry;
+}
+
+Result<CacheEntry> JitCache::lookup_local(const JitCacheKey& key) {
+  if (local_.empty()) return Status::not_available("no local JIT cache tier");
+  return lookup_in(local_, key);
+}
+
+Result<CacheEntry> JitCache::lookup_shared(const JitCacheKey& key) {
+  for (const std::string& dir : search_path_)
+    if (auto hit = lookup_in(dir, key); hit.is_ok()) return hit;
   return Status::not_available("not in the JIT cache");
 }
 
-Status JitCache::store(const JitCacheKey& key, const CacheEntry& entry) {
-  if (writable_.empty()) return Status::not_available("no writable cache directory");
-  const fs::path path = fs::path(writable_) / key.relative_path;
+Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
+  if (auto hit = lookup_local(key); hit.is_ok()) return hit;
+  auto hit = lookup_shared(key);
+  // Later loads on this node then read node-local files only.
+  if (hit.is_ok() && !local_.empty())
+    if (Status copied = store_local(key, hit.value()); !copied.is_ok())
+      warn_once(fmt::format("could not copy a JIT cache entry into the local tier: {}",
+                            copied.message()));
+  return hit;
+}
+
+Status JitCache::store_in(const std::string& dir, const JitCacheKey& key, const CacheEntry& entry) {
+  const fs::path path = fs::path(dir) / key.relative_path;
   if (!make_private_directories(path.parent_path()))
     return Status::not_available(
         fmt::format("cannot create {}: {}", path.parent_path().string(), std::strerror(errno)));
   Status published = publish_file(path.string(), encode_cache_entry(entry));
-  if (published.is_ok()) enforce_size_bound();
+  if (published.is_ok()) enforce_size_bound(dir);
   return published;
+}
+
+Status JitCache::store_local(const JitCacheKey& key, const CacheEntry& entry) {
+  if (local_.empty()) return Status::not_available("no local JIT cache tier");
+  return store_in(local_, key, entry);
+}
+
+Status JitCache::store_shared(const JitCacheKey& key, const CacheEntry& entry) {
+  if (writable_.empty()) return Status::not_available("no writable cache directory");
+  return store_in(writable_, key, entry);
+}
+
+Result<CacheEntry> JitCache::compile_and_store(const JitCacheKey& key, const Compile& compile,
+                                               bool& compiled) {
+  const std::string& primary = primary_directory();
+  std::unique_ptr<FileLock> lock;  // held until the entry is published
+  const fs::path path = fs::path(primary) / key.relative_path;
+  if (!primary.empty() && make_private_directories(path.parent_path()))
+    lock = std::make_unique<FileLock>(path.string() + ".lock", options_.lock_timeout);
+  if (lock && lock->state() == LockState::unsupported)
+    warn_once(fmt::format(
+        "JIT cache {}: {}; compiling without a lock (another process may compile the same "
+        "kernel; entries stay whole)",
+        primary, lock->problem()));
+  // Another process may have published it while we waited for the lock.
+  if (lock && lock->held())
+    if (auto hit = lookup(key); hit.is_ok()) return hit;
+  auto entry = compile();  // unlocked: compile privately and carry on
+  compiled = entry.is_ok();
+  if (!compiled) return entry;
+  // Publishing is temp file + rename, so an unlocked race leaves one whole
+  // entry whichever rename lands last.
+  if (!local_.empty())
+    if (Status stored = store_local(key, entry.value()); !stored.is_ok())
+      warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
+  if (write_shared_ && !writable_.empty())
+    if (Status stored = store_shared(key, entry.value()); !stored.is_ok())
+      warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
+  return entry;
 }
 
 Result<CacheEntry> JitCache::get_or_compile(const JitCacheKey& key, const Compile& compile,
                                             bool* compiled) {
   if (compiled) *compiled = false;
   if (auto hit = lookup(key); hit.is_ok()) return hit;
-  std::unique_ptr<KeyLock> lock;
-  if (!writable_.empty()) {
-    const fs::path path = fs::path(writable_) / key.relative_path;
-    if (make_private_directories(path.parent_path()))
-      lock = std::make_unique<KeyLock>(path.string() + ".lock", options_.lock_timeout);
-    // Another process may have published it while we waited for the lock.
-    if (lock && lock->held())
-      if (auto hit = lookup(key); hit.is_ok()) return hit;
-  }
-  auto entry = compile();  // on a lock timeout: compile privately and carry on
-  if (!entry.is_ok()) return entry;
-  if (compiled) *compiled = true;
-  if (Status stored = store(key, entry.value()); !stored.is_ok() && !writable_.empty())
-    warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
+  bool fresh = false;
+  auto entry = compile_and_store(key, compile, fresh);
+  if (compiled) *compiled = fresh;
   return entry;
 }
 
@@ -184,8 +222,8 @@ std::vector<std::string> JitCache::remove_stale_temporaries() {
 }
 
 // One walk over the tree per store: stale temporaries go, the others count.
-void JitCache::enforce_size_bound() {
-  if (writable_.empty()) return;
+void JitCache::enforce_size_bound(const std::string& dir) {
+  if (dir.empty()) return;
   const auto cutoff = fs::file_time_type::clock::now() - options_.stale_temporary_age;
   struct File {
     fs::path path;
@@ -195,7 +233,7 @@ void JitCache::enforce_size_bound() {
   std::vector<File> files;
   std::uint64_t total = 0;
   std::error_code error;
-  for (auto it = fs::recursive_directory_iterator(fs::path(writable_) / "jit", error);
+  for (auto it = fs::recursive_directory_iterator(fs::path(dir) / "jit", error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error)) continue;
     if (is_publish_temporary(it->path())) {

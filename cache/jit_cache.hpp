@@ -1,13 +1,18 @@
 // The persistent JIT cache: one self-validating file per compiled kernel,
-// in a version-namespaced, sharded layout under the first writable
-// directory of the cache search path:
+// in a version-namespaced, sharded layout under a cache directory:
 //
 //   <dir>/jit/v1/nvrtc<version>/<arch>/<2 hex>/<hash>.cjit
+//
+// Two tiers (DESIGN.md section 11): a node-local one, searched first and
+// written by every compile, and the shared cache search path, read-mostly:
+// a hit there is copied into the local tier, and only the job's one writer
+// (writes_shared_tier) publishes compiles to its first writable directory.
 //
 // Rules (DESIGN.md section 5): the key preimage is stored and compared;
 // files are published by temp + fsync + rename and read without locks; a
 // short per-key lock with a timeout and a re-check keeps processes from
-// compiling the same key twice; damaged entries are quarantined and rebuilt
+// compiling the same key twice, and where flock fails the compile goes on
+// without it (file_lock.hpp); damaged entries are quarantined and rebuilt
 // with a warning; a size bound evicts by last use (the file's mtime,
 // touched on every hit); directories are created 0700; read-only
 // directories are searched but never written.
@@ -62,18 +67,49 @@ struct CacheFileInfo {
   std::string problem;  // why not, when !valid
 };
 
+// Where the cache lives (cache_tiers.hpp makes them from the settings).
+struct JitCacheTiers {
+  // Three arguments, so that JitCache({dir}) stays the one-tier constructor.
+  JitCacheTiers(std::string local_tier, std::vector<std::string> shared_tier, bool writes_shared)
+      : local(std::move(local_tier)), shared(std::move(shared_tier)), write_shared(writes_shared) {}
+
+  std::string local;                // node-local and writable; empty: none
+  std::vector<std::string> shared;  // the cache search path
+  bool write_shared = true;         // publish compiles to shared's first writable directory
+};
+
 class JitCache {
  public:
   using Compile = std::function<Result<CacheEntry>()>;
 
-  JitCache(std::vector<std::string> search_path, JitCacheOptions options = {});
+  // One tier: `search_path`, written by compiles (no local tier).
+  explicit JitCache(std::vector<std::string> search_path, JitCacheOptions options = {});
+  // A local tier that is not a private directory of this user is not used
+  // (a warning names it and the fix).
+  explicit JitCache(JitCacheTiers tiers, JitCacheOptions options = {});
 
-  // The directory new entries go to, or empty when none is writable.
+  // The shared tier's first writable directory, or empty when none is.
   [[nodiscard]] const std::string& writable_directory() const { return writable_; }
+  // The local tier, or empty when there is none.
+  [[nodiscard]] const std::string& local_directory() const { return local_; }
+  // Where compiles lock, write and keep their scratch: the local tier, else
+  // the shared writable directory; empty when neither exists.
+  [[nodiscard]] const std::string& primary_directory() const {
+    return local_.empty() ? writable_ : local_;
+  }
 
-  // The entry for `key` from any directory, or a miss.  A damaged entry is
+  // The entry for `key` from the local tier, else from the shared one (and
+  // then copied into the local tier), or a miss.  A damaged entry is
   // quarantined (when its directory is writable) and reported as a miss.
   [[nodiscard]] Result<CacheEntry> lookup(const JitCacheKey& key);
+  // One tier alone, nothing copied: what the collective preload asks.
+  [[nodiscard]] Result<CacheEntry> lookup_local(const JitCacheKey& key);
+  [[nodiscard]] Result<CacheEntry> lookup_shared(const JitCacheKey& key);
+
+  // Publishes an entry into one tier; NOT_AVAILABLE when it has no
+  // writable directory.
+  [[nodiscard]] Status store_local(const JitCacheKey& key, const CacheEntry& entry);
+  [[nodiscard]] Status store_shared(const JitCacheKey& key, const CacheEntry& entry);
 
   // Looks up `key`; on a miss compiles under the per-key lock (re-checking
   // after taking it) and stores the result.  *compiled tells which happened.
@@ -85,10 +121,10 @@ class JitCache {
   void quarantine_entry(const JitCacheKey& key, const std::string& reason);
 
   // Removes stale temporary files, then least recently used entries until
-  // the total is within max_bytes.
-  void enforce_size_bound();
+  // the total is within max_bytes, in the shared writable directory.
+  void enforce_size_bound() { enforce_size_bound(writable_); }
 
-  // Total bytes of entries and temporary files in the writable directory.
+  // Total bytes of entries and temporary files in the shared writable directory.
   [[nodiscard]] std::uint64_t size_bytes() const;
 
   // Removes temporary files older than stale_temporary_age (left by
@@ -112,14 +148,23 @@ class JitCache {
   [[nodiscard]] std::uint64_t max_bytes() const { return options_.max_bytes; }
 
  private:
-  [[nodiscard]] Status store(const JitCacheKey& key, const CacheEntry& entry);
-  // Moves a damaged entry aside (when it lies in the writable directory);
-  // false when it could not be moved.
+  [[nodiscard]] Result<CacheEntry> lookup_in(const std::string& dir, const JitCacheKey& key);
+  [[nodiscard]] Status store_in(const std::string& dir, const JitCacheKey& key,
+                                const CacheEntry& entry);
+  // Compiles and publishes holding the key's lock where it can be taken,
+  // re-checking the cache once it is held.
+  [[nodiscard]] Result<CacheEntry> compile_and_store(const JitCacheKey& key,
+                                                     const Compile& compile, bool& compiled);
+  void enforce_size_bound(const std::string& dir);
+  // Moves a damaged entry aside (when it lies in a writable tier); false
+  // when it could not be moved.
   bool quarantine(const std::string& path);
   void warn_damaged(const std::string& path, const std::string& reason, bool moved) const;
 
   std::vector<std::string> search_path_;
   std::string writable_;
+  std::string local_;
+  bool write_shared_ = true;
   JitCacheOptions options_;
 };
 

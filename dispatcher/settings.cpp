@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -46,6 +47,26 @@ void read_cache_path(EnvLookup lookup, Settings& s, std::vector<std::string>& wa
     warnings.push_back(
         "no cache directory: neither XDG_CACHE_HOME nor a home directory is "
         "known; set CONVJIT_CACHE_PATH");
+}
+
+void read_local_cache_path(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  s.local_cache_path = {default_local_cache_directory(lookup), SettingSource::default_value,
+                        "default"};
+  const char* value = lookup("CONVJIT_LOCAL_CACHE_PATH");
+  if (value == nullptr) return;
+  const std::string_view v(value);
+  if (v == "none") {
+    s.local_cache_path = {"", SettingSource::environment, "CONVJIT_LOCAL_CACHE_PATH"};
+    return;
+  }
+  if (v.empty() || v.front() != '/') {
+    warnings.push_back(fmt::format(
+        "CONVJIT_LOCAL_CACHE_PATH='{}' is neither an absolute path nor 'none'; ignored (using "
+        "{})",
+        v, s.local_cache_path.value.empty() ? "no local tier" : s.local_cache_path.value));
+    return;
+  }
+  s.local_cache_path = {std::string(v), SettingSource::environment, "CONVJIT_LOCAL_CACHE_PATH"};
 }
 
 void read_verbose(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
@@ -169,9 +190,19 @@ std::string default_cache_directory(EnvLookup lookup) {
   return std::string(home) + "/.cache/convjit";
 }
 
+std::string default_local_cache_directory(EnvLookup lookup) {
+  const std::string user = fmt::format("convjit-{}", ::geteuid());
+  if (const char* tmpdir = lookup("TMPDIR"); tmpdir != nullptr && *tmpdir == '/')
+    return std::string(tmpdir) + "/" + user;
+  if (std::error_code error; std::filesystem::is_directory("/dev/shm", error))
+    return "/dev/shm/" + user;
+  return {};
+}
+
 Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& warnings) {
   Settings s;
   read_cache_path(lookup, s, warnings);
+  read_local_cache_path(lookup, s, warnings);
   read_verbose(lookup, s, warnings);
   read_path(lookup, "CONVJIT_LOG_FILE", s.log_file, warnings);
   read_path(lookup, "CONVJIT_RECORD", s.record_file, warnings);
@@ -188,6 +219,7 @@ struct SettingsStore::Overrides {
   std::mutex mutex;
   Settings environment;
   std::optional<std::vector<std::string>> cache_path;
+  std::optional<std::string> local_cache_path;
   std::optional<int> verbose;
   std::optional<std::string> log_file, record_file;
   std::optional<Policy> policy;
@@ -225,6 +257,7 @@ void SettingsStore::publish() {
   Overrides& o = *overrides_;
   auto s = std::make_shared<Settings>(o.environment);
   apply(s->cache_path, o.cache_path, "convjit_set_cache_path");
+  apply(s->local_cache_path, o.local_cache_path, "convjit_set_local_cache_path");
   apply(s->verbose, o.verbose, "convjit_set_verbose");
   apply(s->log_file, o.log_file, "convjit_set_log_file");
   apply(s->record_file, o.record_file, "convjit_set_record_file");
@@ -240,6 +273,12 @@ void SettingsStore::set_cache_path(std::optional<std::string> list) {
   std::lock_guard lock(overrides_->mutex);
   overrides_->cache_path.reset();
   if (list) overrides_->cache_path = split_search_path(*list);
+  publish();
+}
+
+void SettingsStore::set_local_cache_path(std::optional<std::string> path) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->local_cache_path = std::move(path);
   publish();
 }
 

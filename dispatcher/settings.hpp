@@ -2,6 +2,7 @@
 // overridden by API setters.  See the README's environment-variable table.
 //
 //   CONVJIT_CACHE_PATH   ':'-separated search list (alias DISTCONV_JIT_CACHEPATH)
+//   CONVJIT_LOCAL_CACHE_PATH  the node-local JIT tier: an absolute path, or none
 //   CONVJIT_VERBOSE      0 off, 1 decisions, 2 plus executions (alias DISTCONV_JIT_VERBOSE)
 //   CONVJIT_LOG_FILE     log destination (default stderr)
 //   CONVJIT_RECORD       JSON-lines file recording each distinct descriptor
@@ -45,6 +46,9 @@ struct Setting {
 
 struct Settings {
   Setting<std::vector<std::string>> cache_path;
+  // The node-local tier of the JIT cache, searched before cache_path; empty:
+  // none (CONVJIT_LOCAL_CACHE_PATH=none, or no default place exists).
+  Setting<std::string> local_cache_path;
   Setting<int> verbose;
   Setting<std::string> log_file;
   Setting<std::string> record_file;
@@ -68,6 +72,11 @@ using EnvLookup = const char* (*)(const char*);
 // $HOME/.cache/convjit (the passwd entry if HOME is unset); never /tmp.
 [[nodiscard]] std::string default_cache_directory(EnvLookup lookup);
 
+// The node-local tier's default: $TMPDIR/convjit-<uid> when TMPDIR is an
+// absolute path (schedulers point it at node-local scratch), else
+// /dev/shm/convjit-<uid> where /dev/shm exists; empty when neither does.
+[[nodiscard]] std::string default_local_cache_directory(EnvLookup lookup);
+
 // Splits a ':'-separated list, dropping empty entries.
 [[nodiscard]] std::vector<std::string> split_search_path(std::string_view list);
 
@@ -90,6 +99,8 @@ class SettingsStore {
 
   // nullopt restores the environment's (or the default) value.
   void set_cache_path(std::optional<std::string> list);
+  // An absolute path, or "" for no local tier.
+  void set_local_cache_path(std::optional<std::string> path);
   void set_verbose(std::optional<int> level);
   void set_log_file(std::optional<std::string> path);
   void set_record_file(std::optional<std::string> path);

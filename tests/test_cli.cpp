@@ -266,7 +266,10 @@ struct TempCache {
                                target);
     return target;
   }
-  std::string env() const { return "CONVJIT_CACHE_PATH=" + dir + " "; }
+  // The local tier inside too, so that no test reads another's entries.
+  std::string env() const {
+    return "CONVJIT_CACHE_PATH=" + dir + " CONVJIT_LOCAL_CACHE_PATH=" + dir + "/local ";
+  }
 };
 
 constexpr const char* kRunConv1 =

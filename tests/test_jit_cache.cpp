@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
 
+#include "cache/cache_tiers.hpp"
+#include "cache/file_lock.hpp"
 #include "cache/jit_cache.hpp"
 #include "support/concurrent_workers.hpp"
 #include "support/temp_directory.hpp"
@@ -331,6 +335,132 @@ TEST_F(JitCacheTest, NoWritableDirectoryStillServesFromMemory) {
       key, [&]() -> Result<CacheEntry> { return entry_for(key); }, &compiled);
   EXPECT_TRUE(r.is_ok());
   EXPECT_TRUE(compiled);
+}
+
+// ---- flock that fails, or does nothing (Lustre, NFS) ----------------------
+
+int g_flock_errno = 0;
+int failing_flock(int, int) {
+  errno = g_flock_errno;
+  return -1;
+}
+int no_op_flock(int, int) { return 0; }  // NFS mounted nolock: "locked", but nothing is
+
+struct FlockStandIn {
+  explicit FlockStandIn(FlockFunction f) { set_flock_for_testing(f); }
+  ~FlockStandIn() { set_flock_for_testing(nullptr); }
+};
+
+// Each error flock gives where it does not work: the compile goes on at
+// once without the lock (before, it spun until the 60 s timeout per key),
+// and the published entry is whole.
+TEST_F(JitCacheTest, FlockThatFailsFallsBackToALockFreePublishWithoutWaiting) {
+  for (int error : {ENOSYS, ENOLCK, EOPNOTSUPP}) {
+    SCOPED_TRACE(std::strerror(error));
+    g_flock_errno = error;
+    FlockStandIn stand_in(failing_flock);
+    JitCacheOptions options;
+    options.lock_timeout = std::chrono::hours(1);  // a wait would show as a ctest timeout
+    JitCache cache({dir_ + std::to_string(error)}, options);
+    const JitCacheKey key = make_jit_cache_key(fields("op" + std::to_string(error)));
+    bool compiled = false;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> { return entry_for(key); },
+                                  &compiled);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    EXPECT_TRUE(compiled);
+    auto stored = JitCache({dir_ + std::to_string(error)}).lookup(key);
+    ASSERT_TRUE(stored.is_ok()) << stored.status().message();
+    EXPECT_EQ(stored.value().payload, entry_for(key).payload);
+  }
+  EXPECT_TRUE(files_with(".tmp.").empty());
+}
+
+// With a lock that locks nothing, processes may compile the same key at
+// once: the worst case is a duplicate compile, and every entry stays whole.
+TEST_F(JitCacheTest, FlockThatLocksNothingCostsDuplicateCompilesNeverATornEntry) {
+  FlockStandIn stand_in(no_op_flock);
+  const std::string log = (root_ / "compiles.log").string();
+  const auto codes = test::run_in_processes_and_threads(4, 2, [&](int, int) {
+    JitCache cache({dir_});
+    for (int i = 0; i < 4; ++i) {
+      const JitCacheKey key = make_jit_cache_key(fields("op" + std::to_string(i)));
+      auto r = cache.get_or_compile(key, [&]() -> Result<CacheEntry> {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::ofstream(log, std::ios::app) << key.hash << "\n";
+        return entry_for(key, 1 << 16);
+      });
+      if (!r.is_ok() || r.value().payload != entry_for(key, 1 << 16).payload) return false;
+    }
+    return true;
+  });
+  EXPECT_EQ(codes, std::vector<int>(4, 0));
+  std::ifstream in(log);
+  int compiles = 0;
+  for (std::string line; std::getline(in, line);) ++compiles;
+  EXPECT_GE(compiles, 4);
+  EXPECT_TRUE(files_with(".tmp.").empty());
+  const auto report = JitCache({dir_}).verify();
+  EXPECT_TRUE(report.quarantined.empty());
+  EXPECT_EQ(JitCache({dir_}).entries().size(), 4u);
+}
+
+// ---- tiers ------------------------------------------------------------------
+
+TEST_F(JitCacheTest, TheLocalTierIsSearchedFirstAndFilledFromTheSharedOne) {
+  const std::string local = (root_ / "local").string();
+  const JitCacheKey key = make_jit_cache_key(fields());
+  ASSERT_TRUE(JitCache({dir_}).store_shared(key, entry_for(key)).is_ok());
+  JitCache cache(JitCacheTiers{local, {dir_}, true});
+  EXPECT_EQ(cache.local_directory(), local);
+  EXPECT_EQ(cache.primary_directory(), local);
+  EXPECT_FALSE(cache.lookup_local(key).is_ok());
+  ASSERT_TRUE(cache.lookup(key).is_ok());         // from the shared tier...
+  EXPECT_TRUE(cache.lookup_local(key).is_ok());  // ...and now in the local one
+  EXPECT_EQ(fs::status(local).permissions() & fs::perms::all, fs::perms::owner_all);
+  // A compile goes to both tiers when this process writes the shared one...
+  const JitCacheKey other = make_jit_cache_key(fields("other"));
+  ASSERT_TRUE(cache.get_or_compile(other, [&]() -> Result<CacheEntry> { return entry_for(other); })
+                  .is_ok());
+  EXPECT_TRUE(fs::exists(fs::path(local) / other.relative_path));
+  EXPECT_TRUE(fs::exists(fs::path(dir_) / other.relative_path));
+  // ...and to the local one only when it does not (a rank other than 0).
+  JitCache rank(JitCacheTiers{(root_ / "local2").string(), {dir_}, false});
+  const JitCacheKey third = make_jit_cache_key(fields("third"));
+  ASSERT_TRUE(rank.get_or_compile(third, [&]() -> Result<CacheEntry> { return entry_for(third); })
+                  .is_ok());
+  EXPECT_TRUE(fs::exists(root_ / "local2" / third.relative_path));
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / third.relative_path));
+}
+
+TEST_F(JitCacheTest, ALocalTierOthersCanWriteIsNotUsed) {
+  const fs::path local = root_ / "open";
+  fs::create_directories(local);
+  fs::permissions(local, fs::perms::all);  // 0777, as a planted /dev/shm directory might be
+  JitCache cache(JitCacheTiers{local.string(), {dir_}, true});
+  EXPECT_TRUE(cache.local_directory().empty());
+  EXPECT_EQ(cache.primary_directory(), dir_);
+  JitCache unusable(JitCacheTiers{"/proc/convjit-no-local", {dir_}, true});
+  EXPECT_TRUE(unusable.local_directory().empty());
+}
+
+TEST(CacheTiers, OnlyRankZeroOfALaunchedJobWritesTheSharedTier) {
+  static std::map<std::string, std::string> env;
+  const EnvLookup lookup = [](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  env = {};
+  EXPECT_TRUE(writes_shared_tier(lookup));
+  env = {{"OMPI_COMM_WORLD_RANK", "0"}};
+  EXPECT_TRUE(writes_shared_tier(lookup));
+  env = {{"OMPI_COMM_WORLD_RANK", "3"}};
+  EXPECT_FALSE(writes_shared_tier(lookup));
+  env = {{"SLURM_PROCID", "12"}};
+  EXPECT_FALSE(writes_shared_tier(lookup));
+  env = {{"PMIX_RANK", "0"}};
+  EXPECT_TRUE(writes_shared_tier(lookup));
 }
 
 }  // namespace

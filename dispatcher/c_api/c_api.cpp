@@ -3,6 +3,7 @@
 // thread-local message.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,14 +11,17 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "convjit/convjit.h"
+#include "cache/cache_tiers.hpp"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/preload/collective_preload.hpp"
 #include "dispatcher/descriptor/descriptor_validation.hpp"
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/settings.hpp"
@@ -238,6 +242,23 @@ convjit_status_t convjit_set_cache_path(const char* search_path) {
   });
 }
 
+convjit_status_t convjit_set_local_cache_path(const char* path) {
+  return guarded([&]() -> Status {
+    if (path == nullptr) {
+      SettingsStore::instance().set_local_cache_path(std::nullopt);
+      return Status::ok();
+    }
+    const std::string_view text(path);
+    if (text != "none" && (text.empty() || text.front() != '/'))
+      return Status::invalid(fmt::format(
+          "local cache path '{}' is neither an absolute path nor \"none\"; pass NULL for the "
+          "default",
+          text));
+    SettingsStore::instance().set_local_cache_path(text == "none" ? "" : std::string(text));
+    return Status::ok();
+  });
+}
+
 convjit_status_t convjit_set_verbose(int level) {
   return guarded([&]() -> Status {
     if (level > 2) return Status::invalid(fmt::format("verbose level {} is not 0, 1 or 2", level));
@@ -442,11 +463,57 @@ convjit_status_t convjit_preload(const char* descriptor_name, const char* arch, 
     if (!is_valid_arch(target))
       return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
     if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
-    JitCache cache(settings->cache_path.value);
+    JitCache cache(jit_cache_tiers(*settings));
     auto prepared = prepare_jit_module(cache, desc.value(), target);
     if (!prepared.is_ok()) return prepared.status();
     if (compiled != nullptr) *compiled = prepared.value().compiled ? 1 : 0;
     return Status::ok();
+  });
+}
+
+convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
+                                            const char* const* descriptor_names, size_t count,
+                                            const char* arch, int jobs,
+                                            convjit_preload_summary_t* summary) {
+  return guarded([&]() -> Status {
+    if (comm == nullptr) return null_argument("communicator");
+    auto wrapped = Communicator::wrap(*comm);
+    if (!wrapped.is_ok()) return wrapped.status();
+    const auto settings = SettingsStore::instance().snapshot();
+    PreloadRequest request;
+    request.jobs =
+        jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::string target = arch != nullptr ? arch : settings->arch.value;
+    // A local problem is not returned at once: the other ranks must hear of it.
+    if (count > 0 && descriptor_names == nullptr)
+      request.setup = null_argument("descriptor names");
+    else if (target.empty())
+      request.setup = Status::invalid(
+          "no architecture to compile for: pass arch (e.g. \"sm_90\") or set CONVJIT_ARCH");
+    else if (!is_valid_arch(target))
+      request.setup =
+          Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
+    else if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok())
+      request.setup = nvrtc;
+    for (size_t i = 0; request.setup.is_ok() && i < count; ++i) {
+      if (descriptor_names[i] == nullptr)
+        request.setup = Status::invalid(fmt::format("descriptor name {} is NULL", i));
+      else
+        request.names.emplace_back(descriptor_names[i]);
+    }
+    JitCache cache(jit_cache_tiers(*settings));
+    const auto compiler = nvrtc_preload_compiler(target, cache.primary_directory());
+    auto report = collective_preload(wrapped.value(), cache, *compiler, request);
+    if (!report.is_ok()) return report.status();
+    const PreloadReport& r = report.value();
+    if (summary != nullptr)
+      *summary = {r.distinct,    r.compiled,      r.copied_from_shared + r.copied_from_node,
+                  r.cached,      r.unsupported,   r.failed,
+                  r.compiled_here, r.local_entries, r.seconds};
+    if (r.failed == 0) return Status::ok();
+    return {CONVJIT_STATUS_EXECUTION_FAILED,
+            fmt::format("{} of {} descriptors failed: {}", r.failed, r.distinct,
+                        fmt::join(r.problems, "; "))};
   });
 }
 

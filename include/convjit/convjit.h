@@ -169,6 +169,9 @@ CONVJIT_API const char* convjit_last_error_message(void);
 
 /* ':'-separated directories searched for tuned libraries, in order. */
 CONVJIT_API convjit_status_t convjit_set_cache_path(const char* search_path);
+/* The node-local tier of the JIT cache, searched before the cache path and
+ * written by every compile: an absolute path, or "none" for no local tier. */
+CONVJIT_API convjit_status_t convjit_set_local_cache_path(const char* path);
 /* 0 off, 1 decisions, 2 decisions and executions. */
 CONVJIT_API convjit_status_t convjit_set_verbose(int level);
 /* The verbose log's file and the record file (JSON lines of every op run).
@@ -193,6 +196,51 @@ CONVJIT_API convjit_status_t convjit_set_allow_tf32(int allow);
  * when it was cached.  UNSUPPORTED for an op the JIT does not serve. */
 CONVJIT_API convjit_status_t convjit_preload(const char* descriptor_name, const char* arch,
                                              int* compiled);
+
+/* ---- collective preload ------------------------------------------------ *
+ * The ranks of a job compile each JIT kernel once between them: they gather
+ * the descriptors they need, split the compiles across node leaders by key,
+ * pass the compiled entries around, each node leader writes its node-local
+ * tier and rank 0 alone the shared one.  convjit never links MPI: the caller
+ * passes its communicator as callbacks (libconvjit_mpi makes them from an
+ * MPI_Comm, see convjit_mpi.h).  Each callback is collective over all `size`
+ * ranks and returns 0 on success. */
+typedef struct convjit_communicator {
+  void* context; /* passed to every callback */
+  int rank;      /* 0 .. size-1 */
+  int size;
+  /* Ranks with equal `node` share a node-local cache tier (libconvjit_mpi:
+   * the lowest rank of MPI_Comm_split_type's shared-memory group). */
+  int node;
+  /* receive holds size * bytes: rank r's `bytes` bytes at offset r * bytes. */
+  int (*allgather)(void* context, const void* send, void* receive, size_t bytes);
+  int (*broadcast)(void* context, void* buffer, size_t bytes, int root);
+  int (*barrier)(void* context);
+} convjit_communicator_t;
+
+typedef struct convjit_preload_summary {
+  size_t distinct;      /* distinct descriptors over all ranks */
+  size_t compiled;      /* compiled in the job (each by one rank) */
+  size_t copied;        /* taken from the shared tier or another node's tier */
+  size_t cached;        /* already in every tier that needed them */
+  size_t unsupported;   /* not served by the JIT */
+  size_t failed;        /* bad names and failed compiles */
+  size_t compiled_here; /* compiled by this rank */
+  size_t local_entries; /* entries this rank can load from its node-local tier */
+  double seconds;
+} convjit_preload_summary_t;
+
+/* Collective over comm: every rank calls it, each with the descriptor names
+ * it needs (count may be 0), the same arch ("sm_90"; NULL: the arch
+ * setting) and the compile threads per node leader (jobs < 1: the cores).
+ * A rank that fails makes every rank return EXECUTION_FAILED, whose message
+ * names the rank and why; a descriptor that fails to compile is counted in
+ * summary->failed and turns the status into EXECUTION_FAILED after the
+ * others are done.  summary (may be NULL) is filled on every rank. */
+CONVJIT_API convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
+                                                        const char* const* descriptor_names,
+                                                        size_t count, const char* arch, int jobs,
+                                                        convjit_preload_summary_t* summary);
 
 /* Forgets failed lookups and choices made because a better backend was
  * missing, so the next call of those descriptors probes again (for example

@@ -107,8 +107,12 @@ nlohmann::json gather() {
       {"onednn", onednn_library()},
       {"templates_sha256", std::string(embedded_templates_hash())},
       {"cache_directories", dirs},
+      {"local_cache_directory", settings->local_cache_path.value.empty()
+                                    ? nlohmann::json(nullptr)
+                                    : directory_report(settings->local_cache_path.value)},
       {"settings",
        {{"cache_path", setting(settings->cache_path, settings->cache_path.value)},
+        {"local_cache_path", setting(settings->local_cache_path, settings->local_cache_path.value)},
         {"verbose", setting(settings->verbose, settings->verbose.value)},
         {"log_file", setting(settings->log_file, settings->log_file.value)},
         {"record_file", setting(settings->record_file, settings->record_file.value)},
@@ -152,6 +156,12 @@ void print_text(const nlohmann::json& r) {
         static_cast<double>(d.value("free_bytes", std::uint64_t{0})) / (1u << 30),
         d["shared_write"].get<bool>() ? "; WARNING: writable by other users, run chmod go-w" : "");
   }
+  if (r["local_cache_directory"].is_null())
+    fmt::print("local tier     none\n");
+  else
+    fmt::print("local tier     {}{}\n", r["local_cache_directory"]["path"].get<std::string>(),
+               r["local_cache_directory"]["exists"].get<bool>() ? ""
+                                                                 : ": created 0700 on first use");
   for (const auto& [name, s] : r["settings"].items()) {
     const std::string source = s["source"].get<std::string>(),
                       origin = s["origin"].get<std::string>();

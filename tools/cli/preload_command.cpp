@@ -1,31 +1,34 @@
 // `convjit preload`: compiles the JIT kernels of a record file or a built-in
-// model into the persistent cache ahead of a run, in parallel.
+// model into the persistent cache ahead of a run, in parallel; with --mpi,
+// once per job across its ranks (dispatcher/preload/collective_preload.hpp).
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
+#include <fmt/ranges.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <optional>
 #include <thread>
 
+#include "cache/cache_tiers.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/preload/collective_preload.hpp"
 #include "dispatcher/settings.hpp"
 #include "integer_flags.hpp"
 #include "model_flags.hpp"
+#include "mpi_session.hpp"
 
 namespace convjit::cli {
 
 namespace {
-
-enum class Outcome { compiled, cached, unsupported, failed };
 
 struct Work {
   std::string name;
@@ -77,6 +80,38 @@ std::string resolve_arch(const std::string& flag) {
       "CONVJIT_ARCH");
 }
 
+// What one rank prints: its compiles as they finish, then its node's tier;
+// rank 0 the job's summary.
+class PreloadOutput {
+ public:
+  PreloadOutput(bool json, int rank, int ranks)
+      : json_(json), rank_(rank), ranks_(ranks), tty_(ranks == 1 && ::isatty(STDOUT_FILENO) != 0) {}
+
+  void compiled(const PreloadEvent& event) {
+    ++done_;
+    if (json_) return;
+    const char* word = event.ok ? "compiled" : "failed";
+    if (tty_) {
+      fmt::print("\r{} compiled {:<8} {:.60}", done_, word, event.name);
+      std::fflush(stdout);
+      return;
+    }
+    fmt::print("{}{:<11} {:8.1f} ms  {}\n", prefix(), word, event.ms, event.name);
+    std::fflush(stdout);
+  }
+
+  [[nodiscard]] std::string prefix() const {
+    return ranks_ > 1 ? fmt::format("rank {}: ", rank_) : std::string();
+  }
+  [[nodiscard]] bool tty() const { return tty_ && done_ > 0; }
+
+ private:
+  bool json_;
+  int rank_, ranks_;
+  bool tty_;
+  int done_ = 0;
+};
+
 class PreloadCommand final : public Command {
  public:
   explicit PreloadCommand(CLI::App& app) {
@@ -86,114 +121,147 @@ class PreloadCommand final : public Command {
     model_.add_to(*command_);
     command_->add_option("--arch", arch_, "GPU architecture, e.g. sm_90 (default: CONVJIT_ARCH)");
     command_->add_flag("--json", json_, "print one JSON summary instead of progress and lines");
-    add_integer_flag(*command_, "--jobs", jobs_, "parallel compiles", {1, 256});
+    add_integer_flag(*command_, "--jobs", jobs_, "parallel compiles (per node leader with --mpi)",
+                     {1, 256});
+    command_->add_flag("--mpi", mpi_,
+                       "run as one rank of an MPI job (under mpirun): each kernel is compiled "
+                       "once in the job, node leaders fill their node-local tiers, rank 0 the "
+                       "shared one");
+    add_integer_flag(*command_, "--ranks-per-node", ranks_per_node_,
+                     "with --mpi: every N consecutive ranks form a node (default: the ranks "
+                     "that share memory)",
+                     {1, 1 << 20});
     command_->footer(
         "Examples:\n"
         "  convjit preload --model yolo11n --arch sm_90\n"
-        "  CONVJIT_RECORD=run.jsonl ./trainer && convjit preload run.jsonl --arch sm_90 --jobs 8");
+        "  CONVJIT_RECORD=run.jsonl ./trainer && convjit preload run.jsonl --arch sm_90 --jobs 8\n"
+        "  mpirun -np 64 convjit preload run.jsonl --arch sm_90 --mpi");
   }
 
   [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
   [[nodiscard]] bool selected() const override { return command_->parsed(); }
 
   [[nodiscard]] int run() const override {
+    if (manifest_.empty() == !model_.given())
+      throw UsageError("give either a record file or --model NAME (not both)");
+    if (ranks_per_node_ != 0 && !mpi_) throw UsageError("--ranks-per-node needs --mpi");
     const std::string arch = resolve_arch(arch_);
     // Without NVRTC nothing can be compiled: say so once, not once per descriptor.
     if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok())
       throw RuntimeError(nvrtc.message());
-    std::vector<std::string> problems;
-    const std::vector<Work> work = collect(problems);
+    std::optional<MpiSession> mpi;
+    if (mpi_) mpi.emplace(ranks_per_node_);
+    const convjit_communicator_t raw = mpi ? mpi->communicator() : single_process_communicator();
+    const Communicator comm = Communicator::wrap(raw).value();
     const auto settings = SettingsStore::instance().snapshot();
-    JitCache cache(settings->cache_path.value);
-    if (cache.writable_directory().empty())
-      throw RuntimeError(
-          fmt::format("no writable cache directory in {}; set CONVJIT_CACHE_PATH to one you own",
-                      fmt::join(settings->cache_path.value, ":")));
-    const auto start = std::chrono::steady_clock::now();
-    std::array<std::atomic<int>, 4> counts{};
-    counts[static_cast<int>(Outcome::failed)] = static_cast<int>(problems.size());
-    std::mutex output;
-    std::atomic<std::size_t> next{0};
-    const bool tty = ::isatty(STDOUT_FILENO) != 0;
-    auto worker = [&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < work.size();) {
-        const auto item_start = std::chrono::steady_clock::now();
-        auto prepared = prepare_jit_module(cache, work[i].desc, arch);
-        const Outcome outcome =
-            !prepared.is_ok()
-                ? (prepared.status().code() == CONVJIT_STATUS_UNSUPPORTED ? Outcome::unsupported
-                                                                          : Outcome::failed)
-                : (prepared.value().compiled ? Outcome::compiled : Outcome::cached);
-        ++counts[static_cast<int>(outcome)];
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - item_start)
-                .count();
-        std::lock_guard lock(output);
-        if (outcome == Outcome::failed)
-          problems.push_back(work[i].name + ": " + prepared.status().message());
-        if (!json_) report(tty, i + 1, work.size(), outcome, work[i].name, ms);
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int t = 0; t < jobs_; ++t) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (json_) {
-      fmt::print("{}\n", nlohmann::json{{"arch", arch},
-                                        {"descriptors", work.size()},
-                                        {"seconds", seconds},
-                                        {"compiled", counts[0].load()},
-                                        {"cached", counts[1].load()},
-                                        {"unsupported", counts[2].load()},
-                                        {"failed", counts[3].load()},
-                                        {"problems", problems},
-                                        {"cache", cache.writable_directory()}}
-                             .dump(2));
-      return problems.empty() ? kExitOk : kExitRuntime;
+    JitCache cache(jit_cache_tiers(*settings));
+    PreloadRequest request;
+    request.jobs = jobs_;
+    std::vector<std::string> problems;
+    request.setup = read_work(comm, cache, *settings, request.names, problems);
+    if (!mpi && !request.setup.is_ok()) throw RuntimeError(request.setup.message());
+    const auto compiler = nvrtc_preload_compiler(arch, cache.primary_directory());
+    PreloadOutput output(json_, comm.rank(), comm.size());
+    std::mutex printing;
+    auto report = collective_preload(comm, cache, *compiler, request, [&](const PreloadEvent& e) {
+      std::lock_guard lock(printing);
+      output.compiled(e);
+    });
+    if (output.tty()) fmt::print("\n");
+    if (!report.is_ok()) {
+      fmt::print(stderr, "convjit preload: {}{}\n", output.prefix(), report.status().message());
+      return kExitRuntime;
     }
-    if (tty) fmt::print("\n");
+    PreloadReport& r = report.value();
+    r.failed += problems.size();
+    problems.insert(problems.end(), r.problems.begin(), r.problems.end());
+    if (json_) return print_json(arch, r, problems, comm);
+    return print_text(arch, r, problems, output.prefix(), comm);
+  }
+
+ private:
+  // This rank's descriptors; a failure to read them is told to every rank.
+  Status read_work(const Communicator& comm, const JitCache& cache, const Settings& settings,
+                   std::vector<std::string>& names, std::vector<std::string>& problems) const {
+    if (comm.rank() == 0 && cache.writable_directory().empty())
+      return Status::not_available(
+          fmt::format("no writable cache directory in {}; set CONVJIT_CACHE_PATH to one you own",
+                      fmt::join(settings.cache_path.value, ":")));
+    try {
+      for (const Work& w : collect(problems)) names.push_back(w.name);
+    } catch (const std::exception& e) {
+      // Alone, the error is reported as it is (a usage error exits 2); in a
+      // job, the other ranks must hear of it instead of waiting for this one.
+      if (comm.size() == 1 && !mpi_) throw;
+      return Status::not_available(e.what());
+    }
+    return Status::ok();
+  }
+
+  int print_json(const std::string& arch, const PreloadReport& r,
+                 const std::vector<std::string>& problems, const Communicator& comm) const {
+    nlohmann::json leaders = nlohmann::json::array();
+    for (const auto& [rank, compiles] : r.compiled_by_leader)
+      leaders.push_back({{"rank", rank}, {"compiled", compiles}});
+    const nlohmann::json out{{"arch", arch},
+                             {"rank", comm.rank()},
+                             {"ranks", r.ranks},
+                             {"nodes", r.nodes},
+                             {"descriptors", r.distinct},
+                             {"requested", r.requested},
+                             {"seconds", r.seconds},
+                             {"compiled", r.compiled},
+                             {"cached", r.cached + r.copied_from_shared + r.copied_from_node},
+                             {"copied_from_shared", r.copied_from_shared},
+                             {"copied_from_node", r.copied_from_node},
+                             {"unsupported", r.unsupported},
+                             {"failed", r.failed},
+                             {"problems", problems},
+                             {"compiled_here", r.compiled_here},
+                             {"compiled_by_leader", leaders},
+                             {"local_cache", r.local_tier},
+                             {"local_entries", r.local_entries},
+                             {"cache", r.shared_tier}};
+    fmt::print("{}\n", out.dump(2));
+    return problems.empty() ? kExitOk : kExitRuntime;
+  }
+
+  int print_text(const std::string& arch, const PreloadReport& r,
+                 const std::vector<std::string>& problems, const std::string& prefix,
+                 const Communicator& comm) const {
+    if (comm.size() > 1)
+      fmt::print("{}{} compiled here; {} entries load from {}\n", prefix, r.compiled_here,
+                 r.local_entries, r.local_tier.empty() ? "the shared tier" : r.local_tier);
+    if (comm.rank() != 0) return problems.empty() ? kExitOk : kExitRuntime;
+    const std::string job =
+        comm.size() > 1 ? fmt::format("{} ranks on {} nodes, ", r.ranks, r.nodes) : "";
     fmt::print(
-        "preload: {} descriptors for {} in {:.1f} s: {} compiled, {} already cached, {} "
+        "preload: {}{} descriptors for {} in {:.1f} s: {} compiled, {} already cached, {} "
         "unsupported, {} failed\n",
-        work.size(), arch, seconds, counts[0].load(), counts[1].load(), counts[2].load(),
-        counts[3].load());
-    fmt::print("cache: {}\n", cache.writable_directory());
+        job, r.distinct, arch, r.seconds, r.compiled,
+        r.cached + r.copied_from_shared + r.copied_from_node, r.unsupported, r.failed);
+    if (comm.size() > 1) {
+      std::vector<std::string> leaders;
+      for (const auto& [rank, compiles] : r.compiled_by_leader)
+        leaders.push_back(fmt::format("rank {} {}", rank, compiles));
+      fmt::print("compiles by node leader: {}; copied {} from the shared tier, {} between nodes\n",
+                 fmt::join(leaders, ", "), r.copied_from_shared, r.copied_from_node);
+    }
+    fmt::print("cache: {}\n", r.shared_tier);
+    if (!r.local_tier.empty())
+      fmt::print("local tier: {} ({} entries)\n", r.local_tier, r.local_entries);
     for (const auto& p : problems) fmt::print(stderr, "convjit preload: failed: {}\n", p);
     return problems.empty() ? kExitOk : kExitRuntime;
   }
 
- private:
   std::vector<Work> collect(std::vector<std::string>& problems) const {
-    if (manifest_.empty() == !model_.given())
-      throw UsageError("give either a record file or --model NAME (not both)");
     std::vector<Work> work;
     if (!manifest_.empty()) {
       work = read_manifest(manifest_, problems);
     } else {
       for (const ModelOp& op : model_.expand()) work.push_back({descriptor_name(op.desc), op.desc});
     }
-    std::set<std::string> seen;
-    std::vector<Work> distinct;
-    for (auto& w : work)
-      if (seen.insert(w.name).second) distinct.push_back(std::move(w));
-    return distinct;
-  }
-
-  static void report(bool tty, std::size_t done, std::size_t total, Outcome outcome,
-                     const std::string& name, double ms) {
-    static constexpr const char* kWords[] = {"compiled", "cached", "unsupported", "failed"};
-    const char* word = kWords[static_cast<int>(outcome)];
-    if (tty) {
-      const int width = 30,
-                filled = static_cast<int>(width * done / std::max<std::size_t>(total, 1));
-      fmt::print("\r[{:<{}}] {}/{} {:<11} {:.60}",
-                 std::string(static_cast<std::size_t>(filled), '#'), width, done, total, word,
-                 name);
-      std::fflush(stdout);
-    } else {
-      fmt::print("{:<11} {:8.1f} ms  {}\n", word, ms, name);
-    }
+    return work;
   }
 
   CLI::App* command_ = nullptr;
@@ -201,6 +269,8 @@ class PreloadCommand final : public Command {
   ModelFlags model_;
   std::string arch_;
   bool json_ = false;
+  bool mpi_ = false;
+  int ranks_per_node_ = 0;
   int jobs_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 

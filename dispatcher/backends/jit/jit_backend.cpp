@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cache_tiers.hpp"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -134,9 +135,11 @@ Status JitBackend::check_support(const OpDescriptor& desc, const convjit_device_
 std::shared_ptr<JitCache> JitBackend::cache_for_settings() {
   const auto settings = SettingsStore::instance().snapshot();
   std::lock_guard lock(cache_mutex_);
-  if (!cache_ || cache_path_ != settings->cache_path.value) {
-    cache_path_ = settings->cache_path.value;
-    cache_ = std::make_shared<JitCache>(cache_path_);
+  const JitCacheTiers tiers = jit_cache_tiers(*settings);
+  if (!cache_ || cache_path_ != tiers.shared || local_cache_path_ != tiers.local) {
+    cache_path_ = tiers.shared;
+    local_cache_path_ = tiers.local;
+    cache_ = std::make_shared<JitCache>(tiers);
   }
   return cache_;
 }

@@ -36,8 +36,9 @@ class JitBackend final : public Backend {
   // change of the path.
   [[nodiscard]] std::shared_ptr<JitCache> cache_for_settings();
 
-  std::mutex cache_mutex_;  // guards the two below; held only to swap them
+  std::mutex cache_mutex_;  // guards the three below; held only to swap them
   std::vector<std::string> cache_path_;
+  std::string local_cache_path_;
   std::shared_ptr<JitCache> cache_;
 };
 

@@ -56,8 +56,8 @@ Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& 
   return make_jit_cache_key(key_fields(desc, source.value(), arch));
 }
 
-Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
-                                          const std::string& arch, std::string_view variant) {
+Result<JitModulePlan> plan_jit_module(const OpDescriptor& desc, const std::string& arch,
+                                      std::string_view variant) {
   if (!is_valid_arch(arch))
     return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
   if (Status s = jit_supports_arch(desc, arch); !s.is_ok()) return s;
@@ -68,21 +68,28 @@ Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& d
   if (!chosen.is_ok()) return chosen.status();
   auto source = kernel_source(desc, chosen.value());
   if (!source.is_ok()) return source.status();
-  const JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
-  const std::string writable = cache.writable_directory();
+  JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
+  return JitModulePlan{std::move(key), std::move(source).value(), arch, chosen.value()};
+}
+
+Result<CacheEntry> compile_jit_module(const JitModulePlan& plan, const std::string& scratch) {
   const std::string failed_dir =
-      writable.empty() ? "" : (std::filesystem::path(writable) / "jit" / "failed").string();
+      scratch.empty() ? "" : (std::filesystem::path(scratch) / "jit" / "failed").string();
+  auto module = compile_kernel(plan.source, plan.arch, failed_dir, pch_directory(scratch));
+  if (!module.is_ok()) return module.status();
+  return CacheEntry{plan.key.preimage, metadata_json(plan.source, module.value(), plan.arch),
+                    std::move(module.value().cubin)};
+}
+
+Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
+                                          const std::string& arch, std::string_view variant) {
+  auto plan = plan_jit_module(desc, arch, variant);
+  if (!plan.is_ok()) return plan.status();
   PreparedModule out;
-  out.variant = chosen.value();
+  out.variant = plan.value().variant;
   auto entry = cache.get_or_compile(
-      key,
-      [&]() -> Result<CacheEntry> {
-        auto module = compile_kernel(source.value(), arch, failed_dir, pch_directory(writable));
-        if (!module.is_ok()) return module.status();
-        return CacheEntry{key.preimage, metadata_json(source.value(), module.value(), arch),
-                          std::move(module.value().cubin)};
-      },
-      &out.compiled);
+      plan.value().key,
+      [&] { return compile_jit_module(plan.value(), cache.primary_directory()); }, &out.compiled);
   if (!entry.is_ok()) return entry.status();
   out.entry = std::move(entry).value();
   return out;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cache/jit_cache.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/op_descriptor.hpp"
 
@@ -23,7 +24,26 @@ struct PreparedModule {
 [[nodiscard]] Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& arch,
                                                  std::string_view variant = "");
 
-// Unsupported descriptors return UNSUPPORTED; compile errors carry NVRTC's
+// What compiling one descriptor's module takes: its key and its source.
+struct JitModulePlan {
+  JitCacheKey key;
+  KernelSource source;
+  std::string arch;
+  std::string variant;  // kernel_variants.hpp's id
+};
+
+// Checks that the JIT serves `desc` on `arch` (UNSUPPORTED otherwise) and
+// that NVRTC is there to name the key, then makes the key.
+[[nodiscard]] Result<JitModulePlan> plan_jit_module(const OpDescriptor& desc,
+                                                    const std::string& arch,
+                                                    std::string_view variant = "");
+
+// Compiles a plan with NVRTC.  `scratch` (a cache directory; may be empty)
+// receives sources NVRTC rejects (jit/failed/) and its precompiled headers.
+[[nodiscard]] Result<CacheEntry> compile_jit_module(const JitModulePlan& plan,
+                                                    const std::string& scratch);
+
+// plan, then get_or_compile.  Unsupported descriptors return UNSUPPORTED; compile errors carry NVRTC's
 // log and the saved source under <writable cache>/jit/failed/.
 [[nodiscard]] Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& desc,
                                                         const std::string& arch,
