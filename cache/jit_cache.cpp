@@ -69,8 +69,7 @@ bool JitCache::quarantine(const std::string& path) {
     if (!make_private_directories(dir)) return false;
     const fs::path file(path);
     std::error_code error;
-    fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))),
-               error);
+    fs::rename(file, dir / (file.filename().string() + fmt::format(".{}", ::time(nullptr))), error);
     return !error;
   }
   return false;
@@ -129,7 +128,7 @@ Result<CacheEntry> JitCache::lookup(const JitCacheKey& key) {
   auto hit = lookup_shared(key);
   // Later loads on this node then read node-local files only.
   if (hit.is_ok() && !local_.empty())
-    if (Status copied = store_local(key, hit.value()); !copied.is_ok())
+    if (Status copied = store_bounded(local_, key, hit.value()); !copied.is_ok())
       warn_once(fmt::format("could not copy a JIT cache entry into the local tier: {}",
                             copied.message()));
   return hit;
@@ -140,9 +139,19 @@ Status JitCache::store_in(const std::string& dir, const JitCacheKey& key, const 
   if (!make_private_directories(path.parent_path()))
     return Status::not_available(
         fmt::format("cannot create {}: {}", path.parent_path().string(), std::strerror(errno)));
-  Status published = publish_file(path.string(), encode_cache_entry(entry));
+  return publish_file(path.string(), encode_cache_entry(entry));
+}
+
+Status JitCache::store_bounded(const std::string& dir, const JitCacheKey& key,
+                               const CacheEntry& entry) {
+  Status published = store_in(dir, key, entry);
   if (published.is_ok()) enforce_size_bound(dir);
   return published;
+}
+
+void JitCache::enforce_size_bounds(bool local, bool shared) {
+  if (local) enforce_size_bound(local_);
+  if (shared) enforce_size_bound(writable_);
 }
 
 Status JitCache::store_local(const JitCacheKey& key, const CacheEntry& entry) {
@@ -176,10 +185,10 @@ Result<CacheEntry> JitCache::compile_and_store(const JitCacheKey& key, const Com
   // Publishing is temp file + rename, so an unlocked race leaves one whole
   // entry whichever rename lands last.
   if (!local_.empty())
-    if (Status stored = store_local(key, entry.value()); !stored.is_ok())
+    if (Status stored = store_bounded(local_, key, entry.value()); !stored.is_ok())
       warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
   if (write_shared_ && !writable_.empty())
-    if (Status stored = store_shared(key, entry.value()); !stored.is_ok())
+    if (Status stored = store_bounded(writable_, key, entry.value()); !stored.is_ok())
       warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
   return entry;
 }

@@ -107,7 +107,8 @@ class JitCache {
   [[nodiscard]] Result<CacheEntry> lookup_shared(const JitCacheKey& key);
 
   // Publishes an entry into one tier; NOT_AVAILABLE when it has no
-  // writable directory.
+  // writable directory.  The size bound is not enforced here: a batch of
+  // stores ends with one enforce_size_bounds(), not a walk per entry.
   [[nodiscard]] Status store_local(const JitCacheKey& key, const CacheEntry& entry);
   [[nodiscard]] Status store_shared(const JitCacheKey& key, const CacheEntry& entry);
 
@@ -123,6 +124,8 @@ class JitCache {
   // Removes stale temporary files, then least recently used entries until
   // the total is within max_bytes, in the shared writable directory.
   void enforce_size_bound() { enforce_size_bound(writable_); }
+  // The same in the tiers a batch of store_local/store_shared wrote.
+  void enforce_size_bounds(bool local, bool shared);
 
   // Total bytes of entries and temporary files in the shared writable directory.
   [[nodiscard]] std::uint64_t size_bytes() const;
@@ -151,6 +154,9 @@ class JitCache {
   [[nodiscard]] Result<CacheEntry> lookup_in(const std::string& dir, const JitCacheKey& key);
   [[nodiscard]] Status store_in(const std::string& dir, const JitCacheKey& key,
                                 const CacheEntry& entry);
+  // store_in, then the size bound of `dir`: one entry at a time.
+  [[nodiscard]] Status store_bounded(const std::string& dir, const JitCacheKey& key,
+                                     const CacheEntry& entry);
   // Compiles and publishes holding the key's lock where it can be taken,
   // re-checking the cache once it is held.
   [[nodiscard]] Result<CacheEntry> compile_and_store(const JitCacheKey& key,

@@ -48,10 +48,6 @@ class CountingCompiler final : public PreloadCompiler {
   std::map<std::string, int> compiles_;
 };
 
-struct Outcome {
-  std::vector<Result<PreloadReport>> reports;
-};
-
 class CollectivePreloadTest : public ::testing::Test {
  protected:
   // Runs a job: rank r asks for names[r]; nodes[r] is its node, whose

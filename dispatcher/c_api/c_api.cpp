@@ -450,21 +450,33 @@ convjit_status_t convjit_conv_fused_descriptor_name(const convjit_conv_params_t*
   });
 }
 
+namespace {
+
+// The architecture a preload compiles for (`arch`, else the setting), once
+// NVRTC, which names every key, is known to be there.
+Result<std::string> preload_target(const char* arch, const Settings& settings) {
+  const std::string target = arch != nullptr ? arch : settings.arch.value;
+  if (target.empty())
+    return Status::invalid(
+        "no architecture to compile for: pass arch (e.g. \"sm_90\") or set CONVJIT_ARCH");
+  if (!is_valid_arch(target))
+    return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
+  if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+  return target;
+}
+
+}  // namespace
+
 convjit_status_t convjit_preload(const char* descriptor_name, const char* arch, int* compiled) {
   return guarded([&]() -> Status {
     if (descriptor_name == nullptr) return null_argument("descriptor name");
     auto desc = parse_descriptor_name(descriptor_name);
     if (!desc.is_ok()) return desc.status();
     const auto settings = SettingsStore::instance().snapshot();
-    const std::string target = arch != nullptr ? arch : settings->arch.value;
-    if (target.empty())
-      return Status::invalid(
-          "no architecture to compile for: pass arch (e.g. \"sm_90\") or set CONVJIT_ARCH");
-    if (!is_valid_arch(target))
-      return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
-    if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok()) return nvrtc;
+    auto target = preload_target(arch, *settings);
+    if (!target.is_ok()) return target.status();
     JitCache cache(jit_cache_tiers(*settings));
-    auto prepared = prepare_jit_module(cache, desc.value(), target);
+    auto prepared = prepare_jit_module(cache, desc.value(), target.value());
     if (!prepared.is_ok()) return prepared.status();
     if (compiled != nullptr) *compiled = prepared.value().compiled ? 1 : 0;
     return Status::ok();
@@ -483,18 +495,12 @@ convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
     PreloadRequest request;
     request.jobs =
         jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const std::string target = arch != nullptr ? arch : settings->arch.value;
+    auto target = preload_target(arch, *settings);
     // A local problem is not returned at once: the other ranks must hear of it.
     if (count > 0 && descriptor_names == nullptr)
       request.setup = null_argument("descriptor names");
-    else if (target.empty())
-      request.setup = Status::invalid(
-          "no architecture to compile for: pass arch (e.g. \"sm_90\") or set CONVJIT_ARCH");
-    else if (!is_valid_arch(target))
-      request.setup =
-          Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", target));
-    else if (const Status& nvrtc = NvrtcLibrary::instance().available(); !nvrtc.is_ok())
-      request.setup = nvrtc;
+    else if (!target.is_ok())
+      request.setup = target.status();
     for (size_t i = 0; request.setup.is_ok() && i < count; ++i) {
       if (descriptor_names[i] == nullptr)
         request.setup = Status::invalid(fmt::format("descriptor name {} is NULL", i));
@@ -502,7 +508,8 @@ convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
         request.names.emplace_back(descriptor_names[i]);
     }
     JitCache cache(jit_cache_tiers(*settings));
-    const auto compiler = nvrtc_preload_compiler(target, cache.primary_directory());
+    const auto compiler = nvrtc_preload_compiler(target.is_ok() ? target.value() : std::string(),
+                                                 cache.primary_directory());
     auto report = collective_preload(wrapped.value(), cache, *compiler, request);
     if (!report.is_ok()) return report.status();
     const PreloadReport& r = report.value();

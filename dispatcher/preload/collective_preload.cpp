@@ -285,6 +285,7 @@ class Preload {
       Status taken = guarded([&] { return take(batch, sender); });
       if (written.is_ok()) written = taken;
     }
+    cache_.enforce_size_bounds(wrote_local_, wrote_shared_);  // once for the whole batch
     count();
     return comm_.agree(written, "writing its cache tier");
   }
@@ -310,9 +311,14 @@ class Preload {
         continue;
       }
       Status stored;
-      if (leads && local[r.index] == '0') stored = cache_.store_local(*k.key, entry.value());
-      if (stored.is_ok() && comm_.rank() == 0 && holdings_.shared[r.index] == '0')
+      if (leads && local[r.index] == '0') {
+        stored = cache_.store_local(*k.key, entry.value());
+        wrote_local_ = true;
+      }
+      if (stored.is_ok() && comm_.rank() == 0 && holdings_.shared[r.index] == '0') {
         stored = cache_.store_shared(*k.key, entry.value());
+        wrote_shared_ = true;
+      }
       if (!stored.is_ok() && first_failure.is_ok()) first_failure = stored;
     }
     return first_failure;
@@ -322,11 +328,9 @@ class Preload {
     std::map<int, std::size_t> by_leader;
     for (std::size_t i = 0; i < keys_.size(); ++i) {
       const Key& k = keys_[i];
-      if (!k.key) {
-        if (k.problem.code() == CONVJIT_STATUS_UNSUPPORTED) {
-          ++report_.unsupported;
-          continue;
-        }
+      if (k.problem.code() == CONVJIT_STATUS_UNSUPPORTED) {
+        ++report_.unsupported;
+        continue;
       }
       if (!k.problem.is_ok()) {
         ++report_.failed;
@@ -381,6 +385,7 @@ class Preload {
   PreloadHoldings holdings_;
   std::vector<KeyAssignment> plan_;
   PreloadReport report_;
+  bool wrote_local_ = false, wrote_shared_ = false;
 };
 
 }  // namespace

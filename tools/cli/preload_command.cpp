@@ -30,20 +30,16 @@ namespace convjit::cli {
 
 namespace {
 
-struct Work {
-  std::string name;
-  OpDescriptor desc;
-};
-
-// Descriptors of a JSON-lines record file (CONVJIT_RECORD's format).
-std::vector<Work> read_manifest(const std::string& path, std::vector<std::string>& problems) {
+// Descriptor names of a JSON-lines record file (CONVJIT_RECORD's format);
+// lines that hold no valid name go to `problems`.
+std::vector<std::string> read_manifest(const std::string& path, std::vector<std::string>& problems) {
   if (std::error_code error; std::filesystem::is_directory(path, error))
     throw UsageError(fmt::format("{} is a directory; pass a record file written with "
                                  "CONVJIT_RECORD",
                                  path));
   std::ifstream in(path);
   if (!in) throw RuntimeError(fmt::format("cannot read the record file {}; check the path", path));
-  std::vector<Work> work;
+  std::vector<std::string> work;
   int line_number = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_number;
@@ -59,7 +55,7 @@ std::vector<Work> read_manifest(const std::string& path, std::vector<std::string
       problems.push_back(fmt::format("{}:{}: {}", path, line_number, desc.status().message()));
       continue;
     }
-    work.push_back({json["name"].get<std::string>(), desc.value()});
+    work.push_back(json["name"].get<std::string>());
   }
   if (line_number == 0)
     throw RuntimeError(fmt::format(
@@ -188,7 +184,7 @@ class PreloadCommand final : public Command {
           fmt::format("no writable cache directory in {}; set CONVJIT_CACHE_PATH to one you own",
                       fmt::join(settings.cache_path.value, ":")));
     try {
-      for (const Work& w : collect(problems)) names.push_back(w.name);
+      names = collect(problems);
     } catch (const std::exception& e) {
       // Alone, the error is reported as it is (a usage error exits 2); in a
       // job, the other ranks must hear of it instead of waiting for this one.
@@ -254,12 +250,12 @@ class PreloadCommand final : public Command {
     return problems.empty() ? kExitOk : kExitRuntime;
   }
 
-  std::vector<Work> collect(std::vector<std::string>& problems) const {
-    std::vector<Work> work;
+  std::vector<std::string> collect(std::vector<std::string>& problems) const {
+    std::vector<std::string> work;
     if (!manifest_.empty()) {
       work = read_manifest(manifest_, problems);
     } else {
-      for (const ModelOp& op : model_.expand()) work.push_back({descriptor_name(op.desc), op.desc});
+      for (const ModelOp& op : model_.expand()) work.push_back(descriptor_name(op.desc));
     }
     return work;
   }
