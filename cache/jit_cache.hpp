@@ -159,8 +159,8 @@ class JitCache {
                                      const CacheEntry& entry);
   // Compiles and publishes holding the key's lock where it can be taken,
   // re-checking the cache once it is held.
-  [[nodiscard]] Result<CacheEntry> compile_and_store(const JitCacheKey& key,
-                                                     const Compile& compile, bool& compiled);
+  [[nodiscard]] Result<CacheEntry> compile_and_store(const JitCacheKey& key, const Compile& compile,
+                                                     bool& compiled);
   void enforce_size_bound(const std::string& dir);
   // Moves a damaged entry aside (when it lies in a writable tier); false
   // when it could not be moved.
