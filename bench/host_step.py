@@ -6,9 +6,10 @@ thread count.
 For each model it runs `convjit run --json` once per policy (onednn, then
 reference), then times every distinct op in PyTorch (Debian's torch: run it
 with /usr/bin/python3) on tensors with the descriptor's own strides, and
-prints per layer the steady-state times and the ratios, and the totals (each
-op counted as often as the step runs it).  Layers where onednn is slower
-than PyTorch are listed at the end.
+prints per op the steady-state times and the ratios, and the totals (each
+op counted as often as the step runs it).  It ends with the ops, and the
+layers (a layer's forward and backward ops together), where onednn is slower
+than PyTorch.
 
     /usr/bin/python3 bench/host_step.py --threads 2
     /usr/bin/python3 bench/host_step.py --models yolo11n:640 --skip-reference
@@ -116,6 +117,18 @@ def torch_ms(d, reps):
     return statistics.median(times)
 
 
+def ratio(torch_time, onednn_time):
+    return torch_time / onednn_time if onednn_time > 0 else float("inf")
+
+
+def report_slower(what, rows):
+    """rows: (name, torch ms, onednn ms)."""
+    slower = [(name, ratio(t, ms)) for name, t, ms in rows if ratio(t, ms) < 1]
+    print(f"{what} slower than PyTorch: {len(slower)} of {len(rows)}")
+    for name, r in slower:
+        print(f"  {name}: torch/onednn {r:.2f}")
+
+
 def bench_model(args, model, size):
     """Rounds alternate convjit's whole step and PyTorch's, and each op keeps
     its best round, so a slow spell of a shared machine cannot fall on one
@@ -137,8 +150,8 @@ def bench_model(args, model, size):
                 described[name] = describe(args.convjit, name)
             t = torch_ms(described[name], args.reps)
             torch_best[name] = min(torch_best.get(name, t), t)
-    rows, slower = [], []
     totals = {"onednn": 0.0, "reference": 0.0, "torch": 0.0}
+    layers = {}  # layer: [onednn ms, torch ms], every op it runs, in step order
     print(f"\n{model} at {size}, batch 1, {args.threads} threads (ms: median of {args.reps} "
           f"calls, best of {args.rounds} rounds; ratios are times over onednn's)")
     print(f"{'layer':28} {'op':8} {'served by':10} {'onednn':>9} {'reference':>10} "
@@ -150,23 +163,21 @@ def bench_model(args, model, size):
         totals["onednn"] += o["steady_ms"] * count
         totals["torch"] += t * count
         totals["reference"] += (r or 0.0) * count
-        ratio = t / o["steady_ms"] if o["steady_ms"] > 0 else float("inf")
-        if ratio < 1:
-            slower.append((o["layer"], o["direction"], ratio, o["backend"]))
+        layer = layers.setdefault(o["layer"], [0.0, 0.0])
+        layer[0] += o["steady_ms"] * count
+        layer[1] += t * count
         ref_text = f"{r:.3f}" if r is not None else "-"
         ref_ratio = f"{r / o['steady_ms']:.1f}" if r else "-"
         print(f"{o['layer'][:28]:28} {o['direction']:8} {o['backend']:10} {o['steady_ms']:9.3f} "
-              f"{ref_text:>10} {t:9.3f} {ref_ratio:>10} {ratio:12.2f}")
+              f"{ref_text:>10} {t:9.3f} {ref_ratio:>10} {ratio(t, o['steady_ms']):12.2f}")
     ref_total = f"{totals['reference']:.1f}" if reference else "-"
     ref_ratio = f"{totals['reference'] / totals['onednn']:.1f}" if reference else "-"
     print(f"{'step total':28} {'':8} {'':10} {totals['onednn']:9.1f} {ref_total:>10} "
           f"{totals['torch']:9.1f} {ref_ratio:>10} {totals['torch'] / totals['onednn']:12.2f}")
-    if slower:
-        print(f"slower than PyTorch ({len(slower)}):")
-        for layer, direction, ratio, backend in slower:
-            print(f"  {layer} {direction}: torch/onednn {ratio:.2f} (served by {backend})")
-    else:
-        print("no layer is slower than PyTorch")
+    report_slower("ops", [(f"{o['layer']} {o['direction']}", torch_best[o["descriptor"]],
+                           o["steady_ms"]) for o in onednn["ops"]])
+    report_slower("layers (each layer's ops together)",
+                  [(name, t, ms) for name, (ms, t) in layers.items()])
     return totals
 
 

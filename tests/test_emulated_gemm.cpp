@@ -106,13 +106,21 @@ class EmulatedGemm : public ::testing::Test {
   // Runs every variant on the same operands; returns the ids run.
   // `misaligned`: every operand one element past a 16-byte boundary (a
   // view into a larger tensor), which the vector loads must not take.
+  // `already_ran`: runs only the variants not in it, or if none is new the
+  // `rotation`th; `offered` gets every id offered.
   std::set<std::string> check_every_variant(const OpDescriptor& d, std::mt19937& rng,
                                             double alpha = 1.0, double beta = 0.0,
-                                            bool misaligned = false) {
+                                            bool misaligned = false,
+                                            const std::set<std::string>* already_ran = nullptr,
+                                            std::size_t rotation = 0,
+                                            std::set<std::string>* offered = nullptr) {
     BuildTrace trace;
     auto variants = backend_.build_variants(d, kHost, trace);
     EXPECT_TRUE(variants.is_ok()) << variants.status().message();
     if (!variants.is_ok()) return {};
+    if (offered != nullptr)
+      for (const KernelVariant& v : variants.value()) offered->insert(v.id);
+    if (already_ran != nullptr) keep_new_or_one(variants.value(), *already_ran, rotation);
     const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
     const std::size_t shift = misaligned ? element_size(d.dtype) : 0;
     const test::ShiftedBuffer x(host.x, shift), w(host.w, shift), dy(host.dy, shift);
@@ -134,6 +142,17 @@ class EmulatedGemm : public ::testing::Test {
   }
 
   EmulatorBackend backend_;
+
+ private:
+  static void keep_new_or_one(std::vector<KernelVariant>& variants,
+                              const std::set<std::string>& ran, std::size_t rotation) {
+    if (variants.empty()) return;
+    std::vector<KernelVariant> kept;
+    for (KernelVariant& v : variants)
+      if (!ran.contains(v.id)) kept.push_back(std::move(v));
+    if (kept.empty()) kept.push_back(std::move(variants[rotation % variants.size()]));
+    variants = std::move(kept);
+  }
 };
 
 TEST_F(EmulatedGemm, EveryDirectionOffersEveryTileAndMath) {
@@ -250,22 +269,28 @@ TEST_F(EmulatedGemm, FiltersArePackedWhereTheirOwnLayoutCannotLoadInChunks) {
 }
 
 // Every distinct conv of the three models in one direction, at batch 1
-// and small images, in the layouts and dtypes they train in.
+// and small images, in the layouts and dtypes they train in.  Instrumented
+// (test::reduced_run), a layer runs the variants no earlier layer ran, or
+// else one in turn, so every variant still runs on model layers.
 TEST_P(EmulatedGemmDirection, EveryModelLayerInEveryVariant) {
   std::mt19937 rng(1820);
   const std::pair<const char*, ModelOptions> models[] = {
       {"resnet50", {1, 32, true, DataType::bf16}},
       {"yolo11n", {1, 64, true, DataType::f16}},
       {"cosmoflow", {1, 32, false, DataType::f32}}};
-  int layers = 0;
+  const bool rotate = test::reduced_run();
+  std::set<std::string> ran, offered;
+  std::size_t layers = 0;
   for (const auto& [model, options] : models)
     for (const OpDescriptor& d : test::sweep(test::model_descriptors(model, options))) {
       if (d.kind != OpKind::conv || d.direction != GetParam()) continue;
       SCOPED_TRACE(descriptor_name(d));
-      check_every_variant(d, rng);
+      ran.merge(
+          check_every_variant(d, rng, 1.0, 0.0, false, rotate ? &ran : nullptr, layers, &offered));
       ++layers;
     }
-  EXPECT_GT(layers, test::reduced_run() ? 10 : 40);
+  EXPECT_GT(layers, rotate ? 10u : 40u);
+  EXPECT_EQ(ran, offered);
 }
 
 INSTANTIATE_TEST_SUITE_P(Conv, EmulatedGemmDirection, ::testing::ValuesIn(kConvDirections),
