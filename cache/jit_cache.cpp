@@ -184,12 +184,10 @@ Result<CacheEntry> JitCache::compile_and_store(const JitCacheKey& key, const Com
   if (!compiled) return entry;
   // Publishing is temp file + rename, so an unlocked race leaves one whole
   // entry whichever rename lands last.
-  if (!local_.empty())
-    if (Status stored = store_bounded(local_, key, entry.value()); !stored.is_ok())
-      warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
-  if (write_shared_ && !writable_.empty())
-    if (Status stored = store_bounded(writable_, key, entry.value()); !stored.is_ok())
-      warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
+  for (const std::string& dir : {local_, write_shared_ ? writable_ : std::string()})
+    if (!dir.empty())
+      if (Status stored = store_bounded(dir, key, entry.value()); !stored.is_ok())
+        warn(fmt::format("could not store a JIT cache entry: {}", stored.message()));
   return entry;
 }
 

@@ -145,8 +145,12 @@ class Preload {
   }
 
  private:
-  [[nodiscard]] bool leader() const {
-    return std::binary_search(holdings_.leaders.begin(), holdings_.leaders.end(), comm_.rank());
+  // This rank's place among the node leaders, if it leads its node.
+  [[nodiscard]] std::optional<std::size_t> leader_slot() const {
+    const auto& leaders = holdings_.leaders;
+    const auto at = std::find(leaders.begin(), leaders.end(), comm_.rank());
+    if (at == leaders.end()) return std::nullopt;
+    return static_cast<std::size_t>(at - leaders.begin());
   }
 
   // Step 1: every rank's descriptors, deduplicated in one order for all.
@@ -204,7 +208,7 @@ class Preload {
   Status gather_holdings() {
     std::string mine;
     Status checked = guarded([&] {
-      if (leader())
+      if (leader_slot())
         mine = nlohmann::json{{"local", holding(false)},
                               {"shared", comm_.rank() == 0 ? holding(true) : ""}}
                    .dump();
@@ -294,12 +298,8 @@ class Preload {
     auto records = decode_records(batch);
     if (!records.is_ok()) return records.status();
     Status first_failure;
-    const auto position =
-        std::find(holdings_.leaders.begin(), holdings_.leaders.end(), comm_.rank());
-    const bool leads = position != holdings_.leaders.end();
-    const std::string& local =
-        leads ? holdings_.local[static_cast<std::size_t>(position - holdings_.leaders.begin())]
-              : std::string();
+    const std::optional<std::size_t> slot = leader_slot();
+    const std::string* local = slot ? &holdings_.local[*slot] : nullptr;  // what it holds
     for (Record& r : records.value()) {
       Key& k = keys_.at(r.index);
       auto entry =
@@ -311,7 +311,7 @@ class Preload {
         continue;
       }
       Status stored;
-      if (leads && local[r.index] == '0') {
+      if (local != nullptr && (*local)[r.index] == '0') {
         stored = cache_.store_local(*k.key, entry.value());
         wrote_local_ = true;
       }
@@ -359,11 +359,11 @@ class Preload {
     report_.local_tier = cache_.local_directory();
     report_.shared_tier = cache_.writable_directory();
     std::size_t expected = 0;
+    const bool local = !report_.local_tier.empty();
     Status loadable = guarded([&] {
       for (const Key& k : keys_) {
         if (!k.key || !k.problem.is_ok()) continue;
         ++expected;
-        const bool local = !report_.local_tier.empty();
         if ((local ? cache_.lookup_local(*k.key) : cache_.lookup_shared(*k.key)).is_ok())
           ++report_.local_entries;
       }
