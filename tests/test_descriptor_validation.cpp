@@ -95,10 +95,21 @@ TEST(Validation, StrideAndDilationBelowOne) {
 }
 
 TEST(Validation, PaddingLargerThanTheWindowAllows) {
+  // Convolutions take any non-negative padding, as PyTorch does (issue 36,
+  // item 5): rows whose window sees only padding are alpha * 0 + beta * y.
   ConvSetup s;
   s.params.pad_begin[0] = s.params.pad_end[0] = 3;  // 3x3 filter: extent 3
-  expect_error(s.forward(), CONVJIT_STATUS_INVALID_ARGUMENT,
-               {"padding [3, 3] in spatial dim 0", "smaller than the dilated filter extent 3"});
+  ASSERT_TRUE(TensorDesc::contiguous(s.y, CONVJIT_DTYPE_F32, {2, 6, 12, 6}).is_ok());
+  const Status padded = s.forward();
+  ASSERT_TRUE(padded.is_ok()) << padded.message();
+  const float* y = s.buffer.data() + 2048;
+  for (std::int64_t plane = 0; plane < 2 * 6; ++plane)
+    for (std::int64_t col = 0; col < 6; ++col) {
+      const float* rows = y + plane * 12 * 6 + col;
+      EXPECT_EQ(rows[0], 0.0f) << "plane " << plane << ": row 0 sees only padding";
+      EXPECT_EQ(rows[11 * 6], 0.0f) << "plane " << plane << ": row 11 sees only padding";
+      EXPECT_EQ(rows[1 * 6], 42.0f * 42.0f * 4 * 3) << "row 1 sees x's first row";
+    }
   // Pooling: up to the window less one (ONNX's rule; issue 15, item 6).
   PoolParams p(2, CONVJIT_POOL_MAX);
   p.window[0] = p.window[1] = 3;

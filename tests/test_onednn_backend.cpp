@@ -35,6 +35,14 @@ bool documented_decline(const Status& s) {
           s.message().find("sees only padding") != std::string::npos);
 }
 
+// build()'s decline of a half-precision pool backward whose overlapping
+// windows oneDNN would sum in half precision.
+bool declined_for_precision(const OpDescriptor& d, const Status& s) {
+  return d.dtype != DataType::f32 && d.is_pool() && d.direction == Direction::bwd &&
+         s.code() == CONVJIT_STATUS_UNSUPPORTED &&
+         s.message().find("would be summed in") != std::string::npos;
+}
+
 class OnednnBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -53,6 +61,7 @@ class OnednnBackendTest : public ::testing::Test {
     }
     BuildTrace trace;
     auto kernel = backend_.build_variant(d, kHost, variant, trace);
+    if (!kernel.is_ok() && declined_for_precision(d, kernel.status())) return false;
     if (d.dtype == DataType::f16 && !kernel.is_ok()) {
       EXPECT_EQ(kernel.status().code(), CONVJIT_STATUS_UNSUPPORTED);
       EXPECT_NE(kernel.status().message().find(OnednnLibrary::instance().cpu_isa()),
@@ -96,7 +105,8 @@ TEST_F(OnednnBackendTest, RandomPoolingInEveryModeDirectionAndRounding) {
   for (DataType dtype : {DataType::f32, DataType::bf16})
     for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 16)) {
       served += check(d, rng);
-      ++total;
+      // bf16 backward of overlapping windows is declined (see below).
+      total += dtype == DataType::f32 || d.direction == Direction::fwd;
     }
   // Only the documented declines, and they are the exception.
   EXPECT_GT(served, total * 3 / 4) << served << " of " << total;
@@ -237,6 +247,65 @@ TEST_F(OnednnBackendTest, DilatedMaxWindowOfPaddingAloneIsDeclined) {
   const Status s = backend_.check_support(d.value(), kHost);
   EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED);
   EXPECT_NE(s.message().find("sees only padding"), std::string::npos) << s.message();
+}
+
+// A gradient that several max windows share is a sum: accumulated in bf16
+// it drifts past bf16's tolerance.  Outside testing saw this on a 4x5
+// window at stride 1 and dilation (1, 2), NHWC, at the whole tolerance in
+// 1 case of 441 (issue 36, item 7).  oneDNN serves that pool only with a
+// bf16 result (its reference implementation), so the backend declines it
+// and the chain's reference, which sums in f32, serves it.
+TEST_F(OnednnBackendTest, Bf16MaxPoolBackwardSumsSharedGradientsInF32) {
+  PoolCase c;
+  c.mode = CONVJIT_POOL_MAX;
+  c.layout = test::TestLayout::nhwc;
+  c.batch = 2, c.channels = 24;
+  c.input = {9, 14}, c.window = {4, 5}, c.stride = {1, 1}, c.pad_begin = {1, 2};
+  c.pad_end = {2, 2}, c.dilation = {1, 2};
+  auto t = test::make_pool_tensors<float>(c);
+  auto x = t.x.desc(), y = t.y.desc();
+  test::set_dtype(x, DataType::bf16), test::set_dtype(y, DataType::bf16);
+  auto d = make_pool_descriptor(&t.params, Direction::bwd, &x, &y);
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  BuildTrace trace;
+  auto kernel = backend_.build_variant(d.value(), kHost, {}, trace);
+  if (kernel.is_ok()) {  // a oneDNN whose kernel writes f32 may serve it
+    ASSERT_FALSE(trace.probes.empty());
+    EXPECT_NE(trace.probes.back().outcome.find("f32 result"), std::string::npos)
+        << trace.probes.back().outcome;
+  } else {
+    EXPECT_EQ(kernel.status().code(), CONVJIT_STATUS_UNSUPPORTED);
+    EXPECT_NE(kernel.status().message().find("would be summed in bf16"), std::string::npos)
+        << kernel.status().message();
+  }
+  // Windows that do not overlap share no gradient: oneDNN serves them.
+  c.window = {2, 2}, c.stride = {2, 2}, c.dilation = {1, 1}, c.pad_begin = c.pad_end = {0, 0};
+  auto apart = test::make_pool_tensors<float>(c);
+  auto ax = apart.x.desc(), ay = apart.y.desc();
+  test::set_dtype(ax, DataType::bf16), test::set_dtype(ay, DataType::bf16);
+  auto disjoint = make_pool_descriptor(&apart.params, Direction::bwd, &ax, &ay);
+  ASSERT_TRUE(disjoint.is_ok()) << disjoint.status().message();
+  std::mt19937 rng(441);
+  EXPECT_TRUE(check(disjoint.value(), rng));
+}
+
+// A broadcast dy (stride 0, as torch's y.sum().backward() hands over)
+// crashed oneDNN's pooling kernels: declined, the reference serves it.
+TEST_F(OnednnBackendTest, BroadcastOperandsAreDeclinedNamingTheStride) {
+  PoolCase c;
+  c.mode = CONVJIT_POOL_MAX;
+  c.batch = 2, c.channels = 4;
+  c.input = {9, 8}, c.window = {3, 2}, c.stride = {2, 2}, c.pad_begin = {1, 0};
+  c.pad_end = {1, 1}, c.dilation = {1, 1};
+  auto t = test::make_pool_tensors<float>(c);
+  auto x = t.x.desc(), dy = t.y.desc();
+  for (int i = 0; i < dy.rank; ++i) dy.strides[i] = 0;
+  auto d = make_pool_descriptor(&t.params, Direction::bwd, &x, &dy);
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const Status s = backend_.check_support(d.value(), kHost);
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED);
+  EXPECT_NE(s.message().find("y is broadcast (stride 0 on dim 0"), std::string::npos)
+      << s.message();
 }
 
 // NaN wins a max window in the reference (PyTorch's rule); oneDNN's

@@ -153,15 +153,8 @@ void check_conv_params(Checker& c, const OpDescriptor& d) {
             "channel mismatch: {} has C = {} in groups = {}, but {} shape[1] = {}; {} shape[1] "
             "must be C / groups = {}",
             n.x, channels, d.groups, n.w, d.w_dims[1], n.w, channels / d.groups);
-  for (int i = 0; i < d.spatial_dims; ++i) {
-    const WindowGeometry g = geometry(d, i);
-    // A pad as wide as the dilated filter would create outputs that see
-    // nothing but padding: almost always a mistaken parameter.
-    c.require(g.pad_begin < g.extent() && g.pad_end < g.extent(),
-              "padding [{}, {}] in spatial dim {} must be smaller than the dilated filter "
-              "extent {}; reduce the padding",
-              g.pad_begin, g.pad_end, i, g.extent());
-  }
+  // Any non-negative padding, as PyTorch, ONNX and cuDNN take: outputs
+  // whose window sees only padding get alpha * 0 (and the epilogue) + beta * y.
 }
 
 void check_pool_params(Checker& c, const OpDescriptor& d) {

@@ -119,9 +119,11 @@ struct Weights {
 };
 
 // x's pixels run along memory exactly as dy's: a 1x1 window at unit
-// stride without padding.
+// stride without begin padding, and no end padding either (it would make
+// dy wider than x, so a chunk of dy's pixels would run past x's rows).
 __device__ __forceinline__ bool pixels_align() {
-  return P::T * P::R * P::S == 1 && P::SD * P::SH * P::SW == 1 && P::PD + P::PH + P::PW == 0;
+  return P::T * P::R * P::S == 1 && P::SD * P::SH * P::SW == 1 && P::PD + P::PH + P::PW == 0 &&
+         P::OD == P::D && P::OH == P::H && P::OW == P::W;
 }
 
 // The block's slice of K: split s reduces K steps

@@ -2,9 +2,15 @@
 the library is the build's (CONVJIT_LIBRARY, set by ctest).  Tests that
 take `device` run on the host and, where torch sees one, on a CUDA GPU."""
 
+import os
+
 import pytest
 
-import convjit
+# No node-local JIT tier: each test's cache is its private path alone (ctest
+# sets the same; this keeps a direct pytest run alike).
+os.environ.setdefault("CONVJIT_LOCAL_CACHE_PATH", "none")
+
+import convjit  # noqa: E402
 
 try:
     import torch

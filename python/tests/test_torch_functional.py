@@ -228,3 +228,49 @@ def test_the_custom_ops_pass_torchs_opcheck_and_compile(device):
 
     compiled = torch.compile(f, fullgraph=True)
     close(compiled(x, w, b), f(x, w, b))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_padding_past_the_filter_extent_as_torch_takes_it(n):
+    """Any non-negative padding, in every direction: outputs that see only
+    padding are the bias (issue 36, item 5)."""
+    rng = random.Random(50 + n)
+    mine, theirs = CONVS[n]
+    cases = [([1] * n, [1] * n), ([3] + [1] * (n - 1), [1, 2][:n] + [0] * (n - 2))]
+    for _ in range(6):
+        k = [rng.choice([1, 2, 3]) for _ in range(n)]
+        cases.append((k, [rng.randint(0, 2 * kk + 1) for kk in k]))
+    for kernel, padding in cases:
+        x = torch.randn([2, 4] + [rng.randint(3, 6) for _ in range(n)], dtype=torch.float64,
+                        requires_grad=True)
+        w = torch.randn([6, 2] + kernel, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+        kw = dict(padding=padding, stride=rng.choice([1, 2]), groups=2)
+        got, want = mine(x, w, b, **kw), theirs(x, w, b, **kw)
+        close(got, want)
+        dy = torch.randn_like(want)
+        for g, h in zip(torch.autograd.grad(got, (x, w, b), dy),
+                        torch.autograd.grad(want, (x, w, b), dy)):
+            close(g, h)
+
+
+def test_the_torch_2_1_path_autograd_functions_over_plain_kernels():
+    """torch 2.1 to 2.3 have no custom ops: the same Functions run over the
+    plain kernels.  Checked here on the pinned torch."""
+    from convjit.torch import _autograd, _ops
+    functions = _autograd.make_functions(_ops._plain_ops())
+    x = torch.randn(2, 4, 7, 6, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, 2, 3, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    params = ([2, 1], [1, 0], [1, 2], [1, 1], 2)
+    got = functions.Conv.apply(x, w, b, *params)
+    want = TF.conv2d(TF.pad(x, [0, 2, 1, 1]), w, b, stride=(2, 1), groups=2)
+    close(got, want)
+    for g, h in zip(torch.autograd.grad(got.square().sum(), (x, w, b)),
+                    torch.autograd.grad(want.square().sum(), (x, w, b))):
+        close(g, h)
+    pooled = functions.Pool.apply(x, "max", [3, 2], [2, 2], [1, 0], [1, 0], [1, 1], True)
+    close(pooled, TF.max_pool2d(x, (3, 2), 2, (1, 0), ceil_mode=True))
+    (gx,) = torch.autograd.grad(pooled.sum(), x)
+    (hx,) = torch.autograd.grad(TF.max_pool2d(x, (3, 2), 2, (1, 0), ceil_mode=True).sum(), x)
+    close(gx, hx)

@@ -9,6 +9,7 @@ at learning rate 0.05 compound that far below 1e-4)."""
 
 import copy
 
+import pytest
 import torch
 from torch import nn
 
@@ -101,3 +102,55 @@ def test_training_through_convjit_gives_torchs_losses(device):
     for step, (want, got) in enumerate(zip(*losses)):
         assert abs(got - want) <= 1e-4 * abs(want), (step, got, want)
     assert losses[1][-1] < losses[1][0], "the model did not learn"
+
+
+class SubclassedConv(nn.Conv3d):
+    """Changes no computation, as torchvision's Conv3DSimple."""
+
+    def describe(self):
+        return "mine"
+
+
+class OverridingConv(nn.Conv2d):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+def test_subclasses_are_served_keeping_their_class_and_the_rest_is_named():
+    model = nn.Sequential(SubclassedConv(2, 4, 3, padding=1), nn.AdaptiveAvgPool3d((2, 1, 1)))
+    two_d = nn.Sequential(OverridingConv(2, 2, 1), nn.LPPool2d(2, 2),
+                          nn.MaxPool2d(2, return_indices=True), nn.AdaptiveMaxPool2d(3))
+    x = torch.randn(2, 2, 4, 5, 6)
+    want = model(x)
+    ct.replace_modules(model)
+    assert isinstance(model[0], SubclassedConv) and isinstance(model[0], ct.modules.ConvMixin)
+    assert model[0].describe() == "mine" and type(model[0]).__name__ == "SubclassedConv"
+    assert isinstance(model[1], ct.modules.AdaptivePoolMixin)
+    convjit.set_policy("reference")  # every call through convjit, or it raises
+    assert torch.allclose(model(x), want, atol=1e-5)
+    with pytest.warns(ct.LeftToTorchWarning) as caught:
+        ct.replace_modules(two_d)
+    message = str(caught[0].message)
+    assert "left 3 module(s) to torch" in message
+    assert "0 (OverridingConv): OverridingConv redefines forward" in message
+    assert "1 (LPPool2d): convjit has no power-average pooling" in message
+    assert "2 (MaxPool2d): return_indices=True" in message
+    assert isinstance(two_d[3], ct.AdaptiveMaxPool2d)
+
+
+def test_adaptive_pools_with_uniform_windows_are_ordinary_pools():
+    for ours, torchs, shape in [
+            (ct.AdaptiveAvgPool2d((1, 1)), nn.AdaptiveAvgPool2d((1, 1)), (2, 3, 7, 5)),
+            (ct.AdaptiveAvgPool2d((3, None)), nn.AdaptiveAvgPool2d((3, None)), (2, 3, 9, 4)),
+            (ct.AdaptiveMaxPool1d(4), nn.AdaptiveMaxPool1d(4), (2, 3, 12)),
+            (ct.AdaptiveAvgPool3d(2), nn.AdaptiveAvgPool3d(2), (1, 2, 4, 6, 2))]:
+        x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+        got, want = ours(x), torchs(x)
+        assert torch.allclose(got, want, atol=1e-12)
+        assert torch.allclose(torch.autograd.grad(got.sum(), x)[0],
+                              torch.autograd.grad(want.sum(), x)[0], atol=1e-12)
+    uneven = ct.AdaptiveAvgPool2d(3)
+    x = torch.randn(1, 2, 7, 7)
+    with pytest.warns(ct.LeftToTorchWarning, match=r"from \(7, 7\) to \(3, 3\) has windows of "
+                                                    "two widths"):
+        assert torch.allclose(uneven(x), nn.AdaptiveAvgPool2d(3)(x))

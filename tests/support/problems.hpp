@@ -70,7 +70,8 @@ ConvTensors<T> make_conv_tensors(const ConvCase& c) {
   return t;
 }
 
-// A random valid conv: 1D/2D/3D, strides, asymmetric padding, dilation,
+// A random valid conv: 1D/2D/3D, strides, asymmetric padding up to the
+// dilated filter's extent (so some outputs see only padding), dilation,
 // groups (depthwise included), any layout.  `symmetric` makes pad_end equal
 // pad_begin (what cuDNN expresses) from the same random draws.
 inline ConvCase random_conv_case(std::mt19937& rng, int spatial, bool symmetric = false) {
@@ -92,8 +93,8 @@ inline ConvCase random_conv_case(std::mt19937& rng, int spatial, bool symmetric 
     c.dilation.push_back(d);
     c.stride.push_back(pick(1, 3));
     c.input.push_back(in);
-    c.pad_begin.push_back(pick(0, extent - 1));
-    c.pad_end.push_back(pick(0, extent - 1));
+    c.pad_begin.push_back(pick(0, extent));
+    c.pad_end.push_back(pick(0, extent));
     if (symmetric) c.pad_end.back() = c.pad_begin.back();
   }
   c.layout = static_cast<TestLayout>(pick(0, 2));
@@ -101,7 +102,8 @@ inline ConvCase random_conv_case(std::mt19937& rng, int spatial, bool symmetric 
 }
 
 // Random windows over `spatial` dims (sizes 1-3, dilations 1-2, strides
-// 1-3, inputs from the dilated window up to `max_in`, asymmetric padding)
+// 1-3, inputs from the dilated window up to `max_in`, asymmetric padding
+// up to the dilated window's extent)
 // and random activation and filter layouts, for tests that choose the
 // channels themselves.
 inline void randomize_windows(ConvCase& c, std::mt19937& rng, int spatial, std::int64_t max_in) {
@@ -114,8 +116,8 @@ inline void randomize_windows(ConvCase& c, std::mt19937& rng, int spatial, std::
     c.dilation.push_back(d);
     c.stride.push_back(pick(1, 3));
     c.input.push_back(pick(extent, max_in));
-    c.pad_begin.push_back(pick(0, extent - 1));
-    c.pad_end.push_back(pick(0, extent - 1));
+    c.pad_begin.push_back(pick(0, extent));
+    c.pad_end.push_back(pick(0, extent));
   }
   c.layout = static_cast<TestLayout>(pick(0, 2));
   c.filter_layout = pick(0, 1) == 0 ? TestLayout::nchw : TestLayout::nhwc;

@@ -1,5 +1,7 @@
 #include "dispatcher/backends/onednn/onednn_problem.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "dispatcher/backends/reference/tensor_view.hpp"
@@ -70,6 +72,17 @@ Status pooling_parameters(const OpDescriptor& d, OnednnProblem& p) {
   return Status::ok();
 }
 
+// oneDNN's kernels assume no two elements of a tensor share an address: a
+// broadcast operand (a zero stride, as torch's expand makes) crashes them.
+Status no_broadcast(const OnednnTensor& t, const char* name) {
+  for (int i = 0; i < t.ndims; ++i)
+    if (t.strides[i] == 0 && t.dims[i] > 1)
+      return Status::unsupported(fmt::format(
+          "{} is broadcast (stride 0 on dim {} of size {}), which oneDNN's kernels do not read",
+          name, i, t.dims[i]));
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
@@ -79,6 +92,7 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
   const int rank = d.rank();
   OnednnProblem p;
   p.y = tensor(d.y_dims, d.y_strides, rank);
+  if (Status s = no_broadcast(p.y, "y"); !s.is_ok()) return s;
   if (d.kind == OpKind::bias_grad) {
     p.w.ndims = rank;
     p.w.dims.fill(1), p.w.strides.fill(1);
@@ -87,6 +101,7 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
     return p;
   }
   p.x = tensor(d.x_dims, d.x_strides, rank);
+  if (Status s = no_broadcast(p.x, "x"); !s.is_ok()) return s;
   for (int i = 0; i < d.spatial_dims; ++i) {
     p.window[i] = d.is_conv() ? d.w_dims[2 + i] : d.window[i];
     p.stride[i] = d.stride[i];
@@ -98,7 +113,15 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
     if (Status s = pooling_parameters(d, p); !s.is_ok()) return s;
     return p;
   }
+  // oneDNN sizes a padded input in int: pads near 2^31 (valid here) would
+  // overflow there and fail the call instead of declining it.
+  for (int i = 0; i < d.spatial_dims; ++i)
+    if (d.x_dims[2 + i] + d.pad_begin[i] + d.pad_end[i] > std::numeric_limits<std::int32_t>::max())
+      return Status::unsupported(fmt::format(
+          "the padded {} spatial dim ({} + {} + {}) is past oneDNN's int range",
+          kAxisNames[i], d.x_dims[2 + i], d.pad_begin[i], d.pad_end[i]));
   p.w = grouped_filter(d);
+  if (Status s = no_broadcast(p.w, "w"); !s.is_ok()) return s;
   return p;
 }
 

@@ -1,17 +1,27 @@
 """The ops as torch.library custom ops (torch 2.4 or newer), with fake
-kernels (shapes only: convjit's own shape arithmetic, no data) and autograd
-formulas built of the same custom ops, so that torch.compile and
-torch.export see opaque ops with known outputs.  Older torch (Debian's
-1.13) uses _autograd.py's Functions instead."""
+kernels (shapes only: convjit's own shape arithmetic, no data), autograd
+and vmap rules, so that torch.compile and torch.export see opaque ops with
+known outputs.  The autograd formulas are _autograd.py's, over these ops;
+the functions reach the ops through those Functions, which torch.func
+accepts (the autograd that register_autograd makes is not)."""
 
+from types import SimpleNamespace
 from typing import List, Optional
 
 import torch
 
 from ..core import conv_params, pool_params
 from . import _kernels as K
+from ._autograd import make_functions
 
 AVAILABLE = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+
+
+def _ints(values):
+    """Concrete ints for convjit's shape arithmetic: a symbolic size (torch's
+    dynamic shapes) is specialised, which guards the graph on its value."""
+    return [int(v) for v in values]
+
 
 if AVAILABLE:
     Tensor = torch.Tensor
@@ -25,7 +35,9 @@ if AVAILABLE:
 
     @conv.register_fake
     def _(x, w, bias, stride, pad_begin, pad_end, dilation, groups):
-        params = conv_params(x.dim() - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
+        params = conv_params(x.dim() - 2, _ints(stride),
+                             list(zip(_ints(pad_begin), _ints(pad_end))), _ints(dilation),
+                             int(groups))
         return K._empty(K.conv_output_shape(x, w, params), x)
 
     @torch.library.custom_op("convjit::conv_backward_data", mutates_args=())
@@ -58,45 +70,15 @@ if AVAILABLE:
     def _(dy):
         return dy.new_empty([dy.shape[1]])
 
-    def _conv_setup(ctx, inputs, output):
-        x, w, bias, *params = inputs
-        ctx.save_for_backward(x, w)
-        ctx.params, ctx.has_bias = params, bias is not None
-
-    def _conv_backward(ctx, dy):
-        x, w = ctx.saved_tensors
-        wants_x, wants_w, wants_b = ctx.needs_input_grad[:3]
-        dx = conv_backward_data(dy, w, list(x.shape), *ctx.params) if wants_x else None
-        dw = conv_backward_filter(x, dy, list(w.shape), *ctx.params) if wants_w else None
-        db = bias_grad(dy) if wants_b and ctx.has_bias else None
-        return dx, dw, db, None, None, None, None, None
-
-    conv.register_autograd(_conv_backward, setup_context=_conv_setup)
-
     @torch.library.custom_op("convjit::conv_transpose", mutates_args=())
-    def conv_transpose_op(x: Tensor, w: Tensor, out_shape: List[int], stride: List[int],
-                          padding: List[int], dilation: List[int], groups: int) -> Tensor:
+    def conv_transpose(x: Tensor, w: Tensor, out_shape: List[int], stride: List[int],
+                       padding: List[int], dilation: List[int], groups: int) -> Tensor:
         return K.conv_backward_data(K.dense(x), w.contiguous(), out_shape, stride, padding,
                                     padding, dilation, groups)
 
-    @conv_transpose_op.register_fake
+    @conv_transpose.register_fake
     def _(x, w, out_shape, stride, padding, dilation, groups):
         return K._empty(out_shape, x)
-
-    def _conv_transpose_setup(ctx, inputs, output):
-        x, w, _, stride, padding, dilation, groups = inputs
-        ctx.save_for_backward(x, w)
-        ctx.params = (stride, padding, padding, dilation, groups)
-
-    def _conv_transpose_backward(ctx, dy):
-        x, w = ctx.saved_tensors
-        wants_x, wants_w = ctx.needs_input_grad[:2]
-        dx = conv(dy, w, None, *ctx.params) if wants_x else None
-        dw = conv_backward_filter(dy, x, list(w.shape), *ctx.params) if wants_w else None
-        return dx, dw, None, None, None, None, None
-
-    conv_transpose_op.register_autograd(_conv_transpose_backward,
-                                        setup_context=_conv_transpose_setup)
 
     @torch.library.custom_op("convjit::pool", mutates_args=())
     def pool(x: Tensor, mode: str, window: List[int], stride: List[int], pad_begin: List[int],
@@ -105,8 +87,8 @@ if AVAILABLE:
 
     @pool.register_fake
     def _(x, mode, window, stride, pad_begin, pad_end, dilation, ceil_mode):
-        params = pool_params(x.dim() - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
-                             dilation)
+        params = pool_params(x.dim() - 2, mode, _ints(window), _ints(stride),
+                             list(zip(_ints(pad_begin), _ints(pad_end))), _ints(dilation))
         return K._empty(K.pool_output_shape(x, params, ceil_mode), x)
 
     @torch.library.custom_op("convjit::pool_backward", mutates_args=())
@@ -118,18 +100,15 @@ if AVAILABLE:
     def _(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
         return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
 
-    def _pool_setup(ctx, inputs, output):
-        x, *params = inputs
-        ctx.save_for_backward(x)
-        ctx.params = params[:-1]  # all but ceil_mode, which y's shape carries
-
-    def _pool_backward(ctx, dy):
-        (x,) = ctx.saved_tensors
-        dx = pool_backward(x, dy, *ctx.params) if ctx.needs_input_grad[0] else None
-        return dx, None, None, None, None, None, None, None
-
-    pool.register_autograd(_pool_backward, setup_context=_pool_setup)
-
-    def conv_transpose(x, w, out_shape, stride, padding, dilation, groups):
-        return conv_transpose_op(x, w, list(out_shape), stride, padding, dilation, groups)
-
+    FUNCTIONS = make_functions(SimpleNamespace(
+        conv=conv._opoverload, conv_backward_data=conv_backward_data._opoverload,
+        conv_backward_filter=conv_backward_filter._opoverload,
+        bias_grad=bias_grad._opoverload, conv_transpose=conv_transpose._opoverload,
+        pool=pool._opoverload, pool_backward=pool_backward._opoverload))
+    for op, function in ((conv, FUNCTIONS.Conv), (conv_backward_data, FUNCTIONS.ConvBackwardData),
+                         (conv_backward_filter, FUNCTIONS.ConvBackwardFilter),
+                         (bias_grad, FUNCTIONS.BiasGrad),
+                         (conv_transpose, FUNCTIONS.ConvTranspose), (pool, FUNCTIONS.Pool),
+                         (pool_backward, FUNCTIONS.PoolBackward)):
+        op.register_autograd(function.backward, setup_context=function.setup_context)
+        torch.library.register_vmap(op, function.vmap)
