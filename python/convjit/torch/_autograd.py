@@ -60,6 +60,12 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or 
     torch._dynamo.is_compiling
 
 
+def _save_operands_and_params(ctx, inputs, output):
+    """A backward op's setup: its two tensors, and the geometry after the shape."""
+    ctx.save_for_backward(*inputs[:2])
+    ctx.params = inputs[3:]
+
+
 def make_functions(ops):
     """The Functions over `ops` (conv, conv_backward_data,
     conv_backward_filter, bias_grad, conv_transpose, pool, pool_backward,
@@ -113,11 +119,7 @@ def make_functions(ops):
         def forward(dy, w, x_shape, *params):
             return op_conv_backward_data(dy, w, list(x_shape), *params)
 
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            dy, w, _, *params = inputs
-            ctx.save_for_backward(dy, w)
-            ctx.params = params
+        setup_context = staticmethod(_save_operands_and_params)
 
         @staticmethod
         def backward(ctx, g):
@@ -135,11 +137,7 @@ def make_functions(ops):
         def forward(x, dy, w_shape, *params):
             return op_conv_backward_filter(x, dy, list(w_shape), *params)
 
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            x, dy, _, *params = inputs
-            ctx.save_for_backward(x, dy)
-            ctx.params = params
+        setup_context = staticmethod(_save_operands_and_params)
 
         @staticmethod
         def backward(ctx, g):
