@@ -1,0 +1,138 @@
+"""torchvision's classification, video and segmentation models (random
+weights, nothing downloaded) forward and backward through
+replace_modules, in eval mode, against the same model in f64 as the truth,
+beside f32 torch.
+
+Which models: every one the pinned torchvision lists with
+CONVJIT_TORCHVISION_MODELS=all (about 25 minutes on 2 cores; its output is
+committed under bench/results/), else a set that holds every kind of
+layer the full set has: 11x11 stride 4 (alexnet), 7x7 and 5x5 depthwise
+(convnext_tiny, efficientnet_b0), 1x7/7x1 and count_include_pad average
+pools (inception_v3), groups (resnext50_32x4d, regnet_y_400mf,
+shufflenet_v2_x0_5), ceil_mode pools (googlenet, squeezenet1_0), dilation
+(deeplabv3_resnet50), uniform and uneven adaptive pools (densenet121,
+mnasnet0_5, alexnet), and 3D convolutions of 1x3x3, 3x1x1 and 3x7x7
+(r2plus1d_18, mc3_18, r3d_18).
+
+Piecewise activations (ReLU, ReLU6, hardswish, hardsigmoid) are swapped
+for smooth ones on every side alike: one pre-activation 1e-7 from zero
+flips on f32 rounding and moves a gradient by O(1) on either side.
+
+Tolerance: per kind (the output, the input gradient, the parameter
+gradients), the largest ||ours - truth|| / ||truth|| over its tensors
+(truth's norm floored at 1e-3 of the largest of its kind: a gradient that
+is zero in exact arithmetic is noise on every side) is at most twice f32
+torch's largest plus 1e-5, and below 1e-3.  Per kind, not per tensor: a
+max pool window whose two largest values lie within f32 rounding routes
+its gradient by chance on either side, so which side errs more on the
+few tensors after it is chance too."""
+
+import contextlib
+import copy
+import os
+import warnings
+
+import pytest
+import torch
+from torch import nn
+from torchvision import models
+
+import convjit.torch as ct
+
+FULL = os.environ.get("CONVJIT_TORCHVISION_MODELS") == "all"
+KINDS = {"classification": models, "video": models.video,
+         "segmentation": models.segmentation}
+SWEEP = ["alexnet", "convnext_tiny", "efficientnet_b0", "inception_v3", "resnext50_32x4d",
+         "regnet_y_400mf", "shufflenet_v2_x0_5", "googlenet", "squeezenet1_0",
+         "deeplabv3_resnet50", "densenet121", "mnasnet0_5", "r2plus1d_18", "mc3_18", "r3d_18"]
+ALL = [(kind, name) for kind, module in KINDS.items()
+       for name in models.list_models(module=module)]
+CASES = ALL if FULL else [(kind, name) for kind, name in ALL if name in SWEEP]
+
+# Input sizes: the smallest each model takes comfortably.
+SIZE = {"inception_v3": 80, "googlenet": 64}
+FIXED = {"vit": 224, "maxvit": 224}  # position embeddings and window grids
+FRAMES = {"s3d": 16, "mvit_v1_b": 16, "mvit_v2_s": 16}
+
+
+def _input(kind, name):
+    side = next((s for prefix, s in FIXED.items() if name.startswith(prefix)),
+                SIZE.get(name, 64))
+    if kind == "video":
+        frames = FRAMES.get(name, 4)
+        side = 224 if name.startswith("mvit") else side
+        return torch.rand(1, 3, frames, side, side)
+    return torch.rand(1, 3, side, side)
+
+
+def _build(kind, name):
+    kwargs = {"weights": None}
+    if kind == "segmentation":
+        kwargs["weights_backbone"] = None
+    if name in ("inception_v3", "googlenet"):
+        kwargs["aux_logits"] = False
+        kwargs["init_weights"] = True
+    torch.manual_seed(0)
+    return models.get_model(name, **kwargs).eval()
+
+
+def _smooth(module):
+    """Piecewise activation modules swapped for smooth ones, in place."""
+    for parent in module.modules():
+        for child_name, child in list(parent.named_children()):
+            if isinstance(child, (nn.ReLU, nn.ReLU6)):
+                setattr(parent, child_name, nn.SiLU())
+            elif isinstance(child, (nn.Hardswish, nn.Hardsigmoid)):
+                setattr(parent, child_name,
+                        nn.SiLU() if isinstance(child, nn.Hardswish) else nn.Sigmoid())
+    return module
+
+
+@contextlib.contextmanager
+def _smooth_functional_relu():
+    """torchvision's F.relu calls (densenet, googlenet, inception) as SiLU."""
+    relu = torch.nn.functional.relu
+    torch.nn.functional.relu = lambda x, inplace=False: torch.nn.functional.silu(x)
+    try:
+        yield
+    finally:
+        torch.nn.functional.relu = relu
+
+
+def _run(model, x):
+    model.zero_grad()
+    x = x.detach().requires_grad_()
+    y = model(x)
+    y = y["out"] if isinstance(y, dict) else y
+    (y * torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+    return {"output": [y.detach()], "input gradient": [x.grad],
+            "parameter gradients": [p.grad for p in model.parameters() if p.grad is not None]}
+
+
+def _relative(a, b, floor):
+    return ((a.double() - b.double()).norm() / max(b.double().norm().item(), floor)).item()
+
+
+@pytest.mark.parametrize("kind,name", CASES, ids=[name for _, name in CASES])
+def test_model_against_f64(kind, name):
+    base = _smooth(_build(kind, name))
+    x = _input(kind, name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ct.LeftToTorchWarning)
+        ours = ct.replace_modules(copy.deepcopy(base))
+    left = [str(w.message) for w in caught if issubclass(w.category, ct.LeftToTorchWarning)]
+    with _smooth_functional_relu():
+        truth = _run(copy.deepcopy(base).double(), x.double())
+        theirs = _run(base, x)
+        mine = _run(ours, x)
+    report = []
+    for key in truth:
+        assert len(mine[key]) == len(truth[key]) > 0, key
+        floor = 1e-3 * max(t.double().norm().item() for t in truth[key])
+        errors = [(_relative(m, w, floor), _relative(t, w, floor))
+                  for m, t, w in zip(mine[key], theirs[key], truth[key])]
+        ours_err, torch_err = (max(e[0] for e in errors), max(e[1] for e in errors))
+        report.append(f"{key}: convjit {ours_err:.2e}, torch {torch_err:.2e}")
+        assert ours_err <= 2 * torch_err + 1e-5 and ours_err < 1e-3, (key, report)
+    print(f"{name}: " + "; ".join(report) + ("; left to torch: " + " ".join(left) if left
+                                                else ""))
