@@ -19,6 +19,7 @@ import torch
 
 import convjit
 import convjit.torch as ct
+from f64_truth import norm_floor, relative
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
 ultralytics = pytest.importorskip("ultralytics")
@@ -38,12 +39,6 @@ def yolo11n():
     model = DetectionModel("yolo11n.yaml", nc=80, verbose=False)
     model.args = get_cfg()  # the loss's gains (box 7.5, cls 0.5, dfl 1.5)
     return model.train()
-
-
-def relative(a, b, floor=0.0):
-    """||a - b|| / ||b||, b's norm floored (a gradient that is zero in exact
-    arithmetic, a BN shift's say, is f32 noise on every side)."""
-    return ((a.double() - b.double()).norm() / max(b.double().norm().item(), floor)).item()
 
 
 def step(model, x):
@@ -70,7 +65,7 @@ def test_training_loss_and_gradients_against_f64():
     assert convjit.last_backend() in ("onednn", "reference")
     for key in truth:
         assert len(mine[key]) == len(truth[key]) > 0
-        floor = 1e-3 * max(want.double().norm().item() for want in truth[key])
+        floor = norm_floor(truth[key])
         for i, (m, t, want) in enumerate(zip(mine[key], theirs[key], truth[key])):
             ours_err, torch_err = relative(m, want, floor), relative(t, want, floor)
             assert ours_err <= 2 * torch_err + 1e-5 and ours_err < 1e-3, \
@@ -79,13 +74,17 @@ def test_training_loss_and_gradients_against_f64():
 
 def test_five_sgd_steps_give_torchs_losses():
     """Each step's loss against the f64 model's trajectory from the same
-    weights, under the same rule."""
+    weights, under the same rule.  At learning rate 1e-3 the fifth step's
+    box assignment (a top-k over anchor scores) flips on f32 rounding on
+    every side, putting f32 torch 9e-4 and convjit up to 3e-3 off by
+    chance (oneDNN's layouts are chosen by timing, per process); at 1e-4
+    every step stays within a few 1e-6 on both sides."""
     base = yolo11n()
     models = [copy.deepcopy(base).double(), base, ct.replace_modules(copy.deepcopy(base))]
     x = torch.rand(2, 3, IMGSZ, IMGSZ)
     traces = []
     for model in models:
-        optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
         trace = []
         for _ in range(5):
             optimizer.zero_grad()
