@@ -257,8 +257,8 @@ def test_padding_past_the_filter_extent_as_torch_takes_it(n):
 def test_the_torch_2_1_path_autograd_functions_over_plain_kernels():
     """torch 2.1 to 2.3 have no custom ops: the same Functions run over the
     plain kernels.  Checked here on the pinned torch."""
-    from convjit.torch import _autograd, _ops
-    functions = _autograd.make_functions(_ops._plain_ops())
+    from convjit.torch import _autograd, _kernels
+    functions = _autograd.make_functions(_kernels.PLAIN_OPS)
     x = torch.randn(2, 4, 7, 6, dtype=torch.float64, requires_grad=True)
     w = torch.randn(6, 2, 3, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(6, dtype=torch.float64, requires_grad=True)

@@ -38,6 +38,7 @@ from torch import nn
 from torchvision import models
 
 import convjit.torch as ct
+from f64_truth import norm_floor, relative
 
 FULL = os.environ.get("CONVJIT_TORCHVISION_MODELS") == "all"
 KINDS = {"classification": models, "video": models.video,
@@ -76,15 +77,16 @@ def _build(kind, name):
     return models.get_model(name, **kwargs).eval()
 
 
+SMOOTH = {nn.ReLU: nn.SiLU, nn.ReLU6: nn.SiLU, nn.Hardswish: nn.SiLU, nn.Hardsigmoid: nn.Sigmoid}
+
+
 def _smooth(module):
     """Piecewise activation modules swapped for smooth ones, in place."""
     for parent in module.modules():
         for child_name, child in list(parent.named_children()):
-            if isinstance(child, (nn.ReLU, nn.ReLU6)):
-                setattr(parent, child_name, nn.SiLU())
-            elif isinstance(child, (nn.Hardswish, nn.Hardsigmoid)):
-                setattr(parent, child_name,
-                        nn.SiLU() if isinstance(child, nn.Hardswish) else nn.Sigmoid())
+            smooth = next((s for cls, s in SMOOTH.items() if isinstance(child, cls)), None)
+            if smooth is not None:
+                setattr(parent, child_name, smooth())
     return module
 
 
@@ -109,10 +111,6 @@ def _run(model, x):
             "parameter gradients": [p.grad for p in model.parameters() if p.grad is not None]}
 
 
-def _relative(a, b, floor):
-    return ((a.double() - b.double()).norm() / max(b.double().norm().item(), floor)).item()
-
-
 @pytest.mark.parametrize("kind,name", CASES, ids=[name for _, name in CASES])
 def test_model_against_f64(kind, name):
     base = _smooth(_build(kind, name))
@@ -128,8 +126,8 @@ def test_model_against_f64(kind, name):
     report = []
     for key in truth:
         assert len(mine[key]) == len(truth[key]) > 0, key
-        floor = 1e-3 * max(t.double().norm().item() for t in truth[key])
-        errors = [(_relative(m, w, floor), _relative(t, w, floor))
+        floor = norm_floor(truth[key])
+        errors = [(relative(m, w, floor), relative(t, w, floor))
                   for m, t, w in zip(mine[key], theirs[key], truth[key])]
         ours_err, torch_err = (max(e[0] for e in errors), max(e[1] for e in errors))
         report.append(f"{key}: convjit {ours_err:.2e}, torch {torch_err:.2e}")

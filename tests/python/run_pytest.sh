@@ -11,8 +11,8 @@ if [ ! -x "$python" ]; then
        "'tools/setup --python' (tools/test does)" >&2
   exit 1
 fi
-# Ultralytics must never reach for the network: its settings live in a
-# private directory, and its online checks are off.
-export YOLO_CONFIG_DIR=${YOLO_CONFIG_DIR:-$(mktemp -d)}
+# Ultralytics must never reach for the network: its settings live in the
+# environment's own directory, and its online checks are off.
+export YOLO_CONFIG_DIR=${YOLO_CONFIG_DIR:-$(dirname "$(dirname "$python")")/ultralytics-settings}
 export YOLO_OFFLINE=1
 exec "$python" -m pytest -q -rs -p no:cacheprovider "$tests" "$@"

@@ -6,6 +6,7 @@
 
 #include "dispatcher/backends/onednn/onednn_kernel.hpp"
 #include "dispatcher/backends/onednn/onednn_primitive_descs.hpp"
+#include "dispatcher/descriptor/output_shape.hpp"
 #include "dispatcher/tuning/kernel_timing.hpp"
 #include "dispatcher/tuning/operand_buffers.hpp"
 
@@ -183,8 +184,11 @@ std::vector<DataType> result_types(DataType type) {
 // result may serve it.
 bool sums_shared_gradients(const OpDescriptor& d, DataType result_type) {
   if (!d.is_pool() || d.direction != Direction::bwd || result_type == DataType::f32) return false;
-  for (int i = 0; i < d.spatial_dims; ++i)
-    if (d.stride[i] < d.dilation[i] * (d.window[i] - 1) + 1) return true;
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const WindowGeometry g{d.x_dims[2 + i], d.window[i], d.pad_begin[i],
+                           d.pad_end[i],    d.stride[i], d.dilation[i]};
+    if (g.stride < g.extent()) return true;
+  }
   return false;
 }
 

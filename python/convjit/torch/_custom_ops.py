@@ -30,8 +30,7 @@ if AVAILABLE:
     def conv(x: Tensor, w: Tensor, bias: Optional[Tensor], stride: List[int],
              pad_begin: List[int], pad_end: List[int], dilation: List[int],
              groups: int) -> Tensor:
-        return K.conv_forward(K.dense(x), w.contiguous(), bias, stride, pad_begin, pad_end,
-                              dilation, groups)
+        return K.PLAIN_OPS.conv(x, w, bias, stride, pad_begin, pad_end, dilation, groups)
 
     @conv.register_fake
     def _(x, w, bias, stride, pad_begin, pad_end, dilation, groups):
@@ -44,8 +43,8 @@ if AVAILABLE:
     def conv_backward_data(dy: Tensor, w: Tensor, x_shape: List[int], stride: List[int],
                            pad_begin: List[int], pad_end: List[int], dilation: List[int],
                            groups: int) -> Tensor:
-        return K.conv_backward_data(dy, w.contiguous(), x_shape, stride, pad_begin, pad_end,
-                                    dilation, groups)
+        return K.PLAIN_OPS.conv_backward_data(dy, w, x_shape, stride, pad_begin, pad_end,
+                                              dilation, groups)
 
     @conv_backward_data.register_fake
     def _(dy, w, x_shape, stride, pad_begin, pad_end, dilation, groups):
@@ -73,8 +72,7 @@ if AVAILABLE:
     @torch.library.custom_op("convjit::conv_transpose", mutates_args=())
     def conv_transpose(x: Tensor, w: Tensor, out_shape: List[int], stride: List[int],
                        padding: List[int], dilation: List[int], groups: int) -> Tensor:
-        return K.conv_backward_data(K.dense(x), w.contiguous(), out_shape, stride, padding,
-                                    padding, dilation, groups)
+        return K.PLAIN_OPS.conv_transpose(x, w, out_shape, stride, padding, dilation, groups)
 
     @conv_transpose.register_fake
     def _(x, w, out_shape, stride, padding, dilation, groups):

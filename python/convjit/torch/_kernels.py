@@ -4,6 +4,7 @@ and calls convjit on the tensors' own memory and, on CUDA, torch's current
 stream.  No autograd here: see _autograd.py and _custom_ops.py."""
 
 import ctypes as C
+from types import SimpleNamespace
 
 import torch
 
@@ -168,3 +169,26 @@ def pool_backward(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
                                      _byref(dy, "grad_output"), _pointer(dy), _pointer(dx), 1.0,
                                      0.0, C.byref(e)))
     return dx
+
+
+# The kernels with the custom ops' signatures: the custom ops' bodies, and
+# the ops themselves on torch 2.1 to 2.3, which has no custom ops.
+def _conv_op(x, w, bias, stride, pad_begin, pad_end, dilation, groups):
+    return conv_forward(dense(x), w.contiguous(), bias, stride, pad_begin, pad_end, dilation,
+                        groups)
+
+
+def _conv_backward_data_op(dy, w, x_shape, stride, pad_begin, pad_end, dilation, groups):
+    return conv_backward_data(dy, w.contiguous(), x_shape, stride, pad_begin, pad_end, dilation,
+                              groups)
+
+
+def _conv_transpose_op(x, w, out_shape, stride, padding, dilation, groups):
+    return conv_backward_data(dense(x), w.contiguous(), out_shape, stride, padding, padding,
+                              dilation, groups)
+
+
+PLAIN_OPS = SimpleNamespace(conv=_conv_op, conv_backward_data=_conv_backward_data_op,
+                            conv_backward_filter=conv_backward_filter, bias_grad=bias_grad,
+                            conv_transpose=_conv_transpose_op, pool=pool_forward,
+                            pool_backward=pool_backward)

@@ -54,14 +54,14 @@ class ConvTransposeMixin:
 
 class MaxPoolMixin:
     def forward(self, input):
-        n = _POOL_DIMS[_torch_base(type(self))]
+        n = _pool_dims(type(self))
         return _MAX_POOL[n](input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
 class AvgPoolMixin:
     def forward(self, input):
-        n = _POOL_DIMS[_torch_base(type(self))]
+        n = _pool_dims(type(self))
         extra = () if n == 1 else (self.divisor_override,)
         return _AVG_POOL[n](input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, *extra)
@@ -75,7 +75,7 @@ class AdaptivePoolMixin:
 
     def forward(self, input):
         base = _torch_base(type(self))
-        n = _POOL_DIMS[base]
+        n = _pool_dims(type(self))
         sizes = list(input.shape[-n:])
         wanted = [self.output_size] * n if isinstance(self.output_size, int) else \
             list(self.output_size)
@@ -189,7 +189,7 @@ REPLACEMENTS = {
 }
 _POOL_DIMS = {base: int(base.__name__[-2]) for base in REPLACEMENTS if "Pool" in base.__name__}
 _ADAPTIVE_MAX = (nn.AdaptiveMaxPool1d, nn.AdaptiveMaxPool2d, nn.AdaptiveMaxPool3d)
-_OURS = {ours for ours, _ in REPLACEMENTS.values()}
+_MIXINS = (ConvMixin, ConvTransposeMixin, MaxPoolMixin, AvgPoolMixin, AdaptivePoolMixin)
 
 # Conv and pool modules convjit has no replacement for: named when left.
 _UNSERVED = {
@@ -207,6 +207,10 @@ _UNSERVED = {
 def _torch_base(cls):
     """The torch.nn class of REPLACEMENTS that cls is or derives from, or None."""
     return next((base for base in cls.__mro__ if base in REPLACEMENTS), None)
+
+
+def _pool_dims(cls):
+    return _POOL_DIMS[_torch_base(cls)]
 
 
 def _overridden(cls, base, methods):
@@ -262,7 +266,7 @@ def replace_modules(model, predicate=None):
             full = f"{name}.{child_name}" if name else child_name
             if predicate is not None and not predicate(full, child):
                 continue
-            if type(child) in _OURS or type(child) in _SUBCLASS_REPLACEMENTS.values():
+            if isinstance(child, _MIXINS):  # convjit's already
                 continue
             base = _torch_base(type(child))
             if base is None:
