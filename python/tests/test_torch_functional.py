@@ -258,7 +258,7 @@ def test_the_torch_2_1_path_autograd_functions_over_plain_kernels():
     """torch 2.1 to 2.3 have no custom ops: the same Functions run over the
     plain kernels.  Checked here on the pinned torch."""
     from convjit.torch import _autograd, _kernels
-    functions = _autograd.make_functions(_kernels.PLAIN_OPS)
+    functions = _autograd.make_functions(_kernels.PLAIN_OPS, _kernels.PLAIN_OPS)
     x = torch.randn(2, 4, 7, 6, dtype=torch.float64, requires_grad=True)
     w = torch.randn(6, 2, 3, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(6, dtype=torch.float64, requires_grad=True)
@@ -274,3 +274,46 @@ def test_the_torch_2_1_path_autograd_functions_over_plain_kernels():
     (gx,) = torch.autograd.grad(pooled.sum(), x)
     (hx,) = torch.autograd.grad(TF.max_pool2d(x, (3, 2), 2, (1, 0), ceil_mode=True).sum(), x)
     close(gx, hx)
+
+
+def test_plain_eager_calls_skip_the_custom_op_and_traced_ones_keep_it():
+    """Plain eager calls run the kernels undispatched (the custom op costs
+    tens of microseconds a call); fake tensors, torch.func transforms and
+    tensor subclasses must still meet the op, or they would read no data."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from convjit.torch._autograd import plain_eager
+    x, w = torch.randn(1, 2, 5, 5), torch.nn.Parameter(torch.randn(3, 2, 3, 3))
+    assert plain_eager(x, w, None)
+    assert not plain_eager(x, w.detach().as_subclass(Subclass))
+    plain_w = w.detach()
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x)
+        assert not plain_eager(fake, w)
+        assert cf.conv2d(fake, mode.from_tensor(plain_w)).shape == (1, 3, 3, 3)
+    torch.func.grad(lambda v: (assert_not_plain(v), cf.conv2d(v, w).sum())[1])(x)
+    with torch.no_grad():
+        assert not cf.conv2d(x, w).requires_grad
+
+
+class Subclass(torch.Tensor):
+    pass
+
+
+def assert_not_plain(v):
+    from convjit.torch._autograd import plain_eager
+    assert not plain_eager(v)
+
+
+def test_each_layout_of_one_shape_gets_its_own_plan():
+    """The kernels keep a geometry's descriptors by shape and strides: one
+    shape in three layouts must not share them."""
+    base = torch.randn(2, 6, 7, 5, dtype=torch.float64)
+    w = torch.randn(4, 6, 3, 3, dtype=torch.float64)
+    for x in (base, base.contiguous(memory_format=torch.channels_last),
+              base.transpose(2, 3).contiguous().transpose(2, 3), base[:, ::2].repeat(1, 2, 1, 1)):
+        close(cf.conv2d(x, w, padding=1), TF.conv2d(x, w, padding=1))
+        close(cf.max_pool2d(x, 3, 2, 1), TF.max_pool2d(x, 3, 2, 1))
+        x = x.clone().requires_grad_()
+        for g, h in zip(torch.autograd.grad(cf.conv2d(x, w, stride=2).square().sum(), x),
+                        torch.autograd.grad(TF.conv2d(x, w, stride=2).square().sum(), x)):
+            close(g, h)

@@ -58,6 +58,18 @@ def no_vmap_rule(name):
 
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or \
     torch._dynamo.is_compiling
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def plain_eager(*tensors):
+    """Whether a call is plain eager torch on real tensors, which the plain
+    kernels serve directly.  Anything that must see the op itself (the
+    compiler, a tracer, a functorch transform, a dispatch mode such as fake
+    tensors or export's, a tensor subclass) takes the custom op, at the
+    cost of torch's dispatch to a Python op (tens of microseconds)."""
+    return not (_compiling() or torch._C._are_functorch_transforms_active() or
+                torch._C._len_torch_dispatch_stack() or torch._C._get_tracing_state()) and \
+        all(t is None or type(t) in _PLAIN_TYPES for t in tensors)
 
 
 def _save_operands_and_params(ctx, inputs, output):
@@ -66,23 +78,70 @@ def _save_operands_and_params(ctx, inputs, output):
     ctx.params = inputs[3:]
 
 
-def make_functions(ops):
+def _eager_or(op, plain, tensors):
+    """op, which plain eager calls skip for plain (the same kernel without
+    torch's dispatch); the op's first `tensors` arguments are its tensors."""
+    if op is plain:
+        return op
+
+    def call(*args):
+        return plain(*args) if plain_eager(*args[:tensors]) else op(*args)
+    return call
+
+
+def _eager_function(function, plain):
+    """function in the old style (forward takes ctx) over plain, for plain
+    eager calls: torch applies a Function with setup_context only after
+    binding its forward's signature (inspect, tens of microseconds a call);
+    this form skips that.  The formulas are function's own."""
+    def forward(ctx, *args):
+        output = plain(*args)
+        function.setup_context(ctx, args, output)
+        return output
+    return type(f"Eager{function.__name__}", (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": function.backward})
+
+
+def _entry(function, plain, tensors):
+    """function.apply; a plain eager call runs plain directly where it needs
+    no gradient, else through function's eager form.  function's first
+    `tensors` arguments are its tensors."""
+    eager = _eager_function(function, plain)
+
+    def call(*args):
+        operands = args[:tensors]
+        if not plain_eager(*operands):
+            return function.apply(*args)
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in operands):
+            return eager.apply(*args)
+        return plain(*args)
+    return call
+
+
+def make_functions(ops, plain_ops):
     """The Functions over `ops` (conv, conv_backward_data,
     conv_backward_filter, bias_grad, conv_transpose, pool, pool_backward,
-    with the custom ops' signatures)."""
+    with the custom ops' signatures), and the entry points conv,
+    conv_transpose and pool; plain eager calls run `plain_ops`, the same
+    kernels undispatched."""
     # Locals, not attributes of `ops`: torch.compile traces the Functions
     # and wraps each op it meets, which it cannot do for a namespace.
-    op_conv, op_conv_backward_data, op_conv_backward_filter = (
-        ops.conv, ops.conv_backward_data, ops.conv_backward_filter)
-    op_bias_grad, op_conv_transpose, op_pool, op_pool_backward = (
-        ops.bias_grad, ops.conv_transpose, ops.pool, ops.pool_backward)
+    op_conv = _eager_or(ops.conv, plain_ops.conv, 3)
+    op_conv_backward_data = _eager_or(ops.conv_backward_data, plain_ops.conv_backward_data, 2)
+    op_conv_backward_filter = _eager_or(ops.conv_backward_filter,
+                                        plain_ops.conv_backward_filter, 2)
+    op_bias_grad = _eager_or(ops.bias_grad, plain_ops.bias_grad, 1)
+    op_conv_transpose = _eager_or(ops.conv_transpose, plain_ops.conv_transpose, 2)
+    op_pool = _eager_or(ops.pool, plain_ops.pool, 1)
+    op_pool_backward = _eager_or(ops.pool_backward, plain_ops.pool_backward, 2)
 
     def run(function, op, *args):
         """function's op, differentiable.  torch.compile traces a backward
         but no Function applied inside it: there the op itself runs, whose
         own autograd (the custom op's: these formulas) serves a gradient of
         the gradient."""
-        return op(*args) if _compiling() else function.apply(*args)
+        return op(*args) if _compiling() or not torch.is_grad_enabled() else \
+            function.apply(*args)
 
     class Conv(torch.autograd.Function):
         """y = conv(x, w) + bias."""
@@ -242,4 +301,7 @@ def make_functions(ops):
 
     return SimpleNamespace(Conv=Conv, ConvBackwardData=ConvBackwardData,
                            ConvBackwardFilter=ConvBackwardFilter, BiasGrad=BiasGrad,
-                           ConvTranspose=ConvTranspose, Pool=Pool, PoolBackward=PoolBackward)
+                           ConvTranspose=ConvTranspose, Pool=Pool, PoolBackward=PoolBackward,
+                           conv=_entry(Conv, plain_ops.conv, 3),
+                           conv_transpose=_entry(ConvTranspose, plain_ops.conv_transpose, 2),
+                           pool=_entry(Pool, plain_ops.pool, 1))

@@ -102,7 +102,7 @@ if AVAILABLE:
         conv=conv._opoverload, conv_backward_data=conv_backward_data._opoverload,
         conv_backward_filter=conv_backward_filter._opoverload,
         bias_grad=bias_grad._opoverload, conv_transpose=conv_transpose._opoverload,
-        pool=pool._opoverload, pool_backward=pool_backward._opoverload))
+        pool=pool._opoverload, pool_backward=pool_backward._opoverload), K.PLAIN_OPS)
     for op, function in ((conv, FUNCTIONS.Conv), (conv_backward_data, FUNCTIONS.ConvBackwardData),
                          (conv_backward_filter, FUNCTIONS.ConvBackwardFilter),
                          (bias_grad, FUNCTIONS.BiasGrad),

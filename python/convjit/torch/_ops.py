@@ -7,7 +7,7 @@ from . import _kernels as K
 
 REGISTERED_AS_CUSTOM_OPS = _custom_ops.AVAILABLE
 FUNCTIONS = _custom_ops.FUNCTIONS if REGISTERED_AS_CUSTOM_OPS else \
-    _autograd.make_functions(K.PLAIN_OPS)
-conv = FUNCTIONS.Conv.apply
-conv_transpose = FUNCTIONS.ConvTranspose.apply
-pool = FUNCTIONS.Pool.apply
+    _autograd.make_functions(K.PLAIN_OPS, K.PLAIN_OPS)
+conv = FUNCTIONS.conv
+conv_transpose = FUNCTIONS.conv_transpose
+pool = FUNCTIONS.pool
