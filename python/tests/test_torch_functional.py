@@ -317,3 +317,23 @@ def test_each_layout_of_one_shape_gets_its_own_plan():
         for g, h in zip(torch.autograd.grad(cf.conv2d(x, w, stride=2).square().sum(), x),
                         torch.autograd.grad(TF.conv2d(x, w, stride=2).square().sum(), x)):
             close(g, h)
+
+
+def test_views_of_a_batch_of_one_keep_their_meaning():
+    """A channel slice of a batch of one (autograd's gradient of a
+    concatenation) is dense with a batch stride of its parent's: convjit
+    names it by the dense strides (a size-1 dim's stride addresses
+    nothing), in either memory format, and computes the same."""
+    x = torch.randn(1, 4, 9, 9, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 4, 3, 3, dtype=torch.float64)
+    for fmt in (torch.contiguous_format, torch.channels_last):
+        x0 = x.contiguous(memory_format=fmt)
+        def sppf(pool, conv):
+            ys = [x0]
+            for _ in range(3):
+                ys.append(pool(ys[-1], 5, 1, 2))
+            return conv(torch.cat(ys, 1)[:, 4:12], w.repeat(1, 2, 1, 1), padding=1)
+        got, want = sppf(cf.max_pool2d, cf.conv2d), sppf(TF.max_pool2d, TF.conv2d)
+        close(got, want)
+        g = torch.randn_like(want)
+        close(torch.autograd.grad(got, x, g)[0], torch.autograd.grad(want, x, g)[0])

@@ -31,7 +31,7 @@ _HOST_REF = C.byref(_HOST)
 
 def _desc(t, name):
     """t's descriptor; t is a tensor, or a (shape, strides, dtype) triple."""
-    shape, strides, dtype = (t.shape, t.stride(), t.dtype) if isinstance(t, torch.Tensor) else t
+    shape, strides, dtype = _tensor_key(t) if isinstance(t, torch.Tensor) else t
     if dtype not in _DTYPES:
         raise InvalidArgumentError(f"{name} is {dtype}; convjit takes float32, float16, "
                                    "bfloat16 and float64")
@@ -102,7 +102,30 @@ def _output(shape, like_key):
 
 
 def _tensor_key(t):
-    return t.shape, t.stride(), t.dtype
+    return t.shape, _strides(t), t.dtype
+
+
+def _strides(t):
+    """t's strides, a size-1 dim's made dense.  Such a stride addresses
+    nothing, and torch keeps a view's there (a channel slice of a batch of
+    one, as autograd passes a concatenation's gradient): it would name a
+    layout of its own, and oneDNN may serve that with a slower kernel."""
+    strides = t.stride()
+    if 1 not in t.shape:
+        return strides
+    if t.is_contiguous():
+        return _dense_strides(t.shape, range(t.dim() - 1, -1, -1))
+    if _channels_last_format(t) is not None:
+        return _dense_strides(t.shape, [1] + list(range(t.dim() - 1, 1, -1)) + [0])
+    return strides
+
+
+def _dense_strides(shape, innermost_first):
+    strides, running = [0] * len(shape), 1
+    for dim in innermost_first:
+        strides[dim] = running
+        running *= shape[dim]
+    return tuple(strides)
 
 
 def _rank(t):
