@@ -4,15 +4,15 @@ reference and PyTorch on the CPU, side by side in one run and with the same
 thread count.
 
 For each model it runs `convjit run --json` once per policy (onednn, then
-reference), then times every distinct op in PyTorch (Debian's torch: run it
-with /usr/bin/python3) on tensors with the descriptor's own strides, and
+reference), then times every distinct op in PyTorch (the pinned torch of
+build/python-env) on tensors with the descriptor's own strides, and
 prints per op the steady-state times and the ratios, and the totals (each
 op counted as often as the step runs it).  It ends with the ops, and the
 layers (a layer's forward and backward ops together), where onednn is slower
 than PyTorch.
 
-    /usr/bin/python3 bench/host_step.py --threads 2
-    /usr/bin/python3 bench/host_step.py --models yolo11n:640 --skip-reference
+    build/python-env/bin/python bench/host_step.py --threads 2
+    build/python-env/bin/python bench/host_step.py --models yolo11n:640 --skip-reference
 
 PyTorch's backward ops are timed as autograd runs them: the convolution's
 through aten.convolution_backward with one output selected, the max pool's
