@@ -78,10 +78,6 @@ def contiguous(t):
     return t if t.is_contiguous() else t.contiguous()
 
 
-def _pointer(t):
-    return None if t is None else t.data_ptr()
-
-
 def _format(like):
     """The memory format of an output like `like`: channels-last stays channels-last."""
     return (None if like.is_contiguous() else _channels_last_format(like)) or \
@@ -102,6 +98,7 @@ def _output(shape, like_key):
 
 
 def _tensor_key(t):
+    """What a plan knows of a tensor: (shape, strides, dtype)."""
     return t.shape, _strides(t), t.dtype
 
 
@@ -145,15 +142,15 @@ class _Plan(SimpleNamespace):
 
 
 def _refs(**descs):
-    """C.byref of each descriptor, with the descriptors kept alive beside them."""
-    return {name: C.byref(d) for name, d in descs.items()} | {"_keep": descs}
+    """C.byref of each descriptor (a byref holds its object alive)."""
+    return {name: C.byref(d) for name, d in descs.items()}
 
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _conv_forward_plan(x, w, stride, pad_begin, pad_end, dilation, groups):
     params = conv_params(len(x[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
     y_shape, y_strides, y_format = _output(conv_output_shape(x, w, params), x)
-    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format, _p=params,
+    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format,
                  **_refs(x=_desc(x, "input"), w=_desc(w, "weight"),
                          y=_desc((y_shape, y_strides, x[2]), "output")))
 
@@ -186,7 +183,7 @@ def conv_forward(x, w, bias, stride, pad_begin, pad_end, dilation, groups, activ
 def _conv_backward_data_plan(dy, w, x_shape, stride, pad_begin, pad_end, dilation, groups):
     params = conv_params(len(dy[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
     dx_shape, dx_strides, dx_format = _output(x_shape, dy)
-    return _Plan(params=C.byref(params), dx_shape=dx_shape, dx_format=dx_format, _p=params,
+    return _Plan(params=C.byref(params), dx_shape=dx_shape, dx_format=dx_format,
                  **_refs(dy=_desc(dy, "grad_output"), w=_desc(w, "weight"),
                          dx=_desc((dx_shape, dx_strides, dy[2]), "grad_input")))
 
@@ -208,7 +205,7 @@ def conv_backward_data(dy, w, x_shape, stride, pad_begin, pad_end, dilation, gro
 def _conv_backward_filter_plan(x, dy, w_shape, stride, pad_begin, pad_end, dilation, groups):
     params = conv_params(len(x[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
     w_strides = torch.empty(w_shape, device="meta").stride()
-    return _Plan(params=C.byref(params), dw_shape=w_shape, _p=params,
+    return _Plan(params=C.byref(params), dw_shape=w_shape,
                  **_refs(x=_desc(x, "input"), dy=_desc(dy, "grad_output"),
                          dw=_desc((w_shape, w_strides, x[2]), "grad_weight")))
 
@@ -250,7 +247,7 @@ def _pool_forward_plan(x, mode, window, stride, pad_begin, pad_end, dilation, ce
     params = pool_params(len(x[0]) - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
                          dilation)
     y_shape, y_strides, y_format = _output(pool_output_shape(x, params, ceil_mode), x)
-    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format, _p=params,
+    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format,
                  **_refs(x=_desc(x, "input"), y=_desc((y_shape, y_strides, x[2]), "output")))
 
 
@@ -267,7 +264,7 @@ def pool_forward(x, mode, window, stride, pad_begin, pad_end, dilation, ceil_mod
 def _pool_backward_plan(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
     params = pool_params(len(x[0]) - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
                          dilation)
-    return _Plan(params=C.byref(params), _p=params,
+    return _Plan(params=C.byref(params),
                  **_refs(x=_desc(x, "input"), dy=_desc(dy, "grad_output")))
 
 
