@@ -4,7 +4,7 @@ replace_modules, in eval mode, against the same model in f64 as the truth,
 beside f32 torch.
 
 Which models: every one the pinned torchvision lists with
-CONVJIT_TORCHVISION_MODELS=all (about 25 minutes on 2 cores; its output is
+CONVJIT_TORCHVISION_MODELS=all (about 30 minutes on 2 cores; its output is
 committed under bench/results/), else a set that holds every kind of
 layer the full set has: 11x11 stride 4 (alexnet), 7x7 and 5x5 depthwise
 (convnext_tiny, efficientnet_b0), 1x7/7x1 and count_include_pad average
@@ -22,7 +22,9 @@ Tolerance: per kind (the output, the input gradient, the parameter
 gradients), the largest ||ours - truth|| / ||truth|| over its tensors
 (truth's norm floored at 1e-3 of the largest of its kind: a gradient that
 is zero in exact arithmetic is noise on every side) is at most twice f32
-torch's largest plus 1e-5, and below 1e-3.  Per kind, not per tensor: a
+torch's largest plus 1e-5, and below 1e-3 unless f32 torch's own is
+above half that (the input gradients of MViT v1, 1.4e-3 on both sides, and
+of S3D, 5.7e-3 in torch and 5.9e-3 in convjit).  Per kind, not per tensor: a
 max pool window whose two largest values lie within f32 rounding routes
 its gradient by chance on either side, so which side errs more on the
 few tensors after it is chance too."""
@@ -143,6 +145,7 @@ def test_model_against_f64(kind, name):
                   for m, t, w in zip(mine[key], theirs[key], truth[key])]
         ours_err, torch_err = (max(e[0] for e in errors), max(e[1] for e in errors))
         report.append(f"{key}: convjit {ours_err:.2e}, torch {torch_err:.2e}")
-        assert ours_err <= 2 * torch_err + 1e-5 and ours_err < 1e-3, (key, report)
+        assert ours_err <= 2 * torch_err + 1e-5 and ours_err < max(1e-3, 2 * torch_err), \
+            (key, report)
     print(f"{name}: " + "; ".join(report) + ("; left to torch: " + " ".join(left) if left
                                                 else ""))
