@@ -137,21 +137,31 @@ def conv_output_shape(x, w, params):
 
 
 class _Plan(SimpleNamespace):
-    """One geometry's ctypes arguments: params, descriptors (by reference)
-    and the output's layout; read-only once built."""
+    """One geometry's ctypes arguments (the parameter struct and the
+    descriptors, by reference) and the output's layout; read-only once built."""
 
 
-def _refs(**descs):
-    """C.byref of each descriptor (a byref holds its object alive)."""
-    return {name: C.byref(d) for name, d in descs.items()}
+def _refs(**structs):
+    """C.byref of each struct (a byref holds its object alive)."""
+    return {name: C.byref(s) for name, s in structs.items()}
+
+
+def _conv_geometry(like, stride, pad_begin, pad_end, dilation, groups):
+    """The parameter struct of a conv whose operands have like's rank."""
+    return conv_params(len(like[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
+
+
+def _pool_geometry(like, mode, window, stride, pad_begin, pad_end, dilation):
+    return pool_params(len(like[0]) - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
+                       dilation)
 
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _conv_forward_plan(x, w, stride, pad_begin, pad_end, dilation, groups):
-    params = conv_params(len(x[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
+    params = _conv_geometry(x, stride, pad_begin, pad_end, dilation, groups)
     y_shape, y_strides, y_format = _output(conv_output_shape(x, w, params), x)
-    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format,
-                 **_refs(x=_desc(x, "input"), w=_desc(w, "weight"),
+    return _Plan(y_shape=y_shape, y_format=y_format,
+                 **_refs(params=params, x=_desc(x, "input"), w=_desc(w, "weight"),
                          y=_desc((y_shape, y_strides, x[2]), "output")))
 
 
@@ -181,10 +191,10 @@ def conv_forward(x, w, bias, stride, pad_begin, pad_end, dilation, groups, activ
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _conv_backward_data_plan(dy, w, x_shape, stride, pad_begin, pad_end, dilation, groups):
-    params = conv_params(len(dy[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
+    params = _conv_geometry(dy, stride, pad_begin, pad_end, dilation, groups)
     dx_shape, dx_strides, dx_format = _output(x_shape, dy)
-    return _Plan(params=C.byref(params), dx_shape=dx_shape, dx_format=dx_format,
-                 **_refs(dy=_desc(dy, "grad_output"), w=_desc(w, "weight"),
+    return _Plan(dx_shape=dx_shape, dx_format=dx_format,
+                 **_refs(params=params, dy=_desc(dy, "grad_output"), w=_desc(w, "weight"),
                          dx=_desc((dx_shape, dx_strides, dy[2]), "grad_input")))
 
 
@@ -203,10 +213,10 @@ def conv_backward_data(dy, w, x_shape, stride, pad_begin, pad_end, dilation, gro
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _conv_backward_filter_plan(x, dy, w_shape, stride, pad_begin, pad_end, dilation, groups):
-    params = conv_params(len(x[0]) - 2, stride, list(zip(pad_begin, pad_end)), dilation, groups)
+    params = _conv_geometry(x, stride, pad_begin, pad_end, dilation, groups)
     w_strides = torch.empty(w_shape, device="meta").stride()
-    return _Plan(params=C.byref(params), dw_shape=w_shape,
-                 **_refs(x=_desc(x, "input"), dy=_desc(dy, "grad_output"),
+    return _Plan(dw_shape=w_shape,
+                 **_refs(params=params, x=_desc(x, "input"), dy=_desc(dy, "grad_output"),
                          dw=_desc((w_shape, w_strides, x[2]), "grad_weight")))
 
 
@@ -244,11 +254,11 @@ def pool_output_shape(x, params, ceil_mode):
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _pool_forward_plan(x, mode, window, stride, pad_begin, pad_end, dilation, ceil_mode):
-    params = pool_params(len(x[0]) - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
-                         dilation)
+    params = _pool_geometry(x, mode, window, stride, pad_begin, pad_end, dilation)
     y_shape, y_strides, y_format = _output(pool_output_shape(x, params, ceil_mode), x)
-    return _Plan(params=C.byref(params), y_shape=y_shape, y_format=y_format,
-                 **_refs(x=_desc(x, "input"), y=_desc((y_shape, y_strides, x[2]), "output")))
+    return _Plan(y_shape=y_shape, y_format=y_format,
+                 **_refs(params=params, x=_desc(x, "input"),
+                         y=_desc((y_shape, y_strides, x[2]), "output")))
 
 
 def pool_forward(x, mode, window, stride, pad_begin, pad_end, dilation, ceil_mode):
@@ -262,10 +272,8 @@ def pool_forward(x, mode, window, stride, pad_begin, pad_end, dilation, ceil_mod
 
 @functools.lru_cache(maxsize=_PLANS_KEPT)
 def _pool_backward_plan(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
-    params = pool_params(len(x[0]) - 2, mode, window, stride, list(zip(pad_begin, pad_end)),
-                         dilation)
-    return _Plan(params=C.byref(params),
-                 **_refs(x=_desc(x, "input"), dy=_desc(dy, "grad_output")))
+    params = _pool_geometry(x, mode, window, stride, pad_begin, pad_end, dilation)
+    return _Plan(**_refs(params=params, x=_desc(x, "input"), dy=_desc(dy, "grad_output")))
 
 
 def pool_backward(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
