@@ -21,6 +21,9 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   [[nodiscard]] virtual Status execute(const ExecArgs& args) const = 0;
+  // Scratch bytes a call needs.  A caller may pass that much in
+  // ExecArgs::workspace; one that passes none gets the kernel's own.
+  [[nodiscard]] virtual std::size_t workspace_bytes() const { return 0; }
 };
 
 // What a backend looked at while building: the verbose log and
@@ -31,6 +34,9 @@ struct BuildTrace {
     std::string outcome;
   };
   std::vector<Probe> probes;
+  // The variant build() chose, named as build_variant() takes it, where the
+  // backend can name it ("" otherwise): a pin (convjit export) keeps it.
+  std::string variant;
 };
 
 // One way a backend can run a descriptor (one cuDNN algorithm, say).

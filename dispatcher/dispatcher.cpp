@@ -139,18 +139,52 @@ std::size_t DispatchKeyHash::operator()(const DispatchKey& key) const {
   return XXH3_64bits(&key, sizeof key);
 }
 
+namespace {
+
+std::vector<std::unique_ptr<Backend>> default_chain(bool tuned_libraries) {
+  std::vector<std::unique_ptr<Backend>> chain;
+  if (tuned_libraries) chain.push_back(std::make_unique<TunedLibraryBackend>());
+  chain.push_back(std::make_unique<JitBackend>());
+  chain.push_back(std::make_unique<CudnnBackend>());
+  chain.push_back(std::make_unique<OnednnBackend>());
+  chain.push_back(std::make_unique<ReferenceBackend>());
+  chain.push_back(std::make_unique<EmulatorBackend>());
+  return chain;
+}
+
+}  // namespace
+
 Dispatcher& Dispatcher::instance() {
-  static Dispatcher* dispatcher = new Dispatcher([] {
-    std::vector<std::unique_ptr<Backend>> chain;
-    chain.push_back(std::make_unique<TunedLibraryBackend>());
-    chain.push_back(std::make_unique<JitBackend>());
-    chain.push_back(std::make_unique<CudnnBackend>());
-    chain.push_back(std::make_unique<OnednnBackend>());
-    chain.push_back(std::make_unique<ReferenceBackend>());
-    chain.push_back(std::make_unique<EmulatorBackend>());
-    return chain;
-  }());
+  static Dispatcher* dispatcher = new Dispatcher(default_chain(true));
   return *dispatcher;
+}
+
+Dispatcher& Dispatcher::without_tuned_libraries() {
+  static Dispatcher* dispatcher = new Dispatcher(default_chain(false));
+  return *dispatcher;
+}
+
+Result<Resolution> Dispatcher::choose(const OpDescriptor& desc, const convjit_device_t& device) {
+  if (Status capable = device_capability(desc, device); !capable.is_ok()) return capable;
+  return decide(desc, device, SettingsStore::instance().policy());
+}
+
+Result<Resolution> Dispatcher::build_pinned(const OpDescriptor& desc,
+                                            const convjit_device_t& device,
+                                            std::string_view backend, std::string_view variant) {
+  if (Status capable = device_capability(desc, device); !capable.is_ok()) return capable;
+  std::string names;
+  for (const auto& candidate : chain_) {
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", candidate->name());
+    if (candidate->name() != backend) continue;
+    BuildTrace trace;
+    auto kernel = build_if_supported(*candidate, desc, device, trace, variant);
+    if (!kernel.is_ok()) return kernel.status();
+    return Resolution{desc, std::move(kernel).value(), candidate->name(),
+                      variant.empty() ? trace.variant : std::string(variant), "pinned", false};
+  }
+  return Status::not_available(
+      fmt::format("no backend named '{}' here; the choices are {}", backend, names));
 }
 
 Dispatcher::Dispatcher(std::vector<std::unique_ptr<Backend>> chain)
@@ -165,7 +199,7 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
     auto kernel = build_if_supported(*backend, desc, device, trace);
     if (kernel.is_ok())
-      return Resolution{desc, std::move(kernel).value(), backend->name(),
+      return Resolution{desc, std::move(kernel).value(), backend->name(), trace.variant,
                         rejections.empty() ? "first backend in the chain that supports it"
                                            : "earlier backends declined:" + rejections,
                         !rejections.empty()};
@@ -195,6 +229,7 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
     auto kernel = build_if_supported(*backend, desc, device, trace, d.variant);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
     return Resolution{desc, std::move(kernel).value(), backend->name(),
+                      d.variant.empty() ? trace.variant : d.variant,
                       "tuning decision stored earlier (" + d.summary + ")", false};
   }
   return std::nullopt;
@@ -227,7 +262,7 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   const Status saved =
       stored.decisions.store(stored.key, {std::string(winner.backend), winner.variant,
                                           choice.value().summary});
-  return Resolution{desc, std::move(winner.kernel), winner.backend,
+  return Resolution{desc, std::move(winner.kernel), winner.backend, winner.variant,
                     fmt::format("measured: {}{}; {}", choice.value().summary,
                                 declined.empty() ? "" : "; declined:" + declined,
                                 saved.is_ok() ? "decision saved as " + stored.key.relative_path

@@ -30,6 +30,7 @@ struct Resolution {
   OpDescriptor desc;
   std::unique_ptr<Kernel> kernel;
   std::string_view backend;  // static name of the backend that serves it
+  std::string variant;       // which of its variants, where the backend names it
   std::string reason;        // why the chain stopped there
   // A backend earlier in the chain declined: a rescan may find it now
   // (say, a tuned library added to the cache since).
@@ -55,6 +56,12 @@ class Dispatcher {
   // The process-wide dispatcher with the default chain (never destroyed:
   // tuned libraries are unloaded by their own atexit handler instead).
   static Dispatcher& instance();
+
+  // The same chain without the tuned-library backend: what a pinned plan
+  // (convjit_plan_create) and `convjit export` choose from.  The libraries
+  // export writes sit in directories the tuned-library backend searches
+  // and call back into convjit: resolving through it would recurse.
+  static Dispatcher& without_tuned_libraries();
 
   explicit Dispatcher(std::vector<std::unique_ptr<Backend>> chain);
 
@@ -87,6 +94,18 @@ class Dispatcher {
   // Resolves without executing (the first call of a key walks the chain).
   [[nodiscard]] Result<const Resolution*> resolve(const OpDescriptor& desc,
                                                   const convjit_device_t& device);
+
+  // Decides as a first call would under the policy (a stored tuning
+  // decision, a measurement under `tuned`, else the chain), logged and
+  // recorded, but outside the table: the caller owns the kernel.
+  [[nodiscard]] Result<Resolution> choose(const OpDescriptor& desc, const convjit_device_t& device);
+
+  // Builds a kernel on the backend named `backend` (its variant `variant`;
+  // "" is the backend's own choice), outside the table: the caller owns it.
+  // NOT_AVAILABLE names the backends of this chain when none has that name.
+  [[nodiscard]] Result<Resolution> build_pinned(const OpDescriptor& desc,
+                                                const convjit_device_t& device,
+                                                std::string_view backend, std::string_view variant);
 
   // Forgets failed and rescannable outcomes, so their next call walks the
   // chain again.  Resolutions in use stay valid.

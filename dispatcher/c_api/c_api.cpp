@@ -17,6 +17,7 @@
 #include "cache/cache_tiers.hpp"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/c_api/api_guard.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
@@ -30,29 +31,6 @@
 using namespace convjit;
 
 namespace {
-
-thread_local std::string t_last_error;
-thread_local const char* t_last_backend = "";
-
-// Runs an API body, converting its Status (or an escaping exception) into
-// the C status code and the thread's last-error message.
-template <class Body>
-convjit_status_t guarded(Body&& body) noexcept {
-  try {
-    Status status = body();
-    if (!status.is_ok() || !t_last_error.empty()) t_last_error = status.message();
-    return status.code();
-  } catch (const std::bad_alloc&) {
-    t_last_error = "out of host memory";
-    return CONVJIT_STATUS_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    t_last_error = std::string("internal error: ") + e.what();
-    return CONVJIT_STATUS_INTERNAL_ERROR;
-  } catch (...) {
-    t_last_error = "internal error: unknown exception";
-    return CONVJIT_STATUS_INTERNAL_ERROR;
-  }
-}
 
 Status require_pointer(const void* pointer, const char* name) {
   if (pointer == nullptr) return Status::invalid(fmt::format("{} is NULL", name));
@@ -95,7 +73,7 @@ Status run(ApiCallKey& key, const convjit_exec_t* exec, const ExecArgs& args, De
   std::string_view backend;
   Status status = Dispatcher::instance().execute_call(key, device_of(exec), args,
                                                       std::forward<Describe>(describe), &backend);
-  if (status.is_ok()) t_last_backend = backend.data();  // backend names are static literals
+  if (status.is_ok()) set_last_backend(backend);
   return status;
 }
 
@@ -112,20 +90,8 @@ Status null_argument(const char* name) { return Status::invalid(fmt::format("{} 
 Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
                   size_t* required) {
   if (!desc.is_ok()) return desc.status();
-  const std::string name =
-      descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value());
-  if (required) *required = name.size() + 1;
-  if (buf == nullptr && size == 0) return Status::ok();  // size query
-  if (buf == nullptr)
-    return Status::invalid(fmt::format(
-        "name buffer is NULL but buf_size is {}; pass a buffer of at least {} bytes, or NULL "
-        "with buf_size 0 to ask for the size",
-        size, name.size() + 1));
-  if (size < name.size() + 1)
-    return Status::invalid(
-        fmt::format("name buffer of {} bytes is too small: {} are needed", size, name.size() + 1));
-  std::memcpy(buf, name.c_str(), name.size() + 1);
-  return Status::ok();
+  return write_text(descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value()),
+                    "name buffer", buf, size, required);
 }
 
 Status write_dims(const Result<OpDescriptor>& desc, int64_t* y_dims) {
@@ -202,9 +168,9 @@ const char* convjit_status_string(convjit_status_t status) {
   return "unknown status";
 }
 
-const char* convjit_last_error_message(void) { return t_last_error.c_str(); }
+const char* convjit_last_error_message(void) { return last_error_message().c_str(); }
 
-const char* convjit_last_backend(void) { return t_last_backend; }
+const char* convjit_last_backend(void) { return last_backend(); }
 
 namespace {
 std::optional<std::string> optional_text(const char* text) {

@@ -20,6 +20,7 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       CONVJIT_LOAD_SYMBOL(library, api, primary_ctx_release, cuDevicePrimaryCtxRelease_v2),
       CONVJIT_LOAD_SYMBOL(library, api, ctx_push_current, cuCtxPushCurrent_v2),
       CONVJIT_LOAD_SYMBOL(library, api, ctx_pop_current, cuCtxPopCurrent_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, ctx_get_device, cuCtxGetDevice),
       CONVJIT_LOAD_SYMBOL(library, api, module_load_data, cuModuleLoadData),
       CONVJIT_LOAD_SYMBOL(library, api, module_unload, cuModuleUnload),
       CONVJIT_LOAD_SYMBOL(library, api, module_get_function, cuModuleGetFunction),
@@ -107,6 +108,15 @@ std::string CudaDriver::name_of(int ordinal) const {
       api_.device_get_name(name, sizeof name, device) != CUDA_SUCCESS)
     return {};
   return name;
+}
+
+Result<int> CudaDriver::current_device() const {
+  if (!status_.is_ok()) return status_;
+  CUdevice device = 0;
+  const CUresult result = api_.ctx_get_device(&device);
+  if (result == CUDA_ERROR_INVALID_CONTEXT) return 0;
+  if (Status s = check(result, "cuCtxGetDevice"); !s.is_ok()) return s;
+  return static_cast<int>(device);
 }
 
 }  // namespace convjit

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "convjit/status.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit {
 
@@ -23,6 +24,7 @@ struct CudaDriverApi {
   decltype(&::cuDevicePrimaryCtxRelease_v2) primary_ctx_release = nullptr;
   decltype(&::cuCtxPushCurrent_v2) ctx_push_current = nullptr;
   decltype(&::cuCtxPopCurrent_v2) ctx_pop_current = nullptr;
+  decltype(&::cuCtxGetDevice) ctx_get_device = nullptr;
   decltype(&::cuModuleLoadData) module_load_data = nullptr;
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
@@ -73,6 +75,9 @@ class CudaDriver {
   [[nodiscard]] std::string arch_of(int ordinal) const;
   // "NVIDIA H100 80GB HBM3"; empty when it cannot be queried.
   [[nodiscard]] std::string name_of(int ordinal) const;
+  // The device of the calling thread's current context, or 0 when none is
+  // current (the CUDA runtime's default device).
+  [[nodiscard]] Result<int> current_device() const;
 
  private:
   CudaDriver();

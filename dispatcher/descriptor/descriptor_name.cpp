@@ -370,6 +370,14 @@ OpDescriptor with_symbolic_batch(const OpDescriptor& desc) {
   return symbolic;
 }
 
+OpDescriptor with_batch(const OpDescriptor& symbolic, std::int64_t batch) {
+  OpDescriptor concrete = symbolic;
+  concrete.symbolic_batch = 0;
+  if (symbolic.kind != OpKind::bias_grad) concrete.x_dims[0] = batch;
+  concrete.y_dims[0] = batch;
+  return concrete;
+}
+
 Result<OpDescriptor> parse_descriptor_name(std::string_view name) {
   const std::string_view bare = strip_library_wrapper(name);
   OpDescriptor desc;

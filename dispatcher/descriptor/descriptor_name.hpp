@@ -32,6 +32,10 @@ namespace convjit {
 // The same op with a symbolic batch (for lib<symbolic>.so lookups).
 [[nodiscard]] OpDescriptor with_symbolic_batch(const OpDescriptor& desc);
 
+// A symbolic-batch op at batch `batch` (strides stay as named: the batch
+// stride is per sample).  The result is not validated.
+[[nodiscard]] OpDescriptor with_batch(const OpDescriptor& symbolic, std::int64_t batch);
+
 // Parses a name (optionally wrapped as lib<name>.so) and validates the op.
 // Errors name the offending token, its 1-based position and what was expected.
 [[nodiscard]] Result<OpDescriptor> parse_descriptor_name(std::string_view name);

@@ -371,6 +371,51 @@ CONVJIT_API convjit_status_t convjit_pool_backward(const convjit_pool_params_t* 
                                                    const void* dy, void* dx, double alpha,
                                                    double beta, const convjit_exec_t* exec);
 
+/* ---- plans ------------------------------------------------------------- *
+ * A plan binds one convolution descriptor (its name, as
+ * convjit_conv_descriptor_name writes it) to one backend and variant chosen
+ * ahead of time: every call runs exactly that kernel, with no lookup.  This
+ * is what the libraries `convjit export --dace` writes call.  A plan never
+ * resolves through tuned libraries, which may themselves be plans.
+ *
+ * backend: "jit", "cudnn", "onednn", "reference" or "emulator"; NULL or ""
+ * lets the dispatch chain (tuned libraries left out) choose once per batch,
+ * under the policy setting.  variant: one of the backend's variants as
+ * `convjit bench` and the verbose log name them ("tc128x64", "blocked");
+ * NULL or "" is the backend's own choice.
+ * device: a CUDA ordinal of -1 is the calling thread's current device.
+ * A symbolic-batch name (its batch written B) takes the batch per call; each
+ * batch's kernel is built at its first call. */
+typedef struct convjit_plan convjit_plan_t;
+
+CONVJIT_API convjit_status_t convjit_plan_create(const char* descriptor_name,
+                                                 const convjit_device_t* device,
+                                                 const char* backend, const char* variant,
+                                                 convjit_plan_t** plan);
+/* NULL is allowed.  The plan's kernels are released; no call may be running. */
+CONVJIT_API void convjit_plan_destroy(convjit_plan_t* plan);
+
+/* The scratch bytes a call at `batch` needs (pass that much in exec, or none
+ * and the kernel uses its own).  batch: the call's batch for a symbolic
+ * plan; 0 or the named batch for a concrete one.  Builds the batch's kernel
+ * if it was not built yet. */
+CONVJIT_API convjit_status_t convjit_plan_workspace_size(convjit_plan_t* plan, int64_t batch,
+                                                         size_t* bytes);
+
+/* Operands in the descriptor's slots: fwd (x, w, y), bwddata (dx, w, dy),
+ * bwdfilt (x, dw, dy).  The output slot (y, dx or dw) is written as
+ * out = alpha * op + beta * out; the others are read.  batch as above. */
+CONVJIT_API convjit_status_t convjit_plan_execute(convjit_plan_t* plan, int64_t batch,
+                                                  void* x_slot, void* w_slot, void* y_slot,
+                                                  double alpha, double beta,
+                                                  const convjit_exec_t* exec);
+
+/* Writes what serves the plan at `batch` into buf: the backend, then the
+ * variant in brackets where the backend names one ("onednn[blocked]").
+ * *required receives the size needed including the terminating NUL. */
+CONVJIT_API convjit_status_t convjit_plan_backend(convjit_plan_t* plan, int64_t batch, char* buf,
+                                                  size_t buf_size, size_t* required);
+
 #ifdef __cplusplus
 }
 #endif

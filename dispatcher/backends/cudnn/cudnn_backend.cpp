@@ -37,6 +37,7 @@ class CudnnKernel : public Kernel {
 
   // Allocates the first stream's workspace now, in the build's context.
   [[nodiscard]] Status reserve_workspace() { return workspaces_->reserve(); }
+  [[nodiscard]] std::size_t workspace_bytes() const final { return workspaces_->bytes(); }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const final {
     const ContextScope scope = context_->enter();
@@ -51,7 +52,6 @@ class CudnnKernel : public Kernel {
 
  protected:
   static const CudnnLibrary& cudnn() { return CudnnLibrary::instance(); }
-  [[nodiscard]] std::size_t workspace_bytes() const { return workspaces_->bytes(); }
   [[nodiscard]] virtual Status run(cudnnHandle_t handle, const ExecArgs& args, void* workspace,
                                    const float* alpha, const float* beta) const = 0;
 

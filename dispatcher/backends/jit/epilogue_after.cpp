@@ -40,6 +40,8 @@ class EpilogueAfterKernel final : public Kernel {
     return pass_->execute(pass);
   }
 
+  [[nodiscard]] std::size_t workspace_bytes() const override { return plain_->workspace_bytes(); }
+
  private:
   // The stream's buffer: ours, never the caller's workspace.
   [[nodiscard]] Result<void*> temporary_for(const ExecArgs& args) const {

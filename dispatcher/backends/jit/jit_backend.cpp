@@ -78,6 +78,8 @@ class JitKernel final : public Kernel {
     return workspaces_->reserve();
   }
 
+  [[nodiscard]] std::size_t workspace_bytes() const override { return workspaces_->bytes(); }
+
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
     if (desc_.has_epilogue())
@@ -186,6 +188,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& de
     last = kernel->load(prepared.value().entry);
     if (last.is_ok()) {
       if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault
+      trace.variant = prepared.value().variant;
       return std::unique_ptr<Kernel>(std::move(kernel));
     }
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault

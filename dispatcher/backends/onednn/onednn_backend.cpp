@@ -219,6 +219,8 @@ Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout
     }
     std::string layout_note;
     auto kernel = assemble(d, problem.value(), pds.value(), result_type, layout_note);
+    if (kernel.is_ok() && d.is_conv())
+      trace.variant = layout == OnednnLayout::strided ? kOnednnStridedVariant : kOnednnBlockedVariant;
     if (kernel.is_ok())
       trace.probes.push_back(
           {library_label(), fmt::format("{}: {} on {}, {} result", op_label(d),
@@ -255,6 +257,7 @@ Result<std::unique_ptr<Kernel>> faster_layout(const OpDescriptor& d, BuildTrace&
        fmt::format("layouts timed at build: strided {:.4f} ms, blocked {:.4f} ms; "
                    "kept {}",
                    strided_ms.value(), blocked_ms.value(), keep_strided ? "strided" : "blocked")});
+  trace.variant = keep_strided ? kOnednnStridedVariant : kOnednnBlockedVariant;
   return keep_strided ? std::move(strided) : std::move(blocked);
 }
 

@@ -29,6 +29,8 @@ class ConvjitAbiKernel final : public TunedKernel {
 
   // The convjit ABI's run is reentrant (all state comes in args), so calls
   // run concurrently; only the kernel's own workspace is shared and locked.
+  [[nodiscard]] std::size_t workspace_bytes() const override { return workspace_.needed(); }
+
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());

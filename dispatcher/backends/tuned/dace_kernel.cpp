@@ -76,6 +76,8 @@ class DaceKernel final : public TunedKernel {
     });
   }
 
+  [[nodiscard]] std::size_t workspace_bytes() const override { return workspace_.needed(); }
+
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     std::lock_guard lock(call_mutex_);
     if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
