@@ -107,22 +107,35 @@ Result<CacheEntry> decode_cache_entry(const std::string& bytes) {
 
 Status publish_file(const std::string& path, const std::string& bytes,
                     const std::function<void()>& before_rename) {
+  return publish_file(path, bytes, PublishOptions{0600, true, before_rename});
+}
+
+Status publish_file(const std::string& path, const std::string& bytes,
+                    const PublishOptions& options) {
   const std::string temporary = path + unique_suffix();
   {
-    FileDescriptor f{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)};
+    FileDescriptor f{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                            static_cast<mode_t>(options.mode))};
     if (f.fd < 0) return errno_status("cannot create", temporary);
-    if (!write_all(f.fd, bytes) || ::fsync(f.fd) != 0) {
+    if (::fchmod(f.fd, static_cast<mode_t>(options.mode)) != 0 || !write_all(f.fd, bytes) ||
+        ::fsync(f.fd) != 0) {
       const Status s = errno_status("cannot write", temporary);
       ::unlink(temporary.c_str());
       return s;
     }
   }
-  if (before_rename) before_rename();
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const Status s = errno_status("cannot rename into place", path);
+  if (options.before_rename) options.before_rename();
+  // link(2) fails on an existing target where rename(2) would replace it.
+  const bool placed = options.replace ? ::rename(temporary.c_str(), path.c_str()) == 0
+                                      : ::link(temporary.c_str(), path.c_str()) == 0;
+  if (!placed) {
+    const Status s = !options.replace && errno == EEXIST
+                         ? Status::invalid(fmt::format("{} exists", path))
+                         : errno_status("cannot move into place", path);
     ::unlink(temporary.c_str());
     return s;
   }
+  if (!options.replace) ::unlink(temporary.c_str());
   const std::string directory = std::filesystem::path(path).parent_path().string();
   FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (dir.fd >= 0) ::fsync(dir.fd);  // make the rename durable

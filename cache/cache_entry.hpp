@@ -36,6 +36,17 @@ struct CacheEntry {
 [[nodiscard]] Status publish_file(const std::string& path, const std::string& bytes,
                                   const std::function<void()>& before_rename = {});
 
+struct PublishOptions {
+  unsigned mode = 0600;  // the file's permissions, exactly: the umask does not apply
+  // false: an existing `path` is left alone and the call fails
+  // (INVALID_ARGUMENT, "<path> exists"), atomically: link(2), not a check
+  // before the rename.
+  bool replace = true;
+  std::function<void()> before_rename;
+};
+[[nodiscard]] Status publish_file(const std::string& path, const std::string& bytes,
+                                  const PublishOptions& options);
+
 // Whether `path` names one of publish_file's temporary files: the target's
 // name followed by ".tmp.<pid>.<n>.<random>".
 [[nodiscard]] bool is_publish_temporary(const std::filesystem::path& path);

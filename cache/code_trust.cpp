@@ -72,6 +72,10 @@ Status check_code_trust(const std::string& path) {
   return check_not_shared(target, "file");
 }
 
+Status check_directory_trust(const std::string& directory) {
+  return check_not_shared(directory, "directory");
+}
+
 Status check_code_trust_below(const std::string& root, const std::string& path) {
   const std::filesystem::path base(root);
   const std::filesystem::path relative = std::filesystem::path(path).lexically_relative(base);

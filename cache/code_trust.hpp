@@ -15,6 +15,10 @@ namespace convjit {
 // message names the offending path and the fix.
 [[nodiscard]] Status check_code_trust(const std::string& path);
 
+// OK if `directory` (existing) may hold code convjit loads: the checks a
+// loaded file's directory passes.
+[[nodiscard]] Status check_directory_trust(const std::string& directory);
+
 // The same for a file that sits below the cache directory `root` (a JIT
 // cubin, jit/v1/.../<hash>.cjit): every directory from `root` down to the
 // file must pass too, since whoever can write one of them can replace

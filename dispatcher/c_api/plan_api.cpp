@@ -76,7 +76,8 @@ ExecArgs slot_args(Direction direction, void* x, void* w, void* y, double alpha,
 Status check_exec(const PinnedPlan& plan, const convjit_exec_t* exec) {
   const convjit_device_t device = exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
   if (device.kind == plan.device().kind &&
-      (device.kind == CONVJIT_DEVICE_HOST || device.ordinal == plan.device().ordinal))
+      (device.kind == CONVJIT_DEVICE_HOST || device.ordinal == -1 ||
+       device.ordinal == plan.device().ordinal))
     return Status::ok();
   return Status::invalid(fmt::format(
       "exec's device ({}:{}) is not the plan's ({}:{}); a plan runs where it was made",

@@ -404,7 +404,9 @@ CONVJIT_API convjit_status_t convjit_plan_workspace_size(convjit_plan_t* plan, i
 
 /* Operands in the descriptor's slots: fwd (x, w, y), bwddata (dx, w, dy),
  * bwdfilt (x, dw, dy).  The output slot (y, dx or dw) is written as
- * out = alpha * op + beta * out; the others are read.  batch as above. */
+ * out = alpha * op + beta * out; the others are read.  batch as above.
+ * exec's device must be the plan's (NULL: the host); a CUDA ordinal of -1
+ * stands for the plan's. */
 CONVJIT_API convjit_status_t convjit_plan_execute(convjit_plan_t* plan, int64_t batch,
                                                   void* x_slot, void* w_slot, void* y_slot,
                                                   double alpha, double beta,

@@ -22,6 +22,7 @@ std::unique_ptr<Command> make_cache_command(CLI::App& app);
 std::unique_ptr<Command> make_describe_command(CLI::App& app);
 std::unique_ptr<Command> make_doctor_command(CLI::App& app);
 std::unique_ptr<Command> make_emulate_command(CLI::App& app);
+std::unique_ptr<Command> make_export_command(CLI::App& app);
 std::unique_ptr<Command> make_models_command(CLI::App& app);
 std::unique_ptr<Command> make_preload_command(CLI::App& app);
 std::unique_ptr<Command> make_query_command(CLI::App& app);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_query_command(app));
   commands.push_back(make_models_command(app));
   commands.push_back(make_preload_command(app));
+  commands.push_back(make_export_command(app));
   commands.push_back(make_cache_command(app));
   commands.push_back(make_doctor_command(app));
   commands.push_back(make_run_command(app));

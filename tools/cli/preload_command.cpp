@@ -24,44 +24,12 @@
 #include "dispatcher/settings.hpp"
 #include "integer_flags.hpp"
 #include "model_flags.hpp"
+#include "record_file.hpp"
 #include "mpi_session.hpp"
 
 namespace convjit::cli {
 
 namespace {
-
-// Descriptor names of a JSON-lines record file (CONVJIT_RECORD's format);
-// lines that hold no valid name go to `problems`.
-std::vector<std::string> read_manifest(const std::string& path, std::vector<std::string>& problems) {
-  if (std::error_code error; std::filesystem::is_directory(path, error))
-    throw UsageError(fmt::format("{} is a directory; pass a record file written with "
-                                 "CONVJIT_RECORD",
-                                 path));
-  std::ifstream in(path);
-  if (!in) throw RuntimeError(fmt::format("cannot read the record file {}; check the path", path));
-  std::vector<std::string> work;
-  int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto json = nlohmann::json::parse(line, nullptr, false);
-    if (!json.is_object() || !json.contains("name") || !json["name"].is_string()) {
-      problems.push_back(
-          fmt::format("{}:{}: not a JSON object with a \"name\"", path, line_number));
-      continue;
-    }
-    auto desc = parse_descriptor_name(json["name"].get<std::string>());
-    if (!desc.is_ok()) {
-      problems.push_back(fmt::format("{}:{}: {}", path, line_number, desc.status().message()));
-      continue;
-    }
-    work.push_back(json["name"].get<std::string>());
-  }
-  if (line_number == 0)
-    throw RuntimeError(fmt::format(
-        "the record file {} is empty; run the trainer with CONVJIT_RECORD={} first", path, path));
-  return work;
-}
 
 std::string resolve_arch(const std::string& flag) {
   if (!flag.empty()) {
@@ -253,7 +221,7 @@ class PreloadCommand final : public Command {
   std::vector<std::string> collect(std::vector<std::string>& problems) const {
     std::vector<std::string> work;
     if (!manifest_.empty()) {
-      work = read_manifest(manifest_, problems);
+      work = read_record_file(manifest_, problems);
     } else {
       for (const ModelOp& op : model_.expand()) work.push_back(descriptor_name(op.desc));
     }

@@ -1,0 +1,45 @@
+// `convjit export --dace`: one library per convolution descriptor, in the
+// DaCe ABI DiHydrogen's dispatcher loads (dace_shim.cpp), each pinned to the
+// backend and variant chosen here and preloaded (its JIT kernel compiled
+// into the cache), so that a rank's first call only loads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convjit/convjit.h"
+
+namespace convjit {
+
+struct DaceExportOptions {
+  std::string directory;  // exists, owned by the user, not group/other-writable
+  std::string shim_path;  // the DaCe shim for `device`
+  convjit_device_kind_t device = CONVJIT_DEVICE_CUDA;
+  std::string backend;                 // "" chooses under the policy setting
+  bool symbolic_batch = false;         // concrete names get symbolic libraries
+  std::optional<std::int64_t> batch;   // where symbolic libraries are chosen and preloaded
+  bool force = false;                  // replace existing libraries
+};
+
+struct DaceExportOutcome {
+  enum class Kind { written, kept, skipped, failed };
+  Kind kind = Kind::failed;
+  std::string library;  // lib<descriptor>.so, or the input name when skipped
+  std::string detail;   // what serves it and why; or why it was kept, skipped or failed
+};
+
+// Why `name` cannot be a DaCe library (pooling, a dtype other than f32, an
+// op LBANN's grammar cannot name), or "" when it can.
+[[nodiscard]] std::string dace_export_exclusion(const std::string& name);
+
+// Exports each name (valid descriptor names) in order.  `stop` (may be
+// null) is polled between libraries: an interrupt ends the export after
+// the library being written, never in the middle of one.
+[[nodiscard]] std::vector<DaceExportOutcome> export_dace_libraries(
+    const std::vector<std::string>& names, const DaceExportOptions& options,
+    const std::atomic<bool>* stop = nullptr);
+
+}  // namespace convjit
