@@ -87,7 +87,10 @@ std::vector<DaceExportOutcome> export_dace_libraries(const std::vector<std::stri
                                                      const DaceExportOptions& options,
                                                      const std::atomic<bool>* stop) {
   std::vector<DaceExportOutcome> outcomes;
-  auto shim = read_file(options.shim_path);
+  Result<std::string> shim = read_file(options.shim_path);
+  if (shim.is_ok())
+    shim = set_shim_runpath(std::move(shim).value(), options.runpath_placeholder,
+                            options.libconvjit_directory);
   for (const std::string& name : names) {
     if (stop && stop->load()) break;
     if (std::string why = dace_export_exclusion(name); !why.empty()) {

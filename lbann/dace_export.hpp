@@ -17,6 +17,8 @@ namespace convjit {
 struct DaceExportOptions {
   std::string directory;  // exists, owned by the user, not group/other-writable
   std::string shim_path;  // the DaCe shim for `device`
+  std::string runpath_placeholder;  // in the shim, for the directory below
+  std::string libconvjit_directory;  // where the copies find libconvjit.so.0
   convjit_device_kind_t device = CONVJIT_DEVICE_CUDA;
   std::string backend;                 // "" chooses under the policy setting
   bool symbolic_batch = false;         // concrete names get symbolic libraries

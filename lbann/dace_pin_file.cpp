@@ -98,6 +98,23 @@ Result<std::string> stamp_dace_pin(std::string shim, const convjit_dace_pin_t& p
   return shim;
 }
 
+Result<std::string> set_shim_runpath(std::string shim, std::string_view placeholder,
+                                     const std::string& directory) {
+  const auto at = shim.find(placeholder);
+  if (at == std::string::npos || shim.find(placeholder, at + 1) != std::string::npos)
+    return Status::unsupported("the shim's RUNPATH placeholder is missing or not unique");
+  if (directory.empty() || directory.front() != '/' || directory.size() > placeholder.size() ||
+      directory.find(':') != std::string::npos)
+    return Status::invalid(fmt::format(
+        "libconvjit's directory '{}' must be an absolute path of at most {} characters without "
+        "':'",
+        directory, placeholder.size()));
+  std::string value = directory;
+  value.resize(placeholder.size(), '\0');
+  shim.replace(at, placeholder.size(), value);
+  return shim;
+}
+
 Result<convjit_dace_pin_t> make_dace_pin(const std::string& descriptor,
                                          convjit_device_kind_t device, std::int64_t batch,
                                          const std::string& backend, const std::string& variant,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "convjit/convjit.h"
 #include "dispatcher/result.hpp"
@@ -16,6 +17,11 @@ namespace convjit {
 
 // `shim` (a whole ELF image) with `pin` written over its pin section.
 [[nodiscard]] Result<std::string> stamp_dace_pin(std::string shim, const convjit_dace_pin_t& pin);
+
+// `shim` with its RUNPATH placeholder (`placeholder`, in .dynstr) replaced
+// by `directory`, NUL-padded: where its copies find libconvjit.so.0.
+[[nodiscard]] Result<std::string> set_shim_runpath(std::string shim, std::string_view placeholder,
+                                                   const std::string& directory);
 
 // The pin for `descriptor` served by backend[variant] on `device`, chosen at
 // `batch` for `reason`; INVALID_ARGUMENT when a field does not fit.

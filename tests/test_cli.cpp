@@ -13,29 +13,14 @@
 #include <sstream>
 #include <string>
 
+#include "support/spawned_process.hpp"
+
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr
-  std::string first_line() const { return output.substr(0, output.find('\n')); }
-  std::string line_starting(const std::string& prefix) const {
-    std::istringstream in(output);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind(prefix, 0) == 0) return line;
-    return "";
-  }
-};
+using convjit::test::Outcome;
 
 Outcome convjit_with_env(const std::string& env, const std::string& args) {
-  const std::string command = env + std::string(CONVJIT_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return convjit::test::spawn(env + std::string(CONVJIT_CLI_PATH) + " " + args);
 }
 
 Outcome convjit(const std::string& args) { return convjit_with_env("", args); }

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
+#include <optional>
 #include <span>
 
 #include "cli_status.hpp"
@@ -11,6 +13,7 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/descriptor_validation.hpp"
 #include "dispatcher/settings.hpp"
+#include "lbann/dace_pin_file.hpp"
 #include "problem_flags.hpp"
 
 namespace convjit::cli {
@@ -40,6 +43,37 @@ std::string op_title(const OpDescriptor& d) {
   return "?";
 }
 
+// What a library `convjit export --dace` wrote at `path` is pinned to, or
+// nullopt when `path` holds none (absent, or another kind of library).
+std::optional<std::string> exported_pin(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return std::nullopt;
+  auto pin = read_dace_pin(path);
+  if (!pin.is_ok() || pin.value().version == 0) return std::nullopt;
+  const convjit_dace_pin_t& p = pin.value();
+  const std::string served =
+      p.variant[0] ? fmt::format("{}[{}]", p.backend, p.variant) : std::string(p.backend);
+  return fmt::format("{} on {}, chosen at batch {}: {}", served,
+                     p.device_kind == CONVJIT_DEVICE_CUDA ? "cuda" : "host", p.chosen_batch,
+                     p.reason);
+}
+
+// The library files of `d` in the cache path: what the tuned-library
+// backend probes for a concrete op; a symbolic name's own file in each
+// directory (a symbolic op is never run, only named).
+std::vector<std::string> library_paths(const OpDescriptor& d) {
+  const auto settings = SettingsStore::instance().snapshot();
+  std::vector<std::string> paths;
+  if (!d.symbolic_batch) {
+    for (const TunedCandidate& c : tuned_library_candidates(d, settings->cache_path.value))
+      paths.push_back(c.path);
+    return paths;
+  }
+  for (const std::string& directory : settings->cache_path.value)
+    paths.push_back(directory + "/lib" + descriptor_name(d) + ".so");
+  return paths;
+}
+
 // `has_batch`: dims[0] is a batch (not w's K), shown as B when symbolic.
 void print_tensor(const char* name, const Dims5& dims, const Dims5& strides,
                   const OpDescriptor& d, bool has_batch = true) {
@@ -65,10 +99,10 @@ void print_descriptor(const OpDescriptor& d) {
   if (!d.symbolic_batch)
     fmt::print("{:<10}{}\n", "symbolic", descriptor_name(with_symbolic_batch(d)));
   fmt::print("{:<10}{}\n", "flags", descriptor_flags(d));
-  if (d.symbolic_batch) return;  // only concrete ops are looked up
-  const auto settings = SettingsStore::instance().snapshot();
-  for (const TunedCandidate& c : tuned_library_candidates(d, settings->cache_path.value))
-    fmt::print("{:<10}{}\n", "probes", c.path);
+  for (const std::string& path : library_paths(d)) {
+    if (!d.symbolic_batch) fmt::print("{:<10}{}\n", "probes", path);
+    if (auto pin = exported_pin(path)) fmt::print("{:<10}{}: {}\n", "exported", path, *pin);
+  }
 }
 
 class DescribeCommand final : public Command {
@@ -97,10 +131,11 @@ class DescribeCommand final : public Command {
     }
     nlohmann::json j = descriptor_json(d);
     j["probes"] = nlohmann::json::array();
-    if (!d.symbolic_batch)
-      for (const TunedCandidate& c :
-           tuned_library_candidates(d, SettingsStore::instance().snapshot()->cache_path.value))
-        j["probes"].push_back(c.path);
+    j["exported"] = nlohmann::json::object();
+    for (const std::string& path : library_paths(d)) {
+      if (!d.symbolic_batch) j["probes"].push_back(path);
+      if (auto pin = exported_pin(path)) j["exported"][path] = *pin;
+    }
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }

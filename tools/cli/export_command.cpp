@@ -64,6 +64,16 @@ std::string shim_path(convjit_device_kind_t device) {
                                  self.string(), CONVJIT_INSTALL_LIBDIR));
 }
 
+// Where the copies of `shim` will find libconvjit: beside the shim, as the
+// build and the install place them.
+std::string libconvjit_directory(const std::string& shim) {
+  std::error_code error;
+  const auto directory = std::filesystem::canonical(std::filesystem::path(shim).parent_path(), error);
+  if (error || !std::filesystem::exists(directory / "libconvjit.so.0", error))
+    throw RuntimeError(fmt::format("no libconvjit.so.0 beside {}; reinstall convjit", shim));
+  return directory.string();
+}
+
 void prepare_directory(const std::string& directory) {
   std::error_code error;
   if (!std::filesystem::exists(directory, error)) {
@@ -180,6 +190,8 @@ class ExportCommand final : public Command {
     options.directory = directory_;
     options.device = device_ == "host" ? CONVJIT_DEVICE_HOST : CONVJIT_DEVICE_CUDA;
     options.shim_path = shim_path(options.device);
+    options.runpath_placeholder = CONVJIT_DACE_RUNPATH_PLACEHOLDER;
+    options.libconvjit_directory = libconvjit_directory(options.shim_path);
     options.backend = backend_;
     options.symbolic_batch = symbolic_;
     options.force = force_;
