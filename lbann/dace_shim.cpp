@@ -22,6 +22,8 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -44,12 +46,16 @@ const volatile convjit_dace_pin_t convjit_dace_pin = {
 
 namespace {
 
+// Calls may come from many threads at once (DiHydrogen does not serialise
+// them): the plans are set once and only released by __dace_exit_conv.
 struct Library {
   std::string name;  // the descriptor, from the file name
   convjit_device_t device{};
-  convjit_plan_t* pinned = nullptr;
-  convjit_plan_t* fallback = nullptr;  // the chain's choice, made when the pin cannot serve
   bool symbolic = false;
+  convjit_plan_t* pinned = nullptr;  // set by init
+  std::atomic<bool> pin_failed{false};
+  std::atomic<convjit_plan_t*> fallback{nullptr};  // the chain's, made when the pin cannot serve
+  std::mutex fallback_mutex;
 };
 
 // The stream and workspace DiHydrogen set on this thread for a handle.
@@ -106,24 +112,32 @@ bool plan(Library& library, const char* backend, const char* variant, convjit_pl
   return false;
 }
 
-// The plan for a call at `batch`: the pinned one when it can build the
+convjit_plan_t* fallback_plan(Library& library) {
+  if (convjit_plan_t* made = library.fallback.load(std::memory_order_acquire)) return made;
+  std::lock_guard lock(library.fallback_mutex);
+  convjit_plan_t* made = library.fallback.load(std::memory_order_relaxed);
+  if (made == nullptr && plan(library, nullptr, nullptr, &made))
+    library.fallback.store(made, std::memory_order_release);
+  return made;
+}
+
+// The plan for a call at `batch`: the pinned one while it can build the
 // batch's kernel, else the chain's, made once, with a warning.
 convjit_plan_t* plan_for(Library& library, std::int64_t batch, std::size_t* workspace) {
-  if (library.pinned && convjit_plan_workspace_size(library.pinned, batch, workspace) ==
-                            CONVJIT_STATUS_SUCCESS)
-    return library.pinned;
-  if (library.pinned) {
-    report(library.name, "the pinned kernel cannot serve this batch; the dispatch chain will",
-           convjit_last_error_message());
-    convjit_plan_destroy(library.pinned);
-    library.pinned = nullptr;
+  if (library.pinned && !library.pin_failed.load(std::memory_order_acquire)) {
+    if (convjit_plan_workspace_size(library.pinned, batch, workspace) == CONVJIT_STATUS_SUCCESS)
+      return library.pinned;
+    if (!library.pin_failed.exchange(true))
+      report(library.name, "the pinned kernel cannot serve this batch; the dispatch chain will",
+             convjit_last_error_message());
   }
-  if (!library.fallback && !plan(library, nullptr, nullptr, &library.fallback)) return nullptr;
-  if (convjit_plan_workspace_size(library.fallback, batch, workspace) != CONVJIT_STATUS_SUCCESS) {
+  convjit_plan_t* fallback = fallback_plan(library);
+  if (fallback == nullptr) return nullptr;  // reported
+  if (convjit_plan_workspace_size(fallback, batch, workspace) != CONVJIT_STATUS_SUCCESS) {
     report(library.name, "convjit cannot serve it", convjit_last_error_message());
     return nullptr;
   }
-  return library.fallback;
+  return fallback;
 }
 
 std::int64_t call_batch(const Library& library, int batch) { return library.symbolic ? batch : 0; }
@@ -158,7 +172,7 @@ CONVJIT_DACE_EXPORT int __dace_exit_conv(void* handle) {
   for (CallState& state : t_calls)
     if (state.library == library) state = {};
   convjit_plan_destroy(library->pinned);
-  convjit_plan_destroy(library->fallback);
+  convjit_plan_destroy(library->fallback.load());
   delete library;
   return 0;
 }

@@ -2,12 +2,15 @@
 // run under a harness written from DiHydrogen's loader (dace_harness.c,
 // independent of convjit), load through convjit's own tuned-library
 // backend, and bad input gets a clear answer.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/spawned_process.hpp"
@@ -261,6 +264,61 @@ TEST(DaceExport, ARenamedCopyServesItsOwnNameAndSaysSo) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("renamed: its pin is for another descriptor"), std::string::npos)
       << r.output;
+}
+
+// DiHydrogen shares one handle between its streams and calls without a
+// lock, setting the workspace and then running: threads that do so at once
+// each get their own operands' result, bit for bit the result of a call
+// made alone.
+TEST(DaceExport, ThreadsSharingOneHandleEachGetTheirOwnResult) {
+  TempDirectory dir("convjit-dace");
+  const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
+  const std::string name = convjit("describe conv --x 2,8,12,12 --w 16,8,3,3 --pad 1,1").first_line();
+  write_file(record, "{\"name\": \"" + name + "\"}\n");
+  export_json("--dace " + out.string() + " --record " + record.string());
+  void* lib = ::dlopen(libraries(out).front().c_str(), RTLD_LAZY);
+  ASSERT_NE(lib, nullptr) << ::dlerror();
+  using Init = void* (*)();
+  using Exit = int (*)(void*);
+  using Size = std::size_t (*)(void*);
+  using SetWorkspace = void (*)(void*, void*);
+  using Program = void (*)(void*, const void*, const void*, void*, float, float);
+  void* h = reinterpret_cast<Init>(::dlsym(lib, "__dace_init_conv"))();
+  const auto size = reinterpret_cast<Size>(::dlsym(lib, "__dace_get_external_memory_size_GPU_Global"));
+  const auto set = reinterpret_cast<SetWorkspace>(::dlsym(lib, "__dace_set_external_memory_GPU_Global"));
+  const auto program = reinterpret_cast<Program>(::dlsym(lib, "__program_conv"));
+  constexpr int kThreads = 4;
+  struct Operands {
+    std::vector<float> w = std::vector<float>(16 * 8 * 9), x = std::vector<float>(2 * 8 * 144),
+                       y = std::vector<float>(2 * 16 * 144), alone;
+    std::vector<std::byte> workspace;
+  };
+  std::vector<Operands> operands(kThreads);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (Operands& o : operands) {
+    for (auto* v : {&o.w, &o.x}) std::generate(v->begin(), v->end(), [&] { return uniform(rng); });
+    o.workspace.resize(size(h) + 1);
+    set(h, o.workspace.data());
+    program(h, o.w.data(), o.x.data(), o.y.data(), 1.0f, 0.0f);
+    o.alone = o.y;
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Operands& o = operands[static_cast<std::size_t>(t)];
+      for (int i = 0; i < 50; ++i) {
+        std::fill(o.y.begin(), o.y.end(), 0.0f);
+        set(h, o.workspace.data());
+        program(h, o.w.data(), o.x.data(), o.y.data(), 1.0f, 0.0f);
+        mismatches[static_cast<std::size_t>(t)] += o.y != o.alone;
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[static_cast<std::size_t>(t)], 0) << t;
+  reinterpret_cast<Exit>(::dlsym(lib, "__dace_exit_conv"))(h);
+  ::dlclose(lib);
 }
 
 }  // namespace

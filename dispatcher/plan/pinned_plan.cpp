@@ -14,9 +14,8 @@ Result<std::unique_ptr<PinnedPlan>> PinnedPlan::create(const OpDescriptor& desc,
     return Status::invalid(
         "a plan cannot be pinned to tuned-library: the libraries it finds may call back into "
         "convjit through a plan (convjit export); pin the backend they would use");
-  if (!choice.backend.empty() || !choice.variant.empty())
-    if (choice.backend.empty())
-      return Status::invalid(fmt::format("variant '{}' needs a backend", choice.variant));
+  if (choice.backend.empty() && !choice.variant.empty())
+    return Status::invalid(fmt::format("variant '{}' needs a backend", choice.variant));
   std::unique_ptr<PinnedPlan> plan(new PinnedPlan(desc, device, std::move(choice)));
   if (desc.symbolic_batch) return plan;
   auto kernel = plan->kernel_for(desc.x_dims[0]);
