@@ -39,6 +39,14 @@ struct BuildTrace {
   std::string variant;
 };
 
+// "jit[tc128x64]": a backend and its variant as logs, pins and the CLI show
+// them; the backend alone where the variant is "".
+[[nodiscard]] inline std::string variant_label(std::string_view backend, std::string_view variant) {
+  std::string label(backend);
+  if (!variant.empty()) label.append("[").append(variant).append("]");
+  return label;
+}
+
 // One way a backend can run a descriptor (one cuDNN algorithm, say).
 struct KernelVariant {
   std::string id;  // stable across processes, so tuning decisions can name it; "" is build()'s

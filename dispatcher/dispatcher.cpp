@@ -223,9 +223,8 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
   for (const auto& backend : chain_) {
     if (backend->name() != d.backend) continue;
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    const std::string chosen =
-        d.variant.empty() ? d.backend : fmt::format("{}[{}]", d.backend, d.variant);
-    trace.probes.push_back({stored.key.relative_path, "tuning decision: " + chosen});
+    trace.probes.push_back(
+        {stored.key.relative_path, "tuning decision: " + variant_label(d.backend, d.variant)});
     auto kernel = build_if_supported(*backend, desc, device, trace, d.variant);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
     return Resolution{desc, std::move(kernel).value(), backend->name(),

@@ -32,9 +32,23 @@ Result<Resolution> choose(const OpDescriptor& concrete, const DaceExportOptions&
   return dispatcher.choose(concrete, device);
 }
 
-DaceExportOutcome export_one(const std::string& input, const DaceExportOptions& options,
+// Why `d` (named `name`) cannot be a DaCe library (pooling, a dtype other
+// than f32, an op LBANN's grammar cannot name), or "" when it can.
+std::string exclusion(const OpDescriptor& d, const std::string& name) {
+  if (!d.is_conv())
+    return "not a convolution: DiHydrogen sends only convolutions to DaCe libraries";
+  if (d.dtype != DataType::f32)
+    return fmt::format("{}: DiHydrogen sends only f32 convolutions to DaCe libraries",
+                       dtype_name(d.dtype));
+  if (d.has_epilogue()) return "a fused epilogue: the DaCe ABI passes no epilogue operands";
+  if (!ends_with(name, "_fwd") && !ends_with(name, "_bwddata") && !ends_with(name, "_bwdfilt"))
+    return "asymmetric padding or strided weights: LBANN's grammar cannot name it, so "
+           "DiHydrogen never asks for it";
+  return {};
+}
+
+DaceExportOutcome export_one(OpDescriptor desc, const DaceExportOptions& options,
                              const std::string& shim) {
-  OpDescriptor desc = parse_descriptor_name(input).value();
   if (options.symbolic_batch && !desc.symbolic_batch) desc = with_symbolic_batch(desc);
   const std::string name = descriptor_name(desc);
   const std::string library = "lib" + name + ".so";
@@ -58,30 +72,13 @@ DaceExportOutcome export_one(const std::string& input, const DaceExportOptions& 
   if (!image.is_ok()) return {Kind::failed, library, image.status().message()};
   const Status published =
       publish_file(path, image.value(), PublishOptions{0755, options.force, {}});
-  const std::string served = r.variant.empty() ? std::string(r.backend)
-                                               : fmt::format("{}[{}]", r.backend, r.variant);
   if (!published.is_ok() && !options.force && std::filesystem::exists(path)) return kept;
   if (!published.is_ok()) return {Kind::failed, library, published.message()};
-  return {Kind::written, library, fmt::format("{} ({})", served, r.reason)};
+  return {Kind::written, library,
+          fmt::format("{} ({})", variant_label(r.backend, r.variant), r.reason)};
 }
 
 }  // namespace
-
-std::string dace_export_exclusion(const std::string& name) {
-  auto desc = parse_descriptor_name(name);
-  if (!desc.is_ok()) return desc.status().message();
-  const OpDescriptor& d = desc.value();
-  if (!d.is_conv())
-    return "not a convolution: DiHydrogen sends only convolutions to DaCe libraries";
-  if (d.dtype != DataType::f32)
-    return fmt::format("{}: DiHydrogen sends only f32 convolutions to DaCe libraries",
-                       dtype_name(d.dtype));
-  if (d.has_epilogue()) return "a fused epilogue: the DaCe ABI passes no epilogue operands";
-  if (!ends_with(name, "_fwd") && !ends_with(name, "_bwddata") && !ends_with(name, "_bwdfilt"))
-    return "asymmetric padding or strided weights: LBANN's grammar cannot name it, so "
-           "DiHydrogen never asks for it";
-  return {};
-}
 
 std::vector<DaceExportOutcome> export_dace_libraries(const std::vector<std::string>& names,
                                                      const DaceExportOptions& options,
@@ -93,7 +90,12 @@ std::vector<DaceExportOutcome> export_dace_libraries(const std::vector<std::stri
                             options.libconvjit_directory);
   for (const std::string& name : names) {
     if (stop && stop->load()) break;
-    if (std::string why = dace_export_exclusion(name); !why.empty()) {
+    auto desc = parse_descriptor_name(name);
+    if (!desc.is_ok()) {
+      outcomes.push_back({Kind::failed, name, desc.status().message()});
+      continue;
+    }
+    if (std::string why = exclusion(desc.value(), name); !why.empty()) {
       outcomes.push_back({Kind::skipped, name, why});
       continue;
     }
@@ -101,7 +103,7 @@ std::vector<DaceExportOutcome> export_dace_libraries(const std::vector<std::stri
       outcomes.push_back({Kind::failed, name, shim.status().message()});
       continue;
     }
-    outcomes.push_back(export_one(name, options, shim.value()));
+    outcomes.push_back(export_one(desc.value(), options, shim.value()));
   }
   return outcomes;
 }

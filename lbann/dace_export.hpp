@@ -33,11 +33,9 @@ struct DaceExportOutcome {
   std::string detail;   // what serves it and why; or why it was kept, skipped or failed
 };
 
-// Why `name` cannot be a DaCe library (pooling, a dtype other than f32, an
-// op LBANN's grammar cannot name), or "" when it can.
-[[nodiscard]] std::string dace_export_exclusion(const std::string& name);
-
-// Exports each name (valid descriptor names) in order.  `stop` (may be
+// Exports each name in order; names that are not conv ops DiHydrogen can
+// ask for (pooling, a dtype other than f32, asymmetric padding) are skipped
+// with the reason.  `stop` (may be
 // null) is polled between libraries: an interrupt ends the export after
 // the library being written, never in the middle of one.
 [[nodiscard]] std::vector<DaceExportOutcome> export_dace_libraries(

@@ -59,6 +59,21 @@ int count(const nlohmann::json& j, const std::string& outcome) {
 
 void write_file(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
+// A record file (CONVJIT_RECORD's JSON lines) at `path` naming `names`.
+void write_record(const fs::path& path, const std::vector<std::string>& names) {
+  std::string lines;
+  for (const std::string& name : names) lines += "{\"name\": \"" + name + "\"}\n";
+  write_file(path, lines);
+}
+
+// `names` exported for the host from a record file into dir/out; out.
+fs::path export_names(const TempDirectory& dir, const std::vector<std::string>& names) {
+  const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
+  write_record(record, names);
+  export_json("--dace " + out.string() + " --record " + record.string());
+  return out;
+}
+
 // A CosmoFlow-style 3D conv on halo buffers (rows of 10 padded to 12), small
 // enough for the harness's direct convolution.
 std::string halo_conv_name(const std::string& op) {
@@ -77,9 +92,8 @@ TEST(DaceExport, TheHarnessRunsEveryResNet50AndCosmoFlowLayerConcreteAndSymbolic
   EXPECT_EQ(count(resnet, "skipped"), 4);  // the stem's max pool and the head's avg pool
   export_json(out + " --model resnet50 --batch 2 --imgsz 32 --symbolic-batch");
   const fs::path record = dir.path() / "halo.jsonl";
-  write_file(record, "{\"name\": \"" + halo_conv_name("fwd") + "\"}\n{\"name\": \"" +
-                         halo_conv_name("bwddata") + "\"}\n{\"name\": \"" +
-                         halo_conv_name("bwdfilt") + "\"}\n");
+  write_record(record,
+               {halo_conv_name("fwd"), halo_conv_name("bwddata"), halo_conv_name("bwdfilt")});
   export_json(out + " --record " + record.string());
   export_json(out + " --record " + record.string() + " --symbolic-batch --batch 2");
   const Outcome r = harness(dir.path());
@@ -167,8 +181,7 @@ TEST(DaceExport, WhatTheAbiCannotCarryIsSkippedWithTheReason) {
   const std::string asymmetric =
       convjit("describe conv --x 1,8,6,6 --w 8,8,3,3 --pad-begin 0,0 --pad-end 1,1").first_line();
   const fs::path record = dir.path() / "run.jsonl";
-  write_file(record, "{\"name\": \"" + f16 + "\"}\n{\"name\": \"" + pool + "\"}\n{\"name\": \"" +
-                         asymmetric + "\"}\n");
+  write_record(record, {f16, pool, asymmetric});
   const auto j = export_json("--dace " + (dir.path() / "out").string() + " --record " +
                              record.string());
   ASSERT_EQ(j["libraries"].size(), 3u) << j.dump(1);
@@ -186,7 +199,7 @@ TEST(DaceExport, AnExistingFileIsKeptUnlessForcedAndWritesAreWholeWith0755) {
   TempDirectory dir("convjit-dace");
   const std::string name = halo_conv_name("fwd");
   const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
-  write_file(record, "{\"name\": \"" + name + "\"}\n");
+  write_record(record, {name});
   fs::create_directory(out);
   fs::permissions(out, fs::perms::owner_all);
   const fs::path library = out / ("lib" + name + ".so");
@@ -237,9 +250,7 @@ void hide_libconvjit(const fs::path& library) {
 
 TEST(DaceExport, WithoutLibconvjitTheLoaderRefusesTheLibraryAndTheCallerFallsBack) {
   TempDirectory dir("convjit-dace");
-  const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
-  write_file(record, "{\"name\": \"" + halo_conv_name("fwd") + "\"}\n");
-  export_json("--dace " + out.string() + " --record " + record.string());
+  const fs::path out = export_names(dir, {halo_conv_name("fwd")});
   const fs::path library = libraries(out).front();
   hide_libconvjit(library);
   const Outcome r = harness(out);
@@ -254,9 +265,7 @@ TEST(DaceExport, WithoutLibconvjitTheLoaderRefusesTheLibraryAndTheCallerFallsBac
 
 TEST(DaceExport, ARenamedCopyServesItsOwnNameAndSaysSo) {
   TempDirectory dir("convjit-dace");
-  const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
-  write_file(record, "{\"name\": \"" + halo_conv_name("fwd") + "\"}\n");
-  export_json("--dace " + out.string() + " --record " + record.string());
+  const fs::path out = export_names(dir, {halo_conv_name("fwd")});
   const fs::path exported = libraries(out).front();
   fs::copy_file(exported, out / ("lib" + halo_conv_name("bwdfilt") + ".so"));
   fs::remove(exported);
@@ -272,10 +281,8 @@ TEST(DaceExport, ARenamedCopyServesItsOwnNameAndSaysSo) {
 // made alone.
 TEST(DaceExport, ThreadsSharingOneHandleEachGetTheirOwnResult) {
   TempDirectory dir("convjit-dace");
-  const fs::path record = dir.path() / "run.jsonl", out = dir.path() / "out";
-  const std::string name = convjit("describe conv --x 2,8,12,12 --w 16,8,3,3 --pad 1,1").first_line();
-  write_file(record, "{\"name\": \"" + name + "\"}\n");
-  export_json("--dace " + out.string() + " --record " + record.string());
+  const fs::path out = export_names(
+      dir, {convjit("describe conv --x 2,8,12,12 --w 16,8,3,3 --pad 1,1").first_line()});
   void* lib = ::dlopen(libraries(out).front().c_str(), RTLD_LAZY);
   ASSERT_NE(lib, nullptr) << ::dlerror();
   using Init = void* (*)();

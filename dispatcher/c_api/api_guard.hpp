@@ -9,6 +9,7 @@
 
 #include "convjit/convjit.h"
 #include "convjit/status.hpp"
+#include "dispatcher/exec_args.hpp"
 
 namespace convjit {
 
@@ -18,6 +19,25 @@ std::string& last_error_message();
 // must be a static string (backend names are).
 void set_last_backend(std::string_view name);
 const char* last_backend();
+
+// Where a call runs: exec's device, or the host for a NULL exec.
+inline convjit_device_t device_of(const convjit_exec_t* exec) {
+  return exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
+}
+
+// A call's scaling and exec's stream and workspace (none for a NULL exec);
+// the operands are the caller's to set.
+inline ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
+  ExecArgs args;
+  args.alpha = alpha;
+  args.beta = beta;
+  if (exec) {
+    args.workspace = exec->workspace;
+    args.workspace_bytes = exec->workspace_bytes;
+    args.stream = exec->stream;
+  }
+  return args;
+}
 
 // Copies `text` into the caller's buffer, as the name functions do: a NULL
 // buffer of size 0 asks only for *required (may be NULL), the size with the NUL.

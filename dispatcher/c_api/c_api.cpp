@@ -37,22 +37,6 @@ Status require_pointer(const void* pointer, const char* name) {
   return Status::ok();
 }
 
-convjit_device_t device_of(const convjit_exec_t* exec) {
-  return exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
-}
-
-ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
-  ExecArgs args;
-  args.alpha = alpha;
-  args.beta = beta;
-  if (exec) {
-    args.workspace = exec->workspace;
-    args.workspace_bytes = exec->workspace_bytes;
-    args.stream = exec->stream;
-  }
-  return args;
-}
-
 // Identifies each API entry point in call keys.
 enum class ApiOp : std::int64_t {
   conv_fwd = 1,

@@ -53,13 +53,7 @@ Status create(const char* name, const convjit_device_t* device, const char* back
 // The slots as ExecArgs takes them: the output slot is `out`.
 ExecArgs slot_args(Direction direction, void* x, void* w, void* y, double alpha, double beta,
                    const convjit_exec_t* exec) {
-  ExecArgs args;
-  args.alpha = alpha, args.beta = beta;
-  if (exec) {
-    args.workspace = exec->workspace;
-    args.workspace_bytes = exec->workspace_bytes;
-    args.stream = exec->stream;
-  }
+  ExecArgs args = exec_args(exec, alpha, beta);
   switch (direction) {
     case Direction::bwddata:
       args.w = w, args.dy = y, args.out = x;
@@ -74,7 +68,7 @@ ExecArgs slot_args(Direction direction, void* x, void* w, void* y, double alpha,
 }
 
 Status check_exec(const PinnedPlan& plan, const convjit_exec_t* exec) {
-  const convjit_device_t device = exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
+  const convjit_device_t device = device_of(exec);
   if (device.kind == plan.device().kind &&
       (device.kind == CONVJIT_DEVICE_HOST || device.ordinal == -1 ||
        device.ordinal == plan.device().ordinal))
@@ -133,9 +127,8 @@ convjit_status_t convjit_plan_backend(convjit_plan_t* plan, int64_t batch, char*
     auto kernel = plan->plan->kernel_for(batch);
     if (!kernel.is_ok()) return kernel.status();
     const Resolution& r = *kernel.value();
-    return write_text(r.variant.empty() ? std::string(r.backend)
-                                        : fmt::format("{}[{}]", r.backend, r.variant),
-                      "backend buffer", buf, buf_size, required);
+    return write_text(variant_label(r.backend, r.variant), "backend buffer", buf, buf_size,
+                      required);
   });
 }
 

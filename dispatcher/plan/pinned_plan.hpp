@@ -37,7 +37,6 @@ class PinnedPlan {
                                                                   PlanChoice choice);
 
   [[nodiscard]] const OpDescriptor& descriptor() const { return desc_; }
-  [[nodiscard]] const PlanChoice& choice() const { return choice_; }
   [[nodiscard]] const convjit_device_t& device() const { return device_; }
 
   // The kernel serving `batch` (ignored for a concrete plan, which takes

@@ -65,7 +65,7 @@ double max_error_over(const std::vector<unsigned char>& got, const Expected& exp
 }  // namespace
 
 std::string TuningCandidate::label() const {
-  return variant.empty() ? std::string(backend) : fmt::format("{}[{}]", backend, variant);
+  return variant_label(backend, variant);
 }
 
 OpDescriptor batch_slice(const OpDescriptor& desc) {

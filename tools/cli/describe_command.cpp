@@ -51,9 +51,7 @@ std::optional<std::string> exported_pin(const std::string& path) {
   auto pin = read_dace_pin(path);
   if (!pin.is_ok() || pin.value().version == 0) return std::nullopt;
   const convjit_dace_pin_t& p = pin.value();
-  const std::string served =
-      p.variant[0] ? fmt::format("{}[{}]", p.backend, p.variant) : std::string(p.backend);
-  return fmt::format("{} on {}, chosen at batch {}: {}", served,
+  return fmt::format("{} on {}, chosen at batch {}: {}", variant_label(p.backend, p.variant),
                      p.device_kind == CONVJIT_DEVICE_CUDA ? "cuda" : "host", p.chosen_batch,
                      p.reason);
 }

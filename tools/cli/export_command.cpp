@@ -6,14 +6,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cache/cache_directories.hpp"
 #include "cache/code_trust.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "companion_library.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/settings.hpp"
@@ -48,20 +52,18 @@ class InterruptBetweenLibraries {
   void (*previous_term_)(int) = SIG_DFL;
 };
 
-// The shim for `device`: beside this executable (the build tree), else in
-// the install's library directory.
+// The shim for `device`, where the CLI's companion libraries are.
 std::string shim_path(convjit_device_kind_t device) {
   const std::string file = device == CONVJIT_DEVICE_CUDA ? "libconvjit_dace_cuda.so"
                                                          : "libconvjit_dace_host.so";
+  std::vector<std::string> tried;
   std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  const std::vector<std::filesystem::path> places{
-      error ? std::filesystem::path() : self.parent_path() / file,
-      std::filesystem::path(CONVJIT_INSTALL_LIBDIR) / file};
-  for (const auto& place : places)
-    if (!place.empty() && std::filesystem::is_regular_file(place, error)) return place.string();
-  throw RuntimeError(fmt::format("cannot find {} beside {} or in {}; reinstall convjit", file,
-                                 self.string(), CONVJIT_INSTALL_LIBDIR));
+  for (const auto& place : companion_library_places(file)) {
+    if (std::filesystem::is_regular_file(place, error)) return place.string();
+    tried.push_back(place.parent_path().string());
+  }
+  throw RuntimeError(fmt::format("cannot find {} in {}; reinstall convjit", file,
+                                 fmt::join(tried, ", ")));
 }
 
 // Where the copies of `shim` will find libconvjit: beside the shim, as the
@@ -76,12 +78,8 @@ std::string libconvjit_directory(const std::string& shim) {
 
 void prepare_directory(const std::string& directory) {
   std::error_code error;
-  if (!std::filesystem::exists(directory, error)) {
-    std::filesystem::create_directories(directory, error);
-    if (!error) ::chmod(directory.c_str(), 0700);
-    if (error)
-      throw RuntimeError(fmt::format("cannot create --dace {}: {}", directory, error.message()));
-  }
+  if (!std::filesystem::exists(directory, error) && !make_private_directories(directory))
+    throw RuntimeError(fmt::format("cannot create --dace {}: {}", directory, std::strerror(errno)));
   if (!std::filesystem::is_directory(directory, error))
     throw UsageError(fmt::format("--dace {} is not a directory", directory));
   if (Status s = check_directory_trust(directory); !s.is_ok())

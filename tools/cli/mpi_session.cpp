@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_status.hpp"
+#include "companion_library.hpp"
 
 namespace convjit::cli {
 
@@ -16,18 +17,13 @@ namespace {
 
 constexpr const char* kLibrary = "libconvjit_mpi.so.0";
 
-// CONVJIT_MPI_LIBRARY alone when set; else beside the CLI (the build tree),
-// in ../lib (an install), then the loader's search.
+// CONVJIT_MPI_LIBRARY alone when set; else where the CLI's companion
+// libraries are, then the loader's search.
 std::vector<std::string> candidates() {
   if (const char* set = std::getenv("CONVJIT_MPI_LIBRARY"); set != nullptr && *set != '\0')
     return {set};
-  std::error_code error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
   std::vector<std::string> out;
-  if (!error) {
-    out.push_back((exe / kLibrary).string());
-    out.push_back((exe.parent_path() / "lib" / kLibrary).string());
-  }
+  for (const auto& place : companion_library_places(kLibrary)) out.push_back(place.string());
   out.push_back(kLibrary);
   return out;
 }

@@ -27,10 +27,10 @@ class ConvjitAbiKernel final : public TunedKernel {
     enable_release_at_exit({});
   }
 
-  // The convjit ABI's run is reentrant (all state comes in args), so calls
-  // run concurrently; only the kernel's own workspace is shared and locked.
   [[nodiscard]] std::size_t workspace_bytes() const override { return workspace_.needed(); }
 
+  // The convjit ABI's run is reentrant (all state comes in args), so calls
+  // run concurrently; only the kernel's own workspace is shared and locked.
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     if (released()) return Status::not_available(fmt::format("{} was unloaded", library_.path()));
     auto workspace = workspace_.for_call(args, library_.path());
