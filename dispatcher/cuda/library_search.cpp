@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string_view>
 
 namespace convjit {
@@ -61,23 +62,35 @@ SearchPlace explicit_place(const LibrarySpec& spec, const std::string& value) {
   return place;
 }
 
-// $root/lib64 and $root/lib, where a toolkit keeps its libraries.
+// $root/lib64 and $root/lib, where a toolkit keeps its libraries; $root/bin
+// for its programs.
 SearchPlace toolkit_place(const LibrarySpec& spec, const std::string& where, const fs::path& root) {
+  if (spec.executable) return {fmt::format("{} (bin)", where), files_in({root / "bin"}, spec)};
   return {fmt::format("{} (lib64, lib)", where), files_in({root / "lib64", root / "lib"}, spec)};
 }
 
 // NVIDIA's wheels under an environment prefix: <prefix>/lib*/python*/
-// site-packages/nvidia/<package>/lib*/.  Any package and library folder
-// name is accepted, since the cu12 and cu13 wheels lay them out differently.
-SearchPlace wheel_place(const LibrarySpec& spec, const std::string& variable,
+// site-packages/nvidia/<package>/lib*/ (bin*/ for programs).  Any package
+// and library folder name is accepted, since the cu12 and cu13 wheels lay
+// them out differently.
+SearchPlace wheel_place(const LibrarySpec& spec, const std::string& where,
                         const fs::path& prefix) {
+  const std::string_view folder = spec.executable ? "bin" : "lib";
   std::vector<fs::path> dirs;
   for (const fs::path& lib : subdirectories(prefix, "lib"))
     for (const fs::path& python : subdirectories(lib, "python"))
       for (const fs::path& package : subdirectories(python / "site-packages" / "nvidia", ""))
-        for (const fs::path& dir : subdirectories(package, "lib")) dirs.push_back(dir);
-  return {fmt::format("{}={} (site-packages/nvidia/*/lib*)", variable, prefix.string()),
-          files_in(dirs, spec)};
+        for (const fs::path& dir : subdirectories(package, folder)) dirs.push_back(dir);
+  return {fmt::format("{} (site-packages/nvidia/*/{}*)", where, folder), files_in(dirs, spec)};
+}
+
+// The directories of $PATH holding one of the program's names.
+SearchPlace path_place(const LibrarySpec& spec, EnvLookup lookup) {
+  std::vector<fs::path> dirs;
+  std::istringstream list(environment(lookup, "PATH"));
+  for (std::string dir; std::getline(list, dir, ':');)
+    if (!dir.empty()) dirs.push_back(dir);  // an empty entry (the current directory) is skipped
+  return {"PATH", files_in(dirs, spec)};
 }
 
 // The file a handle came from: the path it was opened by, or for a bare file
@@ -111,7 +124,10 @@ std::vector<SearchPlace> library_search_places(const LibrarySpec& spec, EnvLooku
   if (const std::string value = environment(lookup, spec.setting.c_str()); !value.empty())
     return {explicit_place(spec, value)};
   std::vector<SearchPlace> places{
-      {"the loader's default search (LD_LIBRARY_PATH, ld.so.cache)", spec.file_names}};
+      spec.executable
+          ? path_place(spec, lookup)
+          : SearchPlace{"the loader's default search (LD_LIBRARY_PATH, ld.so.cache)",
+                        spec.file_names}};
   if (!spec.nvidia_places) return places;
   std::vector<fs::path> roots;
   const auto add_toolkit = [&](const std::string& where, const fs::path& root) {
@@ -127,7 +143,9 @@ std::vector<SearchPlace> library_search_places(const LibrarySpec& spec, EnvLooku
   add_toolkit("/usr/local/cuda", "/usr/local/cuda");
   for (const char* variable : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (const std::string prefix = environment(lookup, variable); !prefix.empty())
-      places.push_back(wheel_place(spec, variable, prefix));
+      places.push_back(wheel_place(spec, fmt::format("{}={}", variable, prefix), prefix));
+  for (const std::string& prefix : spec.python_environments)
+    places.push_back(wheel_place(spec, prefix, prefix));
   return places;
 }
 

@@ -1,4 +1,5 @@
 // Finding run-time libraries (NVRTC, cuDNN, oneDNN) without linking them,
+// and NVIDIA's tools (nvdisasm) the same way,
 // so libconvjit.so loads on a machine that has only a driver, or only a
 // PyTorch install whose NVIDIA wheels carry them.
 //
@@ -34,6 +35,12 @@ struct LibrarySpec {
   // Whether places 3 and 4 (the CUDA toolkit, NVIDIA's wheels) are searched:
   // not for libraries NVIDIA does not ship (oneDNN).
   bool nvidia_places = true;
+  // A program (nvdisasm) is found in the same places, with PATH for the
+  // loader's search and bin/ for the lib*/ folders.
+  bool executable = false;
+  // Python environments searched after $VIRTUAL_ENV and $CONDA_PREFIX, as
+  // they are (the build's own, for a tool tools/setup installs there).
+  std::vector<std::string> python_environments = {};
 };
 
 // One place looked at and the files to try there: absolute paths, or bare

@@ -17,6 +17,7 @@ class Command {
   [[nodiscard]] virtual int run() const = 0;
 };
 
+std::unique_ptr<Command> make_analyze_command(CLI::App& app);
 std::unique_ptr<Command> make_bench_command(CLI::App& app);
 std::unique_ptr<Command> make_cache_command(CLI::App& app);
 std::unique_ptr<Command> make_describe_command(CLI::App& app);

@@ -197,6 +197,10 @@ ProblemInput::ProblemInput(CLI::App& command)
   add_problem_flags(*bias_, ProblemKind::bias, bias_flags_);
 }
 
+bool ProblemInput::given() const {
+  return !name_.empty() || conv_->parsed() || pool_->parsed() || bias_->parsed();
+}
+
 OpDescriptor ProblemInput::descriptor() const {
   const bool has_problem = conv_->parsed() || pool_->parsed() || bias_->parsed();
   if (!name_.empty() && has_problem)

@@ -46,6 +46,8 @@ class ProblemInput {
   // The validated operation; throws UsageError when it is missing,
   // ambiguous or invalid.
   [[nodiscard]] OpDescriptor descriptor() const;
+  // Whether a problem was given at all (for commands that also take --model).
+  [[nodiscard]] bool given() const;
 
  private:
   std::string command_name_;

@@ -1,0 +1,47 @@
+// One descriptor's JIT variant, compiled for a GPU architecture and taken
+// apart without a GPU: per kernel entry, its launch, what ptxas says it
+// takes from an SM, the occupancy that gives on each GPU of that
+// architecture, and the instruction mix of its SASS (when nvdisasm is at
+// hand).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/disassembler.hpp"
+#include "analysis/entry_resources.hpp"
+#include "analysis/gpu_spec.hpp"
+#include "analysis/instruction_mix.hpp"
+#include "analysis/occupancy.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+
+namespace convjit::analysis {
+
+struct GpuOccupancy {
+  const GpuSpec* gpu = nullptr;
+  Result<Occupancy> occupancy = Status::not_available("not computed");
+};
+
+struct EntryAnalysis {
+  KernelEntry launch;
+  EntryResources resources;
+  std::vector<GpuOccupancy> occupancy;  // one per GPU of the architecture
+  std::optional<InstructionMix> mix;
+};
+
+struct VariantAnalysis {
+  std::string variant;
+  std::string template_name;
+  std::vector<EntryAnalysis> entries;
+  std::string mix_missing;  // why there is no instruction mix, when there is none
+};
+
+// `disassembler` may be null: no instruction mix then, and mix_missing says
+// so.  NOT_AVAILABLE without NVRTC or for an architecture no GPU models.
+[[nodiscard]] Result<VariantAnalysis> analyze_variant(const OpDescriptor& desc,
+                                                      const std::string& arch,
+                                                      const std::string& variant,
+                                                      const Result<Disassembler>& disassembler);
+
+}  // namespace convjit::analysis

@@ -1,0 +1,251 @@
+// `convjit analyze`: what a GPU would run for an operation, or for every
+// operation of a model, taken apart without one (analysis/): per JIT
+// variant and kernel entry, the launch, the SM resources ptxas gives it,
+// the occupancy on each GPU of the architecture, and the instruction mix
+// of its SASS over the whole kernel and per trip of the main loop.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "analysis/kernel_analysis.hpp"
+#include "cli_status.hpp"
+#include "command.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "model_flags.hpp"
+#include "problem_flags.hpp"
+
+namespace convjit::cli {
+
+namespace {
+
+using namespace convjit::analysis;
+
+// One operation to analyse, with where it comes from.
+struct AnalyzedOp {
+  std::string layer;  // "" for a problem given on the command line
+  OpDescriptor desc;
+  int count = 1;
+};
+
+std::string counts_text(const InstructionCounts& c) {
+  std::string text;
+  for (int k = 0; k < kInstructionClasses; ++k) {
+    if (c.count[k] == 0) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", class_name(InstructionClass(k)),
+                        c.count[k]);
+    if (InstructionClass(k) == InstructionClass::ldgsts)
+      text += fmt::format(" ({} B/thread)", c.ldgsts_bytes);
+  }
+  return text;
+}
+
+std::string mma_ratio(const InstructionCounts& c) {
+  const int mma = c.of(InstructionClass::mma);
+  if (mma == 0) return "no MMA";
+  return fmt::format("{:.1f} other instructions per MMA", double(c.total - mma) / mma);
+}
+
+void print_entry(const EntryAnalysis& e) {
+  const EntryResources& r = e.resources;
+  fmt::print("    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
+             e.launch.name, e.launch.blocks(), kJitThreadsPerBlock, r.registers, r.barriers,
+             r.shared_bytes, r.cumulative_stack_bytes,
+             r.spills() ? fmt::format(", SPILLS {} B stored, {} B loaded", r.spill_store_bytes,
+                                      r.spill_load_bytes)
+                        : ", no spills");
+  for (const GpuOccupancy& o : e.occupancy) {
+    if (!o.occupancy.is_ok()) {
+      fmt::print("      {:<10}{}\n", o.gpu->name, o.occupancy.status().message());
+      continue;
+    }
+    const Occupancy& occ = o.occupancy.value();
+    fmt::print("      {:<10}{} blocks/SM, {}/{} warps ({:.0f}%), limited by {}\n", o.gpu->name,
+               occ.blocks_per_sm, occ.warps_per_sm, occ.max_warps_per_sm, 100 * occ.fraction(),
+               occ.limiter);
+  }
+  if (!e.mix) return;
+  fmt::print("      {:<10}{} instructions: {}\n", "kernel", e.mix->whole.total,
+             counts_text(e.mix->whole));
+  if (!e.mix->main_loop) {
+    fmt::print("      {:<10}none (no backward branch)\n", "main loop");
+    return;
+  }
+  const SassLoop& loop = *e.mix->main_loop;
+  fmt::print("      {:<10}{:#06x}-{:#06x}, {} instructions{}: {}; {}\n", "main loop",
+             loop.first_offset, loop.last_offset, loop.counts.total,
+             loop.inner_loops ? fmt::format(" ({} inner loops counted once)", loop.inner_loops)
+                              : "",
+             counts_text(loop.counts), mma_ratio(loop.counts));
+}
+
+nlohmann::json counts_json(const InstructionCounts& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int k = 0; k < kInstructionClasses; ++k) j[class_name(InstructionClass(k))] = c.count[k];
+  j["ldgsts_bytes_per_thread"] = c.ldgsts_bytes;
+  j["total"] = c.total;
+  return j;
+}
+
+nlohmann::json entry_json(const EntryAnalysis& e) {
+  const EntryResources& r = e.resources;
+  nlohmann::json j{{"entry", e.launch.name},
+                   {"blocks", e.launch.blocks()},
+                   {"threads_per_block", kJitThreadsPerBlock},
+                   {"registers", r.registers},
+                   {"barriers", r.barriers},
+                   {"shared_bytes", r.shared_bytes},
+                   {"stack_bytes", r.cumulative_stack_bytes},
+                   {"spill_store_bytes", r.spill_store_bytes},
+                   {"spill_load_bytes", r.spill_load_bytes}};
+  for (const GpuOccupancy& o : e.occupancy) {
+    nlohmann::json occ{{"gpu", o.gpu->name}};
+    if (o.occupancy.is_ok()) {
+      occ["blocks_per_sm"] = o.occupancy.value().blocks_per_sm;
+      occ["warps_per_sm"] = o.occupancy.value().warps_per_sm;
+      occ["max_warps_per_sm"] = o.occupancy.value().max_warps_per_sm;
+      occ["limiter"] = o.occupancy.value().limiter;
+    } else {
+      occ["error"] = o.occupancy.status().message();
+    }
+    j["occupancy"].push_back(occ);
+  }
+  if (e.mix) {
+    j["kernel_instructions"] = counts_json(e.mix->whole);
+    if (e.mix->main_loop) {
+      const SassLoop& loop = *e.mix->main_loop;
+      j["main_loop"] = {{"first_offset", loop.first_offset},
+                        {"last_offset", loop.last_offset},
+                        {"inner_loops", loop.inner_loops},
+                        {"instructions", counts_json(loop.counts)}};
+    }
+  }
+  return j;
+}
+
+class AnalyzeCommand final : public Command {
+ public:
+  explicit AnalyzeCommand(CLI::App& app) {
+    command_ = app.add_subcommand(
+        "analyze", "Take an operation's JIT kernels apart for a GPU without one: resources, "
+                   "occupancy, SASS instruction mix");
+    command_->footer(
+        "Compiles each JIT variant of the operation (or of every operation of --model) for\n"
+        "--arch and prints per kernel entry: its launch; registers, barriers, shared memory,\n"
+        "stack and spills (ptxas); blocks and warps per SM on each GPU of that architecture\n"
+        "(cuda_occupancy.h); and, where nvdisasm is found (CONVJIT_NVDISASM, PATH, the CUDA\n"
+        "toolkit, NVIDIA's wheels: pip install nvidia-cuda-nvdisasm), the SASS instruction mix\n"
+        "of the kernel and of one trip of its main loop. The auto policy's variant is marked.\n"
+        "Examples:\n"
+        "  convjit analyze conv --x 32,64,56,56 --w 64,64,3,3 --pad 1,1 --layout nhwc "
+        "--dtype bf16 --arch sm_90\n"
+        "  convjit analyze --model resnet50 --dtype bf16 --layout nhwc --batch 32 --arch sm_80 "
+        "--variant auto");
+    command_->add_option("--arch", arch_, "GPU architecture: sm_90 (H100, H200) or sm_80 (A100)")
+        ->required();
+    command_->add_option("--variant", variant_,
+                         "one variant (an id, or auto for the heuristic's choice); default: all");
+    command_->add_flag("--json", json_, "machine-readable output");
+    problem_ = std::make_unique<ProblemInput>(*command_);
+    model_.add_to(*command_);
+  }
+
+  [[nodiscard]] const std::string& name() const override { return command_->get_name(); }
+  [[nodiscard]] bool selected() const override { return command_->parsed(); }
+  [[nodiscard]] int run() const override {
+    if (gpus_of_arch(arch_).empty())
+      throw UsageError(fmt::format("--arch {}: no GPU of it is modelled; give one of {}", arch_,
+                                   modelled_archs()));
+    const Result<Disassembler> disassembler = find_disassembler(process_environment);
+    nlohmann::json report = nlohmann::json::array();
+    bool failed = false;
+    for (const AnalyzedOp& op : ops()) failed |= !analyze_op(op, disassembler, report);
+    if (json_) fmt::print("{}\n", report.dump(2));
+    return failed ? kExitRuntime : kExitOk;
+  }
+
+ private:
+  std::vector<AnalyzedOp> ops() const {
+    if (model_.given() && problem_->given())
+      throw UsageError("give either --model or one problem (conv|pool|bias, --name), not both");
+    if (!model_.given()) return {{"", problem_->descriptor(), 1}};
+    std::vector<AnalyzedOp> out;
+    for (const ModelOp& op : model_.expand()) out.push_back({op.layer, op.desc, op.count});
+    return out;
+  }
+
+  std::vector<std::string> variants(const OpDescriptor& d) const {
+    if (variant_.empty()) return jit_variants(d, variant_context(arch_));
+    auto chosen = resolve_variant(d, arch_, variant_ == "auto" ? "" : variant_);
+    if (!chosen.is_ok()) throw UsageError(fmt::format("--variant: {}", chosen.status().message()));
+    return {chosen.value()};
+  }
+
+  // False when a variant could not be analysed.
+  bool analyze_op(const AnalyzedOp& op, const Result<Disassembler>& disassembler,
+                  nlohmann::json& report) const {
+    const std::string name = descriptor_name(op.desc);
+    if (Status s = jit_supports(op.desc); !s.is_ok()) {
+      json_ ? report.push_back({{"descriptor", name}, {"layer", op.layer}, {"skipped", s.message()}})
+            : fmt::print("{}\n  skipped: {}\n", name, s.message());
+      return true;
+    }
+    const std::vector<std::string> all = variants(op.desc);
+    const auto auto_choice = resolve_variant(op.desc, arch_, "");
+    if (!json_)
+      fmt::print("{}{}\n", name,
+                 op.layer.empty() ? "" : fmt::format("  ({}, x{})", op.layer, op.count));
+    nlohmann::json j{{"descriptor", name}, {"layer", op.layer}, {"count", op.count}};
+    bool ok = true;
+    for (const std::string& variant : all) {
+      const bool is_auto = auto_choice.is_ok() && auto_choice.value() == variant;
+      auto analysis = analyze_variant(op.desc, arch_, variant, disassembler);
+      ok &= analysis.is_ok();
+      json_ ? j["variants"].push_back(variant_json(variant, is_auto, analysis))
+            : print_variant(variant, is_auto, analysis);
+    }
+    if (json_) report.push_back(j);
+    return ok;
+  }
+
+  static void print_variant(const std::string& variant, bool is_auto,
+                            const Result<VariantAnalysis>& analysis) {
+    if (!analysis.is_ok()) {
+      fmt::print("  {}{}: {}\n", variant, is_auto ? " [auto]" : "", analysis.status().message());
+      return;
+    }
+    const VariantAnalysis& a = analysis.value();
+    fmt::print("  {}{} ({})\n", variant, is_auto ? " [auto]" : "", a.template_name);
+    for (const EntryAnalysis& e : a.entries) print_entry(e);
+    if (!a.mix_missing.empty()) fmt::print("    no instruction mix: {}\n", a.mix_missing);
+  }
+
+  static nlohmann::json variant_json(const std::string& variant, bool is_auto,
+                                     const Result<VariantAnalysis>& analysis) {
+    nlohmann::json j{{"variant", variant}, {"auto", is_auto}};
+    if (!analysis.is_ok()) {
+      j["error"] = analysis.status().message();
+      return j;
+    }
+    j["template"] = analysis.value().template_name;
+    for (const EntryAnalysis& e : analysis.value().entries) j["entries"].push_back(entry_json(e));
+    if (!analysis.value().mix_missing.empty()) j["no_instruction_mix"] = analysis.value().mix_missing;
+    return j;
+  }
+
+  CLI::App* command_ = nullptr;
+  std::unique_ptr<ProblemInput> problem_;
+  ModelFlags model_;
+  std::string arch_;
+  std::string variant_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_analyze_command(CLI::App& app) {
+  return std::make_unique<AnalyzeCommand>(app);
+}
+
+}  // namespace convjit::cli
