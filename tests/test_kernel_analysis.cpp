@@ -201,6 +201,21 @@ TEST(InstructionMix, ALoopFreeKernelHasNoMainLoop) {
   EXPECT_FALSE(mix.main_loop);
 }
 
+const char* no_tool_environment(const char* name) {
+  // CONVJIT_NVDISASM names a file that is not a program: nothing else is searched.
+  return std::string_view(name) == "CONVJIT_NVDISASM" ? "/dev/null" : nullptr;
+}
+
+TEST(Disassembler, ASettingThatNamesNoProgramIsRefusedSayingWhereAndHow) {
+  auto found = find_disassembler(no_tool_environment);
+  ASSERT_FALSE(found.is_ok());
+  EXPECT_EQ(found.status().code(), CONVJIT_STATUS_NOT_AVAILABLE);
+  const std::string message = found.status().message();
+  EXPECT_NE(message.find("CONVJIT_NVDISASM=/dev/null: not executable"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("pip install nvidia-cuda-nvdisasm"), std::string::npos) << message;
+}
+
 class RealSass : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -83,6 +83,40 @@ TEST_F(LibrarySearch, PlacesComeInOrderLoaderToolkitThenWheelsOfEachEnvironment)
   for (const SearchPlace& place : found) EXPECT_FALSE(place.explicit_setting);
 }
 
+// A program (nvdisasm) in the same places: PATH for the loader's search,
+// bin/ for lib*/, then the extra Python environments after the active ones.
+TEST_F(LibrarySearch, AProgramIsFoundOnPathThenInBinFoldersThenInExtraEnvironments) {
+  const fs::path on_path = dir_.path() / "path", toolkit = dir_.path() / "toolkit",
+                 venv = dir_.path() / "venv", build_env = dir_.path() / "build-env";
+  const auto place_program = [](const fs::path& dir) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "nvdisasm") << "#!/bin/sh\n";
+    return (dir / "nvdisasm").string();
+  };
+  const std::string path_file = place_program(on_path), toolkit_file = place_program(toolkit / "bin"),
+                    venv_file = place_program(venv / "lib" / "python3.11" / "site-packages" /
+                                              "nvidia" / "cu13" / "bin"),
+                    build_file = place_program(build_env / "lib" / "python3.11" / "site-packages" /
+                                               "nvidia" / "cu13" / "bin");
+  fake_environment() = {{"PATH", "/nonexistent::" + on_path.string()},
+                        {"CUDA_HOME", toolkit.string()},
+                        {"VIRTUAL_ENV", venv.string()}};
+  LibrarySpec spec{"nvdisasm", "CONVJIT_NVDISASM", {"nvdisasm"}, "nvdisasm"};
+  spec.executable = true;
+  spec.python_environments = {build_env.string()};
+  const std::vector<SearchPlace> found = places(spec);
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_EQ(found[0].where, "PATH");
+  EXPECT_EQ(found[0].files, (std::vector<std::string>{path_file}));
+  EXPECT_EQ(found[1].where, "CUDA_HOME=" + toolkit.string() + " (bin)");
+  EXPECT_EQ(found[1].files, (std::vector<std::string>{toolkit_file}));
+  EXPECT_EQ(contains(found[2].where, "/usr/local/cuda (bin)"), "");
+  EXPECT_EQ(contains(found[3].where, "site-packages/nvidia/*/bin*"), "");
+  EXPECT_EQ(found[3].files, (std::vector<std::string>{venv_file}));
+  EXPECT_EQ(found[4].where, build_env.string() + " (site-packages/nvidia/*/bin*)");
+  EXPECT_EQ(found[4].files, (std::vector<std::string>{build_file}));
+}
+
 TEST_F(LibrarySearch, AToolkitNamedTwiceIsSearchedOnce) {
   fake_environment() = {{"CUDA_HOME", "/usr/local/cuda"}, {"CUDA_PATH", "/usr/local/cuda/"}};
   const std::vector<SearchPlace> found = places(NvrtcLibrary::spec());
