@@ -302,6 +302,9 @@ TEST(AnalyzeCommand, RefusesAnArchitectureNoGpuModelsAndTwoInputs) {
   auto unknown = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --arch sm_75");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("sm_90, sm_80"), std::string::npos) << unknown.output;
+  auto variant = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --arch sm_90 --variant tc999x1");
+  EXPECT_EQ(variant.exit_code, 2) << variant.output;
+  EXPECT_NE(variant.output.find("--variant tc999x1"), std::string::npos) << variant.output;
   auto both = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --model resnet50 --arch sm_90");
   EXPECT_EQ(both.exit_code, 2) << both.output;
   EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;

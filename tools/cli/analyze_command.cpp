@@ -175,30 +175,45 @@ class AnalyzeCommand final : public Command {
     return out;
   }
 
-  std::vector<std::string> variants(const OpDescriptor& d) const {
+  // The variants to analyse; NOT_AVAILABLE when --variant cannot serve `d`.
+  Result<std::vector<std::string>> variants(const OpDescriptor& d) const {
     if (variant_.empty()) return jit_variants(d, variant_context(arch_));
     auto chosen = resolve_variant(d, arch_, variant_ == "auto" ? "" : variant_);
-    if (!chosen.is_ok()) throw UsageError(fmt::format("--variant: {}", chosen.status().message()));
-    return {chosen.value()};
+    if (!chosen.is_ok()) return chosen.status();
+    return std::vector<std::string>{chosen.value()};
+  }
+
+  // A model's ops that cannot be analysed are listed as skipped, with why;
+  // a single problem that cannot fails (a usage error where a flag is at fault).
+  void skip(const AnalyzedOp& op, const std::string& why, bool flag_at_fault,
+            nlohmann::json& report) const {
+    if (op.layer.empty() && flag_at_fault) throw UsageError(why);
+    if (op.layer.empty()) throw RuntimeError(why);
+    const std::string name = descriptor_name(op.desc);
+    json_ ? report.push_back({{"descriptor", name}, {"layer", op.layer}, {"skipped", why}})
+          : fmt::print("{}  ({}, x{})\n  skipped: {}\n", name, op.layer, op.count, why);
   }
 
   // False when a variant could not be analysed.
   bool analyze_op(const AnalyzedOp& op, const Result<Disassembler>& disassembler,
                   nlohmann::json& report) const {
-    const std::string name = descriptor_name(op.desc);
     if (Status s = jit_supports(op.desc); !s.is_ok()) {
-      json_ ? report.push_back({{"descriptor", name}, {"layer", op.layer}, {"skipped", s.message()}})
-            : fmt::print("{}\n  skipped: {}\n", name, s.message());
+      skip(op, s.message(), false, report);
       return true;
     }
-    const std::vector<std::string> all = variants(op.desc);
+    const auto all = variants(op.desc);
+    if (!all.is_ok()) {
+      skip(op, fmt::format("--variant {}: {}", variant_, all.status().message()), true, report);
+      return true;
+    }
+    const std::string name = descriptor_name(op.desc);
     const auto auto_choice = resolve_variant(op.desc, arch_, "");
     if (!json_)
       fmt::print("{}{}\n", name,
                  op.layer.empty() ? "" : fmt::format("  ({}, x{})", op.layer, op.count));
     nlohmann::json j{{"descriptor", name}, {"layer", op.layer}, {"count", op.count}};
     bool ok = true;
-    for (const std::string& variant : all) {
+    for (const std::string& variant : all.value()) {
       const bool is_auto = auto_choice.is_ok() && auto_choice.value() == variant;
       auto analysis = analyze_variant(op.desc, arch_, variant, disassembler);
       ok &= analysis.is_ok();
