@@ -5,7 +5,6 @@
 // of its SASS over the whole kernel and per trip of the main loop.
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "analysis/kernel_analysis.hpp"
@@ -207,7 +206,10 @@ class AnalyzeCommand final : public Command {
       return true;
     }
     const std::string name = descriptor_name(op.desc);
-    const auto auto_choice = resolve_variant(op.desc, arch_, "");
+    // jit_variants lists the heuristic's choice first, and --variant auto is that choice.
+    const auto auto_choice = variant_.empty() || variant_ == "auto"
+                                 ? Result<std::string>(all.value().front())
+                                 : resolve_variant(op.desc, arch_, "");
     if (!json_)
       fmt::print("{}{}\n", name,
                  op.layer.empty() ? "" : fmt::format("  ({}, x{})", op.layer, op.count));
