@@ -6,9 +6,11 @@
 // tests/emulator_templates/; every launch has P::BLOCK = 256 threads.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <span>
@@ -47,41 +49,87 @@ struct EmulatedRunOptions {
   float output_fill = kUnwritten;  // y's contents before the launch
 };
 
-// Runs test template `name` (f32) in the emulator on `threads` threads, in
-// P::MODE `mode`, with convjit_kernel_finish after it where the template
-// has one.
+// A copy of host data starting on a 256-byte boundary, as cudaMalloc's
+// do: the emulator keeps a pointer's offset from one (a view), and the
+// memory counters' sectors depend on it.
+class AlignedFloats {
+ public:
+  explicit AlignedFloats(const std::vector<float>& from) : storage_(from.size() + 64) {
+    void* p = storage_.data();
+    std::size_t room = storage_.size() * sizeof(float);
+    data_ = static_cast<float*>(std::align(256, from.size() * sizeof(float), p, room));
+    std::copy(from.begin(), from.end(), data_);
+  }
+  [[nodiscard]] float* data() { return data_; }
+
+ private:
+  std::vector<float> storage_;
+  float* data_;
+};
+
+// Test template `name` (f32) launched on `threads` threads in P::MODE
+// `mode`, with convjit_kernel_finish after it where the template has one,
+// writing into `output`.
+class TestLaunch {
+ public:
+  TestLaunch(const char* name, long long mode, const std::vector<float>& input,
+             std::vector<float>& output, long long threads, EmulatedRunOptions options)
+      : in_(input), out_(output) {
+    using namespace emulator;
+    source_.template_name = name;
+    source_.constants = {{"BLOCK", kWarpBlock}, {"N", threads}, {"MODE", mode}};
+    source_.entries = {{"convjit_kernel", threads}};
+    source_.workspace_bytes = options.workspace_floats * sizeof(float);
+    kernels_ = find_emulated_template(test_emulated_templates(), name, DataType::f32);
+    if (kernels_ == nullptr) {
+      status_ = Status(CONVJIT_STATUS_INTERNAL_ERROR, std::string(name) + " is not emulated");
+      return;
+    }
+    if (kernels_->entry("convjit_kernel_finish") != nullptr)
+      source_.entries.push_back({"convjit_kernel_finish", threads});
+    x_ = {"x", BufferRole::input, sizeof(float), static_cast<std::int64_t>(input.size()),
+          std::move(options.input_elements)};
+    y_ = {"y", BufferRole::output, sizeof(float), static_cast<std::int64_t>(output.size()), {}};
+    launch_.kernels = kernels_;
+    launch_.source = &source_;
+    launch_.in0 = {&x_, in_.data()};
+    launch_.out = {&y_, out_.data()};
+    launch_.out_destination = output.data();
+  }
+  TestLaunch(const TestLaunch&) = delete;
+  TestLaunch& operator=(const TestLaunch&) = delete;
+
+  [[nodiscard]] const Status& status() const { return status_; }  // not OK: no such template
+  [[nodiscard]] const emulator::EmulatedLaunch& launch() const { return launch_; }
+
+ private:
+  AlignedFloats in_, out_;
+  KernelSource source_;
+  emulator::BufferSpec x_, y_;
+  const emulator::EmulatedTemplate* kernels_ = nullptr;
+  emulator::EmulatedLaunch launch_;
+  Status status_ = Status::ok();
+};
+
+// Runs test template `name` in the emulator (TestLaunch).
 inline TemplateRun run_emulated(const char* name, long long mode, const std::vector<float>& input,
                                 std::size_t output_size, long long threads,
                                 EmulatedRunOptions options = {}) {
-  using namespace emulator;
   TemplateRun run;
   run.output.assign(output_size, options.output_fill);
-  std::vector<float> in = input;
-  KernelSource source;
-  source.template_name = name;
-  source.constants = {{"BLOCK", kWarpBlock}, {"N", threads}, {"MODE", mode}};
-  source.entries = {{"convjit_kernel", threads}};
-  source.workspace_bytes = options.workspace_floats * sizeof(float);
-  const EmulatedTemplate* kernels =
-      find_emulated_template(test_emulated_templates(), name, DataType::f32);
-  if (kernels == nullptr) {
-    run.status = Status(CONVJIT_STATUS_INTERNAL_ERROR, std::string(name) + " is not emulated");
-    return run;
-  }
-  if (kernels->entry("convjit_kernel_finish") != nullptr)
-    source.entries.push_back({"convjit_kernel_finish", threads});
-  const BufferSpec x{"x", BufferRole::input, sizeof(float), static_cast<std::int64_t>(in.size()),
-                     std::move(options.input_elements)};
-  const BufferSpec y{"y", BufferRole::output, sizeof(float),
-                     static_cast<std::int64_t>(output_size), {}};
-  EmulatedLaunch launch;
-  launch.kernels = kernels;
-  launch.source = &source;
-  launch.in0 = {&x, in.data()};
-  launch.out = {&y, run.output.data()};
-  launch.out_destination = run.output.data();
-  run.status = emulate(launch);
+  const TestLaunch launch(name, mode, input, run.output, threads, std::move(options));
+  run.status = launch.status().is_ok() ? emulator::emulate(launch.launch()) : launch.status();
   return run;
+}
+
+// Counts its memory traffic on at most `sampled` blocks (count_memory).
+inline Result<std::vector<emulator::KernelMemoryCounters>> count_emulated(
+    const char* name, long long mode, const std::vector<float>& input, std::size_t output_size,
+    long long threads, unsigned sampled) {
+  std::vector<float> output(output_size, kUnwritten);
+  const TestLaunch launch(name, mode, input, output, threads, {});
+  if (!launch.status().is_ok()) return launch.status();
+  return emulator::count_memory(launch.launch(), sampled);
 }
 
 inline std::vector<float> iota_from(std::size_t n, float first) {

@@ -18,9 +18,10 @@ thread_local BlockScheduler* running_scheduler = nullptr;
 
 // ---- shared memory ----------------------------------------------------------
 
-SharedRegion::SharedRegion(BlockScheduler& block, const char* name, int line, long long count,
-                           std::size_t element_bytes)
+SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
+                           long long count, std::size_t element_bytes)
     : block_(block),
+      id_(id),
       name_(name),
       line_(line),
       count_(count),
@@ -225,6 +226,7 @@ bool BlockScheduler::open_barrier() {
 
 void BlockScheduler::end_interval() {
   for (auto& region : shared_) region->report_unwritten_reads();
+  if (recorder_ != nullptr) recorder_->end_interval();
   ++interval_;
 }
 
@@ -247,10 +249,12 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
   for (auto& region : shared_)
     if (region->declared_at(name, line)) {
       if (!region->fits(count, element_bytes))
-        region = std::make_unique<SharedRegion>(*this, name, line, count, element_bytes);
+        region = std::make_unique<SharedRegion>(*this, region->id(), name, line, count,
+                                                element_bytes);
       return *region;
     }
-  shared_.push_back(std::make_unique<SharedRegion>(*this, name, line, count, element_bytes));
+  shared_.push_back(std::make_unique<SharedRegion>(
+      *this, static_cast<std::uint32_t>(shared_.size()), name, line, count, element_bytes));
   return *shared_.back();
 }
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/async_copy.hpp"
 #include "dispatcher/backends/emulator/emulated_buffers.hpp"
 #include "dispatcher/backends/emulator/fiber_stack_pool.hpp"
@@ -28,8 +29,8 @@ class BlockScheduler;
 // One __shared__ array of the running block.
 class SharedRegion {
  public:
-  SharedRegion(BlockScheduler& block, const char* name, int line, long long count,
-               std::size_t element_bytes);
+  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
+               long long count, std::size_t element_bytes);
 
   // The element's address, or null (after a report) when the access must
   // not happen.  Atomic accesses are bounds-checked only.
@@ -44,6 +45,8 @@ class SharedRegion {
 
   [[nodiscard]] std::size_t element_bytes() const { return element_bytes_; }
   [[nodiscard]] const char* name() const { return name_; }
+  [[nodiscard]] int line() const { return line_; }
+  [[nodiscard]] std::uint32_t id() const { return id_; }  // in the order the block declared it
   [[nodiscard]] bool declared_at(const char* name, int line) const {
     return name_ == name && line_ == line;
   }
@@ -71,6 +74,7 @@ class SharedRegion {
   bool check_bounds(long long first, long long count) noexcept;
 
   BlockScheduler& block_;
+  std::uint32_t id_;
   const char* name_;
   int line_;
   long long count_;
@@ -106,6 +110,10 @@ class BlockScheduler {
 
   [[nodiscard]] unsigned running_thread() const { return running_; }
   void enter(unsigned thread);  // attributes what follows to `thread`
+  // While set, every memory access is reported to `recorder`; null turns
+  // that off.
+  void set_recorder(AccessRecorder* recorder) { recorder_ = recorder; }
+  [[nodiscard]] AccessRecorder* recorder() const { return recorder_; }
   // Barrier intervals are numbered from 1 within a block.
   [[nodiscard]] std::uint32_t interval() const { return interval_; }
 
@@ -140,6 +148,7 @@ class BlockScheduler {
   unsigned running_ = 0;
   unsigned warps_ = 0;  // in the block
   std::uint32_t interval_ = 1;
+  AccessRecorder* recorder_ = nullptr;
 };
 
 // What __syncthreads() expands to in the emulator.

@@ -56,7 +56,20 @@
 
 namespace convjit::emulated {
 
+inline emulator::MemoryOp memory_op(emulator::Access access) {
+  switch (access) {
+    case emulator::Access::read:
+      return emulator::MemoryOp::load;
+    case emulator::Access::write:
+      return emulator::MemoryOp::store;
+    case emulator::Access::atomic:
+      break;
+  }
+  return emulator::MemoryOp::atomic;
+}
+
 inline bool check_global(const void* address, std::size_t bytes, emulator::Access access) {
+  emulator::note_global_access(address, bytes, memory_op(access));
   return emulator::launch_context().buffers->check(address, bytes, access);
 }
 
@@ -188,6 +201,7 @@ class SharedRef {
   SharedRef(emulator::SharedRegion* region, long long index) : region_(region), index_(index) {}
 
   operator T() const {
+    emulator::note_shared_access(*region_, index_, sizeof(T), emulator::MemoryOp::load);
     const void* p = region_->element(index_, emulator::Access::read);
     if (p == nullptr) return poison<T>();
     T value;
@@ -195,6 +209,7 @@ class SharedRef {
     return value;
   }
   SharedRef& operator=(T value) {
+    emulator::note_shared_access(*region_, index_, sizeof(T), emulator::MemoryOp::store);
     if (void* p = region_->element(index_, emulator::Access::write))
       std::memcpy(p, &value, sizeof value);
     return *this;
@@ -230,6 +245,8 @@ inline float atomicAdd(EmulatedScratch* address, float value) { return address->
 // read-modify-write.
 template <class T>
 T atomicAdd(SharedAddress<T> address, T value) {
+  emulator::note_shared_access(address.region(), address.index(), sizeof(T),
+                               emulator::MemoryOp::atomic);
   T* p = address.atomic_element();
   if (p == nullptr) return T{};
   const T old = *p;
@@ -294,8 +311,10 @@ concept GlobalStorage = requires(const Element& e) { e.unchecked_bits(); };
 // them all (aligned to `alignment`); false, leaving `out` alone, after a
 // report.
 template <GlobalStorage Element>
-bool read_global_bits(const Element* p, std::size_t bytes, std::size_t alignment, std::byte* out) {
+bool read_global_bits(const Element* p, std::size_t bytes, std::size_t alignment, std::byte* out,
+                      emulator::MemoryOp op) {
   using Bits = typename Element::bits_type;
+  emulator::note_global_access(p, bytes, op);
   if (!emulator::launch_context().buffers->check_vector(p, bytes, alignment,
                                                         emulator::Access::read))
     return false;
@@ -309,12 +328,14 @@ bool read_global_bits(const Element* p, std::size_t bytes, std::size_t alignment
 template <GlobalStorage Element>
 void vector_load(const Element* p, std::size_t bytes, unsigned* words) {
   std::memset(words, 0xff, bytes);
-  (void)read_global_bits(p, bytes, bytes, reinterpret_cast<std::byte*>(words));
+  (void)read_global_bits(p, bytes, bytes, reinterpret_cast<std::byte*>(words),
+                         emulator::MemoryOp::load);
 }
 
 template <GlobalStorage Element>
 void vector_store(Element* p, std::size_t bytes, const unsigned* words) {
   using Bits = typename Element::bits_type;
+  emulator::note_global_access(p, bytes, emulator::MemoryOp::store);
   if (!emulator::launch_context().buffers->check_vector(p, bytes, bytes, emulator::Access::write))
     return;
   for (std::size_t i = 0; i < bytes / sizeof(Bits); ++i) {
@@ -341,6 +362,7 @@ bool shared_vector_fits(const char* what, SharedAddress<T> p, std::size_t bytes)
 template <class T>
 void vector_load(SharedAddress<T> p, std::size_t bytes, unsigned* words) {
   std::memset(words, 0xff, bytes);
+  emulator::note_shared_access(p.region(), p.index(), bytes, emulator::MemoryOp::load);
   if (!shared_vector_fits("reads", p, bytes)) return;
   for (std::size_t i = 0; i < bytes / sizeof(T); ++i)
     if (const void* at = p.region().element(p.index() + static_cast<long long>(i),
@@ -350,6 +372,7 @@ void vector_load(SharedAddress<T> p, std::size_t bytes, unsigned* words) {
 
 template <class T>
 void vector_store(SharedAddress<T> p, std::size_t bytes, const unsigned* words) {
+  emulator::note_shared_access(p.region(), p.index(), bytes, emulator::MemoryOp::store);
   if (!shared_vector_fits("writes", p, bytes)) return;
   for (std::size_t i = 0; i < bytes / sizeof(T); ++i)
     if (void* at = p.region().element(p.index() + static_cast<long long>(i),
@@ -367,11 +390,14 @@ void cp_async(const char* kind, SharedAddress<T> dst, const Element* src, int sr
                                            kind, Bytes, src_bytes, Bytes));
     return;
   }
+  emulator::note_shared_access(dst.region(), dst.index(), Bytes, emulator::MemoryOp::async_copy);
   if (!shared_vector_fits(kind, dst, Bytes)) return;
   emulator::PendingCopy copy{&dst.region(), dst.index(),
                              static_cast<long long>(Bytes / sizeof(T))};
   const auto from = static_cast<std::size_t>(src_bytes);
-  if (from > 0 && !read_global_bits(src, from, Bytes, copy.data.data())) return;
+  if (from > 0 &&
+      !read_global_bits(src, from, Bytes, copy.data.data(), emulator::MemoryOp::async_copy))
+    return;
   if (!dst.region().begin_async_write(copy.first, copy.count)) return;
   emulator::BlockScheduler::current().async_copies().issue(copy);
 }
@@ -400,7 +426,11 @@ template <class T>
 void ldmatrix(unsigned* out, int matrices, bool trans, SharedAddress<T> row) {
   emulator::LdmatrixPayload p{&row.region(), row.index(), matrices, trans, out};
   // Lanes past the matrices' rows give addresses that ldmatrix ignores.
-  if (emulator::running_lane() >= 8u * static_cast<unsigned>(matrices)) p.region = nullptr;
+  if (emulator::running_lane() >= 8u * static_cast<unsigned>(matrices))
+    p.region = nullptr;
+  else
+    emulator::note_shared_access(row.region(), row.index(), 16, emulator::MemoryOp::ldmatrix,
+                                 static_cast<unsigned>(matrices));
   emulator::WarpArrival arrival{ldmatrix_name(matrices, trans), 0, emulator::kFullWarp,
                                 &emulator::complete_ldmatrix, &p};
   emulator::warp_collective(arrival);

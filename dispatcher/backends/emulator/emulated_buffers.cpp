@@ -98,6 +98,20 @@ EmulatedBuffers::Buffer* EmulatedBuffers::find(const void* p, std::size_t bytes,
   return nullptr;
 }
 
+std::optional<BufferLocation> EmulatedBuffers::locate(const void* address) const {
+  const auto* p = static_cast<const std::byte*>(address);
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const Buffer& b = *buffers_[i];
+    const auto span_bytes = static_cast<std::int64_t>(b.spec.span * b.spec.element_bytes);
+    if (p < b.data() || p >= b.data() + span_bytes) continue;
+    const auto lead =
+        static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.data()) % kBufferAlignment);
+    return BufferLocation{static_cast<std::uint32_t>(i), b.spec.name, p - b.data() + lead,
+                          span_bytes + lead};
+  }
+  return std::nullopt;
+}
+
 bool EmulatedBuffers::check(const void* address, std::size_t bytes, Access access) noexcept {
   Buffer* b = find(address, bytes, access);
   if (b == nullptr) return false;

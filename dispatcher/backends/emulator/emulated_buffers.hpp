@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,16 @@ struct BufferSpec {
   std::vector<std::uint8_t> is_element;
 };
 
+// Where an address lies, for the memory counters (access_recorder.hpp).
+struct BufferLocation {
+  std::uint32_t buffer = 0;  // in the order add() made them
+  std::string_view name;
+  // From the 256-byte boundary the buffer starts at or after, as on the
+  // GPU, so that 32-byte sectors fall where the GPU's do.
+  std::int64_t offset = 0;
+  std::int64_t bytes = 0;  // the buffer's elements, from that boundary
+};
+
 class EmulatedBuffers {
  public:
   EmulatedBuffers();
@@ -56,6 +67,9 @@ class EmulatedBuffers {
   // `alignment`, as the GPU requires.
   bool check_vector(const void* address, std::size_t bytes, std::size_t alignment,
                     Access access) noexcept;
+
+  // The buffer holding `address` (its elements, not its red zones).
+  [[nodiscard]] std::optional<BufferLocation> locate(const void* address) const;
 
   // Forgets which thread wrote what: kernels of one launch are ordered.
   void begin_kernel();

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "dispatcher/backends/emulator/block_scheduler.hpp"
 #include "dispatcher/backends/emulator/launch_context.hpp"
@@ -62,47 +64,128 @@ void* add_operand(EmulatedBuffers& buffers, const EmulatedOperand& operand) {
   return operand.data == nullptr ? nullptr : buffers.add(*operand.spec, operand.data);
 }
 
+// The launch's buffers and constants, set up for its kernels to run one
+// after another; the launch in flight while this lives.
+class PreparedLaunch {
+ public:
+  explicit PreparedLaunch(const EmulatedLaunch& launch)
+      : launch_(launch), scope_(buffers_, violations_) {}
+
+  // Runs each kernel entry with `run(entry, call)`, which runs its blocks.
+  template <class RunEntry>
+  Status run(RunEntry&& run_entry) {
+    const KernelSource& source = *launch_.source;
+    if (Status s = bind_problem(source.constants); !s.is_ok()) return s;
+    GridCall call{nullptr,
+                  add_operand(buffers_, launch_.in0),
+                  add_operand(buffers_, launch_.in1),
+                  buffers_.add(*launch_.out.spec, launch_.out.data),
+                  launch_.alpha,
+                  launch_.beta,
+                  nullptr,
+                  add_operand(buffers_, launch_.bias),
+                  add_operand(buffers_, launch_.residual)};
+    // In units of the storage element, the workspace's smallest use.
+    const std::size_t unit = element_size(launch_.kernels->dtype);
+    if (source.workspace_bytes > 0)
+      call.workspace = buffers_.add(
+          {"workspace", BufferRole::scratch, unit,
+           static_cast<std::int64_t>((source.workspace_bytes + unit - 1) / unit), {}},
+          nullptr);
+    for (const KernelEntry& entry : source.entries) {
+      call.kernel = launch_.kernels->entry(entry.name);
+      if (call.kernel == nullptr)
+        return Status(CONVJIT_STATUS_INTERNAL_ERROR, fmt::format("the emulated {} has no entry {}",
+                                                                 source.template_name, entry.name));
+      launch_context().kernel_label = fmt::format("{} ({}) {}", source.template_name,
+                                                  dtype_name(launch_.kernels->dtype), entry.name);
+      buffers_.begin_kernel();
+      if (Status s = run_entry(entry, std::as_const(call)); !s.is_ok()) return s;
+    }
+    return Status::ok();
+  }
+
+  [[nodiscard]] EmulatedBuffers& buffers() { return buffers_; }
+  [[nodiscard]] const ViolationLog& violations() const { return violations_; }
+
+ private:
+  const EmulatedLaunch& launch_;
+  EmulatedBuffers buffers_;
+  ViolationLog violations_;
+  LaunchScope scope_;  // the launch in flight until this is gone
+};
+
+std::mutex& one_launch_at_a_time() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Detaches the recorder however the sampled run ends.
+struct RecorderScope {
+  RecorderScope(BlockScheduler& block, AccessRecorder& recorder) : block_(block) {
+    block_.set_recorder(&recorder);
+  }
+  ~RecorderScope() { block_.set_recorder(nullptr); }
+  RecorderScope(const RecorderScope&) = delete;
+  RecorderScope& operator=(const RecorderScope&) = delete;
+  BlockScheduler& block_;
+};
+
 }  // namespace
 
 Status emulate(const EmulatedLaunch& launch) {
-  static std::mutex one_launch_at_a_time;
-  std::lock_guard lock(one_launch_at_a_time);
-  const KernelSource& source = *launch.source;
-  if (Status s = bind_problem(source.constants); !s.is_ok()) return s;
-  EmulatedBuffers buffers;
-  ViolationLog violations;
-  GridCall call{nullptr,
-                add_operand(buffers, launch.in0),
-                add_operand(buffers, launch.in1),
-                buffers.add(*launch.out.spec, launch.out.data),
-                launch.alpha,
-                launch.beta,
-                nullptr,
-                add_operand(buffers, launch.bias),
-                add_operand(buffers, launch.residual)};
-  // In units of the storage element, the workspace's smallest use.
-  const std::size_t unit = element_size(launch.kernels->dtype);
-  if (source.workspace_bytes > 0)
-    call.workspace = buffers.add(
-        {"workspace", BufferRole::scratch, unit,
-         static_cast<std::int64_t>((source.workspace_bytes + unit - 1) / unit), {}},
-        nullptr);
-  LaunchScope scope(buffers, violations);
-  for (const KernelEntry& entry : source.entries) {
-    call.kernel = launch.kernels->entry(entry.name);
-    if (call.kernel == nullptr)
-      return Status(CONVJIT_STATUS_INTERNAL_ERROR, fmt::format("the emulated {} has no entry {}",
-                                                               source.template_name, entry.name));
-    launch_context().kernel_label = fmt::format("{} ({}) {}", source.template_name,
-                                                dtype_name(launch.kernels->dtype), entry.name);
-    buffers.begin_kernel();
-    if (Status s = run_grid(call, entry.blocks(), kJitThreadsPerBlock); !s.is_ok()) return s;
-  }
-  buffers.report_unwritten_outputs();
-  if (violations.count() > 0)
-    return Status(CONVJIT_STATUS_EXECUTION_FAILED, "emulator: " + violations.summary());
-  buffers.copy_out(launch.out.spec->name, launch.out_destination);
+  std::lock_guard lock(one_launch_at_a_time());
+  PreparedLaunch prepared(launch);
+  const Status s = prepared.run([](const KernelEntry& entry, const GridCall& call) {
+    return run_grid(call, entry.blocks(), kJitThreadsPerBlock);
+  });
+  if (!s.is_ok()) return s;
+  prepared.buffers().report_unwritten_outputs();
+  if (prepared.violations().count() > 0)
+    return Status(CONVJIT_STATUS_EXECUTION_FAILED, "emulator: " + prepared.violations().summary());
+  prepared.buffers().copy_out(launch.out.spec->name, launch.out_destination);
   return Status::ok();
+}
+
+std::vector<unsigned> sampled_blocks(unsigned blocks, unsigned sampled) {
+  std::vector<unsigned> kept;
+  if (blocks <= sampled) {
+    for (unsigned b = 0; b < blocks; ++b) kept.push_back(b);
+    return kept;
+  }
+  if (sampled <= 1) return {0};
+  // Rounded to the nearest block; distinct since blocks > sampled.
+  for (unsigned i = 0; i < sampled; ++i)
+    kept.push_back(static_cast<unsigned>(
+        (2ull * (blocks - 1) * i + (sampled - 1)) / (2ull * (sampled - 1))));
+  return kept;
+}
+
+Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& launch,
+                                                       unsigned sampled) {
+  std::lock_guard lock(one_launch_at_a_time());
+  PreparedLaunch prepared(launch);
+  std::vector<KernelMemoryCounters> counters;
+  const Status s = prepared.run([&](const KernelEntry& entry, const GridCall& call) {
+    AccessRecorder recorder;
+    BlockScheduler& block = BlockScheduler::for_this_thread();
+    RecorderScope scope(block, recorder);
+    const unsigned blocks = entry.blocks();
+    const std::vector<unsigned> kept = sampled_blocks(blocks, sampled);
+    try {
+      for (unsigned b : kept) block.run_block(b, blocks, kJitThreadsPerBlock, &run_thread, &call);
+    } catch (const std::bad_alloc&) {
+      return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "the emulator could not map its fiber stacks");
+    }
+    KernelMemoryCounters k =
+        recorder.counters(static_cast<double>(blocks) / static_cast<double>(kept.size()));
+    k.blocks = blocks;
+    k.sampled_blocks = static_cast<unsigned>(kept.size());
+    counters.push_back(std::move(k));
+    return Status::ok();
+  });
+  if (!s.is_ok()) return s;
+  return counters;
 }
 
 }  // namespace convjit::emulator

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "convjit/status.hpp"
 #include "dispatcher/backends/emulator/emulated_buffers.hpp"
 #include "dispatcher/backends/emulator/emulated_template.hpp"
+#include "dispatcher/backends/emulator/memory_counters.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/result.hpp"
 
 namespace convjit::emulator {
 
@@ -32,5 +35,18 @@ struct EmulatedLaunch {
 // untouched).  Launches run one at a time: the Problem constants are
 // process-wide.
 [[nodiscard]] Status emulate(const EmulatedLaunch& launch);
+
+// The memory counters of each of the launch's kernels, in entry order,
+// counted on at most `sampled` blocks of each grid (the first, the last
+// and evenly spaced ones between) and scaled to the grid.  Only those
+// blocks run, so the output is left untouched and a later kernel reads
+// workspace that skipped blocks never wrote: the launch's violations are
+// not reported (emulate() is the judge of those).  Addresses do not
+// depend on the data in the kernels this counts.
+[[nodiscard]] Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& launch,
+                                                                     unsigned sampled);
+
+// The blocks count_memory runs of a grid of `blocks`.
+[[nodiscard]] std::vector<unsigned> sampled_blocks(unsigned blocks, unsigned sampled);
 
 }  // namespace convjit::emulator

@@ -1,0 +1,132 @@
+#include "dispatcher/backends/emulator/access_recorder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <tuple>
+
+#include "dispatcher/backends/emulator/block_scheduler.hpp"
+#include "dispatcher/backends/emulator/emulated_buffers.hpp"
+#include "dispatcher/backends/emulator/launch_context.hpp"
+
+namespace convjit::emulator {
+
+namespace {
+constexpr std::int64_t kSectorBytes = 32;
+}  // namespace
+
+void AccessRecorder::record(unsigned thread, const AccessSite& site, std::int64_t offset) {
+  pending_.push_back({thread / kWarpSize, thread % kWarpSize, site, offset});
+  if (site.space != MemorySpace::global) return;
+  Buffer& b = buffers_[site.object];
+  for (std::int64_t s = offset / kSectorBytes; s <= (offset + site.bytes - 1) / kSectorBytes; ++s)
+    b.sectors.insert(s);
+}
+
+bool AccessRecorder::named(MemorySpace space, std::uint32_t object) const {
+  return names_.contains({space, object});
+}
+
+void AccessRecorder::name(MemorySpace space, std::uint32_t object, std::string name) {
+  names_[{space, object}] = std::move(name);
+}
+
+void AccessRecorder::note_buffer(std::uint32_t object, const std::string& name,
+                                 std::int64_t bytes) {
+  Buffer& b = buffers_[object];
+  b.name = name;
+  b.bytes = bytes;
+}
+
+void AccessRecorder::end_interval() {
+  // Each lane's accesses to a site stay in the order it made them; the
+  // k-th of every lane form the warp's k-th instruction there.
+  std::stable_sort(pending_.begin(), pending_.end(), [](const Access& a, const Access& b) {
+    return std::tie(a.warp, a.site, a.lane) < std::tie(b.warp, b.site, b.lane);
+  });
+  struct Numbered {
+    const Access* access;
+    unsigned instance;
+  };
+  std::vector<Numbered> numbered;
+  numbered.reserve(pending_.size());
+  for (std::size_t i = 0, instance = 0; i < pending_.size(); ++i) {
+    const bool same_lane = i > 0 && pending_[i - 1].warp == pending_[i].warp &&
+                           pending_[i - 1].site == pending_[i].site &&
+                           pending_[i - 1].lane == pending_[i].lane;
+    instance = same_lane ? instance + 1 : 0;
+    numbered.push_back({&pending_[i], static_cast<unsigned>(instance)});
+  }
+  std::stable_sort(numbered.begin(), numbered.end(), [](const Numbered& a, const Numbered& b) {
+    return std::tie(a.access->warp, a.access->site, a.instance) <
+           std::tie(b.access->warp, b.access->site, b.instance);
+  });
+  std::vector<LaneAccess> lanes;
+  for (std::size_t i = 0; i < numbered.size(); ++i) {
+    const Access& a = *numbered[i].access;
+    lanes.push_back({a.lane, a.offset});
+    const bool last = i + 1 == numbered.size() || numbered[i + 1].access->warp != a.warp ||
+                      numbered[i + 1].access->site != a.site ||
+                      numbered[i + 1].instance != numbered[i].instance;
+    if (!last) continue;
+    count(a.site, lanes);
+    lanes.clear();
+  }
+  pending_.clear();
+}
+
+void AccessRecorder::count(const AccessSite& site, const std::vector<LaneAccess>& lanes) {
+  const MemoryCost c = site.space == MemorySpace::shared ? shared_wavefronts(site, lanes)
+                                                         : global_sectors(site, lanes);
+  Totals& t = sites_[site];
+  ++t.instructions;
+  t.cost += c.actual;
+  t.ideal += c.ideal;
+}
+
+KernelMemoryCounters AccessRecorder::counters(double scale) const {
+  KernelMemoryCounters k;
+  for (const auto& [site, t] : sites_)
+    k.sites.push_back({site, names_.at({site.space, site.object}), scale * static_cast<double>(t.instructions),
+                       scale * static_cast<double>(t.cost), scale * static_cast<double>(t.ideal)});
+  for (const auto& [object, b] : buffers_) {
+    if (b.sectors.empty()) continue;
+    const std::int64_t size = (b.bytes + kSectorBytes - 1) / kSectorBytes;
+    k.footprint.push_back(
+        {b.name, std::min(scale * static_cast<double>(b.sectors.size()), static_cast<double>(size)),
+         size});
+  }
+  return k;
+}
+
+void note_global_access(const void* address, std::size_t bytes, MemoryOp op) {
+  BlockScheduler& block = BlockScheduler::current();
+  AccessRecorder* recorder = block.recorder();
+  if (recorder == nullptr) return;
+  const std::optional<BufferLocation> at = launch_context().buffers->locate(address);
+  if (!at) return;  // outside every buffer: reported by its check
+  if (!recorder->named(MemorySpace::global, at->buffer)) {
+    recorder->name(MemorySpace::global, at->buffer, std::string(at->name));
+    recorder->note_buffer(at->buffer, std::string(at->name), at->bytes);
+  }
+  recorder->record(block.running_thread(),
+                   {MemorySpace::global, op, static_cast<std::uint16_t>(bytes), 0, at->buffer},
+                   at->offset);
+}
+
+void note_shared_access(const SharedRegion& region, long long element, std::size_t bytes,
+                        MemoryOp op, unsigned shape) {
+  BlockScheduler& block = BlockScheduler::current();
+  AccessRecorder* recorder = block.recorder();
+  if (recorder == nullptr) return;
+  if (!recorder->named(MemorySpace::shared, region.id()))
+    recorder->name(MemorySpace::shared, region.id(),
+                   fmt::format("shared {} (line {})", region.name(), region.line()));
+  recorder->record(block.running_thread(),
+                   {MemorySpace::shared, op, static_cast<std::uint16_t>(bytes),
+                    static_cast<std::uint8_t>(shape), region.id()},
+                   element * static_cast<long long>(region.element_bytes()));
+}
+
+}  // namespace convjit::emulator
