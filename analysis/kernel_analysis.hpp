@@ -14,6 +14,7 @@
 #include "analysis/gpu_spec.hpp"
 #include "analysis/instruction_mix.hpp"
 #include "analysis/occupancy.hpp"
+#include "dispatcher/backends/emulator/memory_counters.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 
 namespace convjit::analysis {
@@ -28,20 +29,25 @@ struct EntryAnalysis {
   EntryResources resources;
   std::vector<GpuOccupancy> occupancy;  // one per GPU of the architecture
   std::optional<InstructionMix> mix;
+  std::optional<emulator::KernelMemoryCounters> memory;
 };
 
 struct VariantAnalysis {
   std::string variant;
   std::string template_name;
   std::vector<EntryAnalysis> entries;
-  std::string mix_missing;  // why there is no instruction mix, when there is none
+  std::string mix_missing;     // why there is no instruction mix, when there is none
+  std::string memory_missing;  // why there are no memory counters, when there are none
 };
 
-// `disassembler` may be null: no instruction mix then, and mix_missing says
-// so.  NOT_AVAILABLE without NVRTC or for an architecture no GPU models.
+// Without a disassembler there is no instruction mix, and mix_missing says
+// why.  The memory counters come from the emulator on at most
+// `sampled_blocks` blocks per kernel (count_variant_memory); 0 leaves them
+// out.  NOT_AVAILABLE without NVRTC or for an architecture no GPU models.
 [[nodiscard]] Result<VariantAnalysis> analyze_variant(const OpDescriptor& desc,
                                                       const std::string& arch,
                                                       const std::string& variant,
-                                                      const Result<Disassembler>& disassembler);
+                                                      const Result<Disassembler>& disassembler,
+                                                      unsigned sampled_blocks);
 
 }  // namespace convjit::analysis

@@ -16,7 +16,11 @@ template <class Math, class Output, class Shared, class Write>
 __device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const Output& out,
                                            index_t m0, index_t n0, const Write& write) {
   typedef typename Math::Tile Tile;
-  constexpr int kPitch = Tile::BN + 1;  // odd: a column of the slab spans every bank
+  // Odd, so that a column of the slab spans every bank (channels-first
+  // reads); 11 past a multiple of 32, so that an mma fragment's stores (a
+  // lane at row lane / 4, column 2 (lane % 4)) fall at most two to a bank,
+  // the least any odd pitch gives (BN + 1 gives four).
+  constexpr int kPitch = (Tile::BN + 31) / 32 * 32 + 11;
   constexpr int kFit = Tile::kSharedWords / kPitch / 16 * 16;
   constexpr int kSlab = kFit < Tile::BM ? kFit : Tile::BM;
   const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;

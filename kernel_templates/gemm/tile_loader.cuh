@@ -64,7 +64,8 @@ struct TileLoader {
                                               index_t k) const {
     // Rolled: the slow path stays small, which keeps NVRTC's compile short.
 #pragma unroll 1
-    for (int w = 0; w < kChunkWords; ++w) {
+    for (int step = 0; step < kChunkWords; ++step) {
+      const int w = chunk_word_at(step);
 #if CONVJIT_DTYPE == 0
       const index_t at = op.offset(row, k + w);
       cp_async_ca<4>(&smem[word + w], op.base + (at < 0 ? 0 : at), at < 0 ? 0 : 4);

@@ -60,7 +60,8 @@ struct TileLoaderMn {
                                               index_t k) const {
     // Rolled: the slow path stays small, which keeps NVRTC's compile short.
 #pragma unroll 1
-    for (int w = 0; w < kChunkWords; ++w) {
+    for (int step = 0; step < kChunkWords; ++step) {
+      const int w = chunk_word_at(step);
       const unsigned lo = element_bits(op.base, op.offset(op.row(first + 2 * w), k));
       const unsigned hi = element_bits(op.base, op.offset(op.row(first + 2 * w + 1), k));
       smem[word + w] = lo | hi << 16;

@@ -3,6 +3,7 @@
 // pipeline; WARPS_M x WARPS_N warps each own a WM x WN sub-tile.
 #pragma once
 #include "common/kernel_abi.cuh"
+#include "common/warp.cuh"
 
 namespace convjit_device {
 
@@ -10,6 +11,14 @@ namespace convjit_device {
 constexpr int kRowWords = 16;
 constexpr int kChunkWords = 4;
 constexpr int kRowChunks = kRowWords / kChunkWords;
+
+// The word of its 16-byte chunk a lane fills at `step` of a word-by-word
+// (scalar) fill.  A warp's chunks lie 4 words apart, so the same word of
+// every chunk would be a 4-way bank conflict; each eighth of the warp
+// starting at another word makes every step conflict-free.
+__device__ __forceinline__ int chunk_word_at(int step) {
+  return (static_cast<int>(lane_id() / 8) + step) % kChunkWords;
+}
 
 template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_>
 struct TileShape {

@@ -50,22 +50,29 @@ inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, Data
   return out;
 }
 
+// The case's descriptors in `dtype`, forward and backward.
+inline std::vector<OpDescriptor> pool_descriptors(const PoolCase& c, DataType dtype) {
+  std::vector<OpDescriptor> out;
+  auto t = make_pool_tensors<float>(c);
+  auto x = t.x.desc(), y = t.y.desc();
+  set_dtype(x, dtype), set_dtype(y, dtype);
+  for (Direction dir : {Direction::fwd, Direction::bwd}) {
+    auto d = make_pool_descriptor(&t.params, dir, &x, &y);
+    EXPECT_TRUE(d.is_ok()) << d.status().message();
+    if (d.is_ok()) out.push_back(d.value());
+  }
+  return out;
+}
+
 // `cases` random pools per mode, each forward and backward.
 inline std::vector<OpDescriptor> random_pool_descriptors(std::mt19937& rng, DataType dtype,
                                                          int cases, bool symmetric = false) {
   std::vector<OpDescriptor> out;
   for (auto mode : {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD})
-    for (int i = 0; i < cases; ++i) {
-      const PoolCase c = random_pool_case(rng, 1 + i % 3, mode, symmetric);
-      auto t = make_pool_tensors<float>(c);
-      auto x = t.x.desc(), y = t.y.desc();
-      set_dtype(x, dtype), set_dtype(y, dtype);
-      for (Direction dir : {Direction::fwd, Direction::bwd}) {
-        auto d = make_pool_descriptor(&t.params, dir, &x, &y);
-        EXPECT_TRUE(d.is_ok()) << d.status().message();
-        if (d.is_ok()) out.push_back(d.value());
-      }
-    }
+    for (int i = 0; i < cases; ++i)
+      for (OpDescriptor& d : pool_descriptors(random_pool_case(rng, 1 + i % 3, mode, symmetric),
+                                              dtype))
+        out.push_back(d);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // operation of a model, taken apart without one (analysis/): per JIT
 // variant and kernel entry, the launch, the SM resources ptxas gives it,
 // the occupancy on each GPU of the architecture, and the instruction mix
-// of its SASS over the whole kernel and per trip of the main loop.
+// of its SASS over the whole kernel and per trip of the main loop; and the
+// memory traffic of its address streams, from the emulator.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,51 @@ std::string mma_ratio(const InstructionCounts& c) {
   return fmt::format("{:.1f} other instructions per MMA", double(c.total - mma) / mma);
 }
 
+double ratio(double cost, double ideal) { return ideal > 0 ? cost / ideal : 1.0; }
+
+std::string site_text(const emulator::SiteCounters& s) {
+  return fmt::format("{} {} B{} of {}", emulator::memory_op_name(s.site.space, s.site.op),
+                     s.site.bytes, s.site.op == emulator::MemoryOp::ldmatrix
+                                       ? fmt::format(" x{}", s.site.shape) : "",
+                     s.object);
+}
+
+void print_memory(const emulator::KernelMemoryCounters& m) {
+  using emulator::MemorySpace;
+  const double wavefronts = m.total(MemorySpace::shared, false),
+               ideal_wavefronts = m.total(MemorySpace::shared, true),
+               sectors = m.total(MemorySpace::global, false),
+               ideal_sectors = m.total(MemorySpace::global, true);
+  fmt::print("      {:<10}shared {:.4g} wavefronts ({:.2f}x ideal) in {:.4g} requests; global "
+             "{:.4g} sectors ({:.2f}x ideal) in {:.4g} requests; footprint {:.1f} MB "
+             "({} of {} blocks run)\n",
+             "memory", wavefronts, ratio(wavefronts, ideal_wavefronts),
+             m.instructions(MemorySpace::shared), sectors, ratio(sectors, ideal_sectors),
+             m.instructions(MemorySpace::global), m.compulsory_sectors() * 32 / 1e6,
+             m.sampled_blocks, m.blocks);
+  if (const emulator::SiteCounters* worst = m.worst())
+    fmt::print("      {:<10}{}: {:.2f}x ideal, {:.4g} {} over\n", "worst", site_text(*worst),
+               ratio(worst->cost, worst->ideal), worst->excess(),
+               worst->site.space == MemorySpace::shared ? "wavefronts" : "sectors");
+}
+
+nlohmann::json memory_json(const emulator::KernelMemoryCounters& m) {
+  nlohmann::json j{{"blocks", m.blocks}, {"sampled_blocks", m.sampled_blocks}};
+  for (const emulator::SiteCounters& s : m.sites)
+    j["instructions"].push_back(
+        {{"op", emulator::memory_op_name(s.site.space, s.site.op)},
+         {"space", s.site.space == emulator::MemorySpace::shared ? "shared" : "global"},
+         {"bytes_per_lane", s.site.bytes},
+         {"object", s.object},
+         {"requests", s.instructions},
+         {s.site.space == emulator::MemorySpace::shared ? "wavefronts" : "sectors", s.cost},
+         {"ideal", s.ideal}});
+  for (const emulator::BufferFootprint& f : m.footprint)
+    j["footprint"].push_back(
+        {{"buffer", f.name}, {"sectors", f.sectors}, {"buffer_sectors", f.buffer_sectors}});
+  return j;
+}
+
 void print_entry(const EntryAnalysis& e) {
   const EntryResources& r = e.resources;
   fmt::print("    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
@@ -64,6 +110,7 @@ void print_entry(const EntryAnalysis& e) {
                occ.blocks_per_sm, occ.warps_per_sm, occ.max_warps_per_sm, 100 * occ.fraction(),
                occ.limiter);
   }
+  if (e.memory) print_memory(*e.memory);
   if (!e.mix) return;
   fmt::print("      {:<10}{} instructions: {}\n", "kernel", e.mix->whole.total,
              counts_text(e.mix->whole));
@@ -110,6 +157,7 @@ nlohmann::json entry_json(const EntryAnalysis& e) {
     }
     j["occupancy"].push_back(occ);
   }
+  if (e.memory) j["memory"] = memory_json(*e.memory);
   if (e.mix) {
     j["kernel_instructions"] = counts_json(e.mix->whole);
     if (e.mix->main_loop) {
@@ -135,7 +183,12 @@ class AnalyzeCommand final : public Command {
         "stack and spills (ptxas); blocks and warps per SM on each GPU of that architecture\n"
         "(cuda_occupancy.h); and, where nvdisasm is found (CONVJIT_NVDISASM, PATH, the CUDA\n"
         "toolkit, NVIDIA's wheels: pip install nvidia-cuda-nvdisasm), the SASS instruction mix\n"
-        "of the kernel and of one trip of its main loop. The auto policy's variant is marked.\n"
+        "of the kernel and of one trip of its main loop. The emulator runs --sample-blocks\n"
+        "blocks of each kernel (the first, the last, evenly spaced ones between) and counts\n"
+        "their memory traffic, scaled to the grid: shared-memory wavefronts against the\n"
+        "conflict-free ideal, global 32-byte sectors against the coalesced ideal, and the\n"
+        "distinct sectors each buffer has touched (the least DRAM traffic). The auto\n"
+        "policy's variant is marked.\n"
         "Examples:\n"
         "  convjit analyze conv --x 32,64,56,56 --w 64,64,3,3 --pad 1,1 --layout nhwc "
         "--dtype bf16 --arch sm_90\n"
@@ -145,6 +198,11 @@ class AnalyzeCommand final : public Command {
         ->required();
     command_->add_option("--variant", variant_,
                          "one variant (an id, or auto for the heuristic's choice); default: all");
+    command_->add_option("--sample-blocks", sampled_blocks_,
+                         "blocks of each kernel the emulator runs to count memory traffic; 0: "
+                         "none")
+        ->default_val(3)
+        ->check(CLI::Range(0, 1000));
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
     model_.add_to(*command_);
@@ -217,7 +275,7 @@ class AnalyzeCommand final : public Command {
     bool ok = true;
     for (const std::string& variant : all.value()) {
       const bool is_auto = auto_choice.is_ok() && auto_choice.value() == variant;
-      auto analysis = analyze_variant(op.desc, arch_, variant, disassembler);
+      auto analysis = analyze_variant(op.desc, arch_, variant, disassembler, sampled_blocks_);
       ok &= analysis.is_ok();
       json_ ? j["variants"].push_back(variant_json(variant, is_auto, analysis))
             : print_variant(variant, is_auto, analysis);
@@ -236,6 +294,8 @@ class AnalyzeCommand final : public Command {
     fmt::print("  {}{} ({})\n", variant, is_auto ? " [auto]" : "", a.template_name);
     for (const EntryAnalysis& e : a.entries) print_entry(e);
     if (!a.mix_missing.empty()) fmt::print("    no instruction mix: {}\n", a.mix_missing);
+    if (!a.memory_missing.empty() && a.memory_missing != "not asked for")
+      fmt::print("    no memory counters: {}\n", a.memory_missing);
   }
 
   static nlohmann::json variant_json(const std::string& variant, bool is_auto,
@@ -248,6 +308,8 @@ class AnalyzeCommand final : public Command {
     j["template"] = analysis.value().template_name;
     for (const EntryAnalysis& e : analysis.value().entries) j["entries"].push_back(entry_json(e));
     if (!analysis.value().mix_missing.empty()) j["no_instruction_mix"] = analysis.value().mix_missing;
+    if (!analysis.value().memory_missing.empty())
+      j["no_memory_counters"] = analysis.value().memory_missing;
     return j;
   }
 
@@ -256,6 +318,7 @@ class AnalyzeCommand final : public Command {
   ModelFlags model_;
   std::string arch_;
   std::string variant_;
+  unsigned sampled_blocks_ = 3;
   bool json_ = false;
 };
 

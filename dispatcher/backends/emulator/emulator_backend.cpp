@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <memory>
+#include <vector>
+
 #include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
@@ -97,6 +101,16 @@ class EmulatorKernel final : public Kernel {
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     if (desc_.has_epilogue())
       if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
+    return emulator::emulate(launch_of(args));
+  }
+
+  [[nodiscard]] Result<std::vector<emulator::KernelMemoryCounters>> count_memory(
+      const ExecArgs& args, unsigned sampled) const {
+    return emulator::count_memory(launch_of(args), sampled);
+  }
+
+ private:
+  [[nodiscard]] emulator::EmulatedLaunch launch_of(const ExecArgs& args) const {
     emulator::EmulatedLaunch launch;
     launch.kernels = &kernels_;
     launch.source = &source_;
@@ -108,10 +122,9 @@ class EmulatorKernel final : public Kernel {
     launch.out_destination = args.out;
     launch.alpha = static_cast<float>(args.alpha);
     launch.beta = static_cast<float>(args.beta);
-    return emulator::emulate(launch);
+    return launch;
   }
 
- private:
   OpDescriptor desc_;
   KernelInputs inputs_;
   BufferSpec in0_, in1_, out_, bias_, residual_;
@@ -145,7 +158,47 @@ Result<std::unique_ptr<Kernel>> build_emulated(const OpDescriptor& desc, std::st
       std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
 }
 
+// A zero-filled host tensor (0 in every float format) that starts on a
+// 256-byte boundary.
+class AlignedZeros {
+ public:
+  explicit AlignedZeros(std::size_t bytes) : storage_(bytes + kAlignment) {
+    void* p = storage_.data();
+    std::size_t room = storage_.size();
+    data_ = std::align(kAlignment, bytes, p, room);
+  }
+  [[nodiscard]] void* data() const { return data_; }
+
+ private:
+  static constexpr std::size_t kAlignment = 256;
+  std::vector<std::byte> storage_;
+  void* data_;
+};
+
 }  // namespace
+
+Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(const OpDescriptor& desc,
+                                                                         std::string_view variant,
+                                                                         unsigned sampled) {
+  KernelSource source;
+  auto kernels = emulated_kernels_for(desc, variant, source);
+  if (!kernels.is_ok()) return kernels.status();
+  const EmulatorKernel kernel(desc, std::move(source), *kernels.value());
+  const std::size_t unit = element_size(desc.dtype);
+  const auto elements = [&](std::int64_t n) { return static_cast<std::size_t>(n) * unit; };
+  const AlignedZeros x(slot_bytes(desc, Slot::x)), w(desc.is_conv() ? slot_bytes(desc, Slot::w) : 0),
+      y(slot_bytes(desc, Slot::y)), bias(desc.has_bias() ? elements(desc.w_dims[0]) : 0),
+      out(desc.kind == OpKind::bias_grad ? elements(desc.y_dims[1])
+                                         : slot_bytes(desc, output_slot(desc)));
+  ExecArgs args;
+  args.x = x.data();
+  args.w = w.data();
+  args.dy = y.data();
+  args.out = out.data();
+  if (desc.has_bias()) args.bias = bias.data();
+  if (desc.has_residual()) args.residual = y.data();
+  return kernel.count_memory(args, sampled);
+}
 
 Status EmulatorBackend::check_support(const OpDescriptor& desc,
                                       const convjit_device_t& device) const {

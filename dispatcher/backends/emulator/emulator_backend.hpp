@@ -6,7 +6,11 @@
 // calls allocate.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include "dispatcher/backend.hpp"
+#include "dispatcher/backends/emulator/memory_counters.hpp"
 
 namespace convjit {
 
@@ -27,5 +31,13 @@ class EmulatorBackend final : public Backend {
                                                               std::string_view id,
                                                               BuildTrace& trace) override;
 };
+
+// The memory counters of JIT variant `variant` (an id kernel_source
+// takes) of `desc`, per kernel entry: its kernels run in the emulator on
+// at most `sampled` blocks each (count_memory in kernel_emulator.hpp), on
+// zero-filled host tensors of the descriptor's shapes, each starting on a
+// 256-byte boundary as a cudaMalloc'd one does.
+[[nodiscard]] Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(
+    const OpDescriptor& desc, std::string_view variant, unsigned sampled);
 
 }  // namespace convjit

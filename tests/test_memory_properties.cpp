@@ -1,0 +1,180 @@
+// Properties of the JIT's kernels that the emulator's memory counters
+// (dispatcher/backends/emulator/memory_counters.hpp) check without a GPU:
+// every tensor-core variant's ldmatrix and cp.async shared-memory accesses
+// are free of bank conflicts, and the channels-last vector kernels move
+// their activations in whole 32-byte sectors.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <random>
+#include <string>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/settings.hpp"
+#include "support/jit_problem_set.hpp"
+
+namespace convjit {
+namespace {
+
+using emulator::KernelMemoryCounters;
+using emulator::MemoryOp;
+using emulator::MemorySpace;
+using emulator::SiteCounters;
+
+// Blocks run per kernel: the first and the last, which hold a grid's
+// partial tiles.
+constexpr unsigned kSampled = 2;
+
+// A conv with channel and filter counts on the 16-byte chunk, as the
+// tensor-core loaders' cp.async path takes them, in either layout.
+test::ConvCase chunked_case(std::mt19937& rng, int spatial, test::TestLayout layout) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  test::ConvCase c;
+  c.groups = pick(0, 3) == 0 ? 2 : 1;
+  c.channels = c.groups * 8 * pick(1, 8);
+  c.filters = c.groups * 8 * pick(1, 9);
+  c.batch = pick(1, 2);
+  for (int i = 0; i < spatial; ++i) {
+    const std::int64_t k = pick(0, 1) == 0 ? 1 : 3;
+    c.kernel.push_back(k);
+    c.stride.push_back(pick(1, 2));
+    c.dilation.push_back(1);
+    c.input.push_back(pick(k, spatial == 3 ? 6 : 14));
+    c.pad_begin.push_back(k / 2);
+    c.pad_end.push_back(k / 2);
+  }
+  c.layout = c.filter_layout = layout;
+  return c;
+}
+
+std::vector<KernelMemoryCounters> counted(const OpDescriptor& d, const std::string& variant) {
+  auto counters = count_variant_memory(d, variant, kSampled);
+  EXPECT_TRUE(counters.is_ok()) << counters.status().message();
+  return counters.is_ok() ? std::move(counters).value() : std::vector<KernelMemoryCounters>{};
+}
+
+std::string site_name(const SiteCounters& s) {
+  return fmt::format("{} {} B of {}", emulator::memory_op_name(s.site.space, s.site.op),
+                     s.site.bytes, s.object);
+}
+
+class KernelMemory : public ::testing::Test {
+ protected:
+  // TF32 on: f32 is then offered the tensor-core tiles too.
+  KernelMemory() { SettingsStore::instance().set_allow_tf32(true); }
+  ~KernelMemory() override { SettingsStore::instance().set_allow_tf32(std::nullopt); }
+};
+
+TEST_F(KernelMemory, TensorCoreLdmatrixAndCpAsyncAreConflictFree) {
+  std::mt19937 rng(38);
+  int checked = 0;
+  for (int i = 0; i < 12; ++i) {
+    const auto layout = i % 2 == 0 ? test::TestLayout::nhwc : test::TestLayout::nchw;
+    const test::ConvCase c = chunked_case(rng, 1 + i % 3, layout);
+    const DataType dtype = std::array{DataType::f16, DataType::bf16, DataType::f32}[i % 3];
+    for (const OpDescriptor& d : test::conv_descriptors(c, dtype)) {
+      SCOPED_TRACE(descriptor_name(d));
+      for (const std::string& variant : jit_variants(d, variant_context(""))) {
+        if (variant.rfind("tc", 0) != 0) continue;
+        SCOPED_TRACE(variant);
+        for (const KernelMemoryCounters& k : counted(d, variant))
+          for (const SiteCounters& s : k.sites) {
+            const bool checked_op = s.site.space == MemorySpace::shared &&
+                                    (s.site.op == MemoryOp::ldmatrix ||
+                                     s.site.op == MemoryOp::async_copy);
+            if (!checked_op) continue;
+            EXPECT_EQ(s.cost, s.ideal) << site_name(s);
+            ++checked;
+          }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);  // the loaders did take the cp.async and ldmatrix paths
+}
+
+// Sector efficiency: the ideal sectors over those moved, of every global
+// buffer or of the activations only (not the filters or the workspace).
+double efficiency(const KernelMemoryCounters& k, bool activations_only) {
+  double cost = 0, ideal = 0;
+  for (const SiteCounters& s : k.sites) {
+    if (s.site.space != MemorySpace::global) continue;
+    const bool activation = s.object == "x" || s.object == "y" || s.object == "dx" ||
+                            s.object == "dy" || s.object == "residual";
+    if (activations_only && !activation) continue;
+    cost += s.cost;
+    ideal += s.ideal;
+  }
+  return cost > 0 ? ideal / cost : 1.0;
+}
+
+// Channels-last windows whose pixels fill whole 32-byte sectors (16
+// channels in 16 bits): with fewer, or a count off the sector, a pixel
+// shares its sectors with its neighbours, which a strided or halo'd
+// window does not read, whatever the kernel.
+template <class Case>
+void randomize_chunked_windows(Case& c, std::mt19937& rng, int spatial) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  c.batch = pick(1, 2);
+  c.channels = 16 * pick(1, 5);
+  for (int i = 0; i < spatial; ++i) {
+    c.stride.push_back(pick(1, 2));
+    c.dilation.push_back(1);
+    c.input.push_back(pick(3, spatial == 3 ? 6 : 12));
+    c.pad_begin.push_back(1);
+    c.pad_end.push_back(1);
+  }
+  c.layout = c.filter_layout = test::TestLayout::nhwc;
+}
+
+TEST_F(KernelMemory, ChannelsLastVectorPoolsMoveWholeSectors) {
+  std::mt19937 rng(381);
+  int checked = 0;
+  for (int i = 0; i < 9; ++i) {
+    test::PoolCase c;
+    randomize_chunked_windows(c, rng, 1 + i % 3);
+    c.window.assign(c.input.size(), 3);
+    c.mode = std::array{CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD,
+                        CONVJIT_POOL_AVG_INCLUDE_PAD}[i % 3];
+    for (const OpDescriptor& d : test::pool_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32)) {
+      SCOPED_TRACE(descriptor_name(d));
+      for (const KernelMemoryCounters& k : counted(d, "vector")) {
+        EXPECT_GE(efficiency(k, false), 0.9);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 18);
+}
+
+// The activations only.  The filters (a few KB, which every thread reads
+// one weight at a time and L1 serves) and bwdfilt's partial sums (a
+// filter-major workspace, 8 weights a thread) are not whole-sector
+// accesses: bench/results/2026-11-26-memory-counters says what that costs.
+TEST_F(KernelMemory, ChannelsLastDepthwiseMovesItsActivationsInWholeSectors) {
+  std::mt19937 rng(382);
+  int checked = 0;
+  for (int i = 0; i < 6; ++i) {
+    test::ConvCase c;
+    randomize_chunked_windows(c, rng, 1 + i % 3);
+    c.groups = c.filters = c.channels;
+    c.kernel.assign(c.input.size(), 3);
+    for (const OpDescriptor& d : test::conv_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32)) {
+      SCOPED_TRACE(descriptor_name(d));
+      for (const KernelMemoryCounters& k : counted(d, "depthwise")) {
+        EXPECT_GE(efficiency(k, true), 0.9);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 18);
+}
+
+}  // namespace
+}  // namespace convjit
