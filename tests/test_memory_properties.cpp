@@ -1,7 +1,7 @@
 // Properties of the JIT's kernels that the emulator's memory counters
 // (dispatcher/backends/emulator/memory_counters.hpp) check without a GPU:
 // every tensor-core variant's ldmatrix and cp.async shared-memory accesses
-// are free of bank conflicts, and the channels-last vector kernels move
+// are free of bank conflicts and its shared stores at most 2-way, and the channels-last vector kernels move
 // their activations in whole 32-byte sectors.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -84,17 +84,41 @@ TEST_F(KernelMemory, TensorCoreLdmatrixAndCpAsyncAreConflictFree) {
         SCOPED_TRACE(variant);
         for (const KernelMemoryCounters& k : counted(d, variant))
           for (const SiteCounters& s : k.sites) {
-            const bool checked_op = s.site.space == MemorySpace::shared &&
-                                    (s.site.op == MemoryOp::ldmatrix ||
-                                     s.site.op == MemoryOp::async_copy);
-            if (!checked_op) continue;
-            EXPECT_EQ(s.cost, s.ideal) << site_name(s);
-            ++checked;
+            if (s.site.space != MemorySpace::shared) continue;
+            if (s.site.op == MemoryOp::ldmatrix || s.site.op == MemoryOp::async_copy) {
+              EXPECT_EQ(s.cost, s.ideal) << site_name(s);
+              ++checked;
+            }
+            // The word-by-word fill and the epilogue's staging of fragments:
+            // 2-way at worst (gemm/tile_epilogue.cuh's pitch).
+            if (s.site.op == MemoryOp::store) {
+              EXPECT_LE(s.cost, 2 * s.ideal) << site_name(s);
+            }
           }
       }
     }
   }
   EXPECT_GT(checked, 100);  // the loaders did take the cp.async and ldmatrix paths
+}
+
+// The tensor pipe's work: a 1x1 conv is a GEMM of M = pixels, N =
+// filters, K = channels, and the tile's warps issue one m16n8k16 per
+// 16 x 8 x 16 piece of the tiles covering it, edges included.
+TEST_F(KernelMemory, TheMmaCountIsTheGemmsTilesInMmaShapes) {
+  test::ConvCase c;
+  c.batch = 1, c.channels = 32, c.filters = 40;
+  c.input = {10, 13};  // M = 130 pixels: a partial third tile of 64
+  c.kernel = c.stride = c.dilation = {1, 1};
+  c.pad_begin = c.pad_end = {0, 0};
+  c.layout = c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  const auto k = counted(d, "tc64x64");
+  ASSERT_FALSE(k.empty());
+  const KernelMemoryCounters& main = k.back();  // after any filter packing
+  EXPECT_EQ(main.blocks, 3u);
+  EXPECT_EQ(main.sampled_blocks, 2u);
+  // 3 tiles of 64 x 64, each (64 / 16) x (64 / 8) mma shapes over K = 32 in 2 steps.
+  EXPECT_DOUBLE_EQ(main.mma_instructions, 3.0 * 4 * 8 * 2);
 }
 
 // Sector efficiency: the ideal sectors over those moved, of every global

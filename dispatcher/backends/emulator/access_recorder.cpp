@@ -87,6 +87,7 @@ void AccessRecorder::count(const AccessSite& site, const std::vector<LaneAccess>
 
 KernelMemoryCounters AccessRecorder::counters(double scale) const {
   KernelMemoryCounters k;
+  k.mma_instructions = scale * static_cast<double>(mma_);
   for (const auto& [site, t] : sites_)
     k.sites.push_back({site, names_.at({site.space, site.object}), scale * static_cast<double>(t.instructions),
                        scale * static_cast<double>(t.cost), scale * static_cast<double>(t.ideal)});
@@ -127,6 +128,13 @@ void note_shared_access(const SharedRegion& region, long long element, std::size
                    {MemorySpace::shared, op, static_cast<std::uint16_t>(bytes),
                     static_cast<std::uint8_t>(shape), region.id()},
                    element * static_cast<long long>(region.element_bytes()));
+}
+
+void note_mma() {
+  BlockScheduler& block = BlockScheduler::current();
+  AccessRecorder* recorder = block.recorder();
+  // mma.sync is warp-wide: every lane of the warp takes part.
+  if (recorder != nullptr && block.running_thread() % kWarpSize == 0) recorder->count_mma();
 }
 
 }  // namespace convjit::emulator

@@ -31,6 +31,8 @@ class AccessRecorder {
  public:
   // One lane's access.
   void record(unsigned thread, const AccessSite& site, std::int64_t offset);
+  // A warp's mma.sync, once per warp.
+  void count_mma() { ++mma_; }
   // Whether a buffer or shared array has its name yet; name() gives it.
   [[nodiscard]] bool named(MemorySpace space, std::uint32_t object) const;
   void name(MemorySpace space, std::uint32_t object, std::string name);
@@ -61,6 +63,7 @@ class AccessRecorder {
   };
   void count(const AccessSite& site, const std::vector<LaneAccess>& lanes);
 
+  std::uint64_t mma_ = 0;
   std::vector<Access> pending_;  // this barrier interval's, in the order lanes ran
   std::map<AccessSite, Totals> sites_;
   std::map<std::uint32_t, Buffer> buffers_;
@@ -72,5 +75,7 @@ class AccessRecorder {
 void note_global_access(const void* address, std::size_t bytes, MemoryOp op);
 void note_shared_access(const SharedRegion& region, long long element, std::size_t bytes,
                         MemoryOp op, unsigned shape = 0);
+// Called by every lane of a warp's mma.sync.
+void note_mma();
 
 }  // namespace convjit::emulator

@@ -438,6 +438,7 @@ void ldmatrix(unsigned* out, int matrices, bool trans, SharedAddress<T> row) {
 
 inline void mma(const char* name, emulator::CompleteCollective complete, float* d,
                 const unsigned* a, const unsigned* b, const float* c) {
+  emulator::note_mma();
   emulator::MmaPayload p{a, b, c, d};
   emulator::WarpArrival arrival{name, 0, emulator::kFullWarp, complete, &p};
   emulator::warp_collective(arrival);

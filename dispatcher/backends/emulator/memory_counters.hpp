@@ -81,6 +81,9 @@ struct KernelMemoryCounters {
   unsigned blocks = 0;          // in the grid
   unsigned sampled_blocks = 0;  // run to count; the totals are scaled by blocks / sampled
   std::vector<SiteCounters> sites;
+  // Warp-level mma.sync instructions, counted alongside: what the tensor
+  // pipe must do (tiles past the problem's edges included).
+  double mma_instructions = 0;
   std::vector<BufferFootprint> footprint;
 
   [[nodiscard]] double total(MemorySpace space, bool ideal) const;

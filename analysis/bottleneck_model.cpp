@@ -1,0 +1,156 @@
+#include "analysis/bottleneck_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "dispatcher/backends/jit/kernel_operands.hpp"
+#include "dispatcher/descriptor/operand_layout.hpp"
+
+namespace convjit::analysis {
+
+namespace {
+
+using emulator::KernelMemoryCounters;
+using emulator::MemoryOp;
+using emulator::MemorySpace;
+
+// FLOPs of one m16n8k16 (f16, bf16) or, at the same instruction rate, of
+// two m16n8k8 TF32 halves: what the tensor peaks are quoted in.
+constexpr double kMmaFlops = 4096;
+constexpr double kSectorBytes = 32;
+// One thread's 16-byte load: the bytes a thread keeps in flight when a
+// kernel has no cp.async pipeline.
+constexpr double kBytesPerThreadInFlight = 16;
+
+int memory_instructions(const InstructionCounts& c) {
+  return c.of(InstructionClass::ldg) + c.of(InstructionClass::stg) +
+         c.of(InstructionClass::ldgsts) + c.of(InstructionClass::lds) +
+         c.of(InstructionClass::sts) + c.of(InstructionClass::ldsm);
+}
+
+// Warp-level memory requests the emulator counted, one per instruction
+// (a cp.async's shared side is the same instruction as its global read).
+double memory_requests(const KernelMemoryCounters& m) {
+  double n = 0;
+  for (const emulator::SiteCounters& s : m.sites)
+    if (!(s.site.space == MemorySpace::shared && s.site.op == MemoryOp::async_copy))
+      n += s.instructions;
+  return n;
+}
+
+struct DynamicMix {
+  double total = 0, float_math = 0;  // warp instructions
+};
+
+// Scales the SASS's counts per trip of the main loop (or of the whole
+// kernel, without one) by how often the emulator saw the trip's anchor:
+// its MMAs, or else its memory instructions.
+std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
+  if (!e.mix || !e.memory) return std::nullopt;
+  const InstructionCounts& c = e.mix->main_loop ? e.mix->main_loop->counts : e.mix->whole;
+  double anchor_static = c.of(InstructionClass::mma), anchor_dynamic = e.memory->mma_instructions;
+  if (anchor_static == 0 || anchor_dynamic == 0) {
+    anchor_static = memory_instructions(c);
+    anchor_dynamic = memory_requests(*e.memory);
+  }
+  if (anchor_static == 0) return std::nullopt;
+  const double trips = anchor_dynamic / anchor_static;
+  return DynamicMix{trips * c.total, trips * c.of(InstructionClass::float_math)};
+}
+
+// The DRAM bytes: what the kernel touches, plus the share of its other
+// requests that miss an L2 smaller than its footprint.
+double dram_bytes(const KernelMemoryCounters& m, double l2_bytes) {
+  const double footprint = m.compulsory_sectors() * kSectorBytes;
+  const double requested = m.total(MemorySpace::global, false) * kSectorBytes;
+  if (footprint <= l2_bytes) return footprint;
+  return footprint + std::max(0.0, requested - footprint) * (1 - l2_bytes / footprint);
+}
+
+Range seconds_at(double work, Range rate) { return {work / rate.high, work / rate.low}; }
+
+}  // namespace
+
+OpWork op_work(const OpDescriptor& desc) {
+  OpWork w;
+  const KernelInputs inputs = kernel_inputs(desc);
+  for (KernelInput in : {inputs.in0, inputs.in1})
+    if (in != KernelInput::none) w.bytes += static_cast<double>(slot_bytes(desc, input_slot(in)));
+  w.bytes += desc.kind == OpKind::bias_grad
+                 ? static_cast<double>(desc.y_dims[1] * element_size(desc.dtype))
+                 : static_cast<double>(slot_bytes(desc, output_slot(desc)));
+  double outputs = 1, taps = 1;
+  for (int i = 0; i < 5; ++i) outputs *= static_cast<double>(desc.y_dims[i]);
+  if (desc.is_conv()) {
+    for (int i = 2; i < 5; ++i) taps *= static_cast<double>(desc.w_dims[i]);
+    w.flops = 2 * outputs * taps * static_cast<double>(desc.w_dims[1]);
+  } else {
+    w.flops = outputs;  // a compare or an add per output element and tap, at least
+  }
+  return w;
+}
+
+Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& gpu,
+                                        const GemmTile* tile) {
+  const GpuThroughput* t = gpu_throughput(gpu);
+  if (t == nullptr) return Status::not_available(fmt::format("no throughputs for {}", gpu.name));
+  if (!e.memory) return Status::not_available("no memory counters");
+  const GpuOccupancy* occ = nullptr;
+  for (const GpuOccupancy& o : e.occupancy)
+    if (o.gpu == &gpu) occ = &o;
+  if (occ == nullptr || !occ->occupancy.is_ok())
+    return Status::not_available(fmt::format("no occupancy on {}", gpu.name));
+  const Occupancy& o = occ->occupancy.value();
+  const KernelMemoryCounters& m = *e.memory;
+  const double sm_clocks = gpu.sms * t->clock_hz;  // SM-clocks a second, device-wide
+
+  KernelPrediction p;
+  const double concurrent = static_cast<double>(o.blocks_per_sm) * gpu.sms;
+  p.waves = e.launch.blocks() / concurrent;
+  const double stretch = std::ceil(p.waves) / p.waves;  // a partial last wave costs a whole one
+  const auto sm_limit = [&](std::string_view name, double clocks_per_sm_device) {
+    p.limits.push_back({name, Range{clocks_per_sm_device, clocks_per_sm_device} *
+                                  (stretch / sm_clocks)});
+  };
+  if (m.mma_instructions > 0) {
+    const double clocks = m.mma_instructions * kMmaFlops / t->tensor_flops_per_clock_sm;
+    p.limits.push_back({"tensor", Range{clocks / t->mma_sync_fraction.high,
+                                        clocks / t->mma_sync_fraction.low} *
+                                      (stretch / sm_clocks)});
+  }
+  if (const auto mix = dynamic_mix(e)) {
+    sm_limit("issue", mix->total / t->issue_per_clock_sm);
+    // An FMA warp instruction is 32 FMAs: 64 FLOPs.
+    if (mix->float_math > 0) sm_limit("fma", mix->float_math * 64 / t->fma_flops_per_clock_sm);
+  }
+  sm_limit("shared", m.total(MemorySpace::shared, false) / t->shared_wavefronts_per_clock_sm);
+  p.limits.push_back(
+      {"l2", seconds_at(m.total(MemorySpace::global, false) * kSectorBytes, t->l2_bytes_per_s)});
+
+  // Little's law: the bytes each SM must keep in flight to draw its share.
+  const double in_flight =
+      tile != nullptr ? o.blocks_per_sm * (tile->stages - 1) * (tile->bm + tile->bn) * 64.0
+                      : o.warps_per_sm * 32 * kBytesPerThreadInFlight;
+  const double needed = t->dram_latency_s.mid() * t->dram_bytes_per_s.mid() / gpu.sms;
+  p.latency_stretch = std::max(1.0, needed / in_flight);
+  p.limits.push_back({"dram", seconds_at(dram_bytes(m, t->l2_bytes), t->dram_bytes_per_s) *
+                                  p.latency_stretch});
+
+  for (const Limit& l : p.limits) {
+    p.seconds.low = std::max(p.seconds.low, l.seconds.low);
+    p.seconds.high = std::max(p.seconds.high, l.seconds.high);
+    if (p.limiter.empty() || l.seconds.mid() > p.seconds_of(p.limiter)) p.limiter = l.name;
+  }
+  return p;
+}
+
+double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms) {
+  const double pipe = work.tensor_math ? t.tensor_flops_per_clock_sm * (work.tf32 ? 0.5 : 1)
+                                       : t.fma_flops_per_clock_sm;
+  return std::max(work.flops / (pipe * sms * t.clock_hz), work.bytes / t.dram_peak_bytes_per_s);
+}
+
+}  // namespace convjit::analysis

@@ -1,0 +1,75 @@
+// How long a kernel would take on a GPU, predicted without one: the
+// largest of the times its work needs on each of the GPU's limits, from
+// counts the analysis has exactly (mma.sync instructions, shared-memory
+// wavefronts and global sectors from the emulator, the SASS mix,
+// occupancy) and throughputs from gpu_throughput.hpp.  Per kernel:
+//   tensor  the mma.sync instructions at the pipe's reachable rate;
+//   fma     its FFMA-class instructions (estimated as issue is) at the
+//           FMA pipe's rate;
+//   shared  the wavefronts, one per clock per SM;
+//   issue   the warp instructions, 4 per clock per SM (the dynamic count
+//           is the emulator's count of the main loop's anchor, its MMAs or
+//           else its memory instructions, times the loop's instructions per
+//           anchor in the SASS);
+//   l2      every sector the kernel requests, at L2 bandwidth (L1 hits are
+//           not modelled: an upper bound for kernels that reuse through L1);
+//   dram    the distinct sectors it touches, plus, when they exceed L2, the
+//           share of its other sector requests that L2 cannot hold.
+// The SM-local limits (tensor, fma, shared, issue) are stretched by wave
+// quantisation: a grid of 1.1 waves takes 2.  The DRAM time is stretched
+// when the bytes the SM keeps in flight cannot cover the DRAM latency at
+// its share of the bandwidth (Little's law).  Throughputs that are ranges
+// give ranges.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/gpu_throughput.hpp"
+#include "analysis/kernel_analysis.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/result.hpp"
+
+namespace convjit::analysis {
+
+struct Limit {
+  std::string_view name;  // "tensor", "fma", "shared", "issue", "l2", "dram"
+  Range seconds;
+};
+
+struct KernelPrediction {
+  std::vector<Limit> limits;
+  Range seconds;              // the largest limit, at each end of the ranges
+  std::string_view limiter;   // the largest at the middle of the ranges
+  double waves = 0;           // blocks over the blocks the GPU runs at once
+  double latency_stretch = 1;  // > 1: too few bytes in flight for the DRAM latency
+  [[nodiscard]] double seconds_of(std::string_view limit) const {
+    for (const Limit& l : limits)
+      if (l.name == limit) return l.seconds.mid();
+    return 0;
+  }
+};
+
+// What an op needs at the least, whatever the kernel: its FLOPs, and the
+// bytes of its operands read once and its output written once.
+struct OpWork {
+  double flops = 0;
+  double bytes = 0;
+  bool tensor_math = false;  // its kernels use mma.sync
+  bool tf32 = false;         // f32 on tensor cores: half the f16 rate
+};
+
+[[nodiscard]] OpWork op_work(const OpDescriptor& desc);
+
+// NOT_AVAILABLE when the entry lacks its memory counters or its occupancy
+// on `gpu`.  `tile`: the GEMM tile of the variant, or null (the bytes in
+// flight are then one 16-byte load per thread).
+[[nodiscard]] Result<KernelPrediction> predict_kernel(const EntryAnalysis& entry,
+                                                      const GpuSpec& gpu, const GemmTile* tile);
+
+// The op's roofline time on `gpu`: its FLOPs at the pipe's datasheet peak
+// or its bytes at the datasheet's HBM bandwidth, whichever is longer.
+[[nodiscard]] double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms);
+
+}  // namespace convjit::analysis

@@ -1,0 +1,40 @@
+// What a GPU can do per second, for the bottleneck model
+// (bottleneck_model.hpp): one row per modelled GPU, every figure with its
+// source in gpu_throughput.cpp.  A figure no one has measured for us is a
+// range, and so is every prediction made from it; the first lent GPU
+// calibrates them (tools/gpu-check).
+#pragma once
+
+#include <string_view>
+
+#include "analysis/gpu_spec.hpp"
+
+namespace convjit::analysis {
+
+// [low, high]; a figure known exactly has low == high.
+struct Range {
+  double low = 0, high = 0;
+  [[nodiscard]] Range operator*(double k) const { return {low * k, high * k}; }
+  [[nodiscard]] double mid() const { return (low + high) / 2; }
+};
+
+struct GpuThroughput {
+  std::string_view gpu;                  // GpuSpec::name
+  double clock_hz = 0;                   // SM clock the peaks are quoted at
+  double tensor_flops_per_clock_sm = 0;  // dense f16/bf16 mma; TF32 does half the FLOPs at the
+                                         // same instruction rate
+  Range mma_sync_fraction;               // of that peak, reachable with mma.sync
+  double fma_flops_per_clock_sm = 0;     // f32 FMA pipe, 2 FLOPs an FMA
+  double shared_wavefronts_per_clock_sm = 1;  // 128 bytes a clock
+  double issue_per_clock_sm = 4;              // warp instructions, one per scheduler
+  Range dram_bytes_per_s;                     // achievable HBM bandwidth
+  double dram_peak_bytes_per_s = 0;           // the datasheet's, for the roofline
+  Range l2_bytes_per_s;
+  double l2_bytes = 0;
+  Range dram_latency_s;                       // a load that misses L2, unloaded
+};
+
+// The throughput row of a GPU gpu_specs() lists; null for one without.
+[[nodiscard]] const GpuThroughput* gpu_throughput(const GpuSpec& gpu);
+
+}  // namespace convjit::analysis
