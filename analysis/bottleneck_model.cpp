@@ -42,23 +42,30 @@ double memory_requests(const KernelMemoryCounters& m) {
 }
 
 struct DynamicMix {
-  double total = 0, float_math = 0;  // warp instructions
+  Range total;             // warp instructions
+  double float_math = 0;   // of them, FMA-pipe ones (straight-line code)
 };
 
 // Scales the SASS's counts per trip of the main loop (or of the whole
 // kernel, without one) by how often the emulator saw the trip's anchor:
-// its MMAs, or else its memory instructions.
+// its MMAs, or else its memory instructions.  What a trip runs is a
+// range: its code outside inner loops (a fallback path's loops skipped)
+// to all of it with each inner loop run once.
 std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
   if (!e.mix || !e.memory) return std::nullopt;
-  const InstructionCounts& c = e.mix->main_loop ? e.mix->main_loop->counts : e.mix->whole;
-  double anchor_static = c.of(InstructionClass::mma), anchor_dynamic = e.memory->mma_instructions;
+  const SassLoop* loop = e.mix->main_loop ? &*e.mix->main_loop : nullptr;
+  const InstructionCounts& all = loop != nullptr ? loop->counts : e.mix->whole;
+  const InstructionCounts& straight = loop != nullptr ? loop->outside_inner : e.mix->whole;
+  double anchor_static = straight.of(InstructionClass::mma),
+         anchor_dynamic = e.memory->mma_instructions;
   if (anchor_static == 0 || anchor_dynamic == 0) {
-    anchor_static = memory_instructions(c);
+    anchor_static = memory_instructions(straight);
     anchor_dynamic = memory_requests(*e.memory);
   }
   if (anchor_static == 0) return std::nullopt;
   const double trips = anchor_dynamic / anchor_static;
-  return DynamicMix{trips * c.total, trips * c.of(InstructionClass::float_math)};
+  return DynamicMix{{trips * straight.total, trips * all.total},
+                    trips * straight.of(InstructionClass::float_math)};
 }
 
 // The DRAM bytes: what the kernel touches, plus the share of its other
@@ -82,10 +89,11 @@ OpWork op_work(const OpDescriptor& desc) {
   w.bytes += desc.kind == OpKind::bias_grad
                  ? static_cast<double>(desc.y_dims[1] * element_size(desc.dtype))
                  : static_cast<double>(slot_bytes(desc, output_slot(desc)));
-  double outputs = 1, taps = 1;
-  for (int i = 0; i < 5; ++i) outputs *= static_cast<double>(desc.y_dims[i]);
+  // Dims5 holds N, C, then the op's spatial dimensions.
+  double outputs = static_cast<double>(desc.y_dims[0] * desc.y_dims[1]), taps = 1;
+  for (int i = 2; i < 2 + desc.spatial_dims; ++i) outputs *= static_cast<double>(desc.y_dims[i]);
   if (desc.is_conv()) {
-    for (int i = 2; i < 5; ++i) taps *= static_cast<double>(desc.w_dims[i]);
+    for (int i = 2; i < 2 + desc.spatial_dims; ++i) taps *= static_cast<double>(desc.w_dims[i]);
     w.flops = 2 * outputs * taps * static_cast<double>(desc.w_dims[1]);
   } else {
     w.flops = outputs;  // a compare or an add per output element and tap, at least
@@ -122,7 +130,7 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
                                       (stretch / sm_clocks)});
   }
   if (const auto mix = dynamic_mix(e)) {
-    sm_limit("issue", mix->total / t->issue_per_clock_sm);
+    p.limits.push_back({"issue", mix->total * (stretch / (sm_clocks * t->issue_per_clock_sm))});
     // An FMA warp instruction is 32 FMAs: 64 FLOPs.
     if (mix->float_math > 0) sm_limit("fma", mix->float_math * 64 / t->fma_flops_per_clock_sm);
   }
@@ -145,6 +153,36 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     if (p.limiter.empty() || l.seconds.mid() > p.seconds_of(p.limiter)) p.limiter = l.name;
   }
   return p;
+}
+
+std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
+                                               const VariantAnalysis& analysis) {
+  OpWork work = op_work(desc);
+  for (const EntryAnalysis& e : analysis.entries)
+    work.tensor_math |= e.memory && e.memory->mma_instructions > 0;
+  work.tf32 = work.tensor_math && desc.dtype == DataType::f32;
+  const GemmTile* tile = find_gemm_tile(analysis.variant);
+  std::vector<VariantPrediction> out;
+  if (analysis.entries.empty()) return out;
+  for (const GpuOccupancy& o : analysis.entries.front().occupancy) {
+    VariantPrediction v;
+    v.gpu = o.gpu;
+    if (const GpuThroughput* t = gpu_throughput(*o.gpu))
+      v.roofline_seconds = roofline_seconds(work, *t, o.gpu->sms);
+    for (const EntryAnalysis& e : analysis.entries) {
+      auto k = predict_kernel(e, *o.gpu, tile);
+      if (!k.is_ok()) {
+        v.missing = fmt::format("{}: {}", e.launch.name, k.status().message());
+        v.kernels.clear();
+        break;
+      }
+      v.seconds.low += k.value().seconds.low;
+      v.seconds.high += k.value().seconds.high;
+      v.kernels.push_back(std::move(k).value());
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms) {

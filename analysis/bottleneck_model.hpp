@@ -68,6 +68,23 @@ struct OpWork {
 [[nodiscard]] Result<KernelPrediction> predict_kernel(const EntryAnalysis& entry,
                                                       const GpuSpec& gpu, const GemmTile* tile);
 
+// A variant's kernels predicted on one GPU, one after another.
+struct VariantPrediction {
+  const GpuSpec* gpu = nullptr;
+  std::vector<KernelPrediction> kernels;  // in launch order; empty when `missing` says why
+  Range seconds;
+  double roofline_seconds = 0;
+  std::string missing;
+  // The roofline time over the predicted: 1 is the op's ideal.
+  [[nodiscard]] Range roofline_fraction() const {
+    return {roofline_seconds / seconds.high, roofline_seconds / seconds.low};
+  }
+};
+
+// One per GPU of the analysed architecture.
+[[nodiscard]] std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
+                                                             const VariantAnalysis& analysis);
+
 // The op's roofline time on `gpu`: its FLOPs at the pipe's datasheet peak
 // or its bytes at the datasheet's HBM bandwidth, whichever is longer.
 [[nodiscard]] double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms);

@@ -93,15 +93,22 @@ InstructionMix instruction_mix(const SassFunction& function) {
     if (function.code[i].target.empty() || label == function.labels.end() || label->second > i)
       continue;
     SassLoop loop{label->second, i, function.code[label->second].offset, function.code[i].offset,
-                  0, {}};
+                  0, {}, {}};
     for (std::size_t k = loop.first; k <= loop.last; ++k) loop.counts.add(function.code[k]);
     loops.push_back(loop);
   }
-  for (SassLoop& loop : loops)
+  for (SassLoop& loop : loops) {
+    std::vector<bool> inner(loop.last - loop.first + 1, false);
     for (const SassLoop& other : loops)
       if (&other != &loop && other.first >= loop.first && other.last <= loop.last &&
-          (other.first != loop.first || other.last != loop.last))
+          (other.first != loop.first || other.last != loop.last)) {
         ++loop.inner_loops;
+        std::fill(inner.begin() + static_cast<std::ptrdiff_t>(other.first - loop.first),
+                  inner.begin() + static_cast<std::ptrdiff_t>(other.last - loop.first + 1), true);
+      }
+    for (std::size_t k = loop.first; k <= loop.last; ++k)
+      if (!inner[k - loop.first]) loop.outside_inner.add(function.code[k]);
+  }
   // An enclosing loop holds its inner loops' work too: of the loops with
   // the most, the smallest is the main one.
   int criterion = 0;

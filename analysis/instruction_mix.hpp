@@ -49,6 +49,7 @@ struct SassLoop {
   unsigned first_offset = 0, last_offset = 0;
   int inner_loops = 0;  // counted once each in `counts`
   InstructionCounts counts;
+  InstructionCounts outside_inner;  // the instructions in no inner loop
 };
 
 struct InstructionMix {

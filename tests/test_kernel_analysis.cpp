@@ -187,6 +187,36 @@ TEST(InstructionMix, TheMainLoopIsTheInnermostWithTheMostMmas) {
   EXPECT_EQ(mix.main_loop->counts.of(InstructionClass::mma), 2);
   EXPECT_EQ(mix.main_loop->counts.of(InstructionClass::ldsm), 1);
   EXPECT_EQ(mix.main_loop->inner_loops, 0);
+  EXPECT_EQ(mix.main_loop->outside_inner.total, 4);
+}
+
+// A main loop around a fallback path's loop: what runs per trip ranges
+// from the code outside the inner loop to all of it.
+TEST(InstructionMix, TheMainLoopKnowsWhatLiesOutsideItsInnerLoops) {
+  const auto functions = parse_sass(R"(	.section	.text.k2,"ax",@progbits
+        .global         k2
+k2:
+.text.k2:
+        /*0000*/                   S2R R0, SR_TID.X ;
+.L_x_0:
+        /*0010*/                   HMMA.16816.F32.BF16 R8, R4, R6, R8 ;
+        /*0020*/                   HMMA.16816.F32.BF16 R12, R4, R7, R12 ;
+.L_x_1:
+        /*0030*/                   LDG.E R2, desc[UR4][R2.64] ;
+        /*0040*/                   IADD3 R3, R3, 0x1, RZ ;
+        /*0050*/               @P0 BRA `(.L_x_1) ;
+        /*0060*/              @!P1 BRA `(.L_x_0) ;
+        /*0070*/                   EXIT ;
+)");
+  ASSERT_EQ(functions.size(), 1u);
+  const InstructionMix mix = instruction_mix(functions[0]);
+  ASSERT_TRUE(mix.main_loop);
+  EXPECT_EQ(mix.main_loop->first_offset, 0x10u);
+  EXPECT_EQ(mix.main_loop->inner_loops, 1);
+  EXPECT_EQ(mix.main_loop->counts.total, 6);
+  EXPECT_EQ(mix.main_loop->outside_inner.total, 3);  // 2 HMMA and the outer branch
+  EXPECT_EQ(mix.main_loop->outside_inner.of(InstructionClass::mma), 2);
+  EXPECT_EQ(mix.main_loop->outside_inner.of(InstructionClass::ldg), 0);
 }
 
 TEST(InstructionMix, ALoopFreeKernelHasNoMainLoop) {

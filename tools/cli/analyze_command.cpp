@@ -8,6 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <map>
+
+#include "analysis/bottleneck_model.hpp"
 #include "analysis/kernel_analysis.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
@@ -89,6 +93,46 @@ nlohmann::json memory_json(const emulator::KernelMemoryCounters& m) {
   for (const emulator::BufferFootprint& f : m.footprint)
     j["footprint"].push_back(
         {{"buffer", f.name}, {"sectors", f.sectors}, {"buffer_sectors", f.buffer_sectors}});
+  return j;
+}
+
+// "41.2-55.0 us"
+std::string time_text(Range seconds) {
+  const double lo = seconds.low * 1e6, hi = seconds.high * 1e6;
+  if (std::abs(hi - lo) <= 0.005 * hi) return fmt::format("{:.3g} us", lo);
+  return fmt::format("{:.3g}-{:.3g} us", lo, hi);
+}
+
+std::string percent_text(Range fraction) {
+  return fmt::format("{:.0f}-{:.0f}%", 100 * fraction.low, 100 * fraction.high);
+}
+
+void print_kernel_prediction(const GpuSpec& gpu, const KernelPrediction& k) {
+  std::string limits;
+  for (const Limit& l : k.limits)
+    limits += fmt::format("{}{} {}", limits.empty() ? "" : ", ", l.name, time_text(l.seconds));
+  fmt::print("      {:<10}predicted {}, {}-bound ({}); {:.2f} waves{}\n", gpu.name,
+             time_text(k.seconds), k.limiter, limits, k.waves,
+             k.latency_stretch > 1
+                 ? fmt::format("; DRAM latency not covered ({:.1f}x too few bytes in flight)",
+                               k.latency_stretch)
+                 : "");
+}
+
+nlohmann::json prediction_json(const VariantPrediction& v) {
+  nlohmann::json j{{"gpu", v.gpu->name}};
+  if (!v.missing.empty()) {
+    j["missing"] = v.missing;
+    return j;
+  }
+  j["seconds"] = {v.seconds.low, v.seconds.high};
+  j["roofline_seconds"] = v.roofline_seconds;
+  for (const KernelPrediction& k : v.kernels) {
+    nlohmann::json kj{{"limiter", k.limiter}, {"seconds", {k.seconds.low, k.seconds.high}},
+                      {"waves", k.waves}, {"latency_stretch", k.latency_stretch}};
+    for (const Limit& l : k.limits) kj["limits"][std::string(l.name)] = {l.seconds.low, l.seconds.high};
+    j["kernels"].push_back(kj);
+  }
   return j;
 }
 
@@ -273,33 +317,91 @@ class AnalyzeCommand final : public Command {
                  op.layer.empty() ? "" : fmt::format("  ({}, x{})", op.layer, op.count));
     nlohmann::json j{{"descriptor", name}, {"layer", op.layer}, {"count", op.count}};
     bool ok = true;
+    ModelChoice choice;
     for (const std::string& variant : all.value()) {
       const bool is_auto = auto_choice.is_ok() && auto_choice.value() == variant;
       auto analysis = analyze_variant(op.desc, arch_, variant, disassembler, sampled_blocks_);
       ok &= analysis.is_ok();
-      json_ ? j["variants"].push_back(variant_json(variant, is_auto, analysis))
-            : print_variant(variant, is_auto, analysis);
+      const std::vector<VariantPrediction> predicted =
+          analysis.is_ok() ? predict_variant(op.desc, analysis.value())
+                           : std::vector<VariantPrediction>{};
+      choice.add(variant, is_auto, predicted);
+      json_ ? j["variants"].push_back(variant_json(variant, is_auto, analysis, predicted))
+            : print_variant(variant, is_auto, analysis, predicted);
     }
+    if (all.value().size() > 1) json_ ? void(j["model_choice"] = choice.json()) : choice.print();
     if (json_) report.push_back(j);
     return ok;
   }
 
+  // Per GPU, the variant the model predicts fastest, beside the auto policy's.
+  class ModelChoice {
+   public:
+    void add(const std::string& variant, bool is_auto,
+             const std::vector<VariantPrediction>& predicted) {
+      for (const VariantPrediction& v : predicted) {
+        if (!v.missing.empty()) continue;
+        Choice& c = by_gpu_[std::string(v.gpu->name)];
+        if (c.best.empty() || v.seconds.mid() < c.best_seconds.mid())
+          c.best = variant, c.best_seconds = v.seconds;
+        if (is_auto) c.auto_variant = variant, c.auto_seconds = v.seconds;
+      }
+    }
+    void print() const {
+      for (const auto& [gpu, c] : by_gpu_)
+        fmt::print("  {:<10}fastest predicted: {} ({}){}\n", gpu, c.best,
+                   time_text(c.best_seconds),
+                   c.auto_variant.empty()
+                       ? ""
+                       : fmt::format("; auto {} is {:.2f}x that", c.auto_variant,
+                                     c.auto_seconds.mid() / c.best_seconds.mid()));
+    }
+    [[nodiscard]] nlohmann::json json() const {
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& [gpu, c] : by_gpu_) {
+        j[gpu] = {{"fastest", c.best}, {"fastest_seconds", {c.best_seconds.low, c.best_seconds.high}}};
+        if (!c.auto_variant.empty())
+          j[gpu]["auto_over_fastest"] = c.auto_seconds.mid() / c.best_seconds.mid();
+      }
+      return j;
+    }
+
+   private:
+    struct Choice {
+      std::string best, auto_variant;
+      Range best_seconds, auto_seconds;
+    };
+    std::map<std::string, Choice> by_gpu_;
+  };
+
   static void print_variant(const std::string& variant, bool is_auto,
-                            const Result<VariantAnalysis>& analysis) {
+                            const Result<VariantAnalysis>& analysis,
+                            const std::vector<VariantPrediction>& predicted) {
     if (!analysis.is_ok()) {
       fmt::print("  {}{}: {}\n", variant, is_auto ? " [auto]" : "", analysis.status().message());
       return;
     }
     const VariantAnalysis& a = analysis.value();
     fmt::print("  {}{} ({})\n", variant, is_auto ? " [auto]" : "", a.template_name);
-    for (const EntryAnalysis& e : a.entries) print_entry(e);
+    for (std::size_t i = 0; i < a.entries.size(); ++i) {
+      print_entry(a.entries[i]);
+      for (const VariantPrediction& v : predicted)
+        if (i < v.kernels.size()) print_kernel_prediction(*v.gpu, v.kernels[i]);
+    }
+    for (const VariantPrediction& v : predicted)
+      v.missing.empty()
+          ? fmt::print("    {:<12}{}: {} of the op's roofline ({})\n", v.gpu->name,
+                       time_text(v.seconds), percent_text(v.roofline_fraction()),
+                       time_text({v.roofline_seconds, v.roofline_seconds}))
+          : fmt::print("    {:<12}no prediction: {}\n", v.gpu->name, v.missing);
     if (!a.mix_missing.empty()) fmt::print("    no instruction mix: {}\n", a.mix_missing);
     if (!a.memory_missing.empty() && a.memory_missing != "not asked for")
       fmt::print("    no memory counters: {}\n", a.memory_missing);
   }
 
   static nlohmann::json variant_json(const std::string& variant, bool is_auto,
-                                     const Result<VariantAnalysis>& analysis) {
+                                     const Result<VariantAnalysis>& analysis,
+                                     const std::vector<VariantPrediction>& predicted) {
     nlohmann::json j{{"variant", variant}, {"auto", is_auto}};
     if (!analysis.is_ok()) {
       j["error"] = analysis.status().message();
@@ -307,6 +409,7 @@ class AnalyzeCommand final : public Command {
     }
     j["template"] = analysis.value().template_name;
     for (const EntryAnalysis& e : analysis.value().entries) j["entries"].push_back(entry_json(e));
+    for (const VariantPrediction& v : predicted) j["predicted"].push_back(prediction_json(v));
     if (!analysis.value().mix_missing.empty()) j["no_instruction_mix"] = analysis.value().mix_missing;
     if (!analysis.value().memory_missing.empty())
       j["no_memory_counters"] = analysis.value().memory_missing;
