@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "analysis/bottleneck_model.hpp"
 #include "analysis/kernel_analysis.hpp"
@@ -96,11 +97,14 @@ nlohmann::json memory_json(const emulator::KernelMemoryCounters& m) {
   return j;
 }
 
-// "41.2-55.0 us"
+// "41.2-55 us", "1.3 ms": in us below a millisecond, else ms below a second.
 std::string time_text(Range seconds) {
-  const double lo = seconds.low * 1e6, hi = seconds.high * 1e6;
-  if (std::abs(hi - lo) <= 0.005 * hi) return fmt::format("{:.3g} us", lo);
-  return fmt::format("{:.3g}-{:.3g} us", lo, hi);
+  const auto [scale, unit] = seconds.high < 1e-3   ? std::pair{1e6, "us"}
+                             : seconds.high < 1.0 ? std::pair{1e3, "ms"}
+                                                  : std::pair{1.0, "s"};
+  const double lo = seconds.low * scale, hi = seconds.high * scale;
+  if (std::abs(hi - lo) <= 0.005 * hi) return fmt::format("{:.3g} {}", lo, unit);
+  return fmt::format("{:.3g}-{:.3g} {}", lo, hi, unit);
 }
 
 std::string percent_text(Range fraction) {
@@ -215,6 +219,98 @@ nlohmann::json entry_json(const EntryAnalysis& e) {
   return j;
 }
 
+// A model's step, op by op (times its count): the predicted time of the
+// variant it runs, the roofline's, and the time by what limits it.
+class StepTotals {
+ public:
+  void add(int count, const std::vector<VariantPrediction>& predicted) {
+    for (const VariantPrediction& v : predicted) {
+      Totals& t = by_gpu_[std::string(v.gpu->name)];
+      if (!v.missing.empty() || v.kernels.empty()) {
+        ++t.unpredicted;
+        continue;
+      }
+      t.seconds.low += count * v.seconds.low;
+      t.seconds.high += count * v.seconds.high;
+      t.roofline += count * v.roofline_seconds;
+      // Each kernel's time goes to its limiter.
+      for (const KernelPrediction& k : v.kernels)
+        t.by_limiter[std::string(k.limiter)] += count * k.seconds.mid();
+    }
+  }
+  void print() const {
+    for (const auto& [gpu, t] : by_gpu_) {
+      std::string limiters;
+      for (const auto& [name, seconds] : t.by_limiter)
+        limiters += fmt::format("{}{} {:.0f}%", limiters.empty() ? "" : ", ", name,
+                                100 * seconds / t.seconds.mid());
+      fmt::print("step on {}: predicted {}, {} of its roofline ({}); time by limiter: {}{}\n",
+                 gpu, time_text(t.seconds),
+                 percent_text({t.roofline / t.seconds.high, t.roofline / t.seconds.low}),
+                 time_text({t.roofline, t.roofline}), limiters,
+                 t.unpredicted ? fmt::format("; {} ops not predicted", t.unpredicted) : "");
+    }
+  }
+  [[nodiscard]] nlohmann::json json() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [gpu, t] : by_gpu_)
+      j[gpu] = {{"seconds", {t.seconds.low, t.seconds.high}},
+                {"roofline_seconds", t.roofline},
+                {"seconds_by_limiter", t.by_limiter},
+                {"unpredicted_ops", t.unpredicted}};
+    return j;
+  }
+
+ private:
+  struct Totals {
+    Range seconds;
+    double roofline = 0;
+    std::map<std::string, double> by_limiter;
+    int unpredicted = 0;
+  };
+  std::map<std::string, Totals> by_gpu_;
+};
+
+// Per GPU, the variant the model predicts fastest, beside the auto policy's.
+class ModelChoice {
+ public:
+  void add(const std::string& variant, bool is_auto,
+           const std::vector<VariantPrediction>& predicted) {
+    for (const VariantPrediction& v : predicted) {
+      if (!v.missing.empty()) continue;
+      Choice& c = by_gpu_[std::string(v.gpu->name)];
+      if (c.best.empty() || v.seconds.mid() < c.best_seconds.mid())
+        c.best = variant, c.best_seconds = v.seconds;
+      if (is_auto) c.auto_variant = variant, c.auto_seconds = v.seconds;
+    }
+  }
+  void print() const {
+    for (const auto& [gpu, c] : by_gpu_)
+      fmt::print("  {:<10}fastest predicted: {} ({}){}\n", gpu, c.best,
+                 time_text(c.best_seconds),
+                 c.auto_variant.empty()
+                     ? ""
+                     : fmt::format("; auto {} is {:.2f}x that", c.auto_variant,
+                                   c.auto_seconds.mid() / c.best_seconds.mid()));
+  }
+  [[nodiscard]] nlohmann::json json() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [gpu, c] : by_gpu_) {
+      j[gpu] = {{"fastest", c.best}, {"fastest_seconds", {c.best_seconds.low, c.best_seconds.high}}};
+      if (!c.auto_variant.empty())
+        j[gpu]["auto_over_fastest"] = c.auto_seconds.mid() / c.best_seconds.mid();
+    }
+    return j;
+  }
+
+ private:
+  struct Choice {
+    std::string best, auto_variant;
+    Range best_seconds, auto_seconds;
+  };
+  std::map<std::string, Choice> by_gpu_;
+};
+
 class AnalyzeCommand final : public Command {
  public:
   explicit AnalyzeCommand(CLI::App& app) {
@@ -261,7 +357,11 @@ class AnalyzeCommand final : public Command {
     const Result<Disassembler> disassembler = find_disassembler(process_environment);
     nlohmann::json report = nlohmann::json::array();
     bool failed = false;
-    for (const AnalyzedOp& op : ops()) failed |= !analyze_op(op, disassembler, report);
+    StepTotals totals;
+    for (const AnalyzedOp& op : ops()) failed |= !analyze_op(op, disassembler, report, totals);
+    if (model_.given()) {
+      json_ ? report.push_back({{"model_step", totals.json()}}) : totals.print();
+    }
     if (json_) fmt::print("{}\n", report.dump(2));
     return failed ? kExitRuntime : kExitOk;
   }
@@ -297,7 +397,7 @@ class AnalyzeCommand final : public Command {
 
   // False when a variant could not be analysed.
   bool analyze_op(const AnalyzedOp& op, const Result<Disassembler>& disassembler,
-                  nlohmann::json& report) const {
+                  nlohmann::json& report, StepTotals& totals) const {
     if (Status s = jit_supports(op.desc); !s.is_ok()) {
       skip(op, s.message(), false, report);
       return true;
@@ -326,6 +426,8 @@ class AnalyzeCommand final : public Command {
           analysis.is_ok() ? predict_variant(op.desc, analysis.value())
                            : std::vector<VariantPrediction>{};
       choice.add(variant, is_auto, predicted);
+      // The step runs the auto policy's variant, or the one --variant names.
+      if (is_auto || all.value().size() == 1) totals.add(op.count, predicted);
       json_ ? j["variants"].push_back(variant_json(variant, is_auto, analysis, predicted))
             : print_variant(variant, is_auto, analysis, predicted);
     }
@@ -333,46 +435,6 @@ class AnalyzeCommand final : public Command {
     if (json_) report.push_back(j);
     return ok;
   }
-
-  // Per GPU, the variant the model predicts fastest, beside the auto policy's.
-  class ModelChoice {
-   public:
-    void add(const std::string& variant, bool is_auto,
-             const std::vector<VariantPrediction>& predicted) {
-      for (const VariantPrediction& v : predicted) {
-        if (!v.missing.empty()) continue;
-        Choice& c = by_gpu_[std::string(v.gpu->name)];
-        if (c.best.empty() || v.seconds.mid() < c.best_seconds.mid())
-          c.best = variant, c.best_seconds = v.seconds;
-        if (is_auto) c.auto_variant = variant, c.auto_seconds = v.seconds;
-      }
-    }
-    void print() const {
-      for (const auto& [gpu, c] : by_gpu_)
-        fmt::print("  {:<10}fastest predicted: {} ({}){}\n", gpu, c.best,
-                   time_text(c.best_seconds),
-                   c.auto_variant.empty()
-                       ? ""
-                       : fmt::format("; auto {} is {:.2f}x that", c.auto_variant,
-                                     c.auto_seconds.mid() / c.best_seconds.mid()));
-    }
-    [[nodiscard]] nlohmann::json json() const {
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& [gpu, c] : by_gpu_) {
-        j[gpu] = {{"fastest", c.best}, {"fastest_seconds", {c.best_seconds.low, c.best_seconds.high}}};
-        if (!c.auto_variant.empty())
-          j[gpu]["auto_over_fastest"] = c.auto_seconds.mid() / c.best_seconds.mid();
-      }
-      return j;
-    }
-
-   private:
-    struct Choice {
-      std::string best, auto_variant;
-      Range best_seconds, auto_seconds;
-    };
-    std::map<std::string, Choice> by_gpu_;
-  };
 
   static void print_variant(const std::string& variant, bool is_auto,
                             const Result<VariantAnalysis>& analysis,
