@@ -158,6 +158,9 @@ Result<std::unique_ptr<Kernel>> build_emulated(const OpDescriptor& desc, std::st
       std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
 }
 
+// What count_variant_memory may take of the host's memory.
+constexpr double kCountingHostBytes = 6e9;
+
 // A zero-filled host tensor (0 in every float format) that starts on a
 // 256-byte boundary.
 class AlignedZeros {
@@ -183,8 +186,20 @@ Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(const O
   KernelSource source;
   auto kernels = emulated_kernels_for(desc, variant, source);
   if (!kernels.is_ok()) return kernels.status();
-  const EmulatorKernel kernel(desc, std::move(source), *kernels.value());
   const std::size_t unit = element_size(desc.dtype);
+  // The emulator keeps, per element: the host tensor, its copy, a layout
+  // flag twice over, and for outputs and the workspace the writing thread.
+  const auto count = [&](std::size_t bytes) { return static_cast<double>(bytes / unit); };
+  const double needed =
+      (count(slot_bytes(desc, Slot::x)) + count(slot_bytes(desc, Slot::y))) *
+          static_cast<double>(2 * unit + 2) +
+      (count(slot_bytes(desc, output_slot(desc))) + count(source.workspace_bytes)) * 8;
+  if (needed > kCountingHostBytes)
+    return Status::not_available(fmt::format(
+        "counting in the emulator needs about {:.1f} GB of host memory for these tensors (more "
+        "than {:.0f} GB); analyse a smaller batch",
+        needed / 1e9, kCountingHostBytes / 1e9));
+  const EmulatorKernel kernel(desc, std::move(source), *kernels.value());
   const auto elements = [&](std::int64_t n) { return static_cast<std::size_t>(n) * unit; };
   const AlignedZeros x(slot_bytes(desc, Slot::x)), w(desc.is_conv() ? slot_bytes(desc, Slot::w) : 0),
       y(slot_bytes(desc, Slot::y)), bias(desc.has_bias() ? elements(desc.w_dims[0]) : 0),

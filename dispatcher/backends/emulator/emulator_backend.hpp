@@ -36,7 +36,8 @@ class EmulatorBackend final : public Backend {
 // takes) of `desc`, per kernel entry: its kernels run in the emulator on
 // at most `sampled` blocks each (count_memory in kernel_emulator.hpp), on
 // zero-filled host tensors of the descriptor's shapes, each starting on a
-// 256-byte boundary as a cudaMalloc'd one does.
+// 256-byte boundary as a cudaMalloc'd one does.  NOT_AVAILABLE, saying
+// so, when the emulator's copies would take more than 6 GB.
 [[nodiscard]] Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(
     const OpDescriptor& desc, std::string_view variant, unsigned sampled);
 
