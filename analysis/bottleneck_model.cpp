@@ -6,8 +6,7 @@
 #include <cmath>
 #include <optional>
 
-#include "dispatcher/backends/jit/kernel_operands.hpp"
-#include "dispatcher/descriptor/operand_layout.hpp"
+#include "analysis/op_roofline.hpp"
 
 namespace convjit::analysis {
 
@@ -81,26 +80,6 @@ Range seconds_at(double work, Range rate) { return {work / rate.high, work / rat
 
 }  // namespace
 
-OpWork op_work(const OpDescriptor& desc) {
-  OpWork w;
-  const KernelInputs inputs = kernel_inputs(desc);
-  for (KernelInput in : {inputs.in0, inputs.in1})
-    if (in != KernelInput::none) w.bytes += static_cast<double>(slot_bytes(desc, input_slot(in)));
-  w.bytes += desc.kind == OpKind::bias_grad
-                 ? static_cast<double>(desc.y_dims[1] * element_size(desc.dtype))
-                 : static_cast<double>(slot_bytes(desc, output_slot(desc)));
-  // Dims5 holds N, C, then the op's spatial dimensions.
-  double outputs = static_cast<double>(desc.y_dims[0] * desc.y_dims[1]), taps = 1;
-  for (int i = 2; i < 2 + desc.spatial_dims; ++i) outputs *= static_cast<double>(desc.y_dims[i]);
-  if (desc.is_conv()) {
-    for (int i = 2; i < 2 + desc.spatial_dims; ++i) taps *= static_cast<double>(desc.w_dims[i]);
-    w.flops = 2 * outputs * taps * static_cast<double>(desc.w_dims[1]);
-  } else {
-    w.flops = outputs;  // a compare or an add per output element and tap, at least
-  }
-  return w;
-}
-
 Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& gpu,
                                         const GemmTile* tile) {
   const GpuThroughput* t = gpu_throughput(gpu);
@@ -157,10 +136,11 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
 
 std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
                                                const VariantAnalysis& analysis) {
-  OpWork work = op_work(desc);
+  const OpWork work = op_work(desc);
+  // f32 on tensor cores is TF32, held to TF32's peak.
+  bool tensor_math = false;
   for (const EntryAnalysis& e : analysis.entries)
-    work.tensor_math |= e.memory && e.memory->mma_instructions > 0;
-  work.tf32 = work.tensor_math && desc.dtype == DataType::f32;
+    tensor_math |= e.memory && e.memory->mma_instructions > 0;
   const GemmTile* tile = find_gemm_tile(analysis.variant);
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;
@@ -168,7 +148,9 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
     VariantPrediction v;
     v.gpu = o.gpu;
     if (const GpuThroughput* t = gpu_throughput(*o.gpu))
-      v.roofline_seconds = roofline_seconds(work, *t, o.gpu->sms);
+      v.roofline_seconds =
+          roofline(work, t->peaks, compute_peak_tflops(t->peaks, desc.dtype, tensor_math)).ms /
+          1e3;
     for (const EntryAnalysis& e : analysis.entries) {
       auto k = predict_kernel(e, *o.gpu, tile);
       if (!k.is_ok()) {
@@ -183,12 +165,6 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
     out.push_back(std::move(v));
   }
   return out;
-}
-
-double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms) {
-  const double pipe = work.tensor_math ? t.tensor_flops_per_clock_sm * (work.tf32 ? 0.5 : 1)
-                                       : t.fma_flops_per_clock_sm;
-  return std::max(work.flops / (pipe * sms * t.clock_hz), work.bytes / t.dram_peak_bytes_per_s);
 }
 
 }  // namespace convjit::analysis

@@ -51,17 +51,6 @@ struct KernelPrediction {
   }
 };
 
-// What an op needs at the least, whatever the kernel: its FLOPs, and the
-// bytes of its operands read once and its output written once.
-struct OpWork {
-  double flops = 0;
-  double bytes = 0;
-  bool tensor_math = false;  // its kernels use mma.sync
-  bool tf32 = false;         // f32 on tensor cores: half the f16 rate
-};
-
-[[nodiscard]] OpWork op_work(const OpDescriptor& desc);
-
 // NOT_AVAILABLE when the entry lacks its memory counters or its occupancy
 // on `gpu`.  `tile`: the GEMM tile of the variant, or null (the bytes in
 // flight are then one 16-byte load per thread).
@@ -73,7 +62,7 @@ struct VariantPrediction {
   const GpuSpec* gpu = nullptr;
   std::vector<KernelPrediction> kernels;  // in launch order; empty when `missing` says why
   Range seconds;
-  double roofline_seconds = 0;
+  double roofline_seconds = 0;  // op_roofline.hpp's bound on the GPU's datasheet peaks
   std::string missing;
   // The roofline time over the predicted: 1 is the op's ideal.
   [[nodiscard]] Range roofline_fraction() const {
@@ -84,9 +73,5 @@ struct VariantPrediction {
 // One per GPU of the analysed architecture.
 [[nodiscard]] std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
                                                              const VariantAnalysis& analysis);
-
-// The op's roofline time on `gpu`: its FLOPs at the pipe's datasheet peak
-// or its bytes at the datasheet's HBM bandwidth, whichever is longer.
-[[nodiscard]] double roofline_seconds(const OpWork& work, const GpuThroughput& t, int sms);
 
 }  // namespace convjit::analysis

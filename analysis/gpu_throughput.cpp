@@ -11,8 +11,10 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 //   Core GPU Architecture", "NVIDIA A100 Tensor Core GPU Architecture").
 //   H100 SXM: 989 TFLOP/s dense f16/bf16 = 132 SMs x 4096 FLOP/clock x
 //   1.83 GHz; 67 TFLOP/s f32 = 132 x 256 x 1.98 GHz boost (quoted here at
-//   1.83 GHz, the clock the tensor figure implies: 62 TFLOP/s).  A100:
-//   312 TFLOP/s = 108 x 2048 x 1.41 GHz; 19.5 TFLOP/s f32 = 108 x 128 x 1.41.
+//   1.83 GHz, the clock the tensor figure implies, the model's FMA pipe
+//   gives 62 TFLOP/s); TF32 495 TFLOP/s.  A100: 312 TFLOP/s = 108 x 2048 x
+//   1.41 GHz; 19.5 TFLOP/s f32 = 108 x 128 x 1.41; TF32 156 TFLOP/s.
+//   The datasheet peaks (DevicePeaks) are the roofline's.
 // - mma.sync's reach on Hopper: DESIGN.md section 14 (FlashAttention-2, an
 //   mma.sync kernel, at about 35% of the H100's peak end to end, FA-3 with
 //   wgmma at 75%); modelled as 0.50-0.67 of peak for the GEMM main loop.
@@ -21,7 +23,7 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 // - Shared memory: 32 banks of 4 bytes, one wavefront a clock per SM (the
 //   CUDA C++ Programming Guide, "Shared Memory" for 8.x and 9.x).
 // - Issue: four warp schedulers per SM, one instruction a clock each.
-// - HBM: H100 SXM5 3.35 TB/s, H200 4.8 TB/s, A100 80GB SXM 2.04 TB/s
+// - HBM: H100 SXM5 3.35 TB/s, H200 4.8 TB/s, A100 80GB SXM 2.039 TB/s
 //   (datasheets); achievable about 2.8-3.0, 4.0-4.3 and 1.5-1.8 TB/s (stream
 //   copies published for each; DESIGN.md section 9 for the H100).
 // - L2: 50 MB on H100 and H200, 40 MB on A100 (whitepapers).  Bandwidth:
@@ -30,11 +32,14 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 // - DRAM latency: 450-700 ns unloaded in published pointer-chasing
 //   microbenchmarks of A100 and H100.
 constexpr GpuThroughput kRows[] = {
-    {"H100 SXM", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {2.8 * kTBs, 3.0 * kTBs}, 3.35 * kTBs,
+    {"H100 SXM", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {2.8 * kTBs, 3.0 * kTBs},
+     {67, 495, 989, 3350},
      {5.5 * kTBs, 7.5 * kTBs}, 50 * kMB, {450 * kNs, 700 * kNs}},
-    {"H200", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {4.0 * kTBs, 4.3 * kTBs}, 4.8 * kTBs,
+    {"H200", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {4.0 * kTBs, 4.3 * kTBs},
+     {67, 495, 989, 4800},
      {5.5 * kTBs, 7.5 * kTBs}, 50 * kMB, {450 * kNs, 700 * kNs}},
-    {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs}, 2.04 * kTBs,
+    {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
+     {19.5, 156, 312, 2039},
      {4.5 * kTBs, 7.2 * kTBs}, 40 * kMB, {450 * kNs, 700 * kNs}},
 };
 

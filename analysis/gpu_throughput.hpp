@@ -7,6 +7,7 @@
 
 #include <string_view>
 
+#include "analysis/device_peaks.hpp"
 #include "analysis/gpu_spec.hpp"
 
 namespace convjit::analysis {
@@ -28,7 +29,7 @@ struct GpuThroughput {
   double shared_wavefronts_per_clock_sm = 1;  // 128 bytes a clock
   double issue_per_clock_sm = 4;              // warp instructions, one per scheduler
   Range dram_bytes_per_s;                     // achievable HBM bandwidth
-  double dram_peak_bytes_per_s = 0;           // the datasheet's, for the roofline
+  DevicePeaks peaks;                          // the datasheet's, for the roofline
   Range l2_bytes_per_s;
   double l2_bytes = 0;
   Range dram_latency_s;                       // a load that misses L2, unloaded

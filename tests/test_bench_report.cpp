@@ -7,10 +7,18 @@
 
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "tools/cli/bench_report.hpp"
-#include "tools/cli/roofline.hpp"
+#include "analysis/op_roofline.hpp"
 
 namespace convjit::cli {
 namespace {
+
+using analysis::compute_peak_tflops;
+using analysis::device_peaks;
+using analysis::DevicePeaks;
+using analysis::op_work;
+using analysis::OpWork;
+using analysis::roofline;
+using analysis::Roofline;
 
 OpDescriptor parse(const std::string& name) {
   auto d = parse_descriptor_name(name);
@@ -63,6 +71,8 @@ TEST(Roofline, F32IsHeldToTheTf32PeakOnlyWhereTf32IsAllowed) {
   EXPECT_EQ(compute_peak_tflops(h200, DataType::bf16, true), 989);
   EXPECT_EQ(h200.bandwidth_gbs, 4800);
   EXPECT_FALSE(device_peaks("NVIDIA H100 PCIe").has_value());
+  EXPECT_EQ(device_peaks("NVIDIA A100-SXM4-80GB")->half_tflops, 312);
+  EXPECT_FALSE(device_peaks("NVIDIA A100-PCIE-40GB").has_value());
 }
 
 TEST(Roofline, PoolingIsBoundByMemoryAlone) {

@@ -4,7 +4,7 @@
 // every variant (the JIT's kernels, cuDNN's usable algorithms) and of the
 // backend's best, the JIT's speedup over cuDNN, the achieved TFLOP/s
 // (convolution) or GB/s (pooling, bias gradient) and the share of the
-// roofline bound (roofline.hpp), and which backend the `auto` policy
+// roofline bound (analysis/op_roofline.hpp), and which backend the `auto` policy
 // picks; then a summary of the model's step per backend.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -20,7 +20,6 @@
 #include "bench_report.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
-#include "device_peaks.hpp"
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
 #include "dispatcher/backends/onednn/onednn_backend.hpp"
@@ -32,12 +31,20 @@
 #include "dispatcher/tuning/kernel_timing.hpp"
 #include "integer_flags.hpp"
 #include "model_flags.hpp"
-#include "roofline.hpp"
+#include "analysis/op_roofline.hpp"
 #include "run_device.hpp"
 
 namespace convjit::cli {
 
 namespace {
+
+using analysis::compute_peak_tflops;
+using analysis::device_peaks;
+using analysis::DevicePeaks;
+using analysis::op_work;
+using analysis::OpWork;
+using analysis::roofline;
+using analysis::Roofline;
 
 // The backends compared on the device, each asked for every variant it
 // offers (every usable cuDNN algorithm, say), so a column is its best.

@@ -1,13 +1,14 @@
 // An op's work and the least time a device could do it in (DESIGN.md
 // section 9): a convolution is bound by its math or by moving x, w and y
 // once, whichever takes longer; pooling and the bias gradient by memory.
-// `convjit bench` reports each time as a share of this bound.
+// `convjit bench` reports each time as a share of this bound, and
+// `convjit analyze` each prediction.
 #pragma once
 
-#include "device_peaks.hpp"
+#include "analysis/device_peaks.hpp"
 #include "dispatcher/descriptor/op_descriptor.hpp"
 
-namespace convjit::cli {
+namespace convjit::analysis {
 
 struct OpWork {
   double flop = 0;   // 2 per multiply-add; 0 for the memory-bound ops
@@ -24,4 +25,4 @@ struct Roofline {
 [[nodiscard]] Roofline roofline(const OpWork& work, const DevicePeaks& peaks,
                                 double compute_tflops);
 
-}  // namespace convjit::cli
+}  // namespace convjit::analysis

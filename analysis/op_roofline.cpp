@@ -1,10 +1,10 @@
-#include "roofline.hpp"
+#include "analysis/op_roofline.hpp"
 
 #include <algorithm>
 
 #include "dispatcher/descriptor/dtype.hpp"
 
-namespace convjit::cli {
+namespace convjit::analysis {
 
 namespace {
 
@@ -40,4 +40,4 @@ Roofline roofline(const OpWork& work, const DevicePeaks& peaks, double compute_t
   return {std::max(compute_ms, memory_ms), compute_ms > memory_ms};
 }
 
-}  // namespace convjit::cli
+}  // namespace convjit::analysis

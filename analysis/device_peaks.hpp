@@ -1,6 +1,6 @@
-// The physical limits `convjit bench` measures against (DESIGN.md section
-// 9): dense peak throughput per math kind and memory bandwidth, for the
-// GPUs whose figures we know.
+// The datasheet limits an op is held to (DESIGN.md section 9): dense peak
+// throughput per math kind and memory bandwidth, for the GPUs
+// gpu_throughput.cpp models (their sources are there).
 #pragma once
 
 #include <optional>
@@ -8,7 +8,7 @@
 
 #include "dispatcher/descriptor/dtype.hpp"
 
-namespace convjit::cli {
+namespace convjit::analysis {
 
 struct DevicePeaks {
   double fp32_tflops = 0;       // SIMT FMA
@@ -17,7 +17,8 @@ struct DevicePeaks {
   double bandwidth_gbs = 0;     // HBM
 };
 
-// By the driver's device name; nullopt for GPUs without known figures.
+// By the driver's device name ("NVIDIA H100 80GB HBM3"); nullopt for GPUs
+// without known figures (a PCIe H100, an A100 other than SXM4 80GB).
 [[nodiscard]] std::optional<DevicePeaks> device_peaks(std::string_view gpu_name);
 
 // The compute peak an op of `dtype` is held to: f16 and bf16 run on
@@ -26,4 +27,4 @@ struct DevicePeaks {
 [[nodiscard]] double compute_peak_tflops(const DevicePeaks& peaks, DataType dtype,
                                          bool allow_tf32);
 
-}  // namespace convjit::cli
+}  // namespace convjit::analysis
