@@ -115,6 +115,17 @@ TEST(MemoryCounters, ACoalescedSixteenByteCopyMovesOnlyWholeSectors) {
   for (const BufferFootprint& f : k.footprint) EXPECT_EQ(f.sectors, 2 * kBlock * 16 / 32) << f.name;
 }
 
+TEST(MemoryCounters, AVectorLoadSplitIntoWordsShowsUpAsFourTimesTheSectors) {
+  const KernelMemoryCounters k = count(5, 2, 8, 4);
+  const SiteCounters& load = site(k, MemorySpace::global, MemoryOp::load);
+  EXPECT_EQ(load.site.bytes, 4);
+  EXPECT_EQ(load.instructions, 4 * 2 * kWarpsPerBlock);  // four requests where one did
+  EXPECT_EQ(load.cost, 16 * load.instructions);
+  EXPECT_EQ(load.cost, 4 * load.ideal);
+  ASSERT_NE(k.worst(), nullptr);
+  EXPECT_EQ(k.worst()->site.op, MemoryOp::load);
+}
+
 TEST(MemoryCounters, AStrideTwoLoadTakesTwiceItsSectorsAndAStrideEightEightTimes) {
   for (const auto& [mode, stride] : {std::pair{1LL, 2.0}, std::pair{2LL, 8.0}}) {
     const KernelMemoryCounters k = count(mode, 2, 8, static_cast<std::size_t>(stride));
