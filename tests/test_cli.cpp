@@ -644,6 +644,37 @@ TEST(CliBench, JsonOutWritesTheReportBesideTheTable) {
       << r.output;
 }
 
+// --predict: the JIT's auto variant on each GPU of an architecture, from
+// convjit analyze's model, beside the host times.
+TEST(CliBench, PredictsTheJitsKernelsOnTheGpusOfAnArchitecture) {
+  TempCache cache;
+  const std::string table = cache.dir + "/net.json";
+  std::ofstream(table) << R"({"name": "one", "image_size": 16, "layers": [
+      {"name": "stem", "in": 16, "out": 32, "kernel": 3, "input_layer": true}]})";
+  const std::string one_op = "bench --table " + table + " --dtype bf16 --layout nhwc --reps 1 ";
+  Outcome r = convjit(one_op + "--predict sm_90 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(r.output);
+  ASSERT_EQ(report["ops"].size(), 2u);  // fwd and bwdfilt
+  const auto& predicted = report["ops"][0]["predicted"];
+  EXPECT_FALSE(predicted["variant"].get<std::string>().empty()) << predicted.dump();
+  for (const char* gpu : {"H100 SXM", "H200"}) {
+    const auto& seconds = predicted["gpus"][gpu]["seconds"];
+    ASSERT_TRUE(seconds.is_array()) << predicted.dump();
+    EXPECT_GT(seconds[0].get<double>(), 0.0);
+    EXPECT_LE(seconds[0].get<double>(), seconds[1].get<double>());
+    EXPECT_EQ(report["summary"]["predicted_step"][gpu]["ops"], 2);
+  }
+  r = convjit(one_op + "--predict sm_80");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("    predicted (jit "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step predicted on A100"), std::string::npos) << r.output;
+  r = convjit(one_op + "--predict sm_99");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--predict sm_99: no GPU of it is modelled"), std::string::npos)
+      << r.output;
+}
+
 // tools/gpu-check needs a bundle and an out folder, and says so; its run
 // from a real bundle on a machine without a GPU (exit 2) is part of the
 // gpu_bundle ctest.

@@ -17,11 +17,14 @@
 #include <random>
 #include <set>
 
+#include "analysis/bottleneck_model.hpp"
+#include "analysis/op_roofline.hpp"
 #include "bench_report.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/onednn/onednn_backend.hpp"
 #include "dispatcher/backends/onednn/onednn_library.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
@@ -31,12 +34,14 @@
 #include "dispatcher/tuning/kernel_timing.hpp"
 #include "integer_flags.hpp"
 #include "model_flags.hpp"
-#include "analysis/op_roofline.hpp"
 #include "run_device.hpp"
 
 namespace convjit::cli {
 
 namespace {
+
+// Blocks of each kernel the emulator counts, as convjit analyze's default.
+constexpr unsigned kPredictionSampledBlocks = 3;
 
 using analysis::compute_peak_tflops;
 using analysis::device_peaks;
@@ -73,6 +78,7 @@ struct BenchOptions {
   double time_limit_s = 0;  // > 0: measure no new op after this long
   bool json = false;
   std::string json_file;  // also write the JSON report here
+  std::string predict_arch;  // also predict the JIT's auto variant on this architecture's GPUs
 };
 
 class Bench {
@@ -83,6 +89,8 @@ class Bench {
       gpu_name_ = CudaDriver::instance().name_of(0);
       peaks_ = device_peaks(gpu_name_);
     }
+    if (!o_.predict_arch.empty())
+      disassembler_.emplace(analysis::find_disassembler(process_environment));
   }
 
   nlohmann::json run(const std::vector<ModelOp>& ops) {
@@ -154,7 +162,26 @@ class Bench {
       row["jit_speedup"] = row["cudnn"]["ms"].get<double>() / row["jit"]["ms"].get<double>();
     auto chosen = Dispatcher::instance().resolve(op.desc, device_.device());
     row["policy"] = chosen.is_ok() ? std::string(chosen.value()->backend) : "none";
+    if (!o_.predict_arch.empty()) row["predicted"] = predict(op.desc);
     return row;
+  }
+
+  // The JIT's auto variant on each GPU of --predict's architecture, from
+  // `convjit analyze`'s counters and bottleneck model.
+  nlohmann::json predict(const OpDescriptor& desc) const {
+    if (Status s = jit_supports(desc); !s.is_ok()) return {{"declined", s.message()}};
+    auto variant = resolve_variant(desc, o_.predict_arch, "");
+    if (!variant.is_ok()) return {{"declined", variant.status().message()}};
+    auto analysis = analysis::analyze_variant(desc, o_.predict_arch, variant.value(),
+                                              *disassembler_, kPredictionSampledBlocks);
+    if (!analysis.is_ok()) return {{"declined", analysis.status().message()}};
+    nlohmann::json out{{"variant", variant.value()}, {"gpus", nlohmann::json::object()}};
+    for (const analysis::VariantPrediction& v : analysis::predict_variant(desc, analysis.value()))
+      out["gpus"][std::string(v.gpu->name)] =
+          v.missing.empty() ? nlohmann::json{{"seconds", {v.seconds.low, v.seconds.high}},
+                                             {"roofline_seconds", v.roofline_seconds}}
+                            : nlohmann::json{{"missing", v.missing}};
+    return out;
   }
 
   std::vector<std::string> backend_names() const {
@@ -201,6 +228,7 @@ class Bench {
   std::vector<std::unique_ptr<Backend>> backends_;
   std::string gpu_name_;
   std::optional<DevicePeaks> peaks_;
+  std::optional<Result<analysis::Disassembler>> disassembler_;  // with --predict
 };
 
 class BenchCommand final : public Command {
@@ -218,6 +246,9 @@ class BenchCommand final : public Command {
                      "seconds after which no new op is measured; the report keeps the ops "
                      "measured so far and says it stopped")
         ->check(CLI::PositiveNumber);
+    command_->add_option("--predict", options_.predict_arch,
+                         "also predict each op's JIT kernels on the GPUs of this architecture "
+                         "(sm_90, sm_80), as convjit analyze does; no GPU needed");
     command_->add_flag("--json", options_.json, "machine-readable output");
     command_->add_option("--json-out", options_.json_file,
                          "also write the JSON report to this file (one run, both forms)");
@@ -230,7 +261,9 @@ class BenchCommand final : public Command {
         "once, whichever takes longer), the\n"
         "JIT's speedup over cuDNN's best, and the backend the auto policy picks; under it every\n"
         "variant of a backend that has several. Then the model's step: each backend's time with\n"
-        "every op as often as the step runs it, and the JIT's geomean speedup per direction.\n\n"
+        "every op as often as the step runs it, and the JIT's geomean speedup per direction.\n"
+        "--predict ARCH adds under each op the JIT's auto variant predicted on that\n"
+        "architecture's GPUs (convjit analyze's model, a range), and the predicted step.\n\n"
         "Examples:\n  convjit bench --model resnet50 --batch 32 --dtype bf16\n"
         "  convjit bench --model yolo11n --imgsz 64 --reps 3 --json");
   }
@@ -239,6 +272,9 @@ class BenchCommand final : public Command {
   [[nodiscard]] bool selected() const override { return command_->parsed(); }
   [[nodiscard]] int run() const override {
     if (!model_.given()) throw UsageError("bench needs --model NAME or --table FILE");
+    if (!options_.predict_arch.empty() && analysis::gpus_of_arch(options_.predict_arch).empty())
+      throw UsageError(fmt::format("--predict {}: no GPU of it is modelled; give one of {}",
+                                   options_.predict_arch, analysis::modelled_archs()));
     Bench bench(model_.model_name(), options_);
     const std::vector<ModelOp> ops = model_.expand();
     std::ofstream json_file;

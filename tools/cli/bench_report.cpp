@@ -39,6 +39,22 @@ nlohmann::json summarize_step(const nlohmann::json& rows,
       entry["roofline_fraction"] = bound_ms / step_ms[b];
   }
   if (bounded) out["roofline_ms"] = bound_ms;
+  // The JIT's predicted step per GPU, over the ops predicted there.
+  for (const auto& row : rows) {
+    if (!row.contains("predicted") || !row["predicted"].contains("gpus")) continue;
+    const auto count = static_cast<double>(row["count"].get<long long>());
+    for (const auto& [gpu, p] : row["predicted"]["gpus"].items()) {
+      nlohmann::json& step = out["predicted_step"][gpu];
+      if (step.is_null()) step = {{"seconds", {0.0, 0.0}}, {"ops", 0}, {"missing", 0}};
+      if (!p.contains("seconds")) {
+        step["missing"] = step["missing"].get<int>() + 1;
+        continue;
+      }
+      for (int i = 0; i < 2; ++i)
+        step["seconds"][i] = step["seconds"][i].get<double>() + count * p["seconds"][i].get<double>();
+      step["ops"] = step["ops"].get<int>() + 1;
+    }
+  }
   if (!speedups.empty()) {
     out["jit_speedup_geomean"] = nlohmann::json::object();
     for (const auto& [key, sum] : log_speedup)
@@ -81,6 +97,34 @@ std::vector<std::size_t> column_widths(const nlohmann::json& report,
   return widths;
 }
 
+// Seconds as "12.3-45.6 us", or "1.2 ms" when the range is one value.
+std::string predicted_text(const nlohmann::json& seconds) {
+  const bool ms = seconds[1].get<double>() >= 1e-3;
+  const double lo = seconds[0].get<double>() * (ms ? 1e3 : 1e6),
+               hi = seconds[1].get<double>() * (ms ? 1e3 : 1e6);
+  const char* unit = ms ? "ms" : "us";
+  if (hi - lo <= 0.005 * hi) return fmt::format("{:.3g} {}", lo, unit);
+  return fmt::format("{:.3g}-{:.3g} {}", lo, hi, unit);
+}
+
+// Under an op's row, the JIT's auto variant predicted on each GPU (--predict).
+void print_prediction(const nlohmann::json& row, std::string& out) {
+  if (!row.contains("predicted")) return;
+  const nlohmann::json& p = row["predicted"];
+  if (p.contains("declined")) {
+    fmt::format_to(std::back_inserter(out), "    predicted: none, {}\n",
+                   p["declined"].get<std::string>());
+    return;
+  }
+  std::string line;
+  for (const auto& [gpu, g] : p["gpus"].items())
+    line += fmt::format("{}{} {}", line.empty() ? "" : ", ", gpu,
+                        g.contains("seconds") ? predicted_text(g["seconds"])
+                                              : "none (" + g["missing"].get<std::string>() + ")");
+  fmt::format_to(std::back_inserter(out), "    predicted (jit {}): {}\n",
+                 p["variant"].get<std::string>(), line);
+}
+
 // Under an op's row, each of a backend's variants when it has several.
 void print_variants(const nlohmann::json& row, const std::vector<std::string>& backends,
                     std::string& out) {
@@ -117,6 +161,14 @@ void print_summary(const nlohmann::json& report, const std::vector<std::string>&
   if (backends.size() > 1)
     line += fmt::format(", fastest per op {:.4f} ms", summary["fastest_per_op_ms"].get<double>());
   fmt::format_to(std::back_inserter(out), "step, each op as often as one step runs it: {}\n", line);
+  if (summary.contains("predicted_step"))
+    for (const auto& [gpu, step] : summary["predicted_step"].items())
+      fmt::format_to(std::back_inserter(out), "step predicted on {} (the JIT's auto variants, {} ops{}): {}\n",
+                     gpu, step["ops"].get<int>(),
+                     step["missing"].get<int>() > 0
+                         ? fmt::format("; {} not predicted", step["missing"].get<int>())
+                         : "",
+                     predicted_text(step["seconds"]));
   if (!summary.contains("jit_speedup_geomean")) return;
   std::string speedups;
   for (const auto& [key, value] : summary["jit_speedup_geomean"].items())
@@ -153,6 +205,7 @@ std::string format_bench_report(const nlohmann::json& report) {
         row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>()) : "",
         row["policy"].get<std::string>());
     print_variants(row, backends, out);
+    print_prediction(row, out);
   }
   print_summary(report, backends, out);
   if (report["stopped_at_time_limit"].get<bool>())
