@@ -40,6 +40,10 @@ struct VariantAnalysis {
   std::string memory_missing;  // why there are no memory counters, when there are none
 };
 
+// The blocks per kernel `convjit analyze` and `bench --predict` count by
+// default: the first, the last and one between.
+inline constexpr unsigned kDefaultSampledBlocks = 3;
+
 // Without a disassembler there is no instruction mix, and mix_missing says
 // why.  The memory counters come from the emulator on at most
 // `sampled_blocks` blocks per kernel (count_variant_memory); 0 leaves them

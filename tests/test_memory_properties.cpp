@@ -157,6 +157,21 @@ void randomize_chunked_windows(Case& c, std::mt19937& rng, int spatial) {
   c.layout = c.filter_layout = test::TestLayout::nhwc;
 }
 
+// Each descriptor's `variant` reaches 90% sector efficiency; returns the
+// kernels checked.
+int expect_whole_sectors(const std::vector<OpDescriptor>& descriptors, const std::string& variant,
+                         bool activations_only) {
+  int checked = 0;
+  for (const OpDescriptor& d : descriptors) {
+    SCOPED_TRACE(descriptor_name(d));
+    for (const KernelMemoryCounters& k : counted(d, variant)) {
+      EXPECT_GE(efficiency(k, activations_only), 0.9);
+      ++checked;
+    }
+  }
+  return checked;
+}
+
 TEST_F(KernelMemory, ChannelsLastVectorPoolsMoveWholeSectors) {
   std::mt19937 rng(381);
   int checked = 0;
@@ -166,13 +181,8 @@ TEST_F(KernelMemory, ChannelsLastVectorPoolsMoveWholeSectors) {
     c.window.assign(c.input.size(), 3);
     c.mode = std::array{CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD,
                         CONVJIT_POOL_AVG_INCLUDE_PAD}[i % 3];
-    for (const OpDescriptor& d : test::pool_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32)) {
-      SCOPED_TRACE(descriptor_name(d));
-      for (const KernelMemoryCounters& k : counted(d, "vector")) {
-        EXPECT_GE(efficiency(k, false), 0.9);
-        ++checked;
-      }
-    }
+    checked += expect_whole_sectors(
+        test::pool_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32), "vector", false);
   }
   EXPECT_EQ(checked, 18);
 }
@@ -180,7 +190,7 @@ TEST_F(KernelMemory, ChannelsLastVectorPoolsMoveWholeSectors) {
 // The activations only.  The filters (a few KB, which every thread reads
 // one weight at a time and L1 serves) and bwdfilt's partial sums (a
 // filter-major workspace, 8 weights a thread) are not whole-sector
-// accesses: bench/results/2026-11-26-memory-counters says what that costs.
+// accesses: bench/results/2026-11-26-bottleneck-model says what that costs.
 TEST_F(KernelMemory, ChannelsLastDepthwiseMovesItsActivationsInWholeSectors) {
   std::mt19937 rng(382);
   int checked = 0;
@@ -189,13 +199,8 @@ TEST_F(KernelMemory, ChannelsLastDepthwiseMovesItsActivationsInWholeSectors) {
     randomize_chunked_windows(c, rng, 1 + i % 3);
     c.groups = c.filters = c.channels;
     c.kernel.assign(c.input.size(), 3);
-    for (const OpDescriptor& d : test::conv_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32)) {
-      SCOPED_TRACE(descriptor_name(d));
-      for (const KernelMemoryCounters& k : counted(d, "depthwise")) {
-        EXPECT_GE(efficiency(k, true), 0.9);
-        ++checked;
-      }
-    }
+    checked += expect_whole_sectors(
+        test::conv_descriptors(c, i % 2 ? DataType::bf16 : DataType::f32), "depthwise", true);
   }
   EXPECT_GE(checked, 18);
 }

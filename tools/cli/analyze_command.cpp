@@ -10,10 +10,10 @@
 
 #include <cmath>
 #include <map>
-#include <utility>
 
 #include "analysis/bottleneck_model.hpp"
 #include "analysis/kernel_analysis.hpp"
+#include "bench_report.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
@@ -97,15 +97,7 @@ nlohmann::json memory_json(const emulator::KernelMemoryCounters& m) {
   return j;
 }
 
-// "41.2-55 us", "1.3 ms": in us below a millisecond, else ms below a second.
-std::string time_text(Range seconds) {
-  const auto [scale, unit] = seconds.high < 1e-3   ? std::pair{1e6, "us"}
-                             : seconds.high < 1.0 ? std::pair{1e3, "ms"}
-                                                  : std::pair{1.0, "s"};
-  const double lo = seconds.low * scale, hi = seconds.high * scale;
-  if (std::abs(hi - lo) <= 0.005 * hi) return fmt::format("{:.3g} {}", lo, unit);
-  return fmt::format("{:.3g}-{:.3g} {}", lo, hi, unit);
-}
+std::string time_text(Range seconds) { return seconds_range_text(seconds.low, seconds.high); }
 
 std::string percent_text(Range fraction) {
   return fmt::format("{:.0f}-{:.0f}%", 100 * fraction.low, 100 * fraction.high);
@@ -341,7 +333,7 @@ class AnalyzeCommand final : public Command {
     command_->add_option("--sample-blocks", sampled_blocks_,
                          "blocks of each kernel the emulator runs to count memory traffic; 0: "
                          "none")
-        ->default_val(3)
+        ->default_val(kDefaultSampledBlocks)
         ->check(CLI::Range(0, 1000));
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
@@ -483,7 +475,7 @@ class AnalyzeCommand final : public Command {
   ModelFlags model_;
   std::string arch_;
   std::string variant_;
-  unsigned sampled_blocks_ = 3;
+  unsigned sampled_blocks_ = kDefaultSampledBlocks;
   bool json_ = false;
 };
 

@@ -40,9 +40,6 @@ namespace convjit::cli {
 
 namespace {
 
-// Blocks of each kernel the emulator counts, as convjit analyze's default.
-constexpr unsigned kPredictionSampledBlocks = 3;
-
 using analysis::compute_peak_tflops;
 using analysis::device_peaks;
 using analysis::DevicePeaks;
@@ -173,7 +170,7 @@ class Bench {
     auto variant = resolve_variant(desc, o_.predict_arch, "");
     if (!variant.is_ok()) return {{"declined", variant.status().message()}};
     auto analysis = analysis::analyze_variant(desc, o_.predict_arch, variant.value(),
-                                              *disassembler_, kPredictionSampledBlocks);
+                                              *disassembler_, analysis::kDefaultSampledBlocks);
     if (!analysis.is_ok()) return {{"declined", analysis.status().message()}};
     nlohmann::json out{{"variant", variant.value()}, {"gpus", nlohmann::json::object()}};
     for (const analysis::VariantPrediction& v : analysis::predict_variant(desc, analysis.value()))

@@ -6,8 +6,17 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <utility>
 
 namespace convjit::cli {
+
+std::string seconds_range_text(double low, double high) {
+  const auto [scale, unit] = high < 1e-3 ? std::pair{1e6, "us"}
+                             : high < 1.0 ? std::pair{1e3, "ms"}
+                                          : std::pair{1.0, "s"};
+  if (high - low <= 0.005 * high) return fmt::format("{:.3g} {}", low * scale, unit);
+  return fmt::format("{:.3g}-{:.3g} {}", low * scale, high * scale, unit);
+}
 
 nlohmann::json summarize_step(const nlohmann::json& rows,
                               const std::vector<std::string>& backends) {
@@ -97,16 +106,6 @@ std::vector<std::size_t> column_widths(const nlohmann::json& report,
   return widths;
 }
 
-// Seconds as "12.3-45.6 us", or "1.2 ms" when the range is one value.
-std::string predicted_text(const nlohmann::json& seconds) {
-  const bool ms = seconds[1].get<double>() >= 1e-3;
-  const double lo = seconds[0].get<double>() * (ms ? 1e3 : 1e6),
-               hi = seconds[1].get<double>() * (ms ? 1e3 : 1e6);
-  const char* unit = ms ? "ms" : "us";
-  if (hi - lo <= 0.005 * hi) return fmt::format("{:.3g} {}", lo, unit);
-  return fmt::format("{:.3g}-{:.3g} {}", lo, hi, unit);
-}
-
 // Under an op's row, the JIT's auto variant predicted on each GPU (--predict).
 void print_prediction(const nlohmann::json& row, std::string& out) {
   if (!row.contains("predicted")) return;
@@ -119,7 +118,7 @@ void print_prediction(const nlohmann::json& row, std::string& out) {
   std::string line;
   for (const auto& [gpu, g] : p["gpus"].items())
     line += fmt::format("{}{} {}", line.empty() ? "" : ", ", gpu,
-                        g.contains("seconds") ? predicted_text(g["seconds"])
+                        g.contains("seconds") ? seconds_range_text(g["seconds"][0], g["seconds"][1])
                                               : "none (" + g["missing"].get<std::string>() + ")");
   fmt::format_to(std::back_inserter(out), "    predicted (jit {}): {}\n",
                  p["variant"].get<std::string>(), line);
@@ -168,7 +167,7 @@ void print_summary(const nlohmann::json& report, const std::vector<std::string>&
                      step["missing"].get<int>() > 0
                          ? fmt::format("; {} not predicted", step["missing"].get<int>())
                          : "",
-                     predicted_text(step["seconds"]));
+                     seconds_range_text(step["seconds"][0], step["seconds"][1]));
   if (!summary.contains("jit_speedup_geomean")) return;
   std::string speedups;
   for (const auto& [key, value] : summary["jit_speedup_geomean"].items())

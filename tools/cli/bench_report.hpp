@@ -13,6 +13,10 @@
 
 namespace convjit::cli {
 
+// A time range in us below a millisecond, ms below a second, else s:
+// "41.2-55 us", or "1.3 ms" when the range is one value.
+[[nodiscard]] std::string seconds_range_text(double low, double high);
+
 // The model's step on each backend: its ops' times, each as often as the
 // step runs it, and the share of the roofline bound that makes; the step
 // with every op on its fastest backend (what the tuned policy aims at);
