@@ -5,16 +5,9 @@
 namespace convjit::analysis {
 
 std::optional<DevicePeaks> device_peaks(std::string_view name) {
-  // H100 SXM and H200 share their compute; H200 has faster HBM3e.  The
-  // PCIe H100 and the other A100s are different parts with lower limits.
-  const auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
-  std::string_view row;
-  if (has("H200")) row = "H200";
-  if (has("H100") && !has("PCIe")) row = "H100 SXM";
-  if (has("A100-SXM4-80GB")) row = "A100";
-  for (const GpuSpec& gpu : gpu_specs())
-    if (gpu.name == row) return gpu_throughput(gpu)->peaks;
-  return std::nullopt;
+  const GpuSpec* gpu = gpu_spec_of_device(name);
+  if (gpu == nullptr) return std::nullopt;
+  return gpu_throughput(*gpu)->peaks;
 }
 
 double compute_peak_tflops(const DevicePeaks& peaks, DataType dtype, bool allow_tf32) {

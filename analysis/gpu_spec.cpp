@@ -36,6 +36,21 @@ std::vector<const GpuSpec*> gpus_of_arch(std::string_view arch) {
   return gpus;
 }
 
+const GpuSpec* gpu_spec_of_device(std::string_view device_name) {
+  // H100 SXM and H200 share their compute; H200 has faster HBM3e.  The
+  // PCIe H100 and the other A100s are different parts with lower limits.
+  const auto has = [&](std::string_view part) {
+    return device_name.find(part) != std::string_view::npos;
+  };
+  std::string_view row;
+  if (has("H200")) row = "H200";
+  if (has("H100") && !has("PCIe")) row = "H100 SXM";
+  if (has("A100-SXM4-80GB")) row = "A100";
+  for (const GpuSpec& gpu : kSpecs)
+    if (gpu.name == row) return &gpu;
+  return nullptr;
+}
+
 std::string modelled_archs() {
   std::string list;
   for (const GpuSpec& spec : kSpecs) {

@@ -34,6 +34,10 @@ struct GpuSpec {
 // not modelled.
 [[nodiscard]] std::vector<const GpuSpec*> gpus_of_arch(std::string_view arch);
 
+// The modelled GPU the driver names so ("NVIDIA H100 80GB HBM3"); null for
+// one not modelled (a PCIe H100, an A100 other than SXM4 80GB).
+[[nodiscard]] const GpuSpec* gpu_spec_of_device(std::string_view device_name);
+
 // "sm_80, sm_90"
 [[nodiscard]] std::string modelled_archs();
 

@@ -9,7 +9,8 @@ guards it, in seconds, then its layout and form, plain or fused, which
 older lines lack: nchw, plain) and each run's bench
 JSON.  Writes to the out folder:
   summary.md  one table of every GPU test (pass, fail or skip, with the
-              reason), then per model x batch x dtype the geometric mean of
+              reason), the calibration probes against the bottleneck model
+              (calibration.json, from the out folder), then per model x batch x dtype the geometric mean of
               JIT time / cuDNN time over the ops both served and the worst
               layer; for the bf16 batch-32 runs, the JIT's kernel goals on
               dense convolutions (speed against cuDNN per direction, share
@@ -365,6 +366,23 @@ def python_tests(raw_dir):
     return status.strip(), (last[-1].strip("= ") if last else "no output")
 
 
+def calibration_lines(out_dir):
+    """The calibration probes (calibration.json, `convjit calibrate`) against the
+    bottleneck model's ranges; a note when the probes did not run."""
+    report = read_json(os.path.join(out_dir, "calibration.json"))
+    if report is None:
+        return ["Calibration: no report (`convjit calibrate` failed; see raw/calibration.txt).",
+                ""]
+    lines = [f"Calibration of the bottleneck model (model row: {report.get('model_row')}):", "",
+             "| probe | measured | model | unit | output |", "|---|---|---|---|---|"]
+    for p in report.get("probes", []):
+        model = p.get("modelled")
+        model = "-" if not model else f"{model[0]:.4g}-{model[1]:.4g}"
+        output = "checked" if p.get("checked") else "WRONG: " + p.get("check_error", "")
+        lines.append(f"| {p['probe']} | {p['measured']:.4g} | {model} | {p['unit']} | {output} |")
+    return lines + [""]
+
+
 def verdict(tests, runs, python=None):
     """'all passed', or what failed."""
     problems = []
@@ -407,7 +425,7 @@ def main():
              f"Libraries: {args.libraries}", f"Elapsed: {args.elapsed} s", "",
              f"GPU tests: {counts['pass']} passed, {counts['fail']} failed, "
              f"{counts['skip']} skipped.", ""]
-    lines += tests_table(tests or []) + [""]
+    lines += tests_table(tests or []) + [""] + calibration_lines(args.out)
     if python is not None:
         lines += [f"Python package tests: {python[1]}", ""]
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "

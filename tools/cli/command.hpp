@@ -19,6 +19,7 @@ class Command {
 
 std::unique_ptr<Command> make_analyze_command(CLI::App& app);
 std::unique_ptr<Command> make_bench_command(CLI::App& app);
+std::unique_ptr<Command> make_calibrate_command(CLI::App& app);
 std::unique_ptr<Command> make_cache_command(CLI::App& app);
 std::unique_ptr<Command> make_describe_command(CLI::App& app);
 std::unique_ptr<Command> make_doctor_command(CLI::App& app);

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_bench_command(app));
   commands.push_back(make_emulate_command(app));
   commands.push_back(make_analyze_command(app));
+  commands.push_back(make_calibrate_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
