@@ -77,13 +77,14 @@ Result<ProbeReading> run_probe(const std::shared_ptr<DeviceContext>& context,
   auto out = DeviceBuffer::allocate(context, plan.output_bytes());
   if (!out.is_ok()) return out.status();
   if (Status s = in.value()->upload(input.data()); !s.is_ok()) return s;
+  std::vector<std::uint32_t> output(plan.output_bytes() / sizeof(std::uint32_t), 0);
+  if (Status s = out.value()->upload(output.data()); !s.is_ok()) return s;
 
   ExecArgs args;
   args.x = in.value()->get();
   args.out = out.value()->get();
   auto ms = median_kernel_ms(kernel, args, context.get());
   if (!ms.is_ok()) return ms.status();
-  std::vector<std::uint32_t> output(plan.output_bytes() / sizeof(std::uint32_t));
   if (Status s = out.value()->download(output.data()); !s.is_ok()) return s;
 
   ProbeReading reading{plan, ms.value() / 1e3, 0, check_probe_output(plan, input, output, kCheckedUnits)};

@@ -43,10 +43,21 @@ std::uint32_t ldmatrix_fold(long long iters, unsigned lane) {
   return std::bit_cast<std::uint32_t>(static_cast<float>(fold & 0xffffu));
 }
 
-std::uint32_t chase_end(const ProbePlan& plan, std::span<const std::uint32_t> in) {
+// The chase goes on from where the launch before stopped, so after any
+// number of launches it sits a whole number of launches' links from chunk
+// 0 along the cycle: looked for over the first kChaseLaunches launches.
+constexpr long long kChaseLaunches = 64;
+
+Status check_chase(const ProbePlan& plan, std::span<const std::uint32_t> in, std::uint32_t got) {
   std::uint32_t at = 0;
-  for (long long k = 0; k < plan.size.iters; ++k) at = in[4 * static_cast<std::size_t>(at)];
-  return at;
+  for (long long step = 1; step <= kChaseLaunches * plan.size.iters; ++step) {
+    at = in[4 * static_cast<std::size_t>(at)];
+    if (step % plan.size.iters == 0 && at == got) return Status::ok();
+  }
+  return Status(CONVJIT_STATUS_INTERNAL_ERROR,
+                fmt::format("{} probe: output 0 word 0 is {:#010x}, not where {} links a launch "
+                            "from chunk 0 lead in up to {} launches",
+                            plan.name(), got, plan.size.iters, kChaseLaunches));
 }
 
 // The expected word `word` of output unit `u` (a chunk or a thread's value).
@@ -58,7 +69,7 @@ std::uint32_t expected_word(const ProbePlan& plan, std::span<const std::uint32_t
     case ProbeKind::mma:  // every lane: 4 chains x 4 values of 16 ones, per step
       return std::bit_cast<std::uint32_t>(static_cast<float>(256 * plan.size.iters));
     case ProbeKind::ldmatrix: return ldmatrix_fold(plan.size.iters, static_cast<unsigned>(u % kWarp));
-    case ProbeKind::chase: return chase_end(plan, in);
+    case ProbeKind::chase: break;  // check_chase
   }
   return 0;
 }
@@ -101,6 +112,7 @@ Status check_probe_output(const ProbePlan& plan, std::span<const std::uint32_t> 
       output.size() < static_cast<std::size_t>(units * words))
     return Status(CONVJIT_STATUS_INVALID_ARGUMENT,
                   fmt::format("{} probe: buffers smaller than the probe's", plan.name()));
+  if (plan.kind == ProbeKind::chase) return check_chase(plan, input, output[0]);
   for (long long u = 0; u < units; ++u) {
     if (u == checked && units - checked > u) u = units - checked;
     for (int w = 0; w < words; ++w) {

@@ -53,7 +53,8 @@ struct ProbePlan {
 // A probe's input, as 32-bit words (input_bytes() of them): distinct
 // words to copy and read; bf16 ones for the mma; for the chase, one cycle
 // through the buffer's links in a random order, each link's first word
-// the chunk index of the next.
+// the chunk index of the next.  Its output starts zeroed (the chase starts
+// from the chunk its output names).
 [[nodiscard]] std::vector<std::uint32_t> probe_input(const ProbePlan& plan);
 
 // Whether a launch computed what the template promises, on threads

@@ -259,6 +259,11 @@ TEST(CudnnProblem, BiasGradientReducesIntoAOneByKByOneTensor) {
                                 p.value().w.dims[3]}),
             (std::array<int, 4>{1, 5, 1, 1}));
   EXPECT_EQ(p.value().y.dims[1], 5);
+  // bf16: cuDNN returned NOT_SUPPORTED for every call on an H200 (cuDNN
+  // 9.14), so the backend declines it up front and the JIT serves it.
+  OpDescriptor bf16 = d.value();
+  bf16.dtype = DataType::bf16;
+  expect_declined(bf16, "does not take bf16");
 }
 
 TEST(CudnnProblem, SizesBeyondThirtyTwoBitsAndUnsupportedKindsAreDeclined) {
@@ -359,8 +364,22 @@ TEST(CudnnAlgorithms, NoUsableAlgorithmSaysWhyAndHowToAllowTf32) {
   ASSERT_FALSE(none.is_ok());
   EXPECT_EQ(none.status().code(), CONVJIT_STATUS_UNSUPPORTED);
   EXPECT_EQ(none.status().message(),
-            "cuDNN's heuristics offer no usable algorithm: algorithm 6 needs tensor-op math "
+            "cuDNN's heuristics offer no usable algorithm: algorithm 6 needs tensor-op math; "
+            "algorithm 2 (FMA math) failed with status 3000 "
             "(CONVJIT_ALLOW_TF32=1 would allow TF32)");
+  // With cuDNN's own names for the statuses, as the backend passes them.
+  auto named = usable_cudnn_algorithms(
+      tensor_op_only, DataType::bf16, false, [](cudnnStatus_t) { return "CUDNN_STATUS_X"; });
+  ASSERT_TRUE(named.is_ok());
+  const std::vector<CudnnAlgorithmPerf> failing{
+      {1, CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE, CUDNN_FMA_MATH, 0,
+       CUDNN_DETERMINISTIC}};
+  auto unavailable = usable_cudnn_algorithms(failing, DataType::f16, false,
+                                             [](cudnnStatus_t) { return "CUDNN_STATUS_X"; });
+  ASSERT_FALSE(unavailable.is_ok());
+  EXPECT_EQ(unavailable.status().message(),
+            "cuDNN's heuristics offer no usable algorithm: algorithm 1 (FMA math) failed with "
+            "status 3009 (CUDNN_STATUS_X)");
   auto empty = usable_cudnn_algorithms({}, DataType::f16, false);
   ASSERT_FALSE(empty.is_ok());
   EXPECT_EQ(empty.status().message(), "cuDNN's heuristics offer no usable algorithm: none works");

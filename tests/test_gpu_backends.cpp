@@ -173,7 +173,14 @@ TEST_P(GpuBackend, RandomPoolingInEveryModeAndDirection) {
 TEST_P(GpuBackend, RandomBiasGradients) {
   std::mt19937 rng(5);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
-    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12)) check(d, rng);
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12)) {
+      // cuDNN's bias gradient takes no bf16: declined, never a failed call.
+      if (GetParam() == "cudnn" && dtype == DataType::bf16) {
+        EXPECT_EQ(backend_->check_support(d, kGpu).code(), CONVJIT_STATUS_UNSUPPORTED);
+        continue;
+      }
+      check(d, rng);
+    }
 }
 
 TEST_P(GpuBackend, EveryLayerOfTheReferenceModels) {
@@ -285,7 +292,7 @@ TEST(GpuTunedPolicy, MeasuresTheJitAndEachCudnnAlgorithmAndStoresTheWinner) {
   ASSERT_TRUE(measured.is_ok()) << measured.status().message();
   const std::string& why = measured.value()->reason;
   EXPECT_NE(why.find("measured: "), std::string::npos) << why;
-  EXPECT_NE(why.find("jit "), std::string::npos) << why;
+  EXPECT_NE(why.find("jit["), std::string::npos) << why;  // each JIT variant is measured
   EXPECT_NE(why.find("cudnn[algo"), std::string::npos) << why;
   EXPECT_NE(why.find("decision saved as decisions/v1/"), std::string::npos) << why;
   auto later = both();

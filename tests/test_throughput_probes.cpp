@@ -52,6 +52,7 @@ Result<std::vector<std::uint32_t>> emulate_probe(const ProbePlan& plan,
   launch.in0 = {&x, in_copy.data()};
   launch.out = {&y, out_copy.data()};
   launch.out_destination = out.data();
+  launch.beta = 1.0f;  // the chase reads its output, zeroed, as on the GPU
   if (Status s = emulate(launch); !s.is_ok()) return s;
   std::vector<std::uint32_t> words(out.size());
   std::memcpy(words.data(), out.data(), out.size() * sizeof(float));

@@ -15,8 +15,9 @@
 //      a swizzled shared tile and folds them (shared-memory wavefronts per
 //      SM: an x4 is four);
 //   4  chase: one thread follows P::ITERS links of a cycle through in0,
-//      each chunk's first word naming the next chunk, and writes where it
-//      ended (the latency of a load that misses L2).
+//      each chunk's first word naming the next chunk, from the chunk
+//      out[0] names to the one it writes there (the latency of a load that
+//      misses L2).
 #include "common/grid.cuh"
 #include "common/ldmatrix.cuh"
 #include "common/mma.cuh"
@@ -57,9 +58,9 @@ __device__ __forceinline__ void probe_mma(const storage_t* in, storage_t* out, i
 }
 
 __device__ __forceinline__ void probe_ldmatrix(storage_t* out, index_t iters) {
-  // Each warp's 32 rows of 128 bytes; row r's 16-byte chunk c is stored at
-  // chunk c ^ (r % 8), so a matrix's 8 rows, read at one logical chunk,
-  // fall in 8 distinct bank groups.
+  // Each warp's 32 rows of 128 bytes.  At step k lane l addresses its row's
+  // chunk (k ^ l) % 8: a matrix's 8 rows, one per lane of an aligned group
+  // of 8, then sit in 8 distinct chunks, so in distinct banks.
   CONVJIT_SHARED_ARRAY(unsigned short, tile, 64 * Problem::BLOCK);
   const unsigned lane = lane_id(), base = warp_id() * 32 * 64;
   for (int e = 0; e < 64; ++e) tile[base + 64 * lane + e] = static_cast<unsigned short>(lane + e);
@@ -76,7 +77,10 @@ __device__ __forceinline__ void probe_ldmatrix(storage_t* out, index_t iters) {
 
 __device__ __forceinline__ void probe_chase(const storage_t* in, storage_t* out, index_t iters) {
   if (thread_index() != 0) return;
-  unsigned at = 0;
+  // Each launch goes on from where the last one stopped (out[0], zero at
+  // first): launches timed one after another walk links the one before
+  // did not leave in L2.
+  unsigned at = storage_bits(out[0]);
   for (index_t k = 0; k < iters; ++k) at = load_128(in + 4 * static_cast<index_t>(at)).w[0];
   out[0] = store(value_of_bits(at));
 }

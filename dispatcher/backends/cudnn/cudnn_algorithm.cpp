@@ -104,11 +104,21 @@ bool math_type_allowed(cudnnMathType_t math, DataType dtype, bool allow_tf32) {
 }
 
 Result<std::vector<CudnnAlgorithm>> usable_cudnn_algorithms(
-    std::span<const CudnnAlgorithmPerf> ranked, DataType dtype, bool allow_tf32) {
+    std::span<const CudnnAlgorithmPerf> ranked, DataType dtype, bool allow_tf32,
+    const char* (*status_name)(cudnnStatus_t)) {
   std::vector<CudnnAlgorithm> usable;
   std::string declined;
   for (const CudnnAlgorithmPerf& p : ranked) {
-    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (p.status != CUDNN_STATUS_SUCCESS) {
+      // Which status matters: a whole direction failing with one (a
+      // missing sub-library, say) is a setup problem, not the shape's.
+      const char* name = status_name != nullptr ? status_name(p.status) : nullptr;
+      declined += fmt::format("{}algorithm {} ({} math) failed with status {}{}",
+                              declined.empty() ? "" : "; ", p.algorithm, math_name(p.math),
+                              static_cast<int>(p.status),
+                              name != nullptr ? fmt::format(" ({})", name) : "");
+      continue;
+    }
     if (!math_type_allowed(p.math, dtype, allow_tf32)) {
       declined += fmt::format("{}algorithm {} needs {} math", declined.empty() ? "" : "; ",
                               p.algorithm, math_name(p.math));
@@ -133,7 +143,7 @@ Result<std::vector<CudnnAlgorithm>> ranked_cudnn_algorithms(const CudnnLibrary& 
                                                             bool allow_tf32) {
   auto found = heuristics(cudnn, handle, ops, direction);
   if (!found.is_ok()) return found.status();
-  return usable_cudnn_algorithms(found.value(), dtype, allow_tf32);
+  return usable_cudnn_algorithms(found.value(), dtype, allow_tf32, cudnn.api().get_error_string);
 }
 
 Result<std::size_t> cudnn_workspace_size(const CudnnLibrary& cudnn, cudnnHandle_t handle,

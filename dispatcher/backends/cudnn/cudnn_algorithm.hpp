@@ -59,9 +59,11 @@ struct CudnnAlgorithm {
 
 // The entries that work and obey the math rule, in the heuristics' order,
 // each algorithm and math type once; UNSUPPORTED naming every entry left
-// out when none is usable.
+// out, and why (its math, or the status cuDNN gave it, named by
+// `status_name` when given: cudnnGetErrorString), when none is usable.
 [[nodiscard]] Result<std::vector<CudnnAlgorithm>> usable_cudnn_algorithms(
-    std::span<const CudnnAlgorithmPerf> ranked, DataType dtype, bool allow_tf32);
+    std::span<const CudnnAlgorithmPerf> ranked, DataType dtype, bool allow_tf32,
+    const char* (*status_name)(cudnnStatus_t) = nullptr);
 
 // The heuristics' usable algorithms for `direction`, best first.
 [[nodiscard]] Result<std::vector<CudnnAlgorithm>> ranked_cudnn_algorithms(

@@ -89,6 +89,13 @@ Status spatial_parameters(const OpDescriptor& d, CudnnProblem& p) {
 }
 
 Result<CudnnProblem> bias_problem(const OpDescriptor& d) {
+  // Seen on an H200 with cuDNN 9.14 (bench/results/2026-11-26-h200): every
+  // bf16 call returned CUDNN_STATUS_NOT_SUPPORTED.  Declining here sends
+  // bf16 bias gradients to the JIT instead of failing at execute.
+  if (d.dtype == DataType::bf16)
+    return Status::unsupported(
+        "cuDNN's bias gradient (cudnnConvolutionBackwardBias) does not take bf16; the JIT and "
+        "the host serve it");
   CudnnProblem p;
   p.spatial_dims = d.spatial_dims == 1 ? 2 : d.spatial_dims;
   auto dy = tensor_shape("dy", d.y_dims, d.y_strides, d.spatial_dims);
