@@ -31,13 +31,29 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 //   H100 no figure is published, and microbenchmarks report 5.5-7.5 TB/s.
 // - DRAM latency: 450-700 ns unloaded in published pointer-chasing
 //   microbenchmarks of A100 and H100.
+// - Measured on an H200 (`convjit calibrate`, two runs, 2026-11-26,
+//   bench/results/2026-11-26-h200), which replace the published figures
+//   above for Hopper where they differ; the H100 SXM has the same SM and L2
+//   design, so its row takes the SM and L2 figures too, not the memory's:
+//     mma.sync bf16 637.5-648.3 TFLOP/s: 0.645-0.655 of the 989 peak, the
+//       top of the range; a main loop that also loads reaches less (0.55);
+//     ldmatrix.x4 452.8-457.1 G wavefronts/s of 128 bytes: 1.87 a clock
+//       per SM at 1.83 GHz (LDS and STS were not measured: they take the
+//       same rate here);
+//     L2 reads over a 16 MiB window from every SM: 9.99-10.07 TB/s, the top
+//       of the range; 8 for traffic that also writes;
+//     a 16-byte copy of 1 GiB: 3.90-3.92 TB/s read plus written, the low
+//       end of the H200's range (PyTorch's copy, 4.3, its top);
+//     a dependent load that misses L2 (1 GiB, random): 345 ns unloaded;
+//       340-500 ns, as loaded kernels see more.
+//   PyTorch reports 60 MB of L2 on the H200 (the device tool's notes).
 constexpr GpuThroughput kRows[] = {
-    {"H100 SXM", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {2.8 * kTBs, 3.0 * kTBs},
+    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, 256, 1.87, 4, {2.8 * kTBs, 3.0 * kTBs},
      {67, 495, 989, 3350},
-     {5.5 * kTBs, 7.5 * kTBs}, 50 * kMB, {450 * kNs, 700 * kNs}},
-    {"H200", 1.83 * kGHz, 4096, {0.50, 0.67}, 256, 1, 4, {4.0 * kTBs, 4.3 * kTBs},
+     {8.0 * kTBs, 10.0 * kTBs}, 50 * kMB, {340 * kNs, 500 * kNs}},
+    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, 256, 1.87, 4, {3.9 * kTBs, 4.3 * kTBs},
      {67, 495, 989, 4800},
-     {5.5 * kTBs, 7.5 * kTBs}, 50 * kMB, {450 * kNs, 700 * kNs}},
+     {8.0 * kTBs, 10.0 * kTBs}, 60 * kMB, {340 * kNs, 500 * kNs}},
     {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
      {19.5, 156, 312, 2039},
      {4.5 * kTBs, 7.2 * kTBs}, 40 * kMB, {450 * kNs, 700 * kNs}},

@@ -11,4 +11,5 @@ set(CONVJIT_DESCRIPTOR_SOURCES
   dispatcher/descriptor/op_descriptor.cpp
   dispatcher/descriptor/operand_layout.cpp
   dispatcher/descriptor/output_shape.cpp
+  dispatcher/descriptor/tolerance.cpp
 )

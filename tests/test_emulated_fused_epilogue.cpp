@@ -50,12 +50,9 @@ OpDescriptor fused(const test::ConvCase& c, DataType dtype, Activation act, std:
 
 double tolerance(const OpDescriptor& d, std::string_view variant) {
   const GemmTile* tile = find_gemm_tile(variant);
-  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core) {
-    long long reduction = d.w_dims[1];
-    for (int i = 0; i < d.spatial_dims; ++i) reduction *= d.w_dims[static_cast<std::size_t>(2 + i)];
-    return tf32_tolerance(reduction);
-  }
-  return kernel_tolerance(d.dtype);
+  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
+    return tf32_tolerance(reduction_length(d));
+  return kernel_tolerance(d);
 }
 
 test::ConvCase random_case(std::mt19937& rng, int spatial, bool depthwise) {

@@ -34,29 +34,13 @@ constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 constexpr Direction kConvDirections[] = {Direction::fwd, Direction::bwddata, Direction::bwdfilt};
 
-// The GEMM's reduction length: what bounds the accumulated rounding.
-// For bwddata every tap bounds a stride phase's.
-long long reduction_length(const OpDescriptor& d) {
-  long long taps = 1, outputs = d.y_dims[0];
-  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i)
-    taps *= d.w_dims[2 + i], outputs *= d.y_dims[2 + i];
-  switch (d.direction) {
-    case Direction::bwddata:
-      return taps * (d.w_dims[0] / d.groups);
-    case Direction::bwdfilt:
-      return outputs;
-    default:
-      return taps * d.w_dims[1];
-  }
-}
-
 // f32 on tensor cores is TF32 (tf32_tolerance); the rest keep their
 // dtype's tolerance, since f16 and bf16 products are exact in f32.
 double tolerance(const OpDescriptor& d, std::string_view variant) {
   const GemmTile* tile = find_gemm_tile(variant);
   if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
     return tf32_tolerance(reduction_length(d));
-  return kernel_tolerance(d.dtype);
+  return kernel_tolerance(d);
 }
 
 // A conv whose GEMM crosses the tiles' edges: channels per group on and

@@ -45,6 +45,31 @@ struct CallOptions {
   std::size_t workspace_bytes = 0;
 };
 
+// Whether a tensor of rank `rank` is dense NCHW: each stride the product of
+// the dims after it (dims of 1 take any stride).
+bool dense_nchw(const Dims5& dims, const Dims5& strides, int rank) {
+  std::int64_t expected = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const auto at = static_cast<std::size_t>(i);
+    if (dims[at] != 1 && strides[at] != expected) return false;
+    expected *= dims[at];
+  }
+  return true;
+}
+
+// cuDNN's backward convolutions (its legacy API, which the backend calls)
+// take dense NCHW activations only: on an H200 with cuDNN 9.14, system and
+// wheel alike, every algorithm the heuristics offered for channels-last or
+// padded-row activations reported NOT_SUPPORTED, cuDNN's log saying
+// "!isTensorNCHW_CHWpacked(xDesc)" (bench/results/2026-11-26-h200).  The
+// backend then declines, and a dispatcher serves the call from the next
+// backend; on dense NCHW it must serve.
+bool cudnn_may_decline(const OpDescriptor& d, const Status& s) {
+  return d.is_conv() && d.direction != Direction::fwd && s.code() == CONVJIT_STATUS_UNSUPPORTED &&
+         s.message().find("cuDNN's heuristics offer no usable algorithm") != std::string::npos &&
+         !(dense_nchw(d.x_dims, d.x_strides, d.rank()) && dense_nchw(d.y_dims, d.y_strides, d.rank()));
+}
+
 // The thread's current context, as the driver reports it (the product's
 // driver table has no use for cuCtxGetCurrent, so the test looks it up).
 CUcontext current_context() {
@@ -123,6 +148,10 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
       std::cout << "[ SKIPPED  ] variant not supported here: " << gpu.message() << "\n";
       return;
     }
+    if (GetParam() == "cudnn" && cudnn_may_decline(d, gpu)) {
+      std::cout << "[ DECLINED ] " << descriptor_name(d) << ": " << gpu.message() << "\n";
+      return;
+    }
     ASSERT_TRUE(gpu.is_ok()) << gpu.message();
     ASSERT_TRUE(wait_for(options.stream).is_ok());
     std::vector<unsigned char> got(host.out.size());
@@ -199,6 +228,8 @@ TEST_P(GpuBackend, EveryVariantMatchesTheReference) {
     for (const OpDescriptor& d : test::random_conv_descriptors(rng, dtype, 6, symmetric())) {
       BuildTrace trace;
       auto variants = backend_->build_variants(d, kGpu, trace);
+      if (GetParam() == "cudnn" && !variants.is_ok() && cudnn_may_decline(d, variants.status()))
+        continue;
       ASSERT_TRUE(variants.is_ok()) << variants.status().message();
       ASSERT_FALSE(variants.value().empty());
       variant_run_ = true;

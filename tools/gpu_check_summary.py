@@ -18,12 +18,15 @@ JSON.  Writes to the out folder:
               dense conv's JIT/cuDNN comparison, and the bandwidth kernels'
               goals (depthwise, pooling, bias gradient), and the fused
               epilogues' (a fused run's fwd convs against the plain run's);
+              where --predictions names a folder of `convjit analyze --json`
+              files, each predicted op's range beside its measured time;
               and a last line
               "Result: ..." (the goals are reported, not a failure);
   bench.json  every run's configuration, status and report, in one file.
 Exit status: 0 when everything passed, 1 otherwise.
 
   gpu_check_summary.py --out DIR --raw DIR --gpu NAME --libraries TEXT --elapsed S
+                       [--predictions DIR]
 """
 
 import argparse
@@ -383,6 +386,57 @@ def calibration_lines(out_dir):
     return lines + [""]
 
 
+def read_predictions(folder):
+    """{descriptor: [{gpu, variant, low_s, high_s}]} from the `convjit analyze --json` files
+    in `folder` (the bundle's predictions/, made by tools/gpu-bundle --predict)."""
+    predictions = {}
+    if not folder or not os.path.isdir(folder):
+        return predictions
+    for name in sorted(os.listdir(folder)):
+        ops = read_json(os.path.join(folder, name)) if name.endswith(".json") else None
+        for op in ops or []:
+            for variant in op.get("variants", []):
+                for p in variant.get("predicted", []):
+                    seconds = p.get("seconds")
+                    if seconds:
+                        predictions.setdefault(op["descriptor"], []).append(
+                            {"gpu": p["gpu"], "variant": variant["variant"],
+                             "low_s": seconds[0], "high_s": seconds[1]})
+    return predictions
+
+
+def model_row(gpu):
+    """The bottleneck model's name for the driver's GPU name, as analysis/gpu_spec.cpp
+    maps it; None for a GPU it does not model."""
+    if "H200" in gpu:
+        return "H200"
+    if "H100" in gpu and "PCIe" not in gpu:
+        return "H100 SXM"
+    return "A100" if "A100-SXM4-80GB" in gpu else None
+
+
+def prediction_lines(runs, predictions, gpu):
+    """Each op the benches timed and `convjit analyze` predicted for this GPU: the
+    predicted range for a JIT variant beside that variant's measured time."""
+    rows = []
+    for run in runs:
+        for op in (run["report"] or {}).get("ops", []):
+            measured = op.get("jit", {}).get("variants", {})
+            for p in predictions.get(op.get("descriptor"), []):
+                if p["gpu"] == model_row(gpu) and "ms" in measured.get(p["variant"], {}):
+                    ms = measured[p["variant"]]["ms"]
+                    rows.append(f"| {label(run)} b{run['batch']} | {op.get('layer', '')} | "
+                                f"{op.get('direction', '')} | {p['variant']} | "
+                                f"{p['low_s'] * 1e3:.4f}-{p['high_s'] * 1e3:.4f} | {ms:.4f} | "
+                                f"{ms / (p['high_s'] * 1e3):.2f}-{ms / (p['low_s'] * 1e3):.2f} |")
+    if not rows:
+        return []
+    return (["The bottleneck model's predictions (`convjit analyze`, made with the bundle) "
+             "against the benches' times:", "",
+             "| run | layer | direction | JIT variant | predicted ms | measured ms | "
+             "measured / predicted |", "|---|---|---|---|---|---|---|"] + rows + [""])
+
+
 def verdict(tests, runs, python=None):
     """'all passed', or what failed."""
     problems = []
@@ -411,6 +465,8 @@ def main():
     parser.add_argument("--gpu", default="")
     parser.add_argument("--libraries", default="")
     parser.add_argument("--elapsed", default="")
+    parser.add_argument("--predictions", default="",
+                        help="a folder of `convjit analyze --json` files to set against the benches")
     args = parser.parse_args()
 
     tests = gpu_tests(args.out, args.raw)
@@ -432,6 +488,7 @@ def main():
               "both served (below 1: the JIT is faster).", ""]
     lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)
     lines += fused_goal_lines(runs)
+    lines += prediction_lines(runs, read_predictions(args.predictions), args.gpu)
     lines += [f"Result: {result}"]
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

@@ -119,12 +119,12 @@ Result<TuningChoice> choose_by_measurement(const OpDescriptor& desc, const convj
     auto got = staged.output();
     if (!got.is_ok()) return got.status();
     const double error = max_error_over(got.value(), *expected, desc.dtype);
-    if (error <= kernel_tolerance(desc.dtype)) {
+    if (error <= kernel_tolerance(desc)) {
       winner = i;
       break;
     }
     c.result += fmt::format(" but wrong (max error {:.2e} > {:.0e})", error,
-                            kernel_tolerance(desc.dtype));
+                            kernel_tolerance(desc));
   }
   std::string summary;
   for (std::size_t i : order)

@@ -78,10 +78,11 @@ class Summary(unittest.TestCase):
         if report is not None:
             self.write(f"raw/{name}.json", report)
 
-    def summarize(self):
+    def summarize(self, gpu="Test GPU", predictions=None):
+        extra = ["--predictions", predictions] if predictions else []
         result = subprocess.run(
-            [sys.executable, SCRIPT, "--out", self.out, "--raw", self.raw, "--gpu", "Test GPU",
-             "--libraries", "NVRTC=x", "--elapsed", "12"],
+            [sys.executable, SCRIPT, "--out", self.out, "--raw", self.raw, "--gpu", gpu,
+             "--libraries", "NVRTC=x", "--elapsed", "12"] + extra,
             capture_output=True, text=True, check=False)
         with open(os.path.join(self.out, "summary.md"), encoding="utf-8") as f:
             return result.returncode, f.read()
@@ -97,6 +98,42 @@ class Summary(unittest.TestCase):
         self.assertIn("| Gpu.Skips | skip | variant algo6-fma: NOT_SUPPORTED |", summary)
         self.assertIn("| Gpu.Fails | fail | /src/test.cpp:20 |", summary)
         self.assertIn("Result: 1 GPU tests failed", summary)
+
+    def test_calibration_probes_are_tabled_with_the_model_range_and_a_wrong_output_named(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.write("calibration.json", {"model_row": "H200", "probes": [
+            {"probe": "hbm copy", "measured": 3.9, "modelled": [4.0, 4.3], "unit": "TB/s",
+             "checked": True},
+            {"probe": "l2 read", "measured": 1.0, "modelled": None, "unit": "TB/s",
+             "checked": False, "check_error": "output 3 word 0 is 0x1"}]})
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("stem", "fwd", 2.0, 1.0)]))
+        _, summary = self.summarize()
+        self.assertIn("| hbm copy | 3.9 | 4-4.3 | TB/s | checked |", summary)
+        self.assertIn("| l2 read | 1 | - | TB/s | WRONG: output 3 word 0 is 0x1 |", summary)
+
+    def test_no_calibration_report_says_so(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("stem", "fwd", 2.0, 1.0)]))
+        _, summary = self.summarize()
+        self.assertIn("Calibration: no report", summary)
+
+    def test_predictions_are_set_beside_the_measured_variant_of_the_same_gpu(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        row = op("stem.conv", "fwd", 0.8, 0.4)
+        row["descriptor"] = "conv2d_x_fwd_bf16"
+        row["jit"]["variants"] = {"tc128x64": {"ms": 0.8}, "direct": {"ms": 5.0}}
+        self.add_run("resnet50", 32, "bf16", 0, bench_report([row]), layout="nhwc", form="plain")
+        folder = os.path.join(self.out, "predictions")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "resnet50.json"), "w", encoding="utf-8") as f:
+            json.dump([{"descriptor": "conv2d_x_fwd_bf16", "variants": [
+                {"variant": "tc128x64", "predicted": [
+                    {"gpu": "H100 SXM", "seconds": [1e-4, 2e-4]},
+                    {"gpu": "H200", "seconds": [2e-4, 4e-4]}]}]}], f)
+        _, summary = self.summarize(gpu="NVIDIA H200", predictions=folder)
+        self.assertIn("| resnet50 nhwc b32 | stem.conv | fwd | tc128x64 | 0.2000-0.4000 | 0.8000 | "
+                      "2.00-4.00 |", summary)
+        self.assertNotIn("0.1000-0.2000", summary)  # the H100's row is not this GPU's
 
     def test_geometric_mean_and_worst_layer_over_the_ops_both_backends_served(self):
         self.write("gpu_tests.json", gtest_json(fail=False))

@@ -76,12 +76,12 @@ inline std::vector<unsigned char> reference_output(const OpDescriptor& d, const 
 
 // Compares `got` with the reference element by element.  Elements that are
 // NaN in the poisoned output and in the reference are gaps of a strided
-// output, which no one writes.  `rtol` 0 is kernel_tolerance(d.dtype).
+// output, which no one writes.  `rtol` 0 is kernel_tolerance(d).
 inline void expect_matches_reference(const OpDescriptor& d, const HostOperands& o,
                                      const std::vector<unsigned char>& got, double rtol = 0) {
   SCOPED_TRACE(descriptor_name(d));
   const auto want = reference_output(d, o);
-  if (rtol == 0) rtol = kernel_tolerance(d.dtype);
+  if (rtol == 0) rtol = kernel_tolerance(d);
   for (std::size_t i = 0; i < got.size() / element_size(d.dtype); ++i) {
     const double expected = load_element(want.data(), i, d.dtype),
                  actual = load_element(got.data(), i, d.dtype);

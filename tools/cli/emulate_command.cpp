@@ -33,7 +33,7 @@ struct EmulationReport {
 EmulationReport emulate_once(const OpDescriptor& d, unsigned seed) {
   auto source = kernel_source(d);
   if (!source.is_ok()) throw RuntimeError(source.status().message());
-  EmulationReport report{std::move(source).value(), {}, 0, kernel_tolerance(d.dtype)};
+  EmulationReport report{std::move(source).value(), {}, 0, kernel_tolerance(d)};
   EmulatorBackend emulator;
   BuildTrace trace;
   auto kernel = emulator.build(d, kHost, trace);

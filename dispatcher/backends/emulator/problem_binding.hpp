@@ -13,7 +13,7 @@
 // Every Problem member any template may read.
 // clang-format off
 #define CONVJIT_PROBLEM_MEMBERS(X)                                                    \
-  X(BLOCK) X(N) X(C) X(K) X(G) X(CG) X(MODE) X(SPLIT) X(PACKED)                       \
+  X(BLOCK) X(N) X(C) X(K) X(G) X(CG) X(MODE) X(SPLIT) X(PACKED) X(SPAN) X(ITERS)       \
   X(D) X(H) X(W) X(OD) X(OH) X(OW) X(T) X(R) X(S)                                     \
   X(PD) X(PH) X(PW) X(QD) X(QH) X(QW) X(SD) X(SH) X(SW) X(DD) X(DH) X(DW)             \
   X(XS0) X(XS1) X(XS2) X(XS3) X(XS4) X(YS0) X(YS1) X(YS2) X(YS3) X(YS4)               \
