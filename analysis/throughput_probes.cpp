@@ -169,7 +169,7 @@ std::size_t ProbePlan::output_bytes() const {
     case ProbeKind::l2_read: return static_cast<std::size_t>(size.threads * kProbeChunkBytes);
     case ProbeKind::mma:
     case ProbeKind::ldmatrix: return static_cast<std::size_t>(size.threads) * sizeof(float);
-    case ProbeKind::chase: return kProbeChunkBytes;
+    case ProbeKind::chase: return sizeof(float);  // where the chase stopped
   }
   return 0;
 }
