@@ -133,6 +133,12 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
     test::HostOperands host = test::random_operands(d, rng, options.alpha, options.beta);
     if (ties_matter(d)) test::make_pool_input_tie_free(d, host.x, rng);
     const Status support = backend_->check_support(d, kGpu);
+    // cuDNN's bias gradient takes no bf16 (cudnn_problem.cpp): declined up
+    // front, never a failed call.
+    if (GetParam() == "cudnn" && d.kind == OpKind::bias_grad && d.dtype == DataType::bf16) {
+      EXPECT_EQ(support.code(), CONVJIT_STATUS_UNSUPPORTED) << support.message();
+      return;
+    }
     ASSERT_TRUE(support.is_ok()) << support.message();
     auto gx = staged(host.x), gw = staged(host.w), gdy = staged(host.dy), gout = staged(host.out);
     ExecArgs args = host.args(d, gout->get());
@@ -202,14 +208,7 @@ TEST_P(GpuBackend, RandomPoolingInEveryModeAndDirection) {
 TEST_P(GpuBackend, RandomBiasGradients) {
   std::mt19937 rng(5);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
-    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12)) {
-      // cuDNN's bias gradient takes no bf16: declined, never a failed call.
-      if (GetParam() == "cudnn" && dtype == DataType::bf16) {
-        EXPECT_EQ(backend_->check_support(d, kGpu).code(), CONVJIT_STATUS_UNSUPPORTED);
-        continue;
-      }
-      check(d, rng);
-    }
+    for (const OpDescriptor& d : test::random_bias_descriptors(rng, dtype, 12)) check(d, rng);
 }
 
 TEST_P(GpuBackend, EveryLayerOfTheReferenceModels) {
