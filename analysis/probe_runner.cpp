@@ -87,10 +87,8 @@ Result<ProbeReading> run_probe(const std::shared_ptr<DeviceContext>& context,
   if (!ms.is_ok()) return ms.status();
   if (Status s = out.value()->download(output.data()); !s.is_ok()) return s;
 
-  ProbeReading reading{plan, ms.value() / 1e3, 0, check_probe_output(plan, input, output, kCheckedUnits)};
-  reading.rate = plan.kind == ProbeKind::chase ? reading.seconds / plan.work()
-                                               : plan.work() / reading.seconds;
-  return reading;
+  return ProbeReading{plan, ms.value() / 1e3,
+                      check_probe_output(plan, input, output, kCheckedUnits)};
 }
 
 }  // namespace

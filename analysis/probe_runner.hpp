@@ -15,8 +15,11 @@ namespace convjit::analysis {
 struct ProbeReading {
   ProbePlan plan;
   double seconds = 0;  // per launch, the median over batches
-  double rate = 0;     // work() / seconds, or seconds per link for the chase
-  Status check;        // check_probe_output's verdict; rate means nothing unless OK
+  Status check;        // check_probe_output's verdict; rate() means nothing unless OK
+  // work() / seconds, or seconds per link for the chase.
+  [[nodiscard]] double rate() const {
+    return plan.kind == ProbeKind::chase ? seconds / plan.work() : plan.work() / seconds;
+  }
 };
 
 struct DeviceCalibration {

@@ -144,10 +144,7 @@ KernelSource ProbePlan::source() const {
   s.template_name = std::string(kProbeTemplate);
   s.constants = {{"BLOCK", kJitThreadsPerBlock}, {"MODE", static_cast<long long>(kind)},
                  {"N", size.n}, {"SPAN", size.span}, {"ITERS", size.iters}};
-  std::string prelude = "#define CONVJIT_DTYPE 0\nstruct Problem {\n";
-  for (const ProblemConstant& c : s.constants)
-    prelude += "  static constexpr long long " + c.name + " = " + std::to_string(c.value) + ";\n";
-  s.source = prelude + "};\n#include \"" + s.template_name + "\"\n";
+  s.source = kernel_text(s, DataType::f32);
   s.entries = {{"convjit_kernel", size.threads, size.threads / kJitThreadsPerBlock}};
   return s;
 }

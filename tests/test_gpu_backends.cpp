@@ -45,15 +45,11 @@ struct CallOptions {
   std::size_t workspace_bytes = 0;
 };
 
-// Whether a tensor of rank `rank` is dense NCHW: each stride the product of
-// the dims after it (dims of 1 take any stride).
+// Whether a tensor of rank `rank` is dense NCHW (dims of 1 take any stride).
 bool dense_nchw(const Dims5& dims, const Dims5& strides, int rank) {
-  std::int64_t expected = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    const auto at = static_cast<std::size_t>(i);
-    if (dims[at] != 1 && strides[at] != expected) return false;
-    expected *= dims[at];
-  }
+  const Dims5 dense = contiguous_strides(dims, rank, /*channels_last=*/false);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rank); ++i)
+    if (dims[i] != 1 && strides[i] != dense[i]) return false;
   return true;
 }
 

@@ -19,7 +19,8 @@ JSON.  Writes to the out folder:
               goals (depthwise, pooling, bias gradient), and the fused
               epilogues' (a fused run's fwd convs against the plain run's);
               where --predictions names a folder of `convjit analyze --json`
-              files, each predicted op's range beside its measured time;
+              files, each predicted op's range for the GPU calibration.json
+              names beside its measured time;
               and a last line
               "Result: ..." (the goals are reported, not a failure);
   bench.json  every run's configuration, status and report, in one file.
@@ -405,25 +406,16 @@ def read_predictions(folder):
     return predictions
 
 
-def model_row(gpu):
-    """The bottleneck model's name for the driver's GPU name, as analysis/gpu_spec.cpp
-    maps it; None for a GPU it does not model."""
-    if "H200" in gpu:
-        return "H200"
-    if "H100" in gpu and "PCIe" not in gpu:
-        return "H100 SXM"
-    return "A100" if "A100-SXM4-80GB" in gpu else None
-
-
-def prediction_lines(runs, predictions, gpu):
-    """Each op the benches timed and `convjit analyze` predicted for this GPU: the
-    predicted range for a JIT variant beside that variant's measured time."""
+def prediction_lines(runs, predictions, model_row):
+    """Each op the benches timed and `convjit analyze` predicted for this GPU (its
+    model row, as `convjit calibrate` named it): the predicted range for a JIT
+    variant beside that variant's measured time."""
     rows = []
     for run in runs:
         for op in (run["report"] or {}).get("ops", []):
             measured = op.get("jit", {}).get("variants", {})
             for p in predictions.get(op.get("descriptor"), []):
-                if p["gpu"] == model_row(gpu) and "ms" in measured.get(p["variant"], {}):
+                if p["gpu"] == model_row and "ms" in measured.get(p["variant"], {}):
                     ms = measured[p["variant"]]["ms"]
                     rows.append(f"| {label(run)} b{run['batch']} | {op.get('layer', '')} | "
                                 f"{op.get('direction', '')} | {p['variant']} | "
@@ -488,7 +480,9 @@ def main():
               "both served (below 1: the JIT is faster).", ""]
     lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)
     lines += fused_goal_lines(runs)
-    lines += prediction_lines(runs, read_predictions(args.predictions), args.gpu)
+    calibration = read_json(os.path.join(args.out, "calibration.json")) or {}
+    lines += prediction_lines(runs, read_predictions(args.predictions),
+                              calibration.get("model_row"))
     lines += [f"Result: {result}"]
     with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

@@ -24,7 +24,7 @@ nlohmann::json reading_json(const ProbeReading& r, const analysis::GpuSpec* gpu)
                    {"seconds_per_launch", r.seconds},
                    {"work_per_launch", r.plan.work()},
                    {"unit", unit.name},
-                   {"measured", r.rate * unit.scale},
+                   {"measured", r.rate() * unit.scale},
                    {"checked", r.check.is_ok()},
                    {"modelled", nullptr}};
   if (!r.check.is_ok()) j["check_error"] = r.check.message();
@@ -107,7 +107,10 @@ class CalibrateCommand final : public Command {
         throw RuntimeError(fmt::format("--json-out {}: cannot write there; pick a writable path",
                                        json_file_));
     }
-    json_ ? fmt::print("{}\n", report.dump(2)) : print_text(report);
+    if (json_)
+      fmt::print("{}\n", report.dump(2));
+    else
+      print_text(report);
     for (const ProbeReading& r : calibration.value().readings)
       if (!r.check.is_ok()) return kExitRuntime;
     return kExitOk;

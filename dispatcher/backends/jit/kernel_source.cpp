@@ -54,14 +54,8 @@ class PreludeWriter {
   }
   // Moves the constants and the prelude into `out`.
   void finish(const OpDescriptor& d, KernelSource& out) {
-    std::string body;
-    for (const ProblemConstant& c : constants_)
-      body += fmt::format("  static constexpr long long {} = {};\n", c.name, c.value);
-    out.source = fmt::format(
-        "// convjit JIT kernel for {} ({})\n#define CONVJIT_DTYPE {}\n{}struct Problem {{\n{}}};\n"
-        "#include \"{}\"\n",
-        out.template_name, out.variant, dtype_code(d.dtype), gemm_, body, out.template_name);
     out.constants = std::move(constants_);
+    out.source = kernel_text(out, d.dtype, gemm_);
   }
 
  private:
@@ -198,6 +192,17 @@ void epilogue_pass_entries(const OpDescriptor& d, const View5& y, PreludeWriter&
 }
 
 }  // namespace
+
+std::string kernel_text(const KernelSource& source, DataType dtype, std::string_view defines) {
+  std::string body;
+  for (const ProblemConstant& c : source.constants)
+    body += fmt::format("  static constexpr long long {} = {};\n", c.name, c.value);
+  return fmt::format(
+      "// convjit JIT kernel for {} ({})\n#define CONVJIT_DTYPE {}\n{}struct Problem {{\n{}}};\n"
+      "#include \"{}\"\n",
+      source.template_name, source.variant, dtype_code(dtype), defines, body,
+      source.template_name);
+}
 
 unsigned KernelEntry::blocks() const {
   if (tiles > 0) return static_cast<unsigned>(tiles);

@@ -39,6 +39,12 @@ struct KernelSource {
   std::size_t workspace_bytes = 0;         // scratch shared by the entries
 };
 
+// The text NVRTC compiles for `source`: a prelude fixing CONVJIT_DTYPE,
+// `defines` (whole #define lines) and source.constants as Problem's
+// members, then an #include of source.template_name.
+[[nodiscard]] std::string kernel_text(const KernelSource& source, DataType dtype,
+                                      std::string_view defines = "");
+
 // Why the JIT cannot serve `desc`, or OK.
 [[nodiscard]] Status jit_supports(const OpDescriptor& desc);
 
