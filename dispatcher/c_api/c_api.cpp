@@ -17,6 +17,7 @@
 #include "cache/cache_tiers.hpp"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/c_api/api_call.hpp"
 #include "dispatcher/c_api/api_guard.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -31,60 +32,6 @@
 using namespace convjit;
 
 namespace {
-
-Status require_pointer(const void* pointer, const char* name) {
-  if (pointer == nullptr) return Status::invalid(fmt::format("{} is NULL", name));
-  return Status::ok();
-}
-
-// Identifies each API entry point in call keys.
-enum class ApiOp : std::int64_t {
-  conv_fwd = 1,
-  conv_bwddata,
-  conv_bwdfilt,
-  bias_grad,
-  pool_fwd,
-  pool_bwd,
-  conv_fwd_fused
-};
-
-// Runs an API call through the dispatcher's call cache.  `describe` builds
-// the validated descriptor; it runs only when the call was not seen before.
-// Every descriptor and params pointer must be non-NULL (checked by callers,
-// since the key reads them).
-template <class Describe>
-Status run(ApiCallKey& key, const convjit_exec_t* exec, const ExecArgs& args, Describe&& describe) {
-  std::string_view backend;
-  Status status = Dispatcher::instance().execute_call(key, device_of(exec), args,
-                                                      std::forward<Describe>(describe), &backend);
-  if (status.is_ok()) set_last_backend(backend);
-  return status;
-}
-
-// The name of the first NULL pointer, or nullptr when all are set.  Cheap on
-// success: it runs on every call.
-const char* first_null(std::initializer_list<std::pair<const void*, const char*>> pointers) {
-  for (const auto& [pointer, name] : pointers)
-    if (pointer == nullptr) return name;
-  return nullptr;
-}
-
-Status null_argument(const char* name) { return Status::invalid(fmt::format("{} is NULL", name)); }
-
-Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
-                  size_t* required) {
-  if (!desc.is_ok()) return desc.status();
-  return write_text(descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value()),
-                    "name buffer", buf, size, required);
-}
-
-Status write_dims(const Result<OpDescriptor>& desc, int64_t* y_dims) {
-  if (!desc.is_ok()) return desc.status();
-  if (y_dims == nullptr) return Status::invalid("y_dims is NULL");
-  for (int i = 0; i < desc.value().rank(); ++i)
-    y_dims[i] = desc.value().y_dims[static_cast<size_t>(i)];
-  return Status::ok();
-}
 
 Direction conv_direction(convjit_conv_direction_t direction) {
   switch (direction) {
@@ -515,7 +462,7 @@ Status conv_forward(const convjit_conv_params_t* params, const convjit_tensor_de
             std::int64_t{epilogue->bias != nullptr} |
             std::int64_t{epilogue->residual != nullptr} << 1);
   }
-  return run(key, exec, args, [&] {
+  return run_api_call(key, exec, args, [&] {
     return make_fused_conv_descriptor(params, x_desc, w_desc, epilogue, y_desc);
   });
 }
@@ -565,7 +512,7 @@ convjit_status_t convjit_conv_backward_data(const convjit_conv_params_t* params,
         .add(*dx_desc)
         .add(*w_desc)
         .add(*dy_desc);
-    return run(key, exec, args, [&] {
+    return run_api_call(key, exec, args, [&] {
       return make_conv_descriptor(params, Direction::bwddata, dx_desc, w_desc, dy_desc);
     });
   });
@@ -594,7 +541,7 @@ convjit_status_t convjit_conv_backward_filter(const convjit_conv_params_t* param
         .add(*x_desc)
         .add(*dw_desc)
         .add(*dy_desc);
-    return run(key, exec, args, [&] {
+    return run_api_call(key, exec, args, [&] {
       return make_conv_descriptor(params, Direction::bwdfilt, x_desc, dw_desc, dy_desc);
     });
   });
@@ -610,7 +557,7 @@ convjit_status_t convjit_conv_backward_bias(const convjit_tensor_desc_t* dy_desc
     args.dy = dy, args.out = db;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::bias_grad)).add(*dy_desc);
-    return run(key, exec, args, [&] { return make_bias_grad_descriptor(dy_desc); });
+    return run_api_call(key, exec, args, [&] { return make_bias_grad_descriptor(dy_desc); });
   });
 }
 
@@ -673,7 +620,7 @@ convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
     args.x = x, args.out = y;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params).add(*x_desc).add(*y_desc);
-    return run(key, exec, args,
+    return run_api_call(key, exec, args,
                [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
   });
 }
@@ -698,7 +645,7 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
     args.x = x, args.dy = dy, args.out = dx;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params).add(*x_desc).add(*dy_desc);
-    return run(key, exec, args,
+    return run_api_call(key, exec, args,
                [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
   });
 }

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <cmath>
+
 #include "dispatcher/c_api/c_enum.hpp"
 #include "dispatcher/descriptor/descriptor_validation.hpp"
 
@@ -168,6 +171,112 @@ Result<OpDescriptor> make_bias_grad_descriptor(const convjit_tensor_desc_t* dy) 
   d.dtype = static_cast<DataType>(dy->dtype);
   d.spatial_dims = dy->rank - 2;
   copy_tensor(*dy, d.y_dims, d.y_strides);
+  if (Status s = validate_descriptor(d); !s.is_ok()) return s;
+  return d;
+}
+
+Status check_batchnorm_values(const convjit_batchnorm_params_t& p) {
+  if (!(p.epsilon >= 0) || std::isinf(p.epsilon))
+    return Status::invalid(fmt::format(
+        "batchnorm params.epsilon = {} must be finite and non-negative (PyTorch's default is "
+        "1e-5)",
+        p.epsilon));
+  if (!(p.momentum >= 0 && p.momentum <= 1))
+    return Status::invalid(
+        fmt::format("batchnorm params.momentum = {} must lie in [0, 1]", p.momentum));
+  return Status::ok();
+}
+
+Result<OpDescriptor> make_batchnorm_descriptor(const convjit_batchnorm_params_t* params,
+                                               Direction direction, std::int32_t norm_flags,
+                                               const convjit_tensor_desc_t* x,
+                                               const convjit_tensor_desc_t* y) {
+  const char* y_name = direction == Direction::fwd ? "y" : "dy";
+  if (params == nullptr) return Status::invalid("batchnorm params are NULL");
+  if (Status s = check_batchnorm_values(*params); !s.is_ok()) return s;
+  if (const int act = raw_c_enum(params->activation);
+      act != CONVJIT_ACTIVATION_IDENTITY && act != CONVJIT_ACTIVATION_RELU &&
+      act != CONVJIT_ACTIVATION_SILU)
+    return Status::invalid(fmt::format(
+        "batchnorm params.activation = {} must be identity (0), relu (1) or silu (2)", act));
+  if (Status s = check_tensor_desc(x, "x"); !s.is_ok()) return s;
+  if (y == nullptr) return Status::invalid(fmt::format("{} descriptor is NULL", y_name));
+  if (Status s = check_y(x, "x", y, y_name); !s.is_ok()) return s;
+  OpDescriptor d;
+  d.kind = OpKind::batchnorm;
+  d.direction = direction;
+  d.dtype = static_cast<DataType>(x->dtype);
+  d.spatial_dims = x->rank - 2;
+  d.activation = static_cast<Activation>(params->activation);
+  d.norm_flags = norm_flags | (params->onnx_running_stats != 0 ? kNormOnnxRunningStats : 0);
+  copy_tensor(*x, d.x_dims, d.x_strides);
+  copy_tensor(*y, d.y_dims, d.y_strides);
+  if (Status s = validate_descriptor(d); !s.is_ok()) return s;
+  return d;
+}
+
+namespace {
+
+Status check_resize_params(const convjit_resize_params_t& p) {
+  if (const int mode = raw_c_enum(p.mode); mode < CONVJIT_RESIZE_NEAREST || mode > CONVJIT_RESIZE_LINEAR)
+    return Status::invalid(fmt::format("resize params.mode = {} is not a convjit_resize_mode_t", mode));
+  if (const int c = raw_c_enum(p.coordinates);
+      c < CONVJIT_RESIZE_ASYMMETRIC || c > CONVJIT_RESIZE_TF_HALF_PIXEL_FOR_NN)
+    return Status::invalid(
+        fmt::format("resize params.coordinates = {} is not a convjit_resize_coordinates_t", c));
+  for (int i = 0; i < p.spatial_dims && i < kMaxSpatialDims; ++i)
+    if (!(p.scale[i] >= 0) || std::isinf(p.scale[i]))
+      return Status::invalid(fmt::format(
+          "resize params.scale[{}] = {} must be positive and finite, or 0 to take the output "
+          "size from y",
+          i, p.scale[i]));
+  return Status::ok();
+}
+
+// floor(in * scale) per spatial dim, as PyTorch and ONNX size the output.
+Status derive_resize_y(OpDescriptor& d) {
+  d.y_dims = d.x_dims;
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const double scale = d.resize_scale(i);
+    if (scale == 0)
+      return Status::invalid(fmt::format(
+          "resize params.scale[{}] is 0: give every scale to compute the output size, or pass y",
+          i));
+    const auto at = static_cast<std::size_t>(i + 2);
+    const double size = std::floor(static_cast<double>(d.x_dims[at]) * scale);
+    d.y_dims[at] = size >= 1 && size < 9.2e18 ? static_cast<std::int64_t>(size) : 0;
+  }
+  d.y_strides = contiguous_strides(d.y_dims, d.rank(), /*channels_last=*/false);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<OpDescriptor> make_resize_descriptor(const convjit_resize_params_t* params,
+                                            Direction direction, const convjit_tensor_desc_t* x,
+                                            const convjit_tensor_desc_t* y) {
+  OpDescriptor d;
+  d.kind = OpKind::resize;
+  d.direction = direction;
+  const SlotNames names = slot_names(d);
+  if (params == nullptr) return Status::invalid("resize params are NULL");
+  if (Status s = check_resize_params(*params); !s.is_ok()) return s;
+  if (Status s = check_tensor_desc(x, names.x); !s.is_ok()) return s;
+  if (Status s = check_y(x, names.x, y, names.y); !s.is_ok()) return s;
+  if (Status s = check_spatial_dims(params->spatial_dims, *x, names.x); !s.is_ok()) return s;
+  d.dtype = static_cast<DataType>(x->dtype);
+  d.spatial_dims = params->spatial_dims;
+  // The C enum starts at 1 (nearest), as ResizeMode after `none`.
+  d.resize_mode = static_cast<ResizeMode>(params->mode);
+  d.resize_coordinates = static_cast<ResizeCoordinates>(params->coordinates);
+  for (int i = 0; i < d.spatial_dims; ++i)
+    d.resize_scale_bits[static_cast<std::size_t>(i)] = std::bit_cast<std::int64_t>(params->scale[i]);
+  copy_tensor(*x, d.x_dims, d.x_strides);
+  if (y == nullptr) {
+    if (Status s = derive_resize_y(d); !s.is_ok()) return s;
+  } else {
+    copy_tensor(*y, d.y_dims, d.y_strides);
+  }
   if (Status s = validate_descriptor(d); !s.is_ok()) return s;
   return d;
 }

@@ -34,4 +34,23 @@ namespace convjit {
 
 [[nodiscard]] Result<OpDescriptor> make_bias_grad_descriptor(const convjit_tensor_desc_t* dy);
 
+// A batchnorm whose NormFlag bits (scale, shift, inference, gradients) are
+// `norm_flags`; the params give the activation and the running update.
+// y is y (fwd) or dy (bwd).
+[[nodiscard]] Result<OpDescriptor> make_batchnorm_descriptor(
+    const convjit_batchnorm_params_t* params, Direction direction, std::int32_t norm_flags,
+    const convjit_tensor_desc_t* x, const convjit_tensor_desc_t* y);
+
+// The run-time values of a batchnorm's params, which are no part of its
+// descriptor and so are checked on every call: epsilon >= 0, momentum in
+// [0, 1].
+[[nodiscard]] Status check_batchnorm_values(const convjit_batchnorm_params_t& params);
+
+// x/y are (x, y) fwd and (dx, dy) bwd.  With y == nullptr y's dims come
+// from the scales, all of which must be given; its strides are NCHW.
+[[nodiscard]] Result<OpDescriptor> make_resize_descriptor(const convjit_resize_params_t* params,
+                                                          Direction direction,
+                                                          const convjit_tensor_desc_t* x,
+                                                          const convjit_tensor_desc_t* y);
+
 }  // namespace convjit

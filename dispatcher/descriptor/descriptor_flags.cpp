@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <span>
+#include <vector>
 
 #include "dispatcher/descriptor/descriptor_validation.hpp"
 
@@ -33,12 +34,55 @@ void append_spatial(std::string& out, const OpDescriptor& d) {
   out += fmt::format(" --dilation {}", list(d.dilation, s));
 }
 
+std::string batchnorm_flags(const OpDescriptor& d) {
+  std::string out;
+  if (d.has_norm_flag(kNormInference)) out += " --inference";
+  if (!d.has_norm_flag(kNormScale)) out += " --no-scale";
+  if (!d.has_norm_flag(kNormShift)) out += " --no-shift";
+  if (d.has_norm_flag(kNormOnnxRunningStats)) out += " --onnx";
+  if (d.direction == Direction::bwd && (d.norm_flags & kNormGradMask) != kNormGradMask) {
+    std::vector<std::string_view> grads;
+    for (auto [flag, name] : {std::pair{kNormGradInput, "dx"}, std::pair{kNormGradScale, "dscale"},
+                              std::pair{kNormGradShift, "dshift"}})
+      if (d.has_norm_flag(flag)) grads.push_back(name);
+    out += fmt::format(" --grads {}", fmt::join(grads, ","));
+  }
+  if (d.activation != Activation::identity)
+    out += fmt::format(" --act {}", activation_name(d.activation));
+  return out;
+}
+
+std::string resize_flags(const OpDescriptor& d) {
+  std::string out = fmt::format(" --y {} --mode {} --coordinates {}",
+                                list(with_concrete_batch(d.y_dims, d), d.rank()),
+                                resize_mode_name(d.resize_mode),
+                                resize_coordinates_name(d.resize_coordinates));
+  if (d.resize_scale_bits != Dims3{}) {
+    std::vector<double> scales;
+    for (int i = 0; i < d.spatial_dims; ++i) scales.push_back(d.resize_scale(i));
+    out += fmt::format(" --scale {}", fmt::join(scales, ","));
+  }
+  return out;
+}
+
+// batchnorm and resize: x and y, then the op's own flags.
+std::string norm_or_resize_flags(const OpDescriptor& d) {
+  const int rank = d.rank();
+  return fmt::format("{} --x {} --x-strides {}{} --y-strides {}",
+                     d.is_batchnorm() ? "batchnorm" : "resize",
+                     list(with_concrete_batch(d.x_dims, d), rank), list(d.x_strides, rank),
+                     d.is_batchnorm() ? batchnorm_flags(d) : resize_flags(d),
+                     list(d.y_strides, rank));
+}
+
 }  // namespace
 
 std::string descriptor_flags(const OpDescriptor& d) {
   const int rank = d.rank();
   std::string out;
-  if (d.kind == OpKind::bias_grad) {
+  if (d.is_batchnorm() || d.is_resize()) {
+    out = norm_or_resize_flags(d);
+  } else if (d.kind == OpKind::bias_grad) {
     out = fmt::format("bias --dy {} --dy-strides {}", list(with_concrete_batch(d.y_dims, d), rank),
                       list(d.y_strides, rank));
   } else {

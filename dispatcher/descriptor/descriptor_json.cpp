@@ -20,8 +20,36 @@ std::string_view kind_name(OpKind kind) {
       return "pool";
     case OpKind::bias_grad:
       return "bias_grad";
+    case OpKind::batchnorm:
+      return "batchnorm";
+    case OpKind::resize:
+      return "resize";
   }
   return "?";
+}
+
+void add_batchnorm_fields(nlohmann::json& j, const OpDescriptor& d) {
+  j["training"] = !d.has_norm_flag(kNormInference);
+  j["scale"] = d.has_norm_flag(kNormScale);
+  j["shift"] = d.has_norm_flag(kNormShift);
+  if (d.direction == Direction::fwd && !d.has_norm_flag(kNormInference))
+    j["running_stats"] = d.has_norm_flag(kNormOnnxRunningStats) ? "onnx" : "pytorch";
+  if (d.direction == Direction::bwd) {
+    nlohmann::json grads = nlohmann::json::array();
+    for (auto [flag, name] : {std::pair{kNormGradInput, "dx"}, std::pair{kNormGradScale, "dscale"},
+                              std::pair{kNormGradShift, "dshift"}})
+      if (d.has_norm_flag(flag)) grads.push_back(name);
+    j["grads"] = grads;
+  }
+  j["activation"] = activation_name(d.activation);
+}
+
+void add_resize_fields(nlohmann::json& j, const OpDescriptor& d) {
+  j["mode"] = resize_mode_name(d.resize_mode);
+  j["coordinates"] = resize_coordinates_name(d.resize_coordinates);
+  nlohmann::json scales = nlohmann::json::array();
+  for (int i = 0; i < d.spatial_dims; ++i) scales.push_back(d.resize_scale(i));
+  j["scales"] = scales;  // 0: derived from the shapes
 }
 
 }  // namespace
@@ -43,7 +71,9 @@ nlohmann::json descriptor_json(const OpDescriptor& d) {
   if (d.is_pool()) j["window"] = list(d.window, spatial);
   j["y"] = list(d.y_dims, rank);
   j["y_strides"] = list(d.y_strides, rank);
-  if (d.kind != OpKind::bias_grad) {
+  if (d.is_batchnorm()) add_batchnorm_fields(j, d);
+  if (d.is_resize()) add_resize_fields(j, d);
+  if (d.has_window()) {
     j["pad_begin"] = list(d.pad_begin, spatial);
     j["pad_end"] = list(d.pad_end, spatial);
     j["stride"] = list(d.stride, spatial);

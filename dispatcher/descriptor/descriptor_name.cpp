@@ -3,22 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <optional>
 #include <vector>
 
 #include "dispatcher/descriptor/descriptor_validation.hpp"
+#include "dispatcher/descriptor/name_tokens.hpp"
 
 namespace convjit {
 
 namespace {
 
+using name_tokens::NameWriter;
+using name_tokens::ParseError;
+using name_tokens::TokenReader;
+using name_tokens::kEpilogueTag;
+
 constexpr std::string_view kPadEndTag = "pe";
 constexpr std::string_view kWeightStridesTag = "ws";
-constexpr std::string_view kEpilogueTag = "ep";
 constexpr std::string_view kBiasTag = "bias";
 constexpr std::string_view kResidualTag = "res";
-constexpr std::string_view kSymbolicBatch = "B";
 constexpr Activation kActivations[] = {Activation::identity, Activation::relu, Activation::silu,
                                        Activation::sigmoid};
 
@@ -33,6 +35,8 @@ constexpr PrefixInfo kPrefixes[] = {
     {"avgpool", OpKind::pool, PoolingMode::avg_exclude_pad},
     {"avgpadpool", OpKind::pool, PoolingMode::avg_include_pad},
     {"biasgrad", OpKind::bias_grad, PoolingMode::none},
+    {"batchnorm", OpKind::batchnorm, PoolingMode::none},
+    {"resize", OpKind::resize, PoolingMode::none},
 };
 
 std::string_view prefix_stem(const OpDescriptor& d) {
@@ -46,32 +50,6 @@ Dims5 contiguous_weight_strides(const OpDescriptor& d) {
 }
 
 // ---- formatting -----------------------------------------------------------
-
-class NameWriter {
- public:
-  void token(std::string_view text) {
-    if (out_.size() != 0) out_.push_back('_');
-    out_.append(text);
-  }
-  void integer(std::int64_t value) { token(fmt::format("{}", value)); }
-  template <std::size_t N>
-  void integers(const std::array<std::int64_t, N>& values) {
-    for (auto v : values) integer(v);
-  }
-  template <std::size_t N>
-  void shape(const std::array<std::int64_t, N>& dims, bool symbolic_batch) {
-    if (symbolic_batch) {
-      token(kSymbolicBatch);
-    } else {
-      integer(dims[0]);
-    }
-    for (std::size_t i = 1; i < N; ++i) integer(dims[i]);
-  }
-  std::string take() { return fmt::to_string(out_); }
-
- private:
-  fmt::memory_buffer out_;
-};
 
 void write_extensions(NameWriter& w, const OpDescriptor& d) {
   if (d.pad_end != d.pad_begin) {
@@ -88,88 +66,10 @@ void write_extensions(NameWriter& w, const OpDescriptor& d) {
     if (d.has_bias()) w.token(kBiasTag);
     if (d.has_residual()) w.token(kResidualTag);
   }
-  if (d.dtype != DataType::f32) w.token(dtype_name(d.dtype));
+  name_tokens::write_dtype(w, d.dtype);
 }
 
 // ---- parsing --------------------------------------------------------------
-
-// Canonical decimal only: no sign, no leading zeros, fits in int64.
-std::optional<std::int64_t> canonical_integer(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool canonical = !text.empty() && text[0] != '-' && (text.size() == 1 || text[0] != '0');
-  if (error != std::errc() || end != text.data() + text.size() || !canonical) return std::nullopt;
-  return value;
-}
-
-struct ParseError {
-  std::string message;
-};
-
-class TokenReader {
- public:
-  explicit TokenReader(std::string_view name) {
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t end = name.find('_', start);
-      tokens_.push_back(name.substr(start, end - start));
-      if (end == std::string_view::npos) break;
-      start = end + 1;
-    }
-  }
-
-  [[noreturn]] void fail(std::string_view expected) const {
-    if (at_end())
-      throw ParseError{fmt::format("the name ends after {} tokens where {} was expected",
-                                   tokens_.size(), expected)};
-    throw ParseError{
-        fmt::format("token {} '{}': expected {}", index_ + 1, tokens_[index_], expected)};
-  }
-
-  [[nodiscard]] bool at_end() const { return index_ >= tokens_.size(); }
-  [[nodiscard]] std::string_view peek() const { return at_end() ? "" : tokens_[index_]; }
-  std::string_view next(std::string_view expected) {
-    if (at_end()) fail(expected);
-    return tokens_[index_++];
-  }
-  void back() { --index_; }
-
-  std::int64_t integer(std::string_view field) {
-    const auto value = canonical_integer(next(field));
-    if (!value) {
-      back();
-      fail(fmt::format("{} as a non-negative integer without leading zeros", field));
-    }
-    return *value;
-  }
-
-  template <std::size_t N>
-  std::array<std::int64_t, N> integers(std::string_view field) {
-    std::array<std::int64_t, N> values{};
-    for (std::size_t i = 0; i < N; ++i) values[i] = integer(fmt::format("{}[{}]", field, i));
-    return values;
-  }
-
-  // A 5-slot shape whose batch may be the literal B.
-  Dims5 shape(std::string_view field, bool& symbolic) {
-    symbolic = peek() == kSymbolicBatch;
-    Dims5 dims{};
-    if (symbolic) {
-      next(field);
-    } else if (!canonical_integer(peek())) {
-      fail(fmt::format("{}[0] as an integer or B", field));
-    } else {
-      dims[0] = integer(field);
-    }
-    for (std::size_t i = 1; i < dims.size(); ++i)
-      dims[i] = integer(fmt::format("{}[{}]", field, i));
-    return dims;
-  }
-
- private:
-  std::vector<std::string_view> tokens_;
-  std::size_t index_ = 0;
-};
 
 void parse_prefix(TokenReader& r, OpDescriptor& d) {
   const std::string_view token = r.next("an op prefix");
@@ -184,7 +84,9 @@ void parse_prefix(TokenReader& r, OpDescriptor& d) {
     return;
   }
   r.back();
-  r.fail("conv<N>d, maxpool<N>d, avgpool<N>d, avgpadpool<N>d or biasgrad<N>d with N in 1..3");
+  r.fail(
+      "conv<N>d, maxpool<N>d, avgpool<N>d, avgpadpool<N>d, biasgrad<N>d, batchnorm<N>d or "
+      "resize<N>d with N in 1..3");
 }
 
 void parse_direction(TokenReader& r, OpDescriptor& d) {
@@ -205,16 +107,8 @@ void parse_direction(TokenReader& r, OpDescriptor& d) {
     r.back();
     r.fail("fwd, bwddata or bwdfilt");
   }
-  if (token == "fwd") {
-    d.direction = Direction::fwd;
-    return;
-  }
-  if (token == "bwd") {
-    d.direction = Direction::bwd;
-    return;
-  }
   r.back();
-  r.fail("fwd or bwd");
+  name_tokens::parse_fwd_or_bwd(r, d);
 }
 
 // The extension tags that may still come after `last` (the last one
@@ -277,46 +171,33 @@ void parse_extensions(TokenReader& r, OpDescriptor& d) {
     last = kEpilogueTag;
     parse_epilogue(r, d);
   }
-  if (!r.at_end()) {
-    const std::string_view token = r.next("a dtype");
-    const auto dtype = parse_dtype(token);
-    if (!dtype || *dtype == DataType::f32) {
-      r.back();
-      r.fail(fmt::format("{}f16, bf16, f64 or the end of the name (f32 is the default)",
-                         extension_tags(d, last)));
-    }
-    d.dtype = *dtype;
-  }
-  if (!r.at_end()) r.fail("the end of the name");
-}
-
-// Returns whether the batch entry was the literal B.
-bool parse_tensor_pair(TokenReader& r, const char* name, Dims5& dims, Dims5& strides) {
-  bool symbolic = false;
-  dims = r.shape(fmt::format("{} shape", name), symbolic);
-  strides = r.integers<kMaxRank>(fmt::format("{} strides", name));
-  return symbolic;
+  name_tokens::parse_dtype_and_end(r, d, extension_tags(d, last));
 }
 
 OpDescriptor parse_tokens(TokenReader& r) {
   OpDescriptor d;
   parse_prefix(r, d);
+  if (d.kind == OpKind::batchnorm) {
+    parse_batchnorm_name(r, d);
+    return d;
+  }
+  if (d.kind == OpKind::resize) {
+    parse_resize_name(r, d);
+    return d;
+  }
   if (d.kind == OpKind::bias_grad) {
     d.direction = Direction::bwd;
-    d.symbolic_batch = parse_tensor_pair(r, "dy", d.y_dims, d.y_strides);
+    d.symbolic_batch = name_tokens::parse_tensor_pair(r, "dy", d.y_dims, d.y_strides);
     parse_extensions(r, d);
     return d;
   }
-  const bool symbolic = parse_tensor_pair(r, "x", d.x_dims, d.x_strides);
+  const bool symbolic = name_tokens::parse_tensor_pair(r, "x", d.x_dims, d.x_strides);
   if (d.is_conv()) {
     d.w_dims = r.integers<kMaxRank>("w shape");
   } else {
     d.window = r.integers<kMaxSpatialDims>("window");
   }
-  if (symbolic != (r.peek() == kSymbolicBatch))
-    r.fail(symbolic ? "B as the y batch, as the x batch is B"
-                    : "an integer y batch, as the x batch is concrete");
-  parse_tensor_pair(r, "y", d.y_dims, d.y_strides);
+  name_tokens::parse_matching_y(r, symbolic, "y", d.y_dims, d.y_strides);
   d.symbolic_batch = symbolic ? 1 : 0;
   d.pad_begin = r.integers<kMaxSpatialDims>("pads");
   d.stride = r.integers<kMaxSpatialDims>("strides");
@@ -338,6 +219,14 @@ std::string descriptor_name(const OpDescriptor& d) {
   NameWriter w;
   w.token(fmt::format("{}{}d", prefix_stem(d), d.spatial_dims));
   const bool symbolic = d.symbolic_batch != 0;
+  if (d.kind == OpKind::batchnorm) {
+    write_batchnorm_name(w, d);
+    return w.take();
+  }
+  if (d.kind == OpKind::resize) {
+    write_resize_name(w, d);
+    return w.take();
+  }
   if (d.kind == OpKind::bias_grad) {
     w.shape(d.y_dims, symbolic);
     w.integers(d.y_strides);

@@ -8,50 +8,13 @@
 #include <span>
 
 #include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/descriptor/validation_checks.hpp"
 
 namespace convjit {
 
 namespace {
 
-std::span<const std::int64_t> used(const Dims5& dims, int rank) {
-  return {dims.data(), static_cast<std::size_t>(rank)};
-}
-
-std::string op_label(const OpDescriptor& d) {
-  switch (d.kind) {
-    case OpKind::conv:
-      return fmt::format("conv{}d {}", d.spatial_dims, direction_name(d.direction));
-    case OpKind::pool:
-      return fmt::format("{} pool{}d {}", pool_mode_name(d.pool_mode), d.spatial_dims,
-                         direction_name(d.direction));
-    case OpKind::bias_grad:
-      return fmt::format("bias grad {}d", d.spatial_dims);
-  }
-  return "op";
-}
-
-// Collects the first failure; later checks are skipped once one fails so
-// the message always describes the root cause.  Messages are formatted only
-// on failure: validation runs on every API call and must not allocate.
-// A skipped check's arguments are still evaluated, so arithmetic that is
-// safe only once earlier checks passed comes after a `failed()` return.
-class Checker {
- public:
-  explicit Checker(const OpDescriptor& d) : desc_(d) {}
-
-  template <class... Args>
-  void require(bool condition, fmt::format_string<Args...> format, Args&&... args) {
-    if (condition || !status_.is_ok()) return;
-    status_ =
-        Status::invalid(op_label(desc_) + ": " + fmt::format(format, std::forward<Args>(args)...));
-  }
-  [[nodiscard]] bool failed() const { return !status_.is_ok(); }
-  [[nodiscard]] Status take() { return std::move(status_); }
-
- private:
-  const OpDescriptor& desc_;
-  Status status_;
-};
+using namespace validation;
 
 bool has_valid_structure(const OpDescriptor& d) {
   switch (d.kind) {
@@ -64,34 +27,12 @@ bool has_valid_structure(const OpDescriptor& d) {
              (d.direction == Direction::fwd || d.direction == Direction::bwd);
     case OpKind::bias_grad:
       return d.pool_mode == PoolingMode::none && d.direction == Direction::bwd;
+    case OpKind::batchnorm:
+    case OpKind::resize:
+      return d.pool_mode == PoolingMode::none &&
+             (d.direction == Direction::fwd || d.direction == Direction::bwd);
   }
   return false;
-}
-
-// name and part together name the field, e.g. ("x", " shape") or ("pad", "").
-void check_unused_slots_zero(Checker& c, const char* name, const char* part,
-                             std::span<const std::int64_t> all, int used_count) {
-  for (std::size_t i = static_cast<std::size_t>(used_count); i < all.size(); ++i)
-    c.require(all[i] == 0, "{}{}[{}] = {} must be 0: only {} entries are used", name, part, i,
-              all[i], used_count);
-}
-
-// has_batch: dims[0] is a batch (x, y), which a symbolic descriptor leaves 0.
-void check_tensor(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
-                  const Dims5& strides, bool has_batch = true) {
-  const int rank = d.rank();
-  check_unused_slots_zero(c, name, " shape", dims, rank);
-  check_unused_slots_zero(c, name, " strides", strides, rank);
-  for (int i = 0; i < rank; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    if (i == 0 && has_batch && d.symbolic_batch) {
-      c.require(dims[0] == 0, "{} batch must be left 0 in a symbolic-batch descriptor", name);
-      continue;
-    }
-    c.require(dims[at] > 0, "{} shape[{}] = {} must be positive (shape {})", name, i, dims[at],
-              used(dims, rank));
-    c.require(strides[at] >= 0, "{} strides[{}] = {} must be non-negative", name, i, strides[at]);
-  }
 }
 
 // Spatial parameters and filter/window sizes are 32-bit, as in cuDNN; the
@@ -204,54 +145,6 @@ void check_output_shape(Checker& c, const OpDescriptor& d) {
             n.y, used(d.y_dims, rank), n.x, used(floor_dims, rank), used(ceil_dims, rank));
 }
 
-// Largest element offset plus one, in bytes, or nullopt on overflow.
-bool extent_fits_int64(const Dims5& dims, const Dims5& strides, int rank, std::size_t elem_size) {
-  std::int64_t last = 0;
-  std::int64_t count = 1;
-  for (int i = 0; i < rank; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    const std::int64_t dim = std::max<std::int64_t>(dims[at], 1);
-    std::int64_t term = 0;
-    if (__builtin_mul_overflow(dim - 1, strides[at], &term)) return false;
-    if (__builtin_add_overflow(last, term, &last)) return false;
-    if (__builtin_mul_overflow(count, dim, &count)) return false;
-  }
-  std::int64_t bytes = 0;
-  return !__builtin_add_overflow(last, 1, &last) &&
-         !__builtin_mul_overflow(last, static_cast<std::int64_t>(elem_size), &bytes) &&
-         !__builtin_mul_overflow(count, static_cast<std::int64_t>(elem_size), &bytes);
-}
-
-void check_overflow(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
-                    const Dims5& strides) {
-  c.require(extent_fits_int64(dims, strides, d.rank(), element_size(d.dtype)),
-            "{} shape {} with strides {} addresses more than 2^63 bytes; the tensor is too "
-            "large or a stride is wrong",
-            name, used(dims, d.rank()), used(strides, d.rank()));
-}
-
-// A written tensor must map distinct indices to distinct elements.  With the
-// dims sorted by stride, each stride must exceed the furthest offset that
-// the smaller-stride dims reach; this is exact for the layouts in practice
-// (permutations, padded rows) and conservative otherwise.
-bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank) {
-  std::array<std::size_t, kMaxRank> storage{};
-  const std::span order(storage.data(), static_cast<std::size_t>(std::clamp(rank, 0, kMaxRank)));
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
-  std::int64_t reach = 0, step = 0;
-  for (const std::size_t at : order) {
-    if (dims[at] <= 1) continue;
-    if (strides[at] <= reach) return false;
-    // Only reachable with an extent past 2^63, which check_overflow refuses.
-    if (__builtin_mul_overflow(strides[at], dims[at] - 1, &step) ||
-        __builtin_add_overflow(reach, step, &reach))
-      return false;
-  }
-  return true;
-}
-
 void check_output_overlap(Checker& c, const OpDescriptor& d) {
   if (d.kind == OpKind::bias_grad) return;  // db is a contiguous vector
   const auto n = slot_names(d);
@@ -269,17 +162,28 @@ bool is_zero(std::span<const std::int64_t> values) {
   return std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v == 0; });
 }
 
+bool no_window(const OpDescriptor& d) {
+  return is_zero(d.w_dims) && is_zero(d.w_strides) && is_zero(d.window) && is_zero(d.pad_begin) &&
+         is_zero(d.pad_end) && is_zero(d.stride) && is_zero(d.dilation) && d.groups == 0;
+}
+
 // Fields an op does not use stay zero, so equal ops have equal descriptors.
 bool unused_fields_are_zero(const OpDescriptor& d) {
+  const bool no_resize = d.resize_mode == ResizeMode::none &&
+                         d.resize_coordinates == ResizeCoordinates::asymmetric &&
+                         is_zero(d.resize_scale_bits);
+  if (d.unused != 0 || (!d.is_batchnorm() && d.norm_flags != 0) || (!d.is_resize() && !no_resize))
+    return false;
   switch (d.kind) {
     case OpKind::conv:
       return is_zero(d.window);
     case OpKind::pool:
       return is_zero(d.w_dims) && is_zero(d.w_strides) && d.groups == 0;
     case OpKind::bias_grad:
-      return is_zero(d.x_dims) && is_zero(d.x_strides) && is_zero(d.w_dims) &&
-             is_zero(d.w_strides) && is_zero(d.window) && is_zero(d.pad_begin) &&
-             is_zero(d.pad_end) && is_zero(d.stride) && is_zero(d.dilation) && d.groups == 0;
+      return is_zero(d.x_dims) && is_zero(d.x_strides) && no_window(d);
+    case OpKind::batchnorm:
+    case OpKind::resize:
+      return no_window(d);
   }
   return false;
 }
@@ -292,11 +196,16 @@ void check_epilogue(Checker& c, const OpDescriptor& d) {
   c.require((d.epilogue_operands & ~(kEpilogueBias | kEpilogueResidual)) == 0,
             "epilogue operands {:#x} name unknown operands; use bias (1) and residual (2) only",
             d.epilogue_operands);
+  if (d.is_batchnorm()) {
+    c.require(d.epilogue_operands == 0 && d.activation != Activation::sigmoid,
+              "a batchnorm fuses relu or silu only, with no bias or residual operands");
+    return;
+  }
   c.require(!d.has_epilogue() || (d.is_conv() && d.direction == Direction::fwd),
-            "a fused epilogue (activation {}, operands {:#x}) applies to conv fwd only, not to "
-            "{} {}; run the epilogue as a separate op",
+            "a fused epilogue (activation {}, operands {:#x}) applies to conv fwd and batchnorm "
+            "only, not to {} {}; run the epilogue as a separate op",
             activation_name(d.activation), d.epilogue_operands, direction_name(d.direction),
-            d.is_conv() ? "conv" : (d.is_pool() ? "pool" : "bias gradient"));
+            d.is_conv() ? "conv" : (d.is_pool() ? "pool" : "resize or bias gradient"));
 }
 
 void check_structure(Checker& c, const OpDescriptor& d) {
@@ -322,6 +231,9 @@ SlotNames slot_names(const OpDescriptor& d) {
   }
   if (d.kind == OpKind::pool && d.direction == Direction::bwd) return {"x", "window", "dy"};
   if (d.kind == OpKind::bias_grad) return {"-", "-", "dy"};
+  if (d.is_batchnorm()) return {"x", "-", d.direction == Direction::bwd ? "dy" : "y"};
+  if (d.is_resize())
+    return d.direction == Direction::bwd ? SlotNames{"dx", "-", "dy"} : SlotNames{"x", "-", "y"};
   return {"x", "window", "y"};
 }
 
@@ -339,6 +251,14 @@ Status validate_descriptor(const OpDescriptor& d) {
   Checker c(d);
   check_structure(c, d);
   if (c.failed()) return c.take();
+  if (d.is_batchnorm()) {
+    check_batchnorm(c, d);
+    return c.take();
+  }
+  if (d.is_resize()) {
+    check_resize(c, d);
+    return c.take();
+  }
   const auto n = slot_names(d);
   if (d.kind == OpKind::bias_grad) {
     check_tensor(c, d, n.y, d.y_dims, d.y_strides);

@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <bit>
+
 namespace convjit {
 
 std::uint64_t hash_descriptor(const OpDescriptor& desc) { return XXH3_64bits(&desc, sizeof desc); }
@@ -54,6 +56,48 @@ std::string_view pool_mode_name(PoolingMode mode) {
       return "avg-include-pad";
   }
   return "?";
+}
+
+double OpDescriptor::resize_scale(int i) const {
+  return std::bit_cast<double>(resize_scale_bits[static_cast<std::size_t>(i)]);
+}
+
+std::string_view resize_mode_name(ResizeMode mode) {
+  switch (mode) {
+    case ResizeMode::none:
+      return "none";
+    case ResizeMode::nearest_floor:
+      return "nearest";
+    case ResizeMode::nearest_ceil:
+      return "nearest-ceil";
+    case ResizeMode::nearest_round_prefer_floor:
+      return "nearest-round-prefer-floor";
+    case ResizeMode::nearest_round_prefer_ceil:
+      return "nearest-round-prefer-ceil";
+    case ResizeMode::linear:
+      return "linear";
+  }
+  return "?";
+}
+
+std::string_view resize_coordinates_name(ResizeCoordinates coordinates) {
+  switch (coordinates) {
+    case ResizeCoordinates::asymmetric:
+      return "asymmetric";
+    case ResizeCoordinates::half_pixel:
+      return "half-pixel";
+    case ResizeCoordinates::pytorch_half_pixel:
+      return "pytorch-half-pixel";
+    case ResizeCoordinates::align_corners:
+      return "align-corners";
+    case ResizeCoordinates::tf_half_pixel_for_nn:
+      return "tf-half-pixel-for-nn";
+  }
+  return "?";
+}
+
+DataType norm_param_dtype(DataType dtype) {
+  return dtype == DataType::f64 ? DataType::f64 : DataType::f32;
 }
 
 std::string_view activation_name(Activation activation) {

@@ -19,7 +19,7 @@ std::size_t span(const Dims5& dims, const Dims5& strides, int rank, DataType dty
 }  // namespace
 
 Slot output_slot(const OpDescriptor& d) {
-  if (d.direction == Direction::bwddata || (d.is_pool() && d.direction == Direction::bwd))
+  if (d.direction == Direction::bwddata || (d.kind != OpKind::bias_grad && d.direction == Direction::bwd))
     return Slot::x;
   if (d.direction == Direction::bwdfilt) return Slot::w;
   return Slot::y;
@@ -29,6 +29,7 @@ bool reads_slot(const OpDescriptor& d, Slot slot) {
   switch (slot) {
     case Slot::x:
       if (d.kind == OpKind::bias_grad || d.direction == Direction::bwddata) return false;
+      if (d.is_resize()) return d.direction == Direction::fwd;
       return !(d.is_pool() && d.direction == Direction::bwd && d.pool_mode != PoolingMode::max);
     case Slot::w:
       return d.is_conv() && d.direction != Direction::bwdfilt;

@@ -11,7 +11,7 @@ namespace convjit {
 
 enum class Slot { x, w, y };
 
-// The slot the op writes: y (fwd), x (conv bwddata, pool bwd), w (conv
+// The slot the op writes: y (fwd), x (conv bwddata, every other bwd), w (conv
 // bwdfilt), or y for the bias gradient, whose db holds y's K channels.
 [[nodiscard]] Slot output_slot(const OpDescriptor& desc);
 

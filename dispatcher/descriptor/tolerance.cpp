@@ -5,7 +5,28 @@
 
 namespace convjit {
 
+namespace {
+
+// Batchnorm: its statistics sum every value of a channel.  Resize fwd: the
+// taps of one output; bwd: the most outputs one input receives from.
+long long norm_or_resize_length(const OpDescriptor& d) {
+  long long length = d.is_batchnorm() ? d.x_dims[0] : 1;
+  for (std::size_t i = 2; i < static_cast<std::size_t>(d.rank()); ++i) {
+    const std::int64_t in = std::max<std::int64_t>(d.x_dims[i], 1), out = d.y_dims[i];
+    const long long taps = d.resize_mode == ResizeMode::linear ? 2 : 1;
+    if (d.is_batchnorm()) {
+      length *= in;
+    } else {
+      length *= d.direction == Direction::fwd ? taps : taps * ((out + in - 1) / in + 1);
+    }
+  }
+  return length;
+}
+
+}  // namespace
+
 long long reduction_length(const OpDescriptor& d) {
+  if (d.is_batchnorm() || d.is_resize()) return norm_or_resize_length(d);
   long long taps = 1, outputs = d.y_dims[0], window = 1;
   for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
     taps *= d.is_conv() ? d.w_dims[2 + i] : 1;

@@ -155,6 +155,77 @@ typedef enum convjit_grad_mask {
   CONVJIT_GRAD_BIAS = 4    /* db */
 } convjit_grad_mask_t;
 
+/* Batch normalisation and resize run forward or backward. */
+typedef enum convjit_direction {
+  CONVJIT_FORWARD = 0,
+  CONVJIT_BACKWARD = 1
+} convjit_direction_t;
+
+/* BatchNorm over the batch and spatial dims of each channel (PyTorch's
+ * BatchNorm1d/2d/3d, ONNX's BatchNormalization):
+ *   y = act(scale * (x - mean) * invstd + shift),  invstd = 1 / sqrt(var + epsilon)
+ * Statistics and parameters (scale, shift, running and saved statistics,
+ * their gradients) are C contiguous elements of f32, or of f64 for f64
+ * data, as cuDNN keeps them. */
+typedef struct convjit_batchnorm_params {
+  double epsilon;  /* >= 0; PyTorch's default 1e-5, YOLO's 1e-3 */
+  /* PyTorch's: running = (1 - momentum) * running + momentum * batch, the
+   * running variance unbiased (n / (n - 1)).  In [0, 1]. */
+  double momentum;
+  /* 1: ONNX's update instead, running = momentum * running +
+   * (1 - momentum) * batch, with the population variance. */
+  int onnx_running_stats;
+  /* Applied after the shift: IDENTITY, RELU or SILU (YOLO's Conv-BN-SiLU).
+   * The backward then applies its derivative, recomputing the forward. */
+  convjit_activation_t activation;
+} convjit_batchnorm_params_t;
+
+/* What a batchnorm's descriptor name says beyond the params. */
+typedef enum convjit_batchnorm_flag {
+  CONVJIT_BATCHNORM_NO_SCALE = 1, /* scale is NULL: 1 */
+  CONVJIT_BATCHNORM_NO_SHIFT = 2, /* shift is NULL: 0 */
+  CONVJIT_BATCHNORM_INFERENCE = 4 /* normalise with the running statistics */
+} convjit_batchnorm_flag_t;
+
+/* How a resize maps output coordinates to input ones (ONNX's
+ * coordinate_transformation_mode), per spatial dim, with scale = out / in
+ * (the scale the caller gave, else the sizes' ratio):
+ *   ASYMMETRIC          x = o / scale                    (PyTorch nearest)
+ *   HALF_PIXEL          x = (o + 0.5) / scale - 0.5      (PyTorch nearest-exact,
+ *                                                         linear align_corners=False)
+ *   PYTORCH_HALF_PIXEL  HALF_PIXEL, but 0 when out is 1  (ONNX)
+ *   ALIGN_CORNERS       x = o * (in - 1) / (out - 1)     (align_corners=True)
+ *   TF_HALF_PIXEL_FOR_NN x = (o + 0.5) / scale           (ONNX, nearest only)
+ * Coordinates are computed in f32 as PyTorch does (f64 for linear f64). */
+typedef enum convjit_resize_coordinates {
+  CONVJIT_RESIZE_ASYMMETRIC = 0,
+  CONVJIT_RESIZE_HALF_PIXEL = 1,
+  CONVJIT_RESIZE_PYTORCH_HALF_PIXEL = 2,
+  CONVJIT_RESIZE_ALIGN_CORNERS = 3,
+  CONVJIT_RESIZE_TF_HALF_PIXEL_FOR_NN = 4
+} convjit_resize_coordinates_t;
+
+/* Nearest modes round x to an input index (then clamp it into the input);
+ * linear interpolates between the two neighbours of x, clamped to the edges. */
+typedef enum convjit_resize_mode {
+  CONVJIT_RESIZE_NEAREST = 1,                   /* floor: PyTorch's nearest */
+  CONVJIT_RESIZE_NEAREST_CEIL = 2,              /* ceil */
+  CONVJIT_RESIZE_NEAREST_ROUND_PREFER_FLOOR = 3, /* ONNX's default */
+  CONVJIT_RESIZE_NEAREST_ROUND_PREFER_CEIL = 4,  /* with HALF_PIXEL: nearest-exact */
+  CONVJIT_RESIZE_LINEAR = 5                      /* (bi/tri)linear */
+} convjit_resize_mode_t;
+
+typedef struct convjit_resize_params {
+  int spatial_dims; /* 1, 2 or 3 */
+  convjit_resize_mode_t mode;
+  convjit_resize_coordinates_t coordinates;
+  /* out / in per spatial dim as the caller gave it (PyTorch's scale_factor,
+   * ONNX's scales), which maps coordinates even where the output size was
+   * rounded down; 0 derives it from the sizes.  A given scale requires
+   * y's size to be floor(in * scale). */
+  double scale[CONVJIT_MAX_SPATIAL_DIMS];
+} convjit_resize_params_t;
+
 /* ---- library information --------------------------------------------- */
 
 CONVJIT_API const char* convjit_version_string(void);
@@ -262,6 +333,14 @@ CONVJIT_API convjit_status_t convjit_conv_params_init(convjit_conv_params_t* par
 CONVJIT_API convjit_status_t convjit_pool_params_init(convjit_pool_params_t* params,
                                                       int spatial_dims, convjit_pool_mode_t mode);
 
+/* Epsilon 1e-5, momentum 0.1, PyTorch's running statistics, no activation. */
+CONVJIT_API convjit_status_t convjit_batchnorm_params_init(convjit_batchnorm_params_t* params);
+/* PyTorch's defaults: ASYMMETRIC coordinates for nearest modes, HALF_PIXEL
+ * for linear (align_corners=False); no scales. */
+CONVJIT_API convjit_status_t convjit_resize_params_init(convjit_resize_params_t* params,
+                                                        int spatial_dims,
+                                                        convjit_resize_mode_t mode);
+
 /* y_dims receives rank(x) entries: N, K, spatial... */
 CONVJIT_API convjit_status_t convjit_conv_output_dims(const convjit_conv_params_t* params,
                                                       const convjit_tensor_desc_t* x_desc,
@@ -301,6 +380,19 @@ CONVJIT_API convjit_status_t convjit_conv_fused_descriptor_name(
     const convjit_tensor_desc_t* w_desc, const convjit_epilogue_t* epilogue,
     const convjit_tensor_desc_t* y_desc, int symbolic_batch, char* buf, size_t buf_size,
     size_t* required);
+
+/* flags: CONVJIT_BATCHNORM_* bits.  grad_mask (backward only, else 0):
+ * CONVJIT_GRAD_INPUT (dx), CONVJIT_GRAD_WEIGHT (dscale), CONVJIT_GRAD_BIAS
+ * (dshift).  y_desc is y or dy. */
+CONVJIT_API convjit_status_t convjit_batchnorm_descriptor_name(
+    const convjit_batchnorm_params_t* params, convjit_direction_t direction, unsigned flags,
+    unsigned grad_mask, const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* y_desc,
+    int symbolic_batch, char* buf, size_t buf_size, size_t* required);
+/* x_desc/y_desc: (x, y) forward, (dx, dy) backward. */
+CONVJIT_API convjit_status_t convjit_resize_descriptor_name(
+    const convjit_resize_params_t* params, convjit_direction_t direction,
+    const convjit_tensor_desc_t* x_desc, const convjit_tensor_desc_t* y_desc, int symbolic_batch,
+    char* buf, size_t buf_size, size_t* required);
 
 /* Name of the bias-gradient op for dy (see convjit_conv_backward_bias). */
 CONVJIT_API convjit_status_t convjit_bias_grad_descriptor_name(const convjit_tensor_desc_t* dy_desc,
@@ -370,6 +462,67 @@ CONVJIT_API convjit_status_t convjit_pool_backward(const convjit_pool_params_t* 
                                                    const convjit_tensor_desc_t* dy_desc,
                                                    const void* dy, void* dx, double alpha,
                                                    double beta, const convjit_exec_t* exec);
+
+/* ---- batch normalisation ------------------------------------------------ *
+ * y and dx have x's shape; each has its own strides (y_desc) or x's (dx).
+ * alpha and beta scale y and dx (out = alpha * op + beta * out); the
+ * statistics and parameter gradients are overwritten.  scale and shift may
+ * be NULL (1 and 0). */
+
+/* Normalises with the batch's statistics (the biased variance), writes them
+ * to saved_mean and saved_invstd (either may be NULL), and updates
+ * running_mean and running_var (both NULL: not kept).  Needs more than one
+ * value per channel, as PyTorch does.  A NaN in a channel makes that
+ * channel's outputs and statistics NaN, as in PyTorch. */
+CONVJIT_API convjit_status_t convjit_batchnorm_forward_training(
+    const convjit_batchnorm_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const void* scale, const void* shift, const convjit_tensor_desc_t* y_desc, void* y,
+    void* running_mean, void* running_var, void* saved_mean, void* saved_invstd, double alpha,
+    double beta, const convjit_exec_t* exec);
+
+/* Normalises with the running statistics (momentum and the running-update
+ * flag are ignored). */
+CONVJIT_API convjit_status_t convjit_batchnorm_forward_inference(
+    const convjit_batchnorm_params_t* params, const convjit_tensor_desc_t* x_desc, const void* x,
+    const void* scale, const void* shift, const void* running_mean, const void* running_var,
+    const convjit_tensor_desc_t* y_desc, void* y, double alpha, double beta,
+    const convjit_exec_t* exec);
+
+/* PyTorch's native_batch_norm_backward: with training != 0, mean and
+ * var_or_invstd are the saved mean and invstd the training forward wrote;
+ * otherwise the running mean and variance the inference used.  Computes
+ * exactly the members of (dx, dscale, dshift) grad_mask selects
+ * (CONVJIT_GRAD_INPUT, _WEIGHT, _BIAS); unselected ones may be NULL.  shift
+ * is read only with an activation (to recompute its input). */
+CONVJIT_API convjit_status_t convjit_batchnorm_backward(
+    const convjit_batchnorm_params_t* params, int training, const convjit_tensor_desc_t* x_desc,
+    const void* x, const convjit_tensor_desc_t* dy_desc, const void* dy, const void* scale,
+    const void* shift, const void* mean, const void* var_or_invstd, unsigned grad_mask, void* dx,
+    void* dscale, void* dshift, double alpha, double beta, const convjit_exec_t* exec);
+
+/* ---- resize ------------------------------------------------------------ */
+
+/* y_dims receives rank(x) entries: floor(in * scale) per spatial dim; every
+ * scale must be given. */
+CONVJIT_API convjit_status_t convjit_resize_output_dims(const convjit_resize_params_t* params,
+                                                        const convjit_tensor_desc_t* x_desc,
+                                                        int64_t* y_dims);
+
+CONVJIT_API convjit_status_t convjit_resize_forward(const convjit_resize_params_t* params,
+                                                    const convjit_tensor_desc_t* x_desc,
+                                                    const void* x,
+                                                    const convjit_tensor_desc_t* y_desc, void* y,
+                                                    double alpha, double beta,
+                                                    const convjit_exec_t* exec);
+
+/* dx = the adjoint of the forward applied to dy: each dx element sums its
+ * contributions in a fixed order (no atomics), so it is deterministic. */
+CONVJIT_API convjit_status_t convjit_resize_backward(const convjit_resize_params_t* params,
+                                                     const convjit_tensor_desc_t* dy_desc,
+                                                     const void* dy,
+                                                     const convjit_tensor_desc_t* dx_desc,
+                                                     void* dx, double alpha, double beta,
+                                                     const convjit_exec_t* exec);
 
 /* ---- plans ------------------------------------------------------------- *
  * A plan binds one convolution descriptor (its name, as

@@ -89,6 +89,19 @@ struct PoolParams : convjit_pool_params_t {
   }
 };
 
+// Epsilon 1e-5, momentum 0.1, PyTorch's running update, no activation.
+struct BatchNormParams : convjit_batchnorm_params_t {
+  BatchNormParams() : convjit_batchnorm_params_t{} { (void)convjit_batchnorm_params_init(this); }
+};
+
+// PyTorch's coordinates for `mode` (asymmetric nearest, half-pixel linear).
+struct ResizeParams : convjit_resize_params_t {
+  explicit ResizeParams(int spatial = 2, convjit_resize_mode_t resize_mode = CONVJIT_RESIZE_NEAREST)
+      : convjit_resize_params_t{} {
+    (void)convjit_resize_params_init(this, spatial, resize_mode);
+  }
+};
+
 // act(alpha conv + bias [+ residual]) + beta y; bias and residual may be null.
 struct Epilogue : convjit_epilogue_t {
   explicit Epilogue(convjit_activation_t act = CONVJIT_ACTIVATION_IDENTITY,
@@ -163,6 +176,33 @@ inline Status pool_descriptor_name(const PoolParams& p, PoolDirection direction,
       name);
 }
 
+inline Status batchnorm_descriptor_name(const BatchNormParams& p, convjit_direction_t direction,
+                                        unsigned flags, unsigned grad_mask, const TensorDesc& x,
+                                        const TensorDesc& y, bool symbolic_batch,
+                                        std::string& name) {
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_batchnorm_descriptor_name(&p, direction, flags, grad_mask, &x, &y,
+                                                 symbolic_batch, buf, size, required);
+      },
+      name);
+}
+
+inline Status resize_descriptor_name(const ResizeParams& p, convjit_direction_t direction,
+                                     const TensorDesc& x, const TensorDesc& y, bool symbolic_batch,
+                                     std::string& name) {
+  return detail::query_name(
+      [&](char* buf, size_t size, size_t* required) {
+        return convjit_resize_descriptor_name(&p, direction, &x, &y, symbolic_batch, buf, size,
+                                              required);
+      },
+      name);
+}
+
+inline Status resize_output_dims(const ResizeParams& p, const TensorDesc& x, int64_t* y_dims) {
+  return detail::status_from(convjit_resize_output_dims(&p, &x, y_dims));
+}
+
 inline Status conv_forward(const ConvParams& p, const TensorDesc& x_desc, const void* x,
                            const TensorDesc& w_desc, const void* w, const TensorDesc& y_desc,
                            void* y, double alpha = 1.0, double beta = 0.0,
@@ -219,6 +259,51 @@ inline Status pool_backward(const PoolParams& p, const TensorDesc& x_desc, const
                             double beta = 0.0, const Exec& exec = Exec()) {
   return detail::status_from(
       convjit_pool_backward(&p, &x_desc, x, &dy_desc, dy, dx, alpha, beta, &exec));
+}
+
+inline Status batchnorm_forward_training(const BatchNormParams& p, const TensorDesc& x_desc,
+                                         const void* x, const void* scale, const void* shift,
+                                         const TensorDesc& y_desc, void* y, void* running_mean,
+                                         void* running_var, void* saved_mean, void* saved_invstd,
+                                         double alpha = 1.0, double beta = 0.0,
+                                         const Exec& exec = Exec()) {
+  return detail::status_from(convjit_batchnorm_forward_training(
+      &p, &x_desc, x, scale, shift, &y_desc, y, running_mean, running_var, saved_mean,
+      saved_invstd, alpha, beta, &exec));
+}
+
+inline Status batchnorm_forward_inference(const BatchNormParams& p, const TensorDesc& x_desc,
+                                          const void* x, const void* scale, const void* shift,
+                                          const void* running_mean, const void* running_var,
+                                          const TensorDesc& y_desc, void* y, double alpha = 1.0,
+                                          double beta = 0.0, const Exec& exec = Exec()) {
+  return detail::status_from(convjit_batchnorm_forward_inference(
+      &p, &x_desc, x, scale, shift, running_mean, running_var, &y_desc, y, alpha, beta, &exec));
+}
+
+inline Status batchnorm_backward(const BatchNormParams& p, bool training, const TensorDesc& x_desc,
+                                 const void* x, const TensorDesc& dy_desc, const void* dy,
+                                 const void* scale, const void* shift, const void* mean,
+                                 const void* var_or_invstd, unsigned grad_mask, void* dx,
+                                 void* dscale, void* dshift, double alpha = 1.0, double beta = 0.0,
+                                 const Exec& exec = Exec()) {
+  return detail::status_from(convjit_batchnorm_backward(
+      &p, training ? 1 : 0, &x_desc, x, &dy_desc, dy, scale, shift, mean, var_or_invstd,
+      grad_mask, dx, dscale, dshift, alpha, beta, &exec));
+}
+
+inline Status resize_forward(const ResizeParams& p, const TensorDesc& x_desc, const void* x,
+                             const TensorDesc& y_desc, void* y, double alpha = 1.0,
+                             double beta = 0.0, const Exec& exec = Exec()) {
+  return detail::status_from(
+      convjit_resize_forward(&p, &x_desc, x, &y_desc, y, alpha, beta, &exec));
+}
+
+inline Status resize_backward(const ResizeParams& p, const TensorDesc& dy_desc, const void* dy,
+                              const TensorDesc& dx_desc, void* dx, double alpha = 1.0,
+                              double beta = 0.0, const Exec& exec = Exec()) {
+  return detail::status_from(
+      convjit_resize_backward(&p, &dy_desc, dy, &dx_desc, dx, alpha, beta, &exec));
 }
 
 }  // namespace convjit

@@ -110,6 +110,9 @@ Result<CudnnProblem> bias_problem(const OpDescriptor& d) {
 }  // namespace
 
 Result<CudnnProblem> cudnn_problem(const OpDescriptor& d) {
+  if (d.is_resize()) return Status::unsupported("cuDNN has no resize");
+  if (d.is_batchnorm())
+    return Status::unsupported("convjit does not drive cuDNN's batch normalisation yet");
   if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
   if (d.dtype == DataType::f64)
     return Status::unsupported("f64 is served by the host reference only");

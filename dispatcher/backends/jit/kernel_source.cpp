@@ -211,6 +211,9 @@ unsigned KernelEntry::blocks() const {
 }
 
 Status jit_supports(const OpDescriptor& d) {
+  if (d.is_batchnorm() || d.is_resize())
+    return Status::unsupported(
+        "the JIT has no batchnorm or resize kernels yet; the host reference serves them");
   if (d.symbolic_batch)
     return Status::unsupported("a symbolic-batch descriptor cannot be compiled");
   if (dtype_code(d.dtype) < 0)

@@ -51,6 +51,8 @@ std::vector<Wire> wires(const OpDescriptor& d, const OnednnProblem& p, DataType 
       return {{DNNL_ARG_DIFF_DST, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_diff_dst_md},
               {DNNL_ARG_DIFF_SRC, out, &p.x, result_type, dnnl_query_diff_src_md}};
     case OpKind::conv:
+    case OpKind::batchnorm:  // declined by onednn_problem
+    case OpKind::resize:
       break;
   }
   switch (d.direction) {

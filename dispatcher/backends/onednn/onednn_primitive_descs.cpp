@@ -229,6 +229,9 @@ Result<OnednnPrimitiveDescs> make_primitive_descs(const OpDescriptor& desc,
       return pooling_pds(desc, problem, result_type);
     case OpKind::bias_grad:
       return bias_pds(desc, problem, result_type);
+    case OpKind::batchnorm:
+    case OpKind::resize:
+      break;  // onednn_problem declines them
   }
   return Status::invalid("unknown op kind");
 }

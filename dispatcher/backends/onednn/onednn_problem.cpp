@@ -86,6 +86,10 @@ Status no_broadcast(const OnednnTensor& t, const char* name) {
 }  // namespace
 
 Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
+  if (d.is_batchnorm() || d.is_resize())
+    return Status::unsupported(
+        "convjit does not drive oneDNN's batch_normalization and resampling yet; the host "
+        "reference serves them");
   if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
   if (d.dtype == DataType::f64)
     return Status::unsupported("oneDNN has no f64; the host reference serves it");

@@ -1,7 +1,9 @@
 #include "dispatcher/backends/reference/reference_backend.hpp"
 
+#include "dispatcher/backends/reference/batchnorm_reference.hpp"
 #include "dispatcher/backends/reference/conv_reference.hpp"
 #include "dispatcher/backends/reference/pool_reference.hpp"
+#include "dispatcher/backends/reference/resize_reference.hpp"
 
 namespace convjit {
 
@@ -32,6 +34,12 @@ void run_reference(const OpDescriptor& desc, const ExecArgs& args) {
       break;
     case OpKind::bias_grad:
       reference::bias_grad_reference(desc, args);
+      break;
+    case OpKind::batchnorm:
+      reference::batchnorm_reference(desc, args);
+      break;
+    case OpKind::resize:
+      reference::resize_reference(desc, args);
       break;
   }
 }

@@ -77,7 +77,9 @@ void store_plane(const std::vector<Acc>& plane, const View5& view, T* out, std::
   for (std::int64_t d = 0; d < view.dims[2]; ++d)
     for (std::int64_t h = 0; h < view.dims[3]; ++h)
       for (std::int64_t w = 0; w < view.dims[4]; ++w)
-        scale_store(out[view.offset(n, c, d, h, w)], plane[view.plane_index(d, h, w)], alpha, beta);
+        scale_store(out[view.offset(n, c, d, h, w)],
+                    static_cast<typename Element<T>::Acc>(plane[view.plane_index(d, h, w)]), alpha,
+                    beta);
 }
 
 }  // namespace convjit::reference
