@@ -29,6 +29,12 @@ POOL_MAX, POOL_AVG_EXCLUDE_PAD, POOL_AVG_INCLUDE_PAD = 0, 1, 2
 POOL_FWD, POOL_BWD = 0, 1
 GRAD_INPUT, GRAD_WEIGHT, GRAD_BIAS = 1, 2, 4
 ACTIVATIONS = {"identity": 0, "relu": 1, "silu": 2, "sigmoid": 3}
+FORWARD, BACKWARD = 0, 1
+BATCHNORM_NO_SCALE, BATCHNORM_NO_SHIFT, BATCHNORM_INFERENCE = 1, 2, 4
+RESIZE_MODES = {"nearest": 1, "nearest-ceil": 2, "nearest-round-prefer-floor": 3,
+                "nearest-round-prefer-ceil": 4, "linear": 5}
+RESIZE_COORDINATES = {"asymmetric": 0, "half-pixel": 1, "pytorch-half-pixel": 2,
+                      "align-corners": 3, "tf-half-pixel-for-nn": 4}
 
 
 class TensorDesc(C.Structure):
@@ -52,6 +58,16 @@ class PoolParams(C.Structure):
                 ("pad_end", C.c_int64 * MAX_SPATIAL_DIMS),
                 ("stride", C.c_int64 * MAX_SPATIAL_DIMS),
                 ("dilation", C.c_int64 * MAX_SPATIAL_DIMS)]
+
+
+class BatchNormParams(C.Structure):
+    _fields_ = [("epsilon", C.c_double), ("momentum", C.c_double),
+                ("onnx_running_stats", C.c_int), ("activation", C.c_int)]
+
+
+class ResizeParams(C.Structure):
+    _fields_ = [("spatial_dims", C.c_int), ("mode", C.c_int), ("coordinates", C.c_int),
+                ("scale", C.c_double * MAX_SPATIAL_DIMS)]
 
 
 class Device(C.Structure):
@@ -152,6 +168,33 @@ _SIGNATURES = {
     "convjit_pool_backward": (_STATUS, [_P(PoolParams), _P(TensorDesc), C.c_void_p,
                                         _P(TensorDesc), C.c_void_p, C.c_void_p, C.c_double,
                                         C.c_double, _P(Exec)]),
+    "convjit_batchnorm_descriptor_name": (_STATUS, [_P(BatchNormParams), C.c_int, C.c_uint,
+                                                    C.c_uint, _P(TensorDesc),
+                                                    _P(TensorDesc)] + _NAME),
+    "convjit_batchnorm_forward_training": (_STATUS, [_P(BatchNormParams), _P(TensorDesc),
+                                                     C.c_void_p, C.c_void_p, C.c_void_p,
+                                                     _P(TensorDesc), C.c_void_p, C.c_void_p,
+                                                     C.c_void_p, C.c_void_p, C.c_void_p,
+                                                     C.c_double, C.c_double, _P(Exec)]),
+    "convjit_batchnorm_forward_inference": (_STATUS, [_P(BatchNormParams), _P(TensorDesc),
+                                                      C.c_void_p, C.c_void_p, C.c_void_p,
+                                                      C.c_void_p, C.c_void_p, _P(TensorDesc),
+                                                      C.c_void_p, C.c_double, C.c_double,
+                                                      _P(Exec)]),
+    "convjit_batchnorm_backward": (_STATUS, [_P(BatchNormParams), C.c_int, _P(TensorDesc),
+                                             C.c_void_p, _P(TensorDesc), C.c_void_p,
+                                             C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p,
+                                             C.c_uint, C.c_void_p, C.c_void_p, C.c_void_p,
+                                             C.c_double, C.c_double, _P(Exec)]),
+    "convjit_resize_output_dims": (_STATUS, [_P(ResizeParams), _P(TensorDesc), _P(C.c_int64)]),
+    "convjit_resize_descriptor_name": (_STATUS, [_P(ResizeParams), C.c_int, _P(TensorDesc),
+                                                 _P(TensorDesc)] + _NAME),
+    "convjit_resize_forward": (_STATUS, [_P(ResizeParams), _P(TensorDesc), C.c_void_p,
+                                         _P(TensorDesc), C.c_void_p, C.c_double, C.c_double,
+                                         _P(Exec)]),
+    "convjit_resize_backward": (_STATUS, [_P(ResizeParams), _P(TensorDesc), C.c_void_p,
+                                          _P(TensorDesc), C.c_void_p, C.c_double, C.c_double,
+                                          _P(Exec)]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

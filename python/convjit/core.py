@@ -303,3 +303,199 @@ def bias_grad_descriptor_name(dy, *, symbolic_batch=False):
     tdy = Tensor(dy, "dy")
     return _query_name(lambda buf, size, required: _lib.convjit_bias_grad_descriptor_name(
         _desc(tdy), int(symbolic_batch), buf, size, required))
+
+
+# ---- batch normalisation ---------------------------------------------------------------------
+
+def batch_norm_params(epsilon=1e-5, momentum=0.1, onnx_running_stats=False, activation=None):
+    p = _library.BatchNormParams()
+    activation = activation or "identity"
+    if activation not in ("identity", "relu", "silu"):
+        raise InvalidArgumentError(f"activation = {activation!r}: a batchnorm fuses relu or silu")
+    p.epsilon, p.momentum = float(epsilon), float(momentum)
+    p.onnx_running_stats, p.activation = int(bool(onnx_running_stats)), \
+        _library.ACTIVATIONS[activation]
+    return p
+
+
+def _channels(array, name, x, stream):
+    """A per-channel vector of a batchnorm: C contiguous elements, float32 (float64 for float64
+    data), or None."""
+    if array is None:
+        return None
+    t = Tensor(array, name, stream, vector=True)
+    wanted = "float64" if x.dtype == "float64" else "float32"
+    if t.count != x.shape[1]:
+        raise InvalidArgumentError(f"{name} has {t.count} elements; it needs C = {x.shape[1]}, "
+                                   f"one per channel of {x.name}")
+    if t.dtype != wanted:
+        raise InvalidArgumentError(f"{name} is {t.dtype}; batchnorm statistics and parameters "
+                                   f"are {wanted} for {x.dtype} data")
+    return t
+
+
+def batch_norm_forward_training(x, y, *, scale=None, shift=None, running_mean=None,
+                                running_var=None, saved_mean=None, saved_invstd=None,
+                                epsilon=1e-5, momentum=0.1, onnx_running_stats=False,
+                                activation=None, alpha=1.0, beta=0.0, stream=None):
+    """y = alpha * act(scale * (x - mean) * invstd + shift) + beta * y over the batch's
+    statistics; writes saved_mean and saved_invstd and updates running_mean and running_var
+    (PyTorch's momentum and unbiased variance, or ONNX's with onnx_running_stats) where
+    given.  The per-channel arrays hold C float32 elements (float64 for float64 data)."""
+    tx, ty = Tensor(x, "x", stream), Tensor(y, "y", stream)
+    ch = {name: _channels(a, name, tx, stream) for name, a in (
+        ("scale", scale), ("shift", shift), ("running_mean", running_mean),
+        ("running_var", running_var), ("saved_mean", saved_mean),
+        ("saved_invstd", saved_invstd))}
+    params = batch_norm_params(epsilon, momentum, onnx_running_stats, activation)
+    e = _exec([t for t in (tx, ty, *ch.values()) if t is not None], stream)
+    check(_lib.convjit_batchnorm_forward_training(
+        C.byref(params), _desc(tx), _pointer(tx), _pointer(ch["scale"]), _pointer(ch["shift"]),
+        _desc(ty), _pointer(ty), _pointer(ch["running_mean"]), _pointer(ch["running_var"]),
+        _pointer(ch["saved_mean"]), _pointer(ch["saved_invstd"]), alpha, beta, C.byref(e)))
+    return y
+
+
+def batch_norm_forward_inference(x, y, *, running_mean, running_var, scale=None, shift=None,
+                                 epsilon=1e-5, activation=None, alpha=1.0, beta=0.0,
+                                 stream=None):
+    """y = alpha * act(scale * (x - running_mean) / sqrt(running_var + epsilon) + shift)
+    + beta * y."""
+    tx, ty = Tensor(x, "x", stream), Tensor(y, "y", stream)
+    ch = {name: _channels(a, name, tx, stream) for name, a in (
+        ("scale", scale), ("shift", shift), ("running_mean", running_mean),
+        ("running_var", running_var))}
+    params = batch_norm_params(epsilon, 0.0, False, activation)
+    e = _exec([t for t in (tx, ty, *ch.values()) if t is not None], stream)
+    check(_lib.convjit_batchnorm_forward_inference(
+        C.byref(params), _desc(tx), _pointer(tx), _pointer(ch["scale"]), _pointer(ch["shift"]),
+        _pointer(ch["running_mean"]), _pointer(ch["running_var"]), _desc(ty), _pointer(ty),
+        alpha, beta, C.byref(e)))
+    return y
+
+
+def batch_norm_backward(x, dy, *, mean, var_or_invstd, training=True, scale=None, shift=None,
+                        dx=None, dscale=None, dshift=None, epsilon=1e-5, activation=None,
+                        alpha=1.0, beta=0.0, stream=None):
+    """PyTorch's native_batch_norm_backward: computes exactly the given ones of dx (x's shape
+    and strides; alpha and beta scale it), dscale and dshift (overwritten).  With training,
+    mean and var_or_invstd are the saved mean and invstd; without, the running mean and
+    variance."""
+    tx, tdy = Tensor(x, "x", stream), Tensor(dy, "dy", stream)
+    tdx = _view(dx, "dx", stream)
+    if tdx is not None and (tdx.shape, tdx.strides) != (tx.shape, tx.strides):
+        raise InvalidArgumentError(f"dx has shape {tdx.shape} and strides {tdx.strides}; it needs "
+                                   f"x's, {tx.shape} and {tx.strides}")
+    ch = {name: _channels(a, name, tx, stream) for name, a in (
+        ("scale", scale), ("shift", shift), ("mean", mean), ("var_or_invstd", var_or_invstd),
+        ("dscale", dscale), ("dshift", dshift))}
+    mask = ((_library.GRAD_INPUT if dx is not None else 0) |
+            (_library.GRAD_WEIGHT if dscale is not None else 0) |
+            (_library.GRAD_BIAS if dshift is not None else 0))
+    params = batch_norm_params(epsilon, 0.0, False, activation)
+    e = _exec([t for t in (tx, tdy, tdx, *ch.values()) if t is not None], stream)
+    check(_lib.convjit_batchnorm_backward(
+        C.byref(params), int(bool(training)), _desc(tx), _pointer(tx), _desc(tdy),
+        _pointer(tdy), _pointer(ch["scale"]), _pointer(ch["shift"]), _pointer(ch["mean"]),
+        _pointer(ch["var_or_invstd"]), mask, _pointer(tdx), _pointer(ch["dscale"]),
+        _pointer(ch["dshift"]), alpha, beta, C.byref(e)))
+    return dx, dscale, dshift
+
+
+def batch_norm_descriptor_name(x, y, *, direction="fwd", training=True, scale=True, shift=True,
+                               grads=("dx", "dscale", "dshift"), onnx_running_stats=False,
+                               activation=None, symbolic_batch=False):
+    """The descriptor name of a batchnorm on x and y (dy for bwd); scale and shift say whether
+    those operands are given, grads which gradients a bwd computes."""
+    if direction not in ("fwd", "bwd"):
+        raise InvalidArgumentError(f"direction = {direction!r}: give fwd or bwd")
+    unknown = set(grads) - {"dx", "dscale", "dshift"}
+    if unknown:
+        raise InvalidArgumentError(f"grads = {grads!r}: name dx, dscale or dshift")
+    tx, ty = Tensor(x, "x"), Tensor(y, "y")
+    params = batch_norm_params(1e-5, 0.1, onnx_running_stats, activation)
+    flags = ((0 if scale else _library.BATCHNORM_NO_SCALE) |
+             (0 if shift else _library.BATCHNORM_NO_SHIFT) |
+             (0 if training else _library.BATCHNORM_INFERENCE))
+    mask = 0 if direction == "fwd" else (
+        (_library.GRAD_INPUT if "dx" in grads else 0) |
+        (_library.GRAD_WEIGHT if "dscale" in grads else 0) |
+        (_library.GRAD_BIAS if "dshift" in grads else 0))
+    kind = _library.FORWARD if direction == "fwd" else _library.BACKWARD
+    return _query_name(lambda buf, size, required: _lib.convjit_batchnorm_descriptor_name(
+        C.byref(params), kind, flags, mask, _desc(tx), _desc(ty), int(symbolic_batch), buf,
+        size, required))
+
+
+# ---- resize ----------------------------------------------------------------------------------
+
+def resize_params(spatial_dims, mode="nearest", coordinates=None, scale=None):
+    """mode: nearest, nearest-ceil, nearest-round-prefer-floor, nearest-round-prefer-ceil or
+    linear; coordinates: asymmetric, half-pixel, pytorch-half-pixel, align-corners or
+    tf-half-pixel-for-nn (None: PyTorch's, asymmetric for nearest modes and half-pixel for
+    linear); scale: out / in, a number or one per spatial dim (None, or 0 in a dim: from the
+    sizes)."""
+    if mode not in _library.RESIZE_MODES:
+        raise InvalidArgumentError(f"mode = {mode!r}: give one of "
+                                   f"{', '.join(_library.RESIZE_MODES)}")
+    coordinates = coordinates or ("half-pixel" if mode == "linear" else "asymmetric")
+    if coordinates not in _library.RESIZE_COORDINATES:
+        raise InvalidArgumentError(f"coordinates = {coordinates!r}: give one of "
+                                   f"{', '.join(_library.RESIZE_COORDINATES)}")
+    p = _library.ResizeParams()
+    p.spatial_dims = spatial_dims
+    p.mode, p.coordinates = _library.RESIZE_MODES[mode], _library.RESIZE_COORDINATES[coordinates]
+    if scale is not None:
+        scales = (scale,) * spatial_dims if isinstance(scale, (int, float)) else tuple(scale)
+        if len(scales) != spatial_dims:
+            raise InvalidArgumentError(f"scale = {scale!r}: give a number or {spatial_dims}, one "
+                                       "per spatial dim")
+        for i, s in enumerate(scales):
+            p.scale[i] = float(s)
+    return p
+
+
+def resize_output_shape(x_shape, scale):
+    """y's shape: floor(in * scale) per spatial dim, as PyTorch and ONNX size it."""
+    params = resize_params(len(x_shape) - 2, scale=scale)
+    x = _library.TensorDesc()
+    x.dtype, x.rank = 0, len(x_shape)
+    for i, size in enumerate(x_shape):
+        x.dims[i], x.strides[i] = size, 1
+    out = (C.c_int64 * _library.MAX_RANK)()
+    check(_lib.convjit_resize_output_dims(C.byref(params), C.byref(x), out))
+    return tuple(out[i] for i in range(len(x_shape)))
+
+
+def resize_forward(x, y, *, mode="nearest", coordinates=None, scale=None, alpha=1.0, beta=0.0,
+                   stream=None):
+    """y = alpha * resize(x) + beta * y; y's shape gives the output size."""
+    tx, ty = Tensor(x, "x", stream), Tensor(y, "y", stream)
+    params = resize_params(_spatial_dims(tx), mode, coordinates, scale)
+    e = _exec([tx, ty], stream)
+    check(_lib.convjit_resize_forward(C.byref(params), _desc(tx), _pointer(tx), _desc(ty),
+                                      _pointer(ty), alpha, beta, C.byref(e)))
+    return y
+
+
+def resize_backward(dy, dx, *, mode="nearest", coordinates=None, scale=None, alpha=1.0,
+                    beta=0.0, stream=None):
+    """dx = alpha * resize_bwd(dy) + beta * dx, summed in a fixed order (deterministic)."""
+    tdy, tdx = Tensor(dy, "dy", stream), Tensor(dx, "dx", stream)
+    params = resize_params(_spatial_dims(tdx), mode, coordinates, scale)
+    e = _exec([tdy, tdx], stream)
+    check(_lib.convjit_resize_backward(C.byref(params), _desc(tdy), _pointer(tdy), _desc(tdx),
+                                       _pointer(tdx), alpha, beta, C.byref(e)))
+    return dx
+
+
+def resize_descriptor_name(x, y, *, direction="fwd", mode="nearest", coordinates=None,
+                           scale=None, symbolic_batch=False):
+    """The descriptor name of a resize: (x, y) for fwd, (dx, dy) for bwd."""
+    if direction not in ("fwd", "bwd"):
+        raise InvalidArgumentError(f"direction = {direction!r}: give fwd or bwd")
+    tx, ty = Tensor(x, "x"), Tensor(y, "y")
+    params = resize_params(_spatial_dims(tx), mode, coordinates, scale)
+    kind = _library.FORWARD if direction == "fwd" else _library.BACKWARD
+    return _query_name(lambda buf, size, required: _lib.convjit_resize_descriptor_name(
+        C.byref(params), kind, _desc(tx), _desc(ty), int(symbolic_batch), buf, size, required))

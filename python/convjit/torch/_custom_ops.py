@@ -6,13 +6,15 @@ the functions reach the ops through those Functions, which torch.func
 accepts (the autograd that register_autograd makes is not)."""
 
 from types import SimpleNamespace
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 
 from ..core import conv_params, pool_params
 from . import _kernels as K
+from . import _norm_kernels as NK
 from ._autograd import make_functions
+from ._norm_autograd import make_norm_functions
 
 AVAILABLE = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
 
@@ -97,6 +99,66 @@ if AVAILABLE:
     @pool_backward.register_fake
     def _(x, dy, mode, window, stride, pad_begin, pad_end, dilation):
         return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
+
+    @torch.library.custom_op("convjit::batch_norm", mutates_args=())
+    def batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
+                   running_mean: Optional[Tensor], running_var: Optional[Tensor], training: bool,
+                   momentum: float, eps: float,
+                   activation: Optional[str]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        return NK.batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps,
+                             activation)
+
+    @batch_norm.register_fake
+    def _(x, weight, bias, running_mean, running_var, training, momentum, eps, activation):
+        dtype = NK._param_dtype(x)
+        channels = x.shape[1] if training else 0
+        kept = channels if running_mean is not None else 0
+        return (K._empty(x.shape, x), x.new_empty(channels, dtype=dtype),
+                x.new_empty(channels, dtype=dtype), x.new_empty(kept, dtype=dtype),
+                x.new_empty(kept, dtype=dtype))
+
+    @torch.library.custom_op("convjit::batch_norm_backward", mutates_args=())
+    def batch_norm_backward(x: Tensor, dy: Tensor, weight: Optional[Tensor],
+                            bias: Optional[Tensor], mean: Tensor, var_or_invstd: Tensor,
+                            training: bool, eps: float, activation: Optional[str],
+                            mask: List[bool]) -> Tuple[Tensor, Tensor, Tensor]:
+        return NK.batch_norm_backward(x, dy, weight, bias, mean, var_or_invstd, training, eps,
+                                      activation, mask)
+
+    @batch_norm_backward.register_fake
+    def _(x, dy, weight, bias, mean, var_or_invstd, training, eps, activation, mask):
+        def param(p):
+            return x.new_empty(x.shape[1], dtype=NK._param_dtype(x) if p is None else p.dtype)
+        return (torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
+                if mask[0] else x.new_empty(0),
+                param(weight) if mask[1] else x.new_empty(0),
+                param(bias) if mask[2] else x.new_empty(0))
+
+    @torch.library.custom_op("convjit::resize", mutates_args=())
+    def resize(x: Tensor, out_size: List[int], mode: str, coordinates: str,
+               scales: List[float]) -> Tensor:
+        return NK.resize(x, out_size, mode, coordinates, scales)
+
+    @resize.register_fake
+    def _(x, out_size, mode, coordinates, scales):
+        return K._empty(list(x.shape[:2]) + _ints(out_size), x)
+
+    @torch.library.custom_op("convjit::resize_backward", mutates_args=())
+    def resize_backward(dy: Tensor, x_shape: List[int], mode: str, coordinates: str,
+                        scales: List[float]) -> Tensor:
+        return NK.resize_backward(dy, x_shape, mode, coordinates, scales)
+
+    @resize_backward.register_fake
+    def _(dy, x_shape, mode, coordinates, scales):
+        return K._empty(_ints(x_shape), dy)
+
+    NORM_FUNCTIONS = make_norm_functions(SimpleNamespace(
+        batch_norm=batch_norm._opoverload, batch_norm_backward=batch_norm_backward._opoverload,
+        resize=resize._opoverload, resize_backward=resize_backward._opoverload))
+    for op, function in ((batch_norm, NORM_FUNCTIONS.BatchNorm),
+                         (resize, NORM_FUNCTIONS.Resize),
+                         (resize_backward, NORM_FUNCTIONS.ResizeBackward)):
+        op.register_autograd(function.backward, setup_context=function.setup_context)
 
     FUNCTIONS = make_functions(SimpleNamespace(
         conv=conv._opoverload, conv_backward_data=conv_backward_data._opoverload,

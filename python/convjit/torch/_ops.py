@@ -4,6 +4,8 @@ over the plain kernels."""
 
 from . import _autograd, _custom_ops
 from . import _kernels as K
+from . import _norm_kernels as NK
+from ._norm_autograd import make_norm_functions
 
 REGISTERED_AS_CUSTOM_OPS = _custom_ops.AVAILABLE
 FUNCTIONS = _custom_ops.FUNCTIONS if REGISTERED_AS_CUSTOM_OPS else \
@@ -11,3 +13,7 @@ FUNCTIONS = _custom_ops.FUNCTIONS if REGISTERED_AS_CUSTOM_OPS else \
 conv = FUNCTIONS.conv
 conv_transpose = FUNCTIONS.conv_transpose
 pool = FUNCTIONS.pool
+NORM_FUNCTIONS = _custom_ops.NORM_FUNCTIONS if REGISTERED_AS_CUSTOM_OPS else \
+    make_norm_functions(NK)
+batch_norm = NORM_FUNCTIONS.BatchNorm.apply
+resize = NORM_FUNCTIONS.Resize.apply

@@ -1,5 +1,8 @@
-"""torch.nn.functional's convolutions and pools, served by convjit, with
-the same signatures and semantics, and differentiable."""
+"""torch.nn.functional's convolutions, pools, batch_norm and interpolate,
+served by convjit, with the same signatures and semantics, and
+differentiable."""
+
+import math
 
 import torch
 
@@ -203,6 +206,87 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return dx, dw, db
 
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05, activation=None):
+    """torch.nn.functional.batch_norm; training updates running_mean and running_var in
+    place (where given), as torch does.  activation ("relu" or "silu") is applied after the
+    shift, fused (YOLO's Conv-BN-SiLU), and differentiated with it."""
+    if input.dim() < 2:
+        raise ValueError(f"batch_norm expects an input of at least 2 dimensions (N, C, ...), "
+                         f"got {input.dim()}D")
+    if input.dim() > 5:
+        raise InvalidArgumentError(f"batch_norm takes (N, C) and 1 to 3 spatial dims, got "
+                                   f"{input.dim()}D")
+    x = input.unsqueeze(-1) if input.dim() == 2 else input  # (N, C) as (N, C, 1)
+    y, _, _, new_mean, new_var = _ops.batch_norm(x, weight, bias, running_mean, running_var,
+                                                 bool(training), float(momentum), float(eps),
+                                                 activation)
+    if training and running_mean is not None:
+        with torch.no_grad():
+            running_mean.copy_(new_mean)
+            running_var.copy_(new_var)
+    return y.squeeze(-1) if input.dim() == 2 else y
+
+
+# torch's interpolate mode -> convjit's (mode, coordinates, the input rank it needs or None).
+_RESIZE_MODES = {"nearest": ("nearest", "asymmetric", None),
+                 "nearest-exact": ("nearest-round-prefer-ceil", "half-pixel", None),
+                 "linear": ("linear", None, 3), "bilinear": ("linear", None, 4),
+                 "trilinear": ("linear", None, 5)}
+
+
+def _resize_sizes(input, n, size, scale_factor, recompute_scale_factor):
+    """(output sizes, the scales torch maps with, 0 where it uses the sizes)."""
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = [size] * n if isinstance(size, int) else list(size)
+        if len(sizes) != n:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and output size of {size}.")
+        return [int(v) for v in sizes], [0.0] * n
+    scales = [float(scale_factor)] * n if isinstance(scale_factor, (int, float)) else \
+        [float(v) for v in scale_factor]
+    if len(scales) != n:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                         f"dimensions, but got input with spatial dimensions of "
+                         f"{list(input.shape[2:])} and scale_factor of shape {scale_factor}.")
+    sizes = [math.floor(float(s) * f) for s, f in zip(input.shape[2:], scales)]
+    return sizes, [0.0] * n if recompute_scale_factor else scales
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate for the nearest, nearest-exact and (bi/tri)linear modes,
+    with torch's coordinates (including the scale it was given); the backward is
+    deterministic."""
+    if mode not in _RESIZE_MODES:
+        raise UnsupportedError(f"interpolate mode {mode!r}: convjit serves "
+                               f"{', '.join(_RESIZE_MODES)}; use torch.nn.functional there")
+    if antialias:
+        raise UnsupportedError("interpolate with antialias=True: convjit's resize does not "
+                               "low-pass filter; use torch.nn.functional there")
+    resize_mode, coordinates, rank = _RESIZE_MODES[mode]
+    if rank is None and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if rank is not None and input.dim() != rank:
+        raise InvalidArgumentError(f"mode {mode!r} needs a {rank}D input, got {input.dim()}D")
+    if not 3 <= input.dim() <= 5:
+        raise InvalidArgumentError(f"interpolate takes (N, C) and 1 to 3 spatial dims, got "
+                                   f"{input.dim()}D")
+    n = input.dim() - 2
+    sizes, scales = _resize_sizes(input, n, size, scale_factor, recompute_scale_factor)
+    if coordinates is None:
+        coordinates = "align-corners" if align_corners else "half-pixel"
+    # torch reads a dim whose size is kept (or doubled, nearest) without its scale.
+    for i, (s, out) in enumerate(zip(input.shape[2:], sizes)):
+        if out == s or (mode == "nearest" and out == 2 * s) or coordinates == "align-corners":
+            scales[i] = 0.0
+    return _ops.resize(input, sizes, resize_mode, coordinates, scales)
+
+
+__all__ = ["batch_norm", "interpolate", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
            "avg_pool2d", "avg_pool3d", "convolution_backward"]

@@ -1,4 +1,5 @@
-"""Drop-in replacements for torch.nn's convolution and pooling modules:
+"""Drop-in replacements for torch.nn's convolution, pooling, BatchNorm and
+Upsample modules:
 subclasses with the same parameters, buffers and state_dict, whose forward
 runs through convjit.  replace_modules() swaps them into a model, user
 subclasses of torch's modules included.
@@ -170,6 +171,46 @@ class AdaptiveMaxPool3d(AdaptivePoolMixin, nn.AdaptiveMaxPool3d):
     pass
 
 
+class BatchNormMixin:
+    """nn.BatchNorm1d/2d/3d's computation through convjit: its running statistics and
+    num_batches_tracked kept exactly as torch keeps them."""
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        training = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            training, factor, self.eps)
+
+
+class BatchNorm1d(BatchNormMixin, nn.BatchNorm1d):
+    pass
+
+
+class BatchNorm2d(BatchNormMixin, nn.BatchNorm2d):
+    pass
+
+
+class BatchNorm3d(BatchNormMixin, nn.BatchNorm3d):
+    pass
+
+
+class UpsampleMixin:
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+
+class Upsample(UpsampleMixin, nn.Upsample):
+    pass
+
+
 class LeftToTorchWarning(UserWarning):
     """A conv or pool module, or one call of it, that torch serves, not convjit."""
 
@@ -185,11 +226,14 @@ REPLACEMENTS = {
         (nn.AvgPool2d, AvgPool2d), (nn.AvgPool3d, AvgPool3d),
         (nn.AdaptiveAvgPool1d, AdaptiveAvgPool1d), (nn.AdaptiveAvgPool2d, AdaptiveAvgPool2d),
         (nn.AdaptiveAvgPool3d, AdaptiveAvgPool3d), (nn.AdaptiveMaxPool1d, AdaptiveMaxPool1d),
-        (nn.AdaptiveMaxPool2d, AdaptiveMaxPool2d), (nn.AdaptiveMaxPool3d, AdaptiveMaxPool3d))},
+        (nn.AdaptiveMaxPool2d, AdaptiveMaxPool2d), (nn.AdaptiveMaxPool3d, AdaptiveMaxPool3d),
+        (nn.BatchNorm1d, BatchNorm1d), (nn.BatchNorm2d, BatchNorm2d),
+        (nn.BatchNorm3d, BatchNorm3d), (nn.Upsample, Upsample))},
 }
 _POOL_DIMS = {base: int(base.__name__[-2]) for base in REPLACEMENTS if "Pool" in base.__name__}
 _ADAPTIVE_MAX = (nn.AdaptiveMaxPool1d, nn.AdaptiveMaxPool2d, nn.AdaptiveMaxPool3d)
-_MIXINS = (ConvMixin, ConvTransposeMixin, MaxPoolMixin, AvgPoolMixin, AdaptivePoolMixin)
+_MIXINS = (ConvMixin, ConvTransposeMixin, MaxPoolMixin, AvgPoolMixin, AdaptivePoolMixin,
+           BatchNormMixin, UpsampleMixin)
 
 # Conv and pool modules convjit has no replacement for: named when left.
 _UNSERVED = {
@@ -247,6 +291,8 @@ def _why_left(module, base):
         return "return_indices=True: convjit's max pooling keeps no indices"
     if getattr(module, "divisor_override", None) is not None:
         return "divisor_override: convjit divides by the window's element count"
+    if isinstance(module, nn.Upsample) and module.mode not in F._RESIZE_MODES:
+        return f"mode {module.mode!r}: convjit's resize is nearest or linear"
     return None
 
 
