@@ -73,7 +73,14 @@ TEST(Cli, DescribeNameParsesAndItsFlagsLineReproducesTheName) {
         std::string("avgpadpool1d_2_3_9_0_0_27_9_1_0_0_3_0_0_2_3_5_0_0_15_5_1_0_0_1_0_0_2_0_0_1_0_"
                     "0_bwd"),
         std::string("conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"
-                    "12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd_ep_silu_bias_res_bf16")}) {
+                    "12544_112_1_0_3_3_0_2_2_0_1_1_0_1_fwd_ep_silu_bias_res_bf16"),
+        std::string("batchnorm2d_2_3_4_5_0_60_1_15_3_0_2_3_4_5_0_60_20_5_1_0_bwd_noshift_grads_dx_"
+                    "dscale_ep_silu_bf16"),
+        std::string("batchnorm1d_3_4_7_0_0_28_7_1_0_0_3_4_7_0_0_28_7_1_0_0_fwd_inference_noscale"),
+        std::string("resize3d_1_2_3_4_5_120_60_20_5_1_1_2_6_8_10_960_480_80_10_1_linear_align-"
+                    "corners_fwd_sc_2_2_2_f16"),
+        std::string("resize1d_2_3_7_0_0_21_7_1_0_0_2_3_3_0_0_9_3_1_0_0_nearest-round-prefer-floor_"
+                    "tf-half-pixel-for-nn_bwd")}) {
     const Outcome described = convjit("describe --name " + name);
     ASSERT_EQ(described.exit_code, 0) << described.output;
     EXPECT_EQ(described.first_line(), name);

@@ -54,16 +54,27 @@ Status run_api_call(ApiCallKey& key, const convjit_exec_t* exec, const ExecArgs&
 
 // The name of the first NULL pointer, or nullptr when all are set.  Cheap on
 // success: it runs on every call.
-inline const char* first_null(std::initializer_list<std::pair<const void*, const char*>> pointers) {
+inline const char* first_null(
+    std::initializer_list<std::pair<const void*, const char*>> pointers) {
   for (const auto& [pointer, name] : pointers)
     if (pointer == nullptr) return name;
   return nullptr;
 }
 
-inline Status null_argument(const char* name) { return Status::invalid(fmt::format("{} is NULL", name)); }
+inline Status null_argument(const char* name) {
+  return Status::invalid(fmt::format("{} is NULL", name));
+}
+
+// A NULL operand.  An empty tensor may have no address, so where the
+// descriptor does not validate (a zero-size batch), that is the error.
+template <class Describe>
+Status null_operand(const char* name, Describe&& describe) {
+  auto desc = describe();
+  return desc.is_ok() ? null_argument(name) : desc.status();
+}
 
 inline Status write_name(const Result<OpDescriptor>& desc, int symbolic, char* buf, size_t size,
-                  size_t* required) {
+                         size_t* required) {
   if (!desc.is_ok()) return desc.status();
   return write_text(descriptor_name(symbolic ? with_symbolic_batch(desc.value()) : desc.value()),
                     "name buffer", buf, size, required);

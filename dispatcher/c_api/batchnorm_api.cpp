@@ -101,12 +101,15 @@ convjit_status_t convjit_batchnorm_forward_training(
     void* running_mean, void* running_var, void* saved_mean, void* saved_invstd, double alpha,
     double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"},
-                                          {y, "y"},
-                                          {params, "batchnorm params"},
+    if (const char* missing = first_null({{params, "batchnorm params"},
                                           {x_desc, "x descriptor"},
                                           {y_desc, "y descriptor"}}))
       return null_argument(missing);
+    if (const char* missing = first_null({{x, "x"}, {y, "y"}}))
+      return null_operand(missing, [&] {
+        return make_batchnorm_descriptor(params, Direction::fwd, operand_flags(scale, shift),
+                                         x_desc, y_desc);
+      });
     if ((running_mean == nullptr) != (running_var == nullptr))
       return Status::invalid(
           "running_mean and running_var must both be given (to update them) or both be NULL");
@@ -126,14 +129,19 @@ convjit_status_t convjit_batchnorm_forward_inference(
     const convjit_tensor_desc_t* y_desc, void* y, double alpha, double beta,
     const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"},
-                                          {y, "y"},
-                                          {running_mean, "running_mean (inference reads it)"},
-                                          {running_var, "running_var (inference reads it)"},
-                                          {params, "batchnorm params"},
+    if (const char* missing = first_null({{params, "batchnorm params"},
                                           {x_desc, "x descriptor"},
                                           {y_desc, "y descriptor"}}))
       return null_argument(missing);
+    if (const char* missing = first_null({{x, "x"},
+                                          {y, "y"},
+                                          {running_mean, "running_mean (inference reads it)"},
+                                          {running_var, "running_var (inference reads it)"}}))
+      return null_operand(missing, [&] {
+        return make_batchnorm_descriptor(params, Direction::fwd,
+                                         operand_flags(scale, shift) | kNormInference, x_desc,
+                                         y_desc);
+      });
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.out = y;
     args.norm.scale = scale, args.norm.shift = shift;
@@ -153,12 +161,16 @@ convjit_status_t convjit_batchnorm_backward(
   return guarded([&]() -> Status {
     if (Status s = check_grad_mask(grad_mask); !s.is_ok()) return s;
     const char* stats = training ? "the saved mean and invstd" : "the running mean and variance";
-    if (const char* missing = first_null({{x, "x"},
-                                          {dy, "dy"},
-                                          {params, "batchnorm params"},
+    if (const char* missing = first_null({{params, "batchnorm params"},
                                           {x_desc, "x descriptor"},
                                           {dy_desc, "dy descriptor"}}))
       return null_argument(missing);
+    const std::int32_t flags =
+        operand_flags(scale, shift) | (training ? 0 : kNormInference) | grad_flags(grad_mask);
+    if (const char* missing = first_null({{x, "x"}, {dy, "dy"}}))
+      return null_operand(missing, [&] {
+        return make_batchnorm_descriptor(params, Direction::bwd, flags, x_desc, dy_desc);
+      });
     if (mean == nullptr || var_or_invstd == nullptr)
       return Status::invalid(fmt::format("mean or var_or_invstd is NULL; pass {}", stats));
     for (auto [bit, out, name] : {std::tuple{CONVJIT_GRAD_INPUT, dx, "dx"},
@@ -178,8 +190,6 @@ convjit_status_t convjit_batchnorm_backward(
       args.norm.running_mean = a, args.norm.running_var = b;
     }
     args.norm.scale_grad = dscale, args.norm.shift_grad = dshift;
-    const std::int32_t flags =
-        operand_flags(scale, shift) | (training ? 0 : kNormInference) | grad_flags(grad_mask);
     return run_batchnorm(ApiOp::batchnorm_bwd, params, Direction::bwd, flags, x_desc, dy_desc,
                          args, exec);
   });

@@ -80,12 +80,13 @@ convjit_status_t convjit_resize_forward(const convjit_resize_params_t* params,
                                         const convjit_tensor_desc_t* y_desc, void* y, double alpha,
                                         double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{x, "x"},
-                                          {y, "y"},
-                                          {params, "resize params"},
-                                          {x_desc, "x descriptor"},
-                                          {y_desc, "y descriptor"}}))
+    if (const char* missing = first_null(
+            {{params, "resize params"}, {x_desc, "x descriptor"}, {y_desc, "y descriptor"}}))
       return null_argument(missing);
+    if (const char* missing = first_null({{x, "x"}, {y, "y"}}))
+      return null_operand(missing, [&] {
+        return make_resize_descriptor(params, Direction::fwd, x_desc, y_desc);
+      });
     ExecArgs args = exec_args(exec, alpha, beta);
     args.x = x, args.out = y;
     return run_resize(ApiOp::resize_fwd, params, Direction::fwd, x_desc, y_desc, args, exec);
@@ -97,12 +98,13 @@ convjit_status_t convjit_resize_backward(const convjit_resize_params_t* params,
                                          const convjit_tensor_desc_t* dx_desc, void* dx,
                                          double alpha, double beta, const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
-    if (const char* missing = first_null({{dy, "dy"},
-                                          {dx, "dx"},
-                                          {params, "resize params"},
-                                          {dx_desc, "dx descriptor"},
-                                          {dy_desc, "dy descriptor"}}))
+    if (const char* missing = first_null(
+            {{params, "resize params"}, {dx_desc, "dx descriptor"}, {dy_desc, "dy descriptor"}}))
       return null_argument(missing);
+    if (const char* missing = first_null({{dy, "dy"}, {dx, "dx"}}))
+      return null_operand(missing, [&] {
+        return make_resize_descriptor(params, Direction::bwd, dx_desc, dy_desc);
+      });
     ExecArgs args = exec_args(exec, alpha, beta);
     args.dy = dy, args.out = dx;
     return run_resize(ApiOp::resize_bwd, params, Direction::bwd, dx_desc, dy_desc, args, exec);

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -145,6 +146,9 @@ struct OpDescriptorHash {
 // "tf-half-pixel-for-nn".
 [[nodiscard]] std::string_view resize_mode_name(ResizeMode mode);
 [[nodiscard]] std::string_view resize_coordinates_name(ResizeCoordinates coordinates);
+// The inverses of the two above; nullopt for an unknown name.
+[[nodiscard]] std::optional<ResizeMode> parse_resize_mode(std::string_view name);
+[[nodiscard]] std::optional<ResizeCoordinates> parse_resize_coordinates(std::string_view name);
 // The dtype of BatchNorm's statistics and parameters for data of `dtype`:
 // f64 for f64 (so gradcheck sees f64 throughout), else f32 (as cuDNN).
 [[nodiscard]] DataType norm_param_dtype(DataType dtype);

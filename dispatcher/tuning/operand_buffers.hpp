@@ -15,6 +15,11 @@ namespace convjit {
 struct OperandBuffers {
   std::vector<unsigned char> x, w, dy, out;
   std::vector<unsigned char> bias, residual;  // a fused epilogue's, where it reads them
+  // A batchnorm's per-channel operands (norm_param_dtype): scale, shift,
+  // running mean and variance, saved mean and invstd, and the parameter
+  // gradients.  The variance and invstd are positive.
+  std::vector<unsigned char> scale, shift, running_mean, running_var, mean, invstd, scale_grad,
+      shift_grad;
   ExecArgs args;  // over the buffers above; only what the op reads
 
   // Random inputs in [-1, 1]; the output zeroed.

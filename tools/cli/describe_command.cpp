@@ -39,6 +39,13 @@ std::string op_title(const OpDescriptor& d) {
                          direction_name(d.direction));
     case OpKind::bias_grad:
       return fmt::format("conv{}d bias gradient", d.spatial_dims);
+    case OpKind::batchnorm:
+      return fmt::format("batchnorm{}d {}{}", d.spatial_dims, direction_name(d.direction),
+                         d.has_norm_flag(kNormInference) ? " (inference)" : " (training)");
+    case OpKind::resize:
+      return fmt::format("{} resize{}d {} ({})", resize_mode_name(d.resize_mode), d.spatial_dims,
+                         direction_name(d.direction),
+                         resize_coordinates_name(d.resize_coordinates));
   }
   return "?";
 }
@@ -88,7 +95,7 @@ void print_descriptor(const OpDescriptor& d) {
   if (d.is_conv()) print_tensor(slots.w, d.w_dims, d.w_strides, d, /*has_batch=*/false);
   if (d.is_pool()) fmt::print("{:<10}{}\n", "window", list(d.window, d.spatial_dims));
   print_tensor(slots.y, d.y_dims, d.y_strides, d);
-  if (d.kind != OpKind::bias_grad) {
+  if (d.has_window()) {
     fmt::print("{:<10}begin {}  end {}\n", "padding", list(d.pad_begin, d.spatial_dims),
                list(d.pad_end, d.spatial_dims));
     fmt::print("{:<10}{}\n", "stride", list(d.stride, d.spatial_dims));
@@ -112,6 +119,8 @@ class DescribeCommand final : public Command {
         "Examples:\n"
         "  convjit describe conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
         "  convjit describe pool --x 1,64,112,112 --window 3,3 --stride 2,2 --pad 1,1 --mode max\n"
+        "  convjit describe batchnorm --x 32,16,80,80 --layout nhwc --act silu\n"
+        "  convjit describe resize --x 1,256,20,20 --scale 2,2 --mode nearest\n"
         "  convjit describe --name "
         "conv2d_B_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_B_64_112_112_0_802816_12544_112_1_0_"
         "3_3_0_2_2_0_1_1_0_1_fwd");

@@ -129,6 +129,84 @@ OpDescriptor build_bias(const ProblemFlags& f, convjit_dtype_t dtype) {
   return unwrap(make_bias_grad_descriptor(&dy));
 }
 
+OpDescriptor build_batchnorm(const ProblemFlags& f, convjit_dtype_t dtype) {
+  const convjit_tensor_desc_t x =
+      tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  const convjit_tensor_desc_t y =
+      tensor(f.x, f.y_strides, dtype, channels_last(f), "--x", "--y-strides");
+  convjit_batchnorm_params_t p{};
+  (void)convjit_batchnorm_params_init(&p);
+  p.onnx_running_stats = f.onnx ? 1 : 0;
+  p.activation = f.act == "relu"   ? CONVJIT_ACTIVATION_RELU
+                 : f.act == "silu" ? CONVJIT_ACTIVATION_SILU
+                                   : CONVJIT_ACTIVATION_IDENTITY;
+  const bool bwd = f.op == "bwd";
+  std::int32_t flags = (f.no_scale ? 0 : kNormScale) | (f.no_shift ? 0 : kNormShift) |
+                       (f.inference ? kNormInference : 0);
+  if (!bwd && !f.grads.empty()) throw UsageError("--grads applies to --op bwd only");
+  if (bwd && f.grads.empty()) flags |= kNormGradMask;
+  for (const std::string& g : f.grads)
+    flags |= g == "dx" ? kNormGradInput : g == "dscale" ? kNormGradScale : kNormGradShift;
+  return unwrap(
+      make_batchnorm_descriptor(&p, bwd ? Direction::bwd : Direction::fwd, flags, &x, &y));
+}
+
+OpDescriptor build_resize(const ProblemFlags& f, convjit_dtype_t dtype) {
+  const convjit_tensor_desc_t x =
+      tensor(f.x, f.x_strides, dtype, channels_last(f), "--x", "--x-strides");
+  convjit_resize_params_t p{};
+  const auto mode = static_cast<convjit_resize_mode_t>(
+      *parse_resize_mode(f.resize_mode));  // CLI::IsMember checked the name
+  (void)convjit_resize_params_init(&p, x.rank - 2, mode);
+  if (!f.coordinates.empty())
+    p.coordinates = static_cast<convjit_resize_coordinates_t>(
+        *parse_resize_coordinates(f.coordinates));
+  if (!f.scale.empty()) {
+    if (f.scale.size() != static_cast<std::size_t>(x.rank - 2))
+      throw UsageError(fmt::format("--scale needs one value per spatial dim ({}), got {}",
+                                   x.rank - 2, f.scale.size()));
+    for (std::size_t i = 0; i < f.scale.size(); ++i) p.scale[i] = f.scale[i];
+  }
+  if (f.y.empty() && f.scale.empty()) throw UsageError("give --y (the output shape) or --scale");
+  const Direction direction = f.op == "bwd" ? Direction::bwd : Direction::fwd;
+  std::vector<std::int64_t> y_dims = f.y;
+  if (y_dims.empty()) {
+    const OpDescriptor shape = unwrap(make_resize_descriptor(&p, direction, &x, nullptr));
+    y_dims.assign(shape.y_dims.begin(), shape.y_dims.begin() + x.rank);
+  }
+  const convjit_tensor_desc_t y =
+      tensor(y_dims, f.y_strides, dtype, channels_last(f), "--y", "--y-strides");
+  return unwrap(make_resize_descriptor(&p, direction, &x, &y));
+}
+
+void add_batchnorm_flags(CLI::App& c, ProblemFlags& f) {
+  c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwd"}));
+  c.add_flag("--inference", f.inference, "normalise with the running statistics");
+  c.add_flag("--no-scale", f.no_scale, "no scale (gamma) operand: 1");
+  c.add_flag("--no-shift", f.no_shift, "no shift (beta) operand: 0");
+  c.add_flag("--onnx", f.onnx, "fwd training: ONNX's running update (population variance)");
+  c.add_option("--grads", f.grads, "bwd: the gradients to compute (default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"dx", "dscale", "dshift"}));
+  c.add_option("--act", f.act, "the fused activation after the shift")
+      ->check(CLI::IsMember({"identity", "relu", "silu"}));
+}
+
+void add_resize_flags(CLI::App& c, ProblemFlags& f) {
+  add_integer_list_flag(c, "--y", f.y, "y shape N,C,[D,][H,]W (or give --scale)");
+  c.add_option("--op", f.op, "direction")->check(CLI::IsMember({"fwd", "bwd"}));
+  c.add_option("--mode", f.resize_mode, "nearest rounding or linear")
+      ->check(CLI::IsMember({"nearest", "nearest-ceil", "nearest-round-prefer-floor",
+                             "nearest-round-prefer-ceil", "linear"}));
+  c.add_option("--coordinates", f.coordinates,
+               "coordinate transformation (default: asymmetric for nearest, half-pixel for "
+               "linear)")
+      ->check(CLI::IsMember({"asymmetric", "half-pixel", "pytorch-half-pixel", "align-corners",
+                             "tf-half-pixel-for-nn"}));
+  c.add_option("--scale", f.scale, "out/in per spatial dim as given (default: from the shapes)")
+      ->delimiter(',');
+}
+
 }  // namespace
 
 void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
@@ -136,6 +214,17 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
     add_integer_list_flag(c, "--dy", f.dy, "dy shape N,K,[D,][H,]W")->required();
     add_integer_list_flag(c, "--dy-strides", f.dy_strides,
                           "dy strides (default: contiguous in --layout)");
+  } else if (kind == ProblemKind::batchnorm || kind == ProblemKind::resize) {
+    add_integer_list_flag(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
+    add_integer_list_flag(c, "--x-strides", f.x_strides,
+                          "x strides in elements (default: contiguous in --layout)");
+    add_integer_list_flag(c, "--y-strides", f.y_strides,
+                          "y strides (default: contiguous in --layout)");
+    if (kind == ProblemKind::batchnorm) {
+      add_batchnorm_flags(c, f);
+    } else {
+      add_resize_flags(c, f);
+    }
   } else {
     add_integer_list_flag(c, "--x", f.x, "x shape N,C,[D,][H,]W")->required();
     add_integer_list_flag(c, "--x-strides", f.x_strides,
@@ -178,9 +267,11 @@ void add_problem_flags(CLI::App& c, ProblemKind kind, ProblemFlags& f) {
 
 OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags) {
   const convjit_dtype_t dtype = parse_dtype_flag(flags.dtype);
-  OpDescriptor d = kind == ProblemKind::conv   ? build_conv(flags, dtype)
-                   : kind == ProblemKind::pool ? build_pool(flags, dtype)
-                                               : build_bias(flags, dtype);
+  OpDescriptor d = kind == ProblemKind::conv        ? build_conv(flags, dtype)
+                   : kind == ProblemKind::pool      ? build_pool(flags, dtype)
+                   : kind == ProblemKind::batchnorm ? build_batchnorm(flags, dtype)
+                   : kind == ProblemKind::resize    ? build_resize(flags, dtype)
+                                                    : build_bias(flags, dtype);
   return flags.symbolic_batch ? with_symbolic_batch(d) : d;
 }
 
@@ -188,23 +279,29 @@ ProblemInput::ProblemInput(CLI::App& command)
     : command_name_(command.get_name()),
       conv_(command.add_subcommand("conv", "a convolution (fwd, bwddata, bwdfilt)")),
       pool_(command.add_subcommand("pool", "a max or average pooling (fwd, bwd)")),
-      bias_(command.add_subcommand("bias", "a convolution bias gradient")) {
+      bias_(command.add_subcommand("bias", "a convolution bias gradient")),
+      batchnorm_(command.add_subcommand("batchnorm", "a batch normalisation (fwd, bwd)")),
+      resize_(command.add_subcommand("resize", "a nearest or linear resize (fwd, bwd)")) {
   command.add_option("--name", name_, "a descriptor name (or lib<name>.so) instead of flags");
   command.require_subcommand(0, 1);
-  for (CLI::App* sub : {conv_, pool_, bias_}) sub->fallthrough();  // e.g. --json after the flags
+  // e.g. --json after the flags
+  for (CLI::App* sub : {conv_, pool_, bias_, batchnorm_, resize_}) sub->fallthrough();
   add_problem_flags(*conv_, ProblemKind::conv, conv_flags_);
   add_problem_flags(*pool_, ProblemKind::pool, pool_flags_);
   add_problem_flags(*bias_, ProblemKind::bias, bias_flags_);
+  add_problem_flags(*batchnorm_, ProblemKind::batchnorm, batchnorm_flags_);
+  add_problem_flags(*resize_, ProblemKind::resize, resize_flags_);
 }
 
 bool ProblemInput::given() const {
-  return !name_.empty() || conv_->parsed() || pool_->parsed() || bias_->parsed();
+  return !name_.empty() || conv_->parsed() || pool_->parsed() || bias_->parsed() ||
+         batchnorm_->parsed() || resize_->parsed();
 }
 
 OpDescriptor ProblemInput::descriptor() const {
-  const bool has_problem = conv_->parsed() || pool_->parsed() || bias_->parsed();
-  if (!name_.empty() && has_problem)
-    throw UsageError("give either --name or a conv|pool|bias problem, not both");
+  if (!name_.empty() && (conv_->parsed() || pool_->parsed() || bias_->parsed() ||
+                         batchnorm_->parsed() || resize_->parsed()))
+    throw UsageError("give either --name or a conv|pool|bias|batchnorm|resize problem, not both");
   if (!name_.empty()) {
     auto parsed = parse_descriptor_name(name_);
     if (!parsed.is_ok()) throw UsageError(fmt::format("--name: {}", parsed.status().message()));
@@ -213,8 +310,12 @@ OpDescriptor ProblemInput::descriptor() const {
   if (conv_->parsed()) return build_descriptor(ProblemKind::conv, conv_flags_);
   if (pool_->parsed()) return build_descriptor(ProblemKind::pool, pool_flags_);
   if (bias_->parsed()) return build_descriptor(ProblemKind::bias, bias_flags_);
+  if (batchnorm_->parsed()) return build_descriptor(ProblemKind::batchnorm, batchnorm_flags_);
+  if (resize_->parsed()) return build_descriptor(ProblemKind::resize, resize_flags_);
   throw UsageError(fmt::format(
-      "name an operation: {0} conv|pool|bias <flags>, or {0} --name <descriptor>", command_name_));
+      "name an operation: {0} conv|pool|bias|batchnorm|resize <flags>, or {0} --name "
+      "<descriptor>",
+      command_name_));
 }
 
 }  // namespace convjit::cli

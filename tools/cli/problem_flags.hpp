@@ -1,4 +1,4 @@
-// The problem flags shared by `describe conv|pool|bias` (and later commands)
+// The problem flags shared by `describe conv|pool|bias|batchnorm|resize` (and later commands)
 // and their translation into a validated OpDescriptor.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace convjit::cli {
 
-enum class ProblemKind { conv, pool, bias };
+enum class ProblemKind { conv, pool, bias, batchnorm, resize };
 
 struct ProblemFlags {
   std::vector<std::int64_t> x, x_strides, w, w_strides, window, y_strides;
@@ -27,6 +27,13 @@ struct ProblemFlags {
   // A conv fwd's fused epilogue.
   std::string act = "identity";
   bool bias = false, residual = false;
+  // batchnorm
+  bool inference = false, no_scale = false, no_shift = false, onnx = false;
+  std::vector<std::string> grads;
+  // resize
+  std::vector<std::int64_t> y;
+  std::string resize_mode = "nearest", coordinates;
+  std::vector<double> scale;
 };
 
 // Registers the flags of `kind` on a (sub)command.
@@ -35,7 +42,7 @@ void add_problem_flags(CLI::App& command, ProblemKind kind, ProblemFlags& flags)
 // Builds the descriptor; throws UsageError naming the flag at fault.
 [[nodiscard]] OpDescriptor build_descriptor(ProblemKind kind, const ProblemFlags& flags);
 
-// A command's operation, given either as `conv|pool|bias <flags>`
+// A command's operation, given either as `conv|pool|bias|batchnorm|resize <flags>`
 // subcommands or as `--name <descriptor>`.  Registers both on `command`.
 class ProblemInput {
  public:
@@ -54,8 +61,10 @@ class ProblemInput {
   CLI::App* conv_;
   CLI::App* pool_;
   CLI::App* bias_;
+  CLI::App* batchnorm_;
+  CLI::App* resize_;
   std::string name_;
-  ProblemFlags conv_flags_, pool_flags_, bias_flags_;
+  ProblemFlags conv_flags_, pool_flags_, bias_flags_, batchnorm_flags_, resize_flags_;
 };
 
 }  // namespace convjit::cli
