@@ -20,6 +20,14 @@ OpWork op_work(const OpDescriptor& d) {
   const double size = static_cast<double>(element_size(d.dtype));
   const double x = elements(d.x_dims, d.rank()), y = elements(d.y_dims, d.rank());
   if (d.kind == OpKind::bias_grad) return {0, (y + static_cast<double>(d.y_dims[1])) * size};
+  if (d.is_resize()) return {0, (x + y) * size};  // each element once, in either direction
+  if (d.is_batchnorm()) {
+    // Training reads its inputs twice: a statistics pass, then the
+    // elementwise pass (a large activation does not stay in L2 between).
+    const double reads = d.has_norm_flag(kNormInference) ? 1.0 : 2.0;
+    const double inputs = d.direction == Direction::fwd ? x : x + y;
+    return {0, (reads * inputs + (d.direction == Direction::fwd ? y : x)) * size};
+  }
   if (d.is_pool()) {
     if (d.direction == Direction::fwd) return {0, (x + y) * size};
     // dx and dy, and x for max pooling's argmax.

@@ -12,7 +12,7 @@ namespace convjit::analysis {
 
 struct OpWork {
   double flop = 0;   // 2 per multiply-add; 0 for the memory-bound ops
-  double bytes = 0;  // every operand read or written once
+  double bytes = 0;  // every operand read or written once (a training batchnorm reads twice)
 };
 [[nodiscard]] OpWork op_work(const OpDescriptor& desc);
 

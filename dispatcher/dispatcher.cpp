@@ -250,11 +250,6 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
       candidates.push_back({backend->name(), std::move(v.id), std::move(v.kernel), 0, ""});
   }
   if (candidates.empty()) return no_backend(CONVJIT_STATUS_NOT_AVAILABLE, desc, device, declined);
-  if (candidates.size() == 1) {  // nothing to choose between: no measurement, no decision
-    TuningCandidate& only = candidates.front();
-    return Resolution{desc, std::move(only.kernel), only.backend, only.variant,
-                      "the only candidate; declined:" + declined, false};
-  }
   // One measurement at a time: kernels timed concurrently would slow each
   // other down and skew the choice.  Only first calls under `tuned` wait.
   static std::mutex measuring;

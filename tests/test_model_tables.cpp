@@ -1,6 +1,7 @@
 // The built-in model tables against DESIGN.md section 8.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -12,7 +13,7 @@ namespace {
 
 int conv_count(const ModelTable& m) {
   int n = 0;
-  for (const auto& l : m.layers) n += l.is_pool ? 0 : l.count;
+  for (const auto& l : m.layers) n += l.is_conv() ? l.count : 0;
   return n;
 }
 
@@ -37,8 +38,9 @@ TEST(ModelTables, ResNet50HasFiftyThreeConvsAndTheDesignStemName) {
             "1_0_3_3_0_2_2_0_1_1_0_1_fwd");
   // The stem sees the image: no bwddata.
   EXPECT_EQ(ops.at(1).desc.direction, Direction::bwdfilt);
-  // Max pool 3x3 s2 p1 on 64x112x112, global average 7x7 on 2048.
-  const ModelOp& pool = ops.at(2);
+  // Max pool 3x3 s2 p1 on 64x112x112 (after the stem's BatchNorm), global
+  // average 7x7 on 2048.
+  const ModelOp& pool = ops.at(4);
   EXPECT_TRUE(pool.desc.is_pool());
   EXPECT_EQ(pool.desc.x_dims, (Dims5{32, 64, 112, 112, 0}));
   EXPECT_EQ(pool.desc.y_dims, (Dims5{32, 64, 56, 56, 0}));
@@ -87,6 +89,61 @@ TEST(ModelTables, Yolo11nMatchesTheDesignLayerList) {
   int bias = 0;
   for (const auto& op : ops) bias += op.desc.kind == OpKind::bias_grad;
   EXPECT_EQ(bias, 6);  // box and class outputs of three detect branches
+}
+
+// (fwd BatchNorms, their activations) per model, weighted by count.
+std::pair<int, std::multiset<Activation>> batchnorms(const std::vector<ModelOp>& ops) {
+  int bwd = 0;
+  std::multiset<Activation> fwd;
+  for (const auto& op : ops) {
+    if (!op.desc.is_batchnorm()) continue;
+    for (int i = 0; i < op.count; ++i)
+      op.desc.direction == Direction::fwd ? (void)fwd.insert(op.desc.activation) : (void)++bwd;
+  }
+  EXPECT_EQ(bwd, static_cast<int>(fwd.size()));
+  return {bwd, fwd};
+}
+
+TEST(ModelTables, EveryConvWithoutBiasIsFollowedByItsBatchNorm) {
+  const auto resnet = expand("resnet50", {2});
+  EXPECT_EQ(batchnorms(resnet).first, 53);
+  const auto yolo = expand("yolo11n", {2, 320});
+  const auto [count, activations] = batchnorms(yolo);
+  EXPECT_EQ(count, conv_count(*find_model("yolo11n")) - 6);  // the detect head's last convs
+  // C2PSA's qkv, pe, proj and ffn.1 are conv+BN without the activation.
+  EXPECT_EQ(activations.count(Activation::identity), 4u);
+  for (std::size_t i = 0; i + 1 < yolo.size(); ++i) {
+    if (!yolo[i].desc.is_batchnorm() || yolo[i].desc.direction != Direction::fwd) continue;
+    // The BatchNorm normalises its conv's output, in training, with every gradient after.
+    const ModelOp& conv = *std::find_if(yolo.begin(), yolo.end(), [&](const ModelOp& op) {
+      return op.desc.is_conv() && op.layer + ".bn" == yolo[i].layer;
+    });
+    EXPECT_EQ(yolo[i].desc.x_dims, conv.desc.y_dims) << yolo[i].layer;
+    EXPECT_FALSE(yolo[i].desc.has_norm_flag(kNormInference));
+    EXPECT_EQ(yolo[i + 1].desc.norm_flags & kNormGradMask, kNormGradMask);
+  }
+  // At batch 1, layer4's 1x1 outputs (image size 32) have one value per
+  // channel: those BatchNorms cannot train and are left out.
+  EXPECT_EQ(batchnorms(expand("resnet50", {1, 32})).first, 53 - 9);
+  EXPECT_EQ(batchnorms(expand("resnet50", {2, 32})).first, 53);
+}
+
+TEST(ModelTables, Yolo11nNeckUpsamplesTwiceByTwo) {
+  std::vector<std::pair<Dims5, Dims5>> upsamples;
+  for (const auto& op : expand("yolo11n", {2}))
+    if (op.desc.is_resize()) {
+      EXPECT_EQ(op.desc.resize_mode, ResizeMode::nearest_floor);
+      if (op.desc.direction == Direction::fwd) upsamples.push_back({op.desc.x_dims, op.desc.y_dims});
+    }
+  EXPECT_EQ(upsamples, (std::vector<std::pair<Dims5, Dims5>>{
+                           {{2, 256, 20, 20, 0}, {2, 256, 40, 40, 0}},
+                           {{2, 128, 40, 40, 0}, {2, 128, 80, 80, 0}}}));
+}
+
+TEST(ModelTables, TheFusedFormFoldsTheBatchNorms) {
+  ModelOptions fused{1};
+  fused.fused = true;
+  EXPECT_EQ(batchnorms(expand("yolo11n", fused)).first, 0);
 }
 
 TEST(ModelTables, CosmoFlowIs3DAndHalvesPerStage) {

@@ -10,6 +10,14 @@ StagedOperands::StagedOperands(std::shared_ptr<DeviceContext> context, const Ope
   if (args_.dy) args_.dy = copy(host.dy);
   if (args_.bias) args_.bias = copy(host.bias);
   if (args_.residual) args_.residual = copy(host.residual);
+  NormOperands& n = args_.norm;
+  if (n.scale) n.scale = copy(host.scale);
+  if (n.shift) n.shift = copy(host.shift);
+  for (auto [pointer, bytes] : {std::pair{&n.running_mean, &host.running_mean},
+                                {&n.running_var, &host.running_var}, {&n.mean, &host.mean},
+                                {&n.invstd, &host.invstd}, {&n.scale_grad, &host.scale_grad},
+                                {&n.shift_grad, &host.shift_grad}})
+    if (*pointer) *pointer = copy(*bytes);
   args_.out = copy(host.out);  // last: output() reads it back
 }
 

@@ -202,8 +202,8 @@ void check_epilogue(Checker& c, const OpDescriptor& d) {
     return;
   }
   c.require(!d.has_epilogue() || (d.is_conv() && d.direction == Direction::fwd),
-            "a fused epilogue (activation {}, operands {:#x}) applies to conv fwd and batchnorm "
-            "only, not to {} {}; run the epilogue as a separate op",
+            "a fused epilogue (activation {}, operands {:#x}) applies to conv fwd only, not to "
+            "{} {}; run the epilogue as a separate op",
             activation_name(d.activation), d.epilogue_operands, direction_name(d.direction),
             d.is_conv() ? "conv" : (d.is_pool() ? "pool" : "resize or bias gradient"));
 }

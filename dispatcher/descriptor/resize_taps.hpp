@@ -2,7 +2,7 @@
 // rule every backend follows (the JIT's kernels mirror it in f32).
 //
 // The ratio in/out is PyTorch's: 1/scale when a scale was given, else
-// in/out, computed in `Coord` (f32, or f64 for linear on f64 data, as
+// in/out (align_corners: (in - 1)/(out - 1)), computed in `Coord` (f32, or f64 for linear on f64 data, as
 // PyTorch's opmath).  Nearest indices are then rounded and clamped into
 // the input; linear takes the two neighbours of the clamped coordinate
 // with PyTorch's guard (the upper one stays in the input, the weight in
@@ -49,9 +49,16 @@ class ResizeAxis {
   }
 
  private:
+  // align_corners with a given scale divides by the unrounded output length
+  // in * scale, as ONNX's reference does (PyTorch passes no scale there).
   [[nodiscard]] Coord ratio(double scale) const {
-    if (coordinates_ == ResizeCoordinates::align_corners)
-      return out_ > 1 ? static_cast<Coord>(in_ - 1) / static_cast<Coord>(out_ - 1) : Coord(0);
+    if (coordinates_ == ResizeCoordinates::align_corners) {
+      if (out_ <= 1) return Coord(0);
+      if (scale > 0)
+        return static_cast<Coord>(static_cast<double>(in_ - 1) /
+                                  (static_cast<double>(in_) * scale - 1));
+      return static_cast<Coord>(in_ - 1) / static_cast<Coord>(out_ - 1);
+    }
     if (scale > 0) return static_cast<Coord>(1.0 / scale);
     return static_cast<Coord>(in_) / static_cast<Coord>(out_);
   }

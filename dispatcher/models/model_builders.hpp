@@ -52,6 +52,24 @@ inline ModelLayer max_pool(std::string name, int level, std::int64_t channels, s
   return l;
 }
 
+// A nearest upsample by `scale` of an input at `level`.
+inline ModelLayer upsample(std::string name, int level, std::int64_t channels,
+                           std::int64_t scale = 2) {
+  ModelLayer l;
+  l.name = std::move(name);
+  l.is_upsample = true;
+  l.level = level;
+  l.in_channels = l.out_channels = channels;
+  l.upsample_scale = scale;
+  return l;
+}
+
+// A BatchNorm after every conv without a bias of its own (Conv-BN-act).
+inline std::vector<ModelLayer> with_batchnorms(std::vector<ModelLayer> layers) {
+  for (ModelLayer& l : layers) l.batchnorm = l.is_conv() && !l.bias;
+  return layers;
+}
+
 inline ModelLayer global_avg_pool(std::string name, int level, std::int64_t channels) {
   ModelLayer l = max_pool(std::move(name), level, channels, 1, 1, 0);
   l.pool_mode = PoolingMode::avg_exclude_pad;

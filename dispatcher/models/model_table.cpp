@@ -72,6 +72,49 @@ Result<OpDescriptor> pool_op(const ModelTable& m, const ModelOptions& o, const M
   return make_pool_descriptor(&p, direction, &x.value(), &y.value());
 }
 
+// The BatchNorm after a conv, on its output (`y`): training fwd, or bwd with
+// every gradient, the block activation fused where the layer has one.
+Result<OpDescriptor> batchnorm_op(const ModelTable& m, const ModelLayer& l, Direction direction,
+                                  const convjit_tensor_desc_t& y) {
+  convjit_batchnorm_params_t p{};
+  (void)convjit_batchnorm_params_init(&p);
+  if (l.activation && m.block_activation != Activation::identity)
+    p.activation = static_cast<convjit_activation_t>(m.block_activation);
+  const std::int32_t flags =
+      kNormScale | kNormShift | (direction == Direction::bwd ? kNormGradMask : 0);
+  return make_batchnorm_descriptor(&p, direction, flags, &y, &y);
+}
+
+// A nearest upsample by the layer's scale; an integer scale maps the same
+// with or without it, so the descriptor names none (as PyTorch passes it).
+Result<OpDescriptor> upsample_op(const ModelTable& m, const ModelOptions& o, const ModelLayer& l,
+                                 Direction direction, std::int64_t size) {
+  convjit_resize_params_t p{};
+  if (convjit_resize_params_init(&p, m.spatial_dims, CONVJIT_RESIZE_NEAREST) !=
+      CONVJIT_STATUS_SUCCESS)
+    return Status::invalid(convjit_last_error_message());
+  const auto x = tensor("x", m, o, l.in_channels, size);
+  const auto y = tensor("y", m, o, l.in_channels, size * l.upsample_scale);
+  if (!x.is_ok()) return x.status();
+  if (!y.is_ok()) return y.status();
+  return make_resize_descriptor(&p, direction, &x.value(), &y.value());
+}
+
+Status add_batchnorm(const ModelTable& m, const ModelOptions& o, const ModelLayer& l,
+                     const OpDescriptor& conv, std::vector<ModelOp>& ops) {
+  std::int64_t values = o.batch;
+  for (int i = 0; i < m.spatial_dims; ++i) values *= conv.y_dims[static_cast<std::size_t>(2 + i)];
+  if (values == 1) return Status::ok();  // one value per channel: no training BatchNorm there
+  const auto y = tensor("y", m, o, l.out_channels, conv.y_dims[2]);
+  if (!y.is_ok()) return y.status();
+  for (Direction d : {Direction::fwd, Direction::bwd}) {
+    auto op = batchnorm_op(m, l, d, y.value());
+    if (!op.is_ok()) return op.status();
+    ops.push_back({l.name + ".bn", op.value(), l.count});
+  }
+  return Status::ok();
+}
+
 // Conv+BN[+act] with the batch norm folded: the conv, a bias, the activation.
 void fuse_block(const ModelTable& m, const ModelLayer& l, OpDescriptor& d) {
   d.epilogue_operands = kEpilogueBias;
@@ -82,20 +125,27 @@ Status add_layer(const ModelTable& m, const ModelOptions& o, const ModelLayer& l
                  std::vector<ModelOp>& ops) {
   const std::int64_t size = size_at_level(o.image_size, l.level);
   std::vector<Direction> directions;
-  if (l.is_pool) {
+  if (!l.is_conv()) {
     directions = {Direction::fwd, Direction::bwd};
   } else {
     directions = {Direction::fwd, Direction::bwdfilt};
     if (!l.input_layer) directions.insert(directions.begin() + 1, Direction::bwddata);
   }
+  const std::size_t first = ops.size();
   for (Direction d : directions) {
-    auto op = l.is_pool ? pool_op(m, o, l, d, size) : conv_op(m, o, l, d, size);
+    auto op = l.is_pool       ? pool_op(m, o, l, d, size)
+              : l.is_upsample ? upsample_op(m, o, l, d, size)
+                              : conv_op(m, o, l, d, size);
     if (!op.is_ok())
       return Status::invalid(fmt::format("model {} layer {} at image size {}: {}", m.name, l.name,
                                          o.image_size, op.status().message()));
     ops.push_back({l.name, op.value(), l.count});
-    if (o.fused && !l.is_pool && d == Direction::fwd) fuse_block(m, l, ops.back().desc);
+    if (o.fused && l.is_conv() && d == Direction::fwd) fuse_block(m, l, ops.back().desc);
   }
+  if (l.batchnorm && !o.fused)
+    if (Status s = add_batchnorm(m, o, l, ops[first].desc, ops); !s.is_ok())
+      return Status::invalid(fmt::format("model {} layer {} batchnorm: {}", m.name, l.name,
+                                         s.message()));
   if (!l.bias) return Status::ok();
   const auto dy = tensor("dy", m, o, l.out_channels, ops.back().desc.y_dims[2]);
   const auto bias = dy.is_ok() ? make_bias_grad_descriptor(&dy.value())

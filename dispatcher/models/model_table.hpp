@@ -1,7 +1,11 @@
 // Built-in model tables (DESIGN.md section 8: ResNet-50, YOLO11n, CosmoFlow)
 // and their expansion into the operations a training step runs: every conv
 // in fwd, bwddata (except on the input layer) and bwdfilt, the bias
-// gradient where a conv has a bias, and every pool fwd and bwd.
+// gradient where a conv has a bias, the BatchNorm after a conv (training
+// fwd and bwd, the block activation fused), and every pool and upsample fwd
+// and bwd.  Elementwise ops and concatenations are not listed, nor a
+// BatchNorm that would see one value per channel (batch 1 at a 1x1 stage):
+// training cannot normalise that, and PyTorch refuses it too.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@ namespace convjit {
 struct ModelLayer {
   std::string name;
   bool is_pool = false;
+  bool is_upsample = false;  // a nearest upsample by `upsample_scale` (YOLO's neck)
   int level = 0;  // the input's size is the image size halved (rounding up) `level` times
   std::int64_t in_channels = 0;
   std::int64_t out_channels = 0;  // pools: equal to in_channels
@@ -28,7 +33,11 @@ struct ModelLayer {
   bool bias = false;
   bool input_layer = false;  // sees the model input, which needs no gradient
   bool activation = true;    // a conv: its block ends in the model's block activation
-  int count = 1;             // occurrences in the model
+  bool batchnorm = false;    // a conv: a BatchNorm follows (fused with the block activation)
+  std::int64_t upsample_scale = 2;
+  int count = 1;  // occurrences in the model
+
+  [[nodiscard]] bool is_conv() const { return !is_pool && !is_upsample; }
 };
 
 struct ModelTable {
@@ -49,8 +58,8 @@ struct ModelOptions {
   DataType dtype = DataType::f32;
   // Forward convs as Conv+BN+act blocks with the batch norm folded into w
   // and a bias: act(conv + bias) fused, or conv + bias where the layer has
-  // a bias of its own or no activation.  Only models with a block
-  // activation have this form.
+  // a bias of its own or no activation; no BatchNorm ops then.  Only
+  // models with a block activation have this form.
   bool fused = false;
 };
 

@@ -42,22 +42,24 @@ ModelLayer parse_layer(const nlohmann::json& j, std::size_t index, const std::st
   l.name = j.value("name", fmt::format("layer{}", index));
   const std::string where = fmt::format("{}: layers[{}] (\"{}\")", path, index, l.name);
   const std::string type = j.value("type", "conv");
-  l.is_pool = type != "conv";
+  l.is_upsample = type == "upsample";
+  l.is_pool = type != "conv" && !l.is_upsample;
   if (type == "maxpool")
     l.pool_mode = PoolingMode::max;
   else if (type == "avgpool" || type == "global_avgpool")
     l.pool_mode = PoolingMode::avg_exclude_pad;
   else if (type == "avgpadpool")
     l.pool_mode = PoolingMode::avg_include_pad;
-  else if (type != "conv")
+  else if (type != "conv" && type != "upsample")
     throw TableError{fmt::format(
-        "{}: \"type\" = \"{}\" is not conv, maxpool, avgpool, avgpadpool or global_avgpool", where,
-        type)};
+        "{}: \"type\" = \"{}\" is not conv, maxpool, avgpool, avgpadpool, global_avgpool or "
+        "upsample",
+        where, type)};
   l.global_pool = type == "global_avgpool";
   l.level = static_cast<int>(integer(j, "level", 0, 0, where, kMaxLevel));
   l.in_channels = integer(j, "in", 0, 1, where);
   if (l.in_channels == 0) throw TableError{where + ": \"in\" (input channels) is required"};
-  l.out_channels = l.is_pool ? l.in_channels : integer(j, "out", 0, 1, where);
+  l.out_channels = l.is_conv() ? integer(j, "out", 0, 1, where) : l.in_channels;
   if (l.out_channels == 0) throw TableError{where + ": \"out\" (output channels) is required"};
   l.kernel = integer(j, "kernel", 1, 1, where);
   l.stride = integer(j, "stride", l.is_pool ? l.kernel : 1, 1, where);
@@ -70,6 +72,8 @@ ModelLayer parse_layer(const nlohmann::json& j, std::size_t index, const std::st
         "depthwise: groups = in)",
         where, l.groups, l.in_channels, l.out_channels)};
   l.bias = j.value("bias", false);
+  l.batchnorm = l.is_conv() && j.value("batchnorm", false);
+  if (l.is_upsample) l.upsample_scale = integer(j, "scale", 2, 1, where);
   l.input_layer = j.value("input_layer", false);
   l.count = static_cast<int>(integer(j, "count", 1, 1, where));
   return l;

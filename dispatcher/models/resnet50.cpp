@@ -1,5 +1,5 @@
-// ResNet-50 v1.5 (torchvision), 224x224 by default: 53 convolutions, the
-// stem max pool and the global average pool.  Levels: 0 = 224, 1 = 112,
+// ResNet-50 v1.5 (torchvision), 224x224 by default: 53 convolutions, each
+// followed by its BatchNorm, the stem max pool and the global average pool.  Levels: 0 = 224, 1 = 112,
 // 2 = 56, 3 = 28, 4 = 14, 5 = 7.
 #include "dispatcher/models/model_builders.hpp"
 
@@ -11,7 +11,7 @@ ModelTable resnet50_table() {
           "ResNet-50 v1.5 image classifier (53 convs, NCHW 224x224 default)",
           2,
           224,
-          {
+          with_batchnorms({
               input_layer(conv("stem.conv", 0, 3, 64, 7, 2)),
               max_pool("stem.maxpool", 1, 64, 3, 2, 1),
               // @56
@@ -41,7 +41,7 @@ ModelTable resnet50_table() {
               conv("layer4.conv1", 5, 2048, 512, 1, 1, 2),
               conv("layer4.conv2", 5, 512, 512, 3, 1, 2),
               global_avg_pool("avgpool", 5, 2048),
-          }};
+          })};
 }
 
 }  // namespace convjit

@@ -2,8 +2,9 @@
 // with padding k/2 and no bias, except the detect head's last 1x1 convs
 // (a bias, no BN, no activation) and C2PSA's attention and FFN output
 // convs (conv+BN, act=False).
-// Levels: 0 = 640, 1 = 320, 2 = 160, 3 = 80, 4 = 40, 5 = 20.  Upsample and
-// concat are not convolutions and do not appear.
+// Levels: 0 = 640, 1 = 320, 2 = 160, 3 = 80, 4 = 40, 5 = 20.  Every conv
+// but the detect head's last is followed by its BatchNorm; the neck's two
+// 2x nearest upsamples appear, concatenations do not.
 #include "dispatcher/models/model_builders.hpp"
 
 namespace convjit {
@@ -73,7 +74,9 @@ ModelTable yolo11n_table() {
   l.push_back(without_activation(conv("b10.c2psa.ffn.1", 5, 256, 128, 1)));
   l.push_back(conv("b10.c2psa.cv2", 5, 256, 256, 1));
   // Neck
+  l.push_back(upsample("n11.upsample", 5, 256));
   c3k2(l, "n13.c3k2", 4, 384, 128, 64);
+  l.push_back(upsample("n14.upsample", 4, 128));
   c3k2(l, "n16.c3k2", 3, 256, 64, 32);
   l.push_back(conv("n17.conv", 3, 64, 64, 3, 2));
   c3k2(l, "n19.c3k2", 4, 192, 128, 64);
@@ -84,7 +87,7 @@ ModelTable yolo11n_table() {
   detect_branch(l, 4, 128);
   detect_branch(l, 5, 256);
   return {"yolo11n", "YOLO11n object detector (Ultralytics; NCHW 640x640 default)", 2, 640,
-          std::move(l), Activation::silu};
+          with_batchnorms(std::move(l)), Activation::silu};
 }
 
 }  // namespace convjit

@@ -194,7 +194,9 @@ typedef enum convjit_batchnorm_flag {
  *   HALF_PIXEL          x = (o + 0.5) / scale - 0.5      (PyTorch nearest-exact,
  *                                                         linear align_corners=False)
  *   PYTORCH_HALF_PIXEL  HALF_PIXEL, but 0 when out is 1  (ONNX)
- *   ALIGN_CORNERS       x = o * (in - 1) / (out - 1)     (align_corners=True)
+ *   ALIGN_CORNERS       x = o * (in - 1) / (out - 1)     (align_corners=True; with a
+ *                                                         given scale, out is in * scale
+ *                                                         unrounded, as in ONNX)
  *   TF_HALF_PIXEL_FOR_NN x = (o + 0.5) / scale           (ONNX, nearest only)
  * Coordinates are computed in f32 as PyTorch does (f64 for linear f64). */
 typedef enum convjit_resize_coordinates {

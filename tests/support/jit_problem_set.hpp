@@ -91,14 +91,18 @@ inline std::vector<OpDescriptor> random_bias_descriptors(std::mt19937& rng, Data
   return out;
 }
 
-// Every distinct operation of a reference model's training step.
+// The operations of a reference model's training step: its convolutions,
+// pools and bias gradients; with `every_op`, its BatchNorms and upsamples
+// too (which only the reference serves so far).
 inline std::vector<OpDescriptor> model_descriptors(const std::string& model,
-                                                   const ModelOptions& options) {
+                                                   const ModelOptions& options,
+                                                   bool every_op = false) {
   std::vector<OpDescriptor> out;
   auto ops = expand_model(*find_model(model), options);
   EXPECT_TRUE(ops.is_ok()) << ops.status().message();
   if (ops.is_ok())
-    for (const ModelOp& op : ops.value()) out.push_back(op.desc);
+    for (const ModelOp& op : ops.value())
+      if (every_op || !(op.desc.is_batchnorm() || op.desc.is_resize())) out.push_back(op.desc);
   return out;
 }
 

@@ -24,6 +24,7 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
   nlohmann::json rows = nlohmann::json::array();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   double first_total = 0, step_total = 0;
+  int unserved = 0;
   std::set<std::string> seen;
   if (!o.json)
     fmt::print("{:<24} {:<8} {:<14} {:>10} {:>10} {:>9}  {}\n", "layer", "op", "backend",
@@ -37,7 +38,26 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
     OperandBuffers operands(op.desc, rng);
     const ExecArgs args = run_device.stage(operands, op);
     std::string_view backend;
-    const double first = run_device.timed_call(op, args, &backend);
+    double first = 0;
+    try {
+      first = run_device.timed_call(op, args, &backend);
+    } catch (const RuntimeError&) {
+      // No backend serves it on this device (a batchnorm on a GPU before
+      // the JIT has kernels for it): a row that says why, not the end.
+      auto declined = Dispatcher::instance().resolve(op.desc, device);
+      if (declined.is_ok() || declined.status().code() == CONVJIT_STATUS_INVALID_ARGUMENT) throw;
+      ++unserved;
+      rows.push_back({{"layer", op.layer},
+                      {"direction", direction_name(op.desc.direction)},
+                      {"backend", "none"},
+                      {"why", declined.status().message()},
+                      {"count", op.count},
+                      {"descriptor", name}});
+      if (!o.json)
+        fmt::print("{:<24.24} {:<8} {:<14} not served: {}\n", op.layer,
+                   direction_name(op.desc.direction), "none", declined.status().message());
+      continue;
+    }
     std::vector<double> times;
     for (int r = 0; r < o.repetitions; ++r) times.push_back(run_device.timed_call(op, args));
     std::sort(times.begin(), times.end());
@@ -73,13 +93,16 @@ int run_model(const std::string& model, const std::vector<ModelOp>& ops, const M
     fmt::print("{}\n", nlohmann::json{{"model", model},
                                       {"device", run_device.label()},
                                       {"ops", rows},
+                                      {"unserved_ops", unserved},
                                       {"first_call_ms", first_total},
                                       {"step_ms", step_total}}
                            .dump(2));
   } else {
     fmt::print(
-        "{}: {} distinct ops on {}; first calls {:.1f} ms in total; one training step {:.1f} ms\n",
-        model, rows.size(), run_device.label(), first_total, step_total);
+        "{}: {} distinct ops on {}{}; first calls {:.1f} ms in total; one training step {:.1f} "
+        "ms\n",
+        model, rows.size(), run_device.label(),
+        unserved ? fmt::format(", {} not served there", unserved) : "", first_total, step_total);
   }
   return kExitOk;
 }

@@ -30,7 +30,7 @@ class ModelsCommand final : public Command {
       if (!model_.given()) {
         for (const auto& m : builtin_models()) {
           int convs = 0;
-          for (const auto& l : m.layers) convs += l.is_pool ? 0 : l.count;
+          for (const auto& l : m.layers) convs += l.is_conv() ? l.count : 0;
           out.push_back({{"name", m.name},
                          {"convs", convs},
                          {"image_size", m.default_image_size},
@@ -50,7 +50,7 @@ class ModelsCommand final : public Command {
       fmt::print("{:<11} {:>6} {:>6}  {}\n", "model", "convs", "image", "description");
       for (const auto& m : builtin_models()) {
         int convs = 0;
-        for (const auto& l : m.layers) convs += l.is_pool ? 0 : l.count;
+        for (const auto& l : m.layers) convs += l.is_conv() ? l.count : 0;
         fmt::print("{:<11} {:>6} {:>6}  {}\n", m.name, convs, m.default_image_size, m.description);
       }
       return kExitOk;
