@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The host's training-step layers under convjit's onednn backend, its
-reference and PyTorch on the CPU, side by side in one run and with the same
-thread count.
+"""The host's training-step layers under convjit (its default policy: oneDNN
+where it serves, else the reference), its reference and PyTorch on the CPU,
+side by side in one run and with the same thread count.
 
-For each model it runs `convjit run --json` once per policy (onednn, then
+For each model it runs `convjit run --json` once per policy (auto, then
 reference), then times every distinct op in PyTorch (the pinned torch of
 build/python-env) on tensors with the descriptor's own strides, and
 prints per op the steady-state times and the ratios, and the totals (each
@@ -16,7 +16,10 @@ than PyTorch.
 
 PyTorch's backward ops are timed as autograd runs them: the convolution's
 through aten.convolution_backward with one output selected, the max pool's
-from the indices its forward saved.  Asymmetric padding, which PyTorch's
+from the indices its forward saved, the BatchNorm's through
+aten.native_batch_norm_backward (after the activation's own backward where
+convjit fuses one), the upsample's through autograd.  A resize in a
+coordinate rule PyTorch has no mode for is not timed there ("-").  Asymmetric padding, which PyTorch's
 convolution lacks, is applied with F.pad inside the timed call.
 """
 import argparse
@@ -106,8 +109,69 @@ def bias_op(d):
     return lambda: dy.sum(dims)
 
 
+ACTIVATIONS = {"identity": (lambda t: t, None), "relu": (F.relu, torch.ops.aten.threshold_backward),
+               "silu": (F.silu, torch.ops.aten.silu_backward)}
+
+
+def batchnorm_op(d):
+    dtype = DTYPES[d["dtype"]]
+    x = tensor(d["x"], d["x_strides"], dtype)
+    c, eps, training = d["x"][1], d["epsilon"], d["training"]
+    weight, bias = torch.rand(c) + 0.5, torch.randn(c)
+    running_mean, running_var = torch.zeros(c), torch.ones(c)
+    act, act_backward = ACTIVATIONS[d["activation"]]
+    if d["direction"] == "fwd":
+        return lambda: act(F.batch_norm(x, running_mean, running_var, weight, bias, training,
+                                        0.1, eps))
+    dy = tensor(d["y"], d["y_strides"], dtype)
+    pre, mean, invstd = torch.ops.aten.native_batch_norm(x, weight, bias, running_mean,
+                                                         running_var, training, 0.1, eps)
+
+    def backward():
+        g = dy
+        if act_backward is torch.ops.aten.silu_backward:
+            g = act_backward(dy, pre)
+        elif act_backward is not None:
+            g = act_backward(dy, pre, 0)
+        return torch.ops.aten.native_batch_norm_backward(
+            g, x, weight, running_mean, running_var, mean, invstd, training, eps,
+            [True, True, True])
+    return backward
+
+
+# convjit's (mode, coordinates) -> torch's interpolate mode and align_corners.
+RESIZE_MODES = {("nearest", "asymmetric"): ("nearest", None),
+                ("nearest-round-prefer-ceil", "half-pixel"): ("nearest-exact", None),
+                ("linear", "half-pixel"): ("linear", False),
+                ("linear", "align-corners"): ("linear", True)}
+
+
+def resize_op(d):
+    if (d["mode"], d["coordinates"]) not in RESIZE_MODES:
+        return None
+    mode, align_corners = RESIZE_MODES[(d["mode"], d["coordinates"])]
+    if mode == "linear":
+        mode = {1: "linear", 2: "bilinear", 3: "trilinear"}[d["spatial_dims"]]
+    x = tensor(d["x"], d["x_strides"], DTYPES[d["dtype"]])
+    size, scales = d["y"][2:], [s for s in d["scales"] if s]
+    kw = {"scale_factor": scales} if len(scales) == d["spatial_dims"] else {"size": size}
+
+    def forward(t):
+        return F.interpolate(t, mode=mode, align_corners=align_corners, **kw)
+    if d["direction"] == "fwd":
+        return lambda: forward(x)
+    x.requires_grad_(True)
+    y = forward(x)
+    dy = tensor(d["y"], d["y_strides"], DTYPES[d["dtype"]])
+    return lambda: torch.autograd.grad(y, x, dy, retain_graph=True)
+
+
 def torch_ms(d, reps):
-    op = {"conv": conv_op, "pool": pool_op, "bias_grad": bias_op}[d["op"]](d)
+    """The median time of the op in PyTorch, or None where PyTorch has no such op."""
+    op = {"conv": conv_op, "pool": pool_op, "bias_grad": bias_op, "batchnorm": batchnorm_op,
+          "resize": resize_op}[d["op"]](d)
+    if op is None:
+        return None
     op()  # first call: PyTorch's and oneDNN's one-time work
     times = []
     for _ in range(reps):
@@ -118,11 +182,13 @@ def torch_ms(d, reps):
 
 
 def ratio(torch_time, onednn_time):
+    if torch_time is None:
+        return float("nan")
     return torch_time / onednn_time if onednn_time > 0 else float("inf")
 
 
 def report_slower(what, rows):
-    """rows: (name, torch ms, onednn ms)."""
+    """rows: (name, torch ms, convjit ms)."""
     slower = [(name, ratio(t, ms)) for name, t, ms in rows if ratio(t, ms) < 1]
     print(f"{what} slower than PyTorch: {len(slower)} of {len(rows)}")
     for name, r in slower:
@@ -138,7 +204,7 @@ def bench_model(args, model, size):
     ref_ms = {(o["descriptor"]): o["steady_ms"] for o in reference["ops"]} if reference else {}
     onednn, torch_best, described = None, {}, {}
     for _ in range(args.rounds):
-        run = run_convjit(args.convjit, model, size, "onednn", args.reps, args.threads)
+        run = run_convjit(args.convjit, model, size, "auto", args.reps, args.threads)
         if onednn is None:
             onednn = run
         else:
@@ -149,15 +215,19 @@ def bench_model(args, model, size):
             if name not in described:
                 described[name] = describe(args.convjit, name)
             t = torch_ms(described[name], args.reps)
-            torch_best[name] = min(torch_best.get(name, t), t)
+            torch_best[name] = t if t is None else min(torch_best.get(name, t), t)
     totals = {"onednn": 0.0, "reference": 0.0, "torch": 0.0}
-    layers = {}  # layer: [onednn ms, torch ms], every op it runs, in step order
+    layers = {}  # layer: [convjit ms, torch ms], every op it runs, in step order
     print(f"\n{model} at {size}, batch 1, {args.threads} threads (ms: median of {args.reps} "
-          f"calls, best of {args.rounds} rounds; ratios are times over onednn's)")
-    print(f"{'layer':28} {'op':8} {'served by':10} {'onednn':>9} {'reference':>10} "
-          f"{'torch':>9} {'ref/onednn':>10} {'torch/onednn':>12}")
+          f"calls, best of {args.rounds} rounds; ratios are times over convjit's)")
+    print(f"{'layer':28} {'op':8} {'served by':10} {'convjit':>9} {'reference':>10} "
+          f"{'torch':>9} {'ref/convjit':>11} {'torch/convjit':>13}")
     for o in onednn["ops"]:
         t = torch_best[o["descriptor"]]
+        if t is None:  # not timed in PyTorch: left out of both totals
+            print(f"{o['layer'][:28]:28} {o['direction']:8} {o['backend']:10} "
+                  f"{o['steady_ms']:9.3f} {'':>10} {'-':>9}")
+            continue
         r = ref_ms.get(o["descriptor"])
         count = o["count"]
         totals["onednn"] += o["steady_ms"] * count
@@ -169,11 +239,11 @@ def bench_model(args, model, size):
         ref_text = f"{r:.3f}" if r is not None else "-"
         ref_ratio = f"{r / o['steady_ms']:.1f}" if r else "-"
         print(f"{o['layer'][:28]:28} {o['direction']:8} {o['backend']:10} {o['steady_ms']:9.3f} "
-              f"{ref_text:>10} {t:9.3f} {ref_ratio:>10} {ratio(t, o['steady_ms']):12.2f}")
+              f"{ref_text:>10} {t:9.3f} {ref_ratio:>11} {ratio(t, o['steady_ms']):13.2f}")
     ref_total = f"{totals['reference']:.1f}" if reference else "-"
     ref_ratio = f"{totals['reference'] / totals['onednn']:.1f}" if reference else "-"
     print(f"{'step total':28} {'':8} {'':10} {totals['onednn']:9.1f} {ref_total:>10} "
-          f"{totals['torch']:9.1f} {ref_ratio:>10} {totals['torch'] / totals['onednn']:12.2f}")
+          f"{totals['torch']:9.1f} {ref_ratio:>11} {totals['torch'] / totals['onednn']:13.2f}")
     report_slower("ops", [(f"{o['layer']} {o['direction']}", torch_best[o["descriptor"]],
                            o["steady_ms"]) for o in onednn["ops"]])
     report_slower("layers (each layer's ops together)",

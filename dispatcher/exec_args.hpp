@@ -22,8 +22,7 @@ struct NormOperands {
   void* invstd = nullptr;
   void* scale_grad = nullptr;
   void* shift_grad = nullptr;
-  double epsilon = 1e-5;
-  double momentum = 0.1;
+  double momentum = 0.1;  // the running update's (epsilon is the descriptor's)
 };
 
 struct ExecArgs {

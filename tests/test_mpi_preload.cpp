@@ -82,13 +82,16 @@ TEST_F(MpiPreload, Yolo11nOnFourRanksCompilesEachKeyOnceAndFillsEveryTier) {
   }
   const std::regex summary(
       R"(preload: 4 ranks on 2 nodes, (\d+) descriptors for sm_90 in [0-9.]+ s: )"
-      R"((\d+) compiled, 0 already cached, 0 unsupported, 0 failed)");
+      R"((\d+) compiled, 0 already cached, (\d+) unsupported, 0 failed)");
   std::smatch m;
   const std::string rank0 = log(0);
   ASSERT_TRUE(std::regex_search(rank0, m, summary)) << rank0;
-  const auto distinct = static_cast<std::size_t>(std::stoul(m[1]));
+  const auto distinct = static_cast<std::size_t>(std::stoul(m[2]));
+  // The unsupported: YOLO11n's BatchNorms and upsamples, which the JIT has no
+  // kernels for yet.
+  EXPECT_GT(std::stoul(m[3]), 0u);
+  EXPECT_EQ(std::stoul(m[1]), distinct + std::stoul(m[3]));
   EXPECT_GT(distinct, 100u);
-  EXPECT_EQ(std::stoul(m[2]), distinct);
   EXPECT_EQ(compiles.size(), distinct);
   for (const auto& [name, count] : compiles) EXPECT_EQ(count, 1) << name;
   // Every rank loads every entry from its node's local tier...

@@ -19,8 +19,10 @@ TensorDesc contiguous(std::initializer_list<int64_t> dims, Layout layout = CONVJ
 }
 
 OpDescriptor batchnorm(Direction direction, std::int32_t flags, const TensorDesc& x,
-                       convjit_activation_t act = CONVJIT_ACTIVATION_IDENTITY, bool onnx = false) {
+                       convjit_activation_t act = CONVJIT_ACTIVATION_IDENTITY, bool onnx = false,
+                       double epsilon = 1e-5) {
   BatchNormParams p;
+  p.epsilon = epsilon;
   p.activation = act;
   p.onnx_running_stats = onnx ? 1 : 0;
   auto d = make_batchnorm_descriptor(&p, direction, flags, &x, &x);
@@ -68,6 +70,13 @@ TEST(BatchNormName, EveryFlagRoundTrips) {
   expect_round_trip(batchnorm(Direction::bwd, kAffine | kNormGradMask, nhwc));
   expect_round_trip(batchnorm(Direction::bwd, kNormScale | kNormInference | kNormGradShift, d3,
                               CONVJIT_ACTIVATION_SILU));
+  const OpDescriptor yolo = batchnorm(Direction::fwd, kAffine, nhwc, CONVJIT_ACTIVATION_SILU,
+                                      false, 1e-3);
+  EXPECT_NE(descriptor_name(yolo).find("_fwd_eps_0.001_ep_silu_bf16"), std::string::npos)
+      << descriptor_name(yolo);
+  expect_round_trip(yolo);
+  expect_round_trip(batchnorm(Direction::bwd, kAffine | kNormGradInput, d1,
+                              CONVJIT_ACTIVATION_IDENTITY, false, 0.0));
 }
 
 TEST(ResizeName, UpsampleIsSpelledOutWithItsScales) {
@@ -137,6 +146,8 @@ TEST(NormResizeName, MalformedNamesAreRejectedPrecisely) {
   expect_parse_error(std::string(kBn) + "fwd_inference_onnx",
                      "ONNX running statistics apply to a training forward only");
   expect_parse_error(std::string(kBn) + "fwd_f32", "f32 is the default");
+  expect_parse_error(std::string(kBn) + "fwd_eps_1e-05", "an epsilon other than 1e-05");
+  expect_parse_error(std::string(kBn) + "fwd_eps_-1", "non-negative decimal");
   expect_parse_error(std::string(kRs) + "bilinear_half-pixel_fwd", "one of nearest, nearest-ceil");
   expect_parse_error(std::string(kRs) + "nearest_asymmetric_fwd_sc_0_0_0",
                      "a non-zero scale (omit 'sc'");

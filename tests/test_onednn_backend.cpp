@@ -33,8 +33,13 @@ bool documented_decline(const Status& s) {
   return s.code() == CONVJIT_STATUS_UNSUPPORTED &&
          (s.message().find("reaches past pad_end") != std::string::npos ||
           s.message().find("sees only padding") != std::string::npos ||
-          s.message().find("does not drive oneDNN's batch_normalization and resampling yet") !=
-              std::string::npos);
+          s.message().find("does not drive oneDNN's batch_normalization yet") !=
+              std::string::npos ||
+          s.message().find("oneDNN's linear resampling maps half-pixel coordinates only") !=
+              std::string::npos ||
+          s.message().find("oneDNN's nearest resampling rounds half-pixel coordinates") !=
+              std::string::npos ||
+          s.message().find("oneDNN's resampling maps with the sizes' ratio") != std::string::npos);
 }
 
 // build()'s decline of a half-precision pool backward whose overlapping
@@ -123,6 +128,28 @@ TEST_F(OnednnBackendTest, RandomPoolingInEveryModeDirectionAndRounding) {
     }
   // Only the documented declines, and they are the exception.
   EXPECT_GT(served, total * 3 / 4) << served << " of " << total;
+}
+
+// Linear half-pixel resizes and integer nearest upscales are served; the
+// other coordinate rules are declined as documented.
+TEST_F(OnednnBackendTest, RandomResizesMatchTheReferenceOrAreDeclinedAsDocumented) {
+  std::mt19937 rng(17);
+  int served = 0, linear = 0, nearest = 0;
+  for (DataType dtype : {DataType::f32, DataType::bf16})
+    for (const OpDescriptor& d : test::random_resize_descriptors(rng, dtype, 40)) {
+      const bool ok = check(d, rng, 1.0, 0.0) && check(d, rng, 0.5, 2.0);
+      served += ok;
+      linear += ok && d.resize_mode == ResizeMode::linear;
+      nearest += ok && d.resize_mode != ResizeMode::linear;
+    }
+  EXPECT_GT(linear, 4);
+  EXPECT_GT(nearest, 2);
+  // YOLO11n's 2x nearest upsamples, in both directions.
+  for (const OpDescriptor& d :
+       test::model_descriptors("yolo11n", {2, 64, true, DataType::f32}, /*every_op=*/true))
+    if (d.is_resize()) {
+      EXPECT_TRUE(check(d, rng));
+    }
 }
 
 TEST_F(OnednnBackendTest, RandomBiasGradients) {

@@ -1,4 +1,6 @@
 // The C API of batch normalisation (convjit.h, "batch normalisation").
+#include <bit>
+
 #include "convjit/convjit.h"
 #include "dispatcher/c_api/api_call.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
@@ -14,10 +16,11 @@ std::int32_t operand_flags(const void* scale, const void* shift) {
 }
 
 ApiCallKey& add_params(ApiCallKey& key, const convjit_batchnorm_params_t& p) {
-  // Epsilon and momentum are run-time values, not part of the key: a new
-  // value must not cost a new resolution.
+  // Momentum is a run-time value, not part of the key: a new value must not
+  // cost a new resolution.  Epsilon is part of the op.
   return key.add(std::int64_t{raw_c_enum(p.activation)})
-      .add(std::int64_t{p.onnx_running_stats != 0});
+      .add(std::int64_t{p.onnx_running_stats != 0})
+      .add(std::bit_cast<std::int64_t>(p.epsilon));
 }
 
 Status run_batchnorm(ApiOp op, const convjit_batchnorm_params_t* params, Direction direction,
@@ -25,7 +28,6 @@ Status run_batchnorm(ApiOp op, const convjit_batchnorm_params_t* params, Directi
                      const convjit_tensor_desc_t* y_desc, ExecArgs& args,
                      const convjit_exec_t* exec) {
   if (Status s = check_batchnorm_values(*params); !s.is_ok()) return s;
-  args.norm.epsilon = params->epsilon;
   args.norm.momentum = params->momentum;
   ApiCallKey key;
   key.add(static_cast<std::int64_t>(op)).add(std::int64_t{flags});

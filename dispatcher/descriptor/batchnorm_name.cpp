@@ -1,6 +1,8 @@
 // batchnorm<N>d names (grammar in descriptor_name.hpp).
 #include <fmt/format.h>
 
+#include <bit>
+
 #include "dispatcher/descriptor/name_tokens.hpp"
 
 namespace convjit {
@@ -15,6 +17,7 @@ constexpr std::string_view kNoScaleTag = "noscale";
 constexpr std::string_view kNoShiftTag = "noshift";
 constexpr std::string_view kOnnxTag = "onnx";
 constexpr std::string_view kGradsTag = "grads";
+constexpr std::string_view kEpsilonTag = "eps";
 
 struct GradToken {
   std::string_view token;
@@ -55,6 +58,10 @@ void write_batchnorm_name(NameWriter& w, const OpDescriptor& d) {
   if (!d.has_norm_flag(kNormScale)) w.token(kNoScaleTag);
   if (!d.has_norm_flag(kNormShift)) w.token(kNoShiftTag);
   if (d.has_norm_flag(kNormOnnxRunningStats)) w.token(kOnnxTag);
+  if (d.norm_epsilon() != kDefaultNormEpsilon) {
+    w.token(kEpsilonTag);
+    w.decimal(d.norm_epsilon());
+  }
   if (d.direction == Direction::bwd && (d.norm_flags & kNormGradMask) != kNormGradMask) {
     w.token(kGradsTag);
     for (const GradToken& g : kGrads)
@@ -77,6 +84,15 @@ void parse_batchnorm_name(TokenReader& r, OpDescriptor& d) {
   if (r.accept(kNoScaleTag)) d.norm_flags &= ~kNormScale;
   if (r.accept(kNoShiftTag)) d.norm_flags &= ~kNormShift;
   if (r.accept(kOnnxTag)) d.norm_flags |= kNormOnnxRunningStats;
+  d.norm_epsilon_bits = std::bit_cast<std::int64_t>(kDefaultNormEpsilon);
+  if (r.accept(kEpsilonTag)) {
+    const double epsilon = r.decimal("epsilon");
+    if (epsilon == kDefaultNormEpsilon) {
+      r.back();
+      r.fail("an epsilon other than 1e-05 (omit 'eps' for the default)");
+    }
+    d.norm_epsilon_bits = std::bit_cast<std::int64_t>(epsilon);
+  }
   if (d.direction == Direction::bwd) {
     if (r.accept(kGradsTag)) {
       parse_grads(r, d);
@@ -87,8 +103,8 @@ void parse_batchnorm_name(TokenReader& r, OpDescriptor& d) {
   if (r.accept(name_tokens::kEpilogueTag)) parse_activation(r, d);
   name_tokens::parse_dtype_and_end(
       r, d,
-      d.direction == Direction::bwd ? "inference, noscale, noshift, grads, ep, "
-                                    : "inference, noscale, noshift, onnx, ep, ");
+      d.direction == Direction::bwd ? "inference, noscale, noshift, eps, grads, ep, "
+                                    : "inference, noscale, noshift, onnx, eps, ep, ");
 }
 
 }  // namespace convjit

@@ -1,4 +1,6 @@
 // Validation of batchnorm descriptors (descriptor_validation.hpp).
+#include <cmath>
+
 #include "dispatcher/descriptor/validation_checks.hpp"
 
 namespace convjit::validation {
@@ -42,6 +44,9 @@ void check_values_per_channel(Checker& c, const OpDescriptor& d) {
 
 void check_batchnorm(Checker& c, const OpDescriptor& d) {
   check_flags(c, d);
+  const double epsilon = d.norm_epsilon();
+  c.require(std::isfinite(epsilon) && epsilon >= 0 && !std::signbit(epsilon),
+            "epsilon = {} must be finite and non-negative (PyTorch's default is 1e-5)", epsilon);
   const bool bwd = d.direction == Direction::bwd;
   const char* y = bwd ? "dy" : "y";
   check_operand(c, d, "x", d.x_dims, d.x_strides, bwd && d.has_norm_flag(kNormGradInput));

@@ -176,11 +176,6 @@ Result<OpDescriptor> make_bias_grad_descriptor(const convjit_tensor_desc_t* dy) 
 }
 
 Status check_batchnorm_values(const convjit_batchnorm_params_t& p) {
-  if (!(p.epsilon >= 0) || std::isinf(p.epsilon))
-    return Status::invalid(fmt::format(
-        "batchnorm params.epsilon = {} must be finite and non-negative (PyTorch's default is "
-        "1e-5)",
-        p.epsilon));
   if (!(p.momentum >= 0 && p.momentum <= 1))
     return Status::invalid(
         fmt::format("batchnorm params.momentum = {} must lie in [0, 1]", p.momentum));
@@ -209,6 +204,7 @@ Result<OpDescriptor> make_batchnorm_descriptor(const convjit_batchnorm_params_t*
   d.spatial_dims = x->rank - 2;
   d.activation = static_cast<Activation>(params->activation);
   d.norm_flags = norm_flags | (params->onnx_running_stats != 0 ? kNormOnnxRunningStats : 0);
+  d.norm_epsilon_bits = std::bit_cast<std::int64_t>(params->epsilon);
   copy_tensor(*x, d.x_dims, d.x_strides);
   copy_tensor(*y, d.y_dims, d.y_strides);
   if (Status s = validate_descriptor(d); !s.is_ok()) return s;

@@ -41,9 +41,8 @@ namespace convjit {
     const convjit_batchnorm_params_t* params, Direction direction, std::int32_t norm_flags,
     const convjit_tensor_desc_t* x, const convjit_tensor_desc_t* y);
 
-// The run-time values of a batchnorm's params, which are no part of its
-// descriptor and so are checked on every call: epsilon >= 0, momentum in
-// [0, 1].
+// The run-time value of a batchnorm's params, which is no part of its
+// descriptor and so is checked on every call: momentum in [0, 1].
 [[nodiscard]] Status check_batchnorm_values(const convjit_batchnorm_params_t& params);
 
 // x/y are (x, y) fwd and (dx, dy) bwd.  With y == nullptr y's dims come

@@ -40,6 +40,7 @@ std::string batchnorm_flags(const OpDescriptor& d) {
   if (!d.has_norm_flag(kNormScale)) out += " --no-scale";
   if (!d.has_norm_flag(kNormShift)) out += " --no-shift";
   if (d.has_norm_flag(kNormOnnxRunningStats)) out += " --onnx";
+  if (d.norm_epsilon() != kDefaultNormEpsilon) out += fmt::format(" --eps {}", d.norm_epsilon());
   if (d.direction == Direction::bwd && (d.norm_flags & kNormGradMask) != kNormGradMask) {
     std::vector<std::string_view> grads;
     for (auto [flag, name] : {std::pair{kNormGradInput, "dx"}, std::pair{kNormGradScale, "dscale"},

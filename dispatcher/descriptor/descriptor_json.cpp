@@ -30,6 +30,7 @@ std::string_view kind_name(OpKind kind) {
 
 void add_batchnorm_fields(nlohmann::json& j, const OpDescriptor& d) {
   j["training"] = !d.has_norm_flag(kNormInference);
+  j["epsilon"] = d.norm_epsilon();
   j["scale"] = d.has_norm_flag(kNormScale);
   j["shift"] = d.has_norm_flag(kNormShift);
   if (d.direction == Direction::fwd && !d.has_norm_flag(kNormInference))

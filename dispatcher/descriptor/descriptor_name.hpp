@@ -8,7 +8,7 @@
 //          _<y shape:5>_<y strides:5>_<pads:3>_<strides:3>_<dilations:3>_<fwd|bwd>[ext]
 //   biasgrad<N>d_<dy shape:5>_<dy strides:5>[ext]
 //   batchnorm<N>d_<x shape:5>_<x strides:5>_<y|dy shape:5>_<y|dy strides:5>_<fwd|bwd>
-//          [_inference][_noscale][_noshift][_onnx][_grads_<dx|dscale|dshift>...]
+//          [_inference][_noscale][_noshift][_onnx][_eps_<epsilon>][_grads_<dx|dscale|dshift>...]
 //          [_ep_<relu|silu>][_<f16|bf16|f64>]
 //   resize<N>d_<x|dx shape:5>_<x|dx strides:5>_<y|dy shape:5>_<y|dy strides:5>_<mode>
 //          _<coordinates>_<fwd|bwd>[_sc_<scales:3>][_<f16|bf16|f64>]
@@ -16,7 +16,8 @@
 //          [_<f16|bf16|f64>]
 // where ep (conv fwd only) names a fused epilogue, activation one of
 // identity, relu, silu, sigmoid.  A batchnorm's grads list appears only when
-// a bwd computes fewer than all three gradients; onnx only in training.  A
+// a bwd computes fewer than all three gradients; onnx only in training; eps
+// (the shortest decimal) only when epsilon is not 1e-05.  A
 // resize's mode is nearest, nearest-ceil, nearest-round-prefer-floor,
 // nearest-round-prefer-ceil or linear, its coordinates asymmetric,
 // half-pixel, pytorch-half-pixel, align-corners or tf-half-pixel-for-nn, and

@@ -172,7 +172,8 @@ bool unused_fields_are_zero(const OpDescriptor& d) {
   const bool no_resize = d.resize_mode == ResizeMode::none &&
                          d.resize_coordinates == ResizeCoordinates::asymmetric &&
                          is_zero(d.resize_scale_bits);
-  if (d.unused != 0 || (!d.is_batchnorm() && d.norm_flags != 0) || (!d.is_resize() && !no_resize))
+  if (d.unused != 0 || (!d.is_batchnorm() && (d.norm_flags != 0 || d.norm_epsilon_bits != 0)) ||
+      (!d.is_resize() && !no_resize))
     return false;
   switch (d.kind) {
     case OpKind::conv:

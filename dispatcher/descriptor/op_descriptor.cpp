@@ -62,6 +62,8 @@ double OpDescriptor::resize_scale(int i) const {
   return std::bit_cast<double>(resize_scale_bits[static_cast<std::size_t>(i)]);
 }
 
+double OpDescriptor::norm_epsilon() const { return std::bit_cast<double>(norm_epsilon_bits); }
+
 std::string_view resize_mode_name(ResizeMode mode) {
   switch (mode) {
     case ResizeMode::none:

@@ -37,6 +37,9 @@ enum class Activation : std::int32_t { identity, relu, silu, sigmoid };
 // Which extra operands the epilogue adds (a bit mask).
 enum EpilogueOperand : std::int32_t { kEpilogueBias = 1, kEpilogueResidual = 2 };
 
+// PyTorch's and ONNX's default BatchNorm epsilon, which names leave unsaid.
+inline constexpr double kDefaultNormEpsilon = 1e-5;
+
 // A BatchNorm's variant (a bit mask).  Its per-channel scale (gamma) and
 // shift (beta) may be absent (1 and 0); inference normalises with the
 // running statistics; ONNX's running update uses the population variance
@@ -102,6 +105,10 @@ struct OpDescriptor {
   // shapes.  PyTorch and ONNX map coordinates with the given scale, which
   // differs from out / in when the output size was rounded.
   Dims3 resize_scale_bits{};
+  // Batchnorm only: epsilon, as the bits of a double (see norm_epsilon()).
+  // Part of the op, not a run-time value: oneDNN builds it into its
+  // primitive and the JIT into its kernel.
+  std::int64_t norm_epsilon_bits = 0;
 
   [[nodiscard]] int rank() const { return spatial_dims + 2; }
   [[nodiscard]] bool is_conv() const { return kind == OpKind::conv; }
@@ -116,6 +123,7 @@ struct OpDescriptor {
   [[nodiscard]] bool has_norm_flag(NormFlag flag) const { return (norm_flags & flag) != 0; }
   // The scale of spatial dim i, or 0 when it is derived from the shapes.
   [[nodiscard]] double resize_scale(int i) const;
+  [[nodiscard]] double norm_epsilon() const;
   // Conv, pool: the parameters a window slides with (stride, pads...).
   [[nodiscard]] bool has_window() const { return is_conv() || is_pool(); }
 

@@ -78,6 +78,7 @@ Result<OpDescriptor> batchnorm_op(const ModelTable& m, const ModelLayer& l, Dire
                                   const convjit_tensor_desc_t& y) {
   convjit_batchnorm_params_t p{};
   (void)convjit_batchnorm_params_init(&p);
+  p.epsilon = m.batchnorm_epsilon;
   if (l.activation && m.block_activation != Activation::identity)
     p.activation = static_cast<convjit_activation_t>(m.block_activation);
   const std::int32_t flags =

@@ -49,6 +49,7 @@ struct ModelTable {
   // Conv+BN+act blocks' activation, for the fused forward (ModelOptions::
   // fused); identity where the model's is none of convjit's epilogues.
   Activation block_activation = Activation::identity;
+  double batchnorm_epsilon = kDefaultNormEpsilon;  // YOLO's is 1e-3
 };
 
 struct ModelOptions {

@@ -87,7 +87,7 @@ ModelTable yolo11n_table() {
   detect_branch(l, 4, 128);
   detect_branch(l, 5, 256);
   return {"yolo11n", "YOLO11n object detector (Ultralytics; NCHW 640x640 default)", 2, 640,
-          with_batchnorms(std::move(l)), Activation::silu};
+          with_batchnorms(std::move(l)), Activation::silu, 1e-3};
 }
 
 }  // namespace convjit

@@ -168,9 +168,9 @@ typedef enum convjit_direction {
  * their gradients) are C contiguous elements of f32, or of f64 for f64
  * data, as cuDNN keeps them. */
 typedef struct convjit_batchnorm_params {
-  double epsilon;  /* >= 0; PyTorch's default 1e-5, YOLO's 1e-3 */
+  double epsilon;  /* >= 0; PyTorch's default 1e-5, YOLO's 1e-3; part of the op (its name) */
   /* PyTorch's: running = (1 - momentum) * running + momentum * batch, the
-   * running variance unbiased (n / (n - 1)).  In [0, 1]. */
+   * running variance unbiased (n / (n - 1)).  In [0, 1]; a run-time value. */
   double momentum;
   /* 1: ONNX's update instead, running = momentum * running +
    * (1 - momentum) * batch, with the population variance. */

@@ -403,8 +403,8 @@ def batch_norm_backward(x, dy, *, mean, var_or_invstd, training=True, scale=None
 
 
 def batch_norm_descriptor_name(x, y, *, direction="fwd", training=True, scale=True, shift=True,
-                               grads=("dx", "dscale", "dshift"), onnx_running_stats=False,
-                               activation=None, symbolic_batch=False):
+                               grads=("dx", "dscale", "dshift"), epsilon=1e-5,
+                               onnx_running_stats=False, activation=None, symbolic_batch=False):
     """The descriptor name of a batchnorm on x and y (dy for bwd); scale and shift say whether
     those operands are given, grads which gradients a bwd computes."""
     if direction not in ("fwd", "bwd"):
@@ -413,7 +413,7 @@ def batch_norm_descriptor_name(x, y, *, direction="fwd", training=True, scale=Tr
     if unknown:
         raise InvalidArgumentError(f"grads = {grads!r}: name dx, dscale or dshift")
     tx, ty = Tensor(x, "x"), Tensor(y, "y")
-    params = batch_norm_params(1e-5, 0.1, onnx_running_stats, activation)
+    params = batch_norm_params(epsilon, 0.1, onnx_running_stats, activation)
     flags = ((0 if scale else _library.BATCHNORM_NO_SCALE) |
              (0 if shift else _library.BATCHNORM_NO_SHIFT) |
              (0 if training else _library.BATCHNORM_INFERENCE))

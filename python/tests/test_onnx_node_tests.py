@@ -33,7 +33,7 @@ NEAREST_MODES = {"floor": "nearest", "ceil": "nearest-ceil",
 
 def load(name):
     model = onnx.load(os.path.join(NODE_TESTS, name, "model.onnx"))
-    node = model.graph.node[0]
+    node = model.graph.node[-1]  # after the Constants some models give roi and scales by
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     data = os.path.join(NODE_TESTS, name, "test_data_set_0")
 
@@ -47,10 +47,9 @@ def load(name):
                 t.ParseFromString(f.read())
             out.append(numpy_helper.to_array(t))
         return out
-    # Inputs by the node's input names; an omitted optional input is "".
-    named = dict(zip([i for i in node.input if i], tensors("input")))
-    inputs = [named.get(i) if i else None for i in node.input]
-    return node, attributes, inputs, tensors("output")
+    # The data set holds the graph's inputs, in order.
+    names = [i.name for i in model.graph.input]
+    return node, attributes, dict(zip(names, tensors("input"))), names, tensors("output")
 
 
 def close(got, want):
@@ -58,9 +57,9 @@ def close(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def batchnorm(attributes, inputs, outputs):
+def batchnorm(attributes, inputs, names, outputs):
     # Copies: numpy exports only writable arrays through DLPack, and these are read-only.
-    x, scale, shift, mean, var = (np.array(a, dtype=np.float32) for a in inputs)
+    x, scale, shift, mean, var = (np.array(inputs[n], dtype=np.float32) for n in names)
     epsilon = attributes.get("epsilon", 1e-5)
     y = np.zeros_like(x)
     if not attributes.get("training_mode", 0):
@@ -78,16 +77,17 @@ def batchnorm(attributes, inputs, outputs):
     close(running_var, outputs[2])
 
 
-def resize(op, attributes, inputs, outputs):
-    x = np.array(inputs[0], dtype=np.float32)  # a writable copy, as DLPack needs
+def resize(op, attributes, inputs, names, outputs):
+    x = np.array(inputs[names[0]], dtype=np.float32)  # a writable copy, as DLPack needs
     mode = attributes.get("mode", b"nearest").decode()
+    scales = inputs.get("scales", attributes.get("scales"))
+    if scales is not None and not np.size(scales):  # an empty scales input: sizes are given
+        scales = None
     if op == "Upsample":  # deprecated: asymmetric floor (nearest) or linear
         coordinates, nearest = "asymmetric", "floor"
-        scales = inputs[1] if len(inputs) > 1 else np.array(attributes["scales"])
     else:
         coordinates = attributes.get("coordinate_transformation_mode", b"half_pixel").decode()
         nearest = attributes.get("nearest_mode", b"round_prefer_floor").decode()
-        scales = inputs[2] if len(inputs) > 2 and inputs[2] is not None and inputs[2].size else None
     if mode == "cubic":
         pytest.skip("cubic interpolation is not a convjit resize mode")
     if coordinates == "tf_crop_and_resize":
@@ -104,8 +104,8 @@ def resize(op, attributes, inputs, outputs):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_onnx_node(name):
-    node, attributes, inputs, outputs = load(name)
+    node, attributes, inputs, names, outputs = load(name)
     if node.op_type == "BatchNormalization":
-        batchnorm(attributes, inputs, outputs)
+        batchnorm(attributes, inputs, names, outputs)
     else:
-        resize(node.op_type, attributes, inputs, outputs)
+        resize(node.op_type, attributes, inputs, names, outputs)

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +88,42 @@ inline std::vector<OpDescriptor> random_bias_descriptors(std::mt19937& rng, Data
     auto d = make_bias_grad_descriptor(&dy);
     EXPECT_TRUE(d.is_ok()) << d.status().message();
     if (d.is_ok()) out.push_back(d.value());
+  }
+  return out;
+}
+
+// `cases` random resizes, each fwd and bwd: every mode and coordinate rule,
+// 1D/2D/3D, up and down by integer and fractional factors (a given scale in
+// some), odd sizes, NCHW, NHWC and halo layouts.
+inline std::vector<OpDescriptor> random_resize_descriptors(std::mt19937& rng, DataType dtype,
+                                                           int cases) {
+  std::vector<OpDescriptor> out;
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  for (int i = 0; i < cases; ++i) {
+    const int spatial = 1 + i % 3;
+    const auto mode = static_cast<convjit_resize_mode_t>(CONVJIT_RESIZE_NEAREST + pick(5));
+    ResizeParams p(spatial, mode);
+    p.coordinates = static_cast<convjit_resize_coordinates_t>(pick(mode == CONVJIT_RESIZE_LINEAR ? 4 : 5));
+    std::vector<std::int64_t> x_dims{1 + pick(2), 1 + pick(11)}, y_dims = x_dims;
+    const bool given = pick(3) == 0;
+    for (int a = 0; a < spatial; ++a) {
+      const std::int64_t in = 1 + pick(spatial == 3 ? 5 : 9);
+      const double scales[] = {2.0, 3.0, 0.5, 1.5, 0.7, 2.5};
+      const double scale = scales[pick(6)];
+      const auto size = static_cast<std::int64_t>(std::floor(static_cast<double>(in) * scale));
+      x_dims.push_back(in);
+      y_dims.push_back(std::max<std::int64_t>(size, 1));
+      if (given && size >= 1) p.scale[a] = scale;
+    }
+    const TestLayout layouts[] = {TestLayout::nchw, TestLayout::nhwc, TestLayout::halo};
+    HostTensor<float> x(x_dims, layouts[pick(3)]), y(y_dims, layouts[pick(3)]);
+    auto xd = x.desc(), yd = y.desc();
+    set_dtype(xd, dtype), set_dtype(yd, dtype);
+    for (Direction dir : {Direction::fwd, Direction::bwd}) {
+      auto d = make_resize_descriptor(&p, dir, &xd, &yd);
+      EXPECT_TRUE(d.is_ok()) << d.status().message();
+      if (d.is_ok()) out.push_back(d.value());
+    }
   }
   return out;
 }

@@ -137,6 +137,7 @@ OpDescriptor build_batchnorm(const ProblemFlags& f, convjit_dtype_t dtype) {
   convjit_batchnorm_params_t p{};
   (void)convjit_batchnorm_params_init(&p);
   p.onnx_running_stats = f.onnx ? 1 : 0;
+  p.epsilon = f.epsilon;
   p.activation = f.act == "relu"   ? CONVJIT_ACTIVATION_RELU
                  : f.act == "silu" ? CONVJIT_ACTIVATION_SILU
                                    : CONVJIT_ACTIVATION_IDENTITY;
@@ -185,6 +186,7 @@ void add_batchnorm_flags(CLI::App& c, ProblemFlags& f) {
   c.add_flag("--no-scale", f.no_scale, "no scale (gamma) operand: 1");
   c.add_flag("--no-shift", f.no_shift, "no shift (beta) operand: 0");
   c.add_flag("--onnx", f.onnx, "fwd training: ONNX's running update (population variance)");
+  c.add_option("--eps", f.epsilon, "epsilon, added to the variance (default 1e-5)");
   c.add_option("--grads", f.grads, "bwd: the gradients to compute (default all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"dx", "dscale", "dshift"}));

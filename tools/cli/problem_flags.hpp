@@ -29,6 +29,7 @@ struct ProblemFlags {
   bool bias = false, residual = false;
   // batchnorm
   bool inference = false, no_scale = false, no_shift = false, onnx = false;
+  double epsilon = 1e-5;
   std::vector<std::string> grads;
   // resize
   std::vector<std::int64_t> y;

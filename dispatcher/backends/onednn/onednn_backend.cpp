@@ -45,6 +45,7 @@ std::vector<Wire> wires(const OpDescriptor& d, const OnednnProblem& p, DataType 
       return {{DNNL_ARG_SRC, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_src_md},
               {DNNL_ARG_DST, out, &p.w, result_type, dnnl_query_dst_md}};
     case OpKind::pool:
+    case OpKind::resize:
       if (d.direction == Direction::fwd)
         return {{DNNL_ARG_SRC, OnednnOperand::x, &p.x, d.dtype, dnnl_query_src_md},
                 {DNNL_ARG_DST, out, &p.y, result_type, dnnl_query_dst_md}};
@@ -52,7 +53,6 @@ std::vector<Wire> wires(const OpDescriptor& d, const OnednnProblem& p, DataType 
               {DNNL_ARG_DIFF_SRC, out, &p.x, result_type, dnnl_query_diff_src_md}};
     case OpKind::conv:
     case OpKind::batchnorm:  // declined by onednn_problem
-    case OpKind::resize:
       break;
   }
   switch (d.direction) {
@@ -180,12 +180,14 @@ std::vector<DataType> result_types(DataType type) {
   return {DataType::f32, type};
 }
 
-// A pool backward whose windows overlap sums several gradients into one
-// dx element.  oneDNN's reference implementation sums them in the result's
-// type: in bf16 or f16 that drifts past their tolerance, so only an f32
-// result may serve it.
+// A pool backward whose windows overlap, or a resize backward, sums several
+// gradients into one dx element.  oneDNN's reference implementation sums
+// them in the result's type: in bf16 or f16 that drifts past their
+// tolerance, so only an f32 result may serve it.
 bool sums_shared_gradients(const OpDescriptor& d, DataType result_type) {
-  if (!d.is_pool() || d.direction != Direction::bwd || result_type == DataType::f32) return false;
+  if (d.direction != Direction::bwd || result_type == DataType::f32) return false;
+  if (d.is_resize()) return true;
+  if (!d.is_pool()) return false;
   for (int i = 0; i < d.spatial_dims; ++i) {
     const WindowGeometry g{d.x_dims[2 + i], d.window[i], d.pad_begin[i],
                            d.pad_end[i],    d.stride[i], d.dilation[i]};
@@ -196,7 +198,8 @@ bool sums_shared_gradients(const OpDescriptor& d, DataType result_type) {
 
 std::string op_label(const OpDescriptor& d) {
   if (d.kind == OpKind::bias_grad) return "bias gradient";
-  return fmt::format("{} {}", d.is_conv() ? "conv" : "pool", direction_name(d.direction));
+  return fmt::format("{} {}", d.is_conv() ? "conv" : d.is_pool() ? "pool" : "resize",
+                     direction_name(d.direction));
 }
 
 Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout layout,

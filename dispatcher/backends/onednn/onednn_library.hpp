@@ -41,6 +41,8 @@ struct OnednnApi {
   decltype(&::dnnl_pooling_v2_forward_desc_init) pooling_forward_desc = nullptr;
   decltype(&::dnnl_pooling_v2_backward_desc_init) pooling_backward_desc = nullptr;
   decltype(&::dnnl_reduction_desc_init) reduction_desc = nullptr;
+  decltype(&::dnnl_resampling_forward_desc_init) resampling_forward_desc = nullptr;
+  decltype(&::dnnl_resampling_backward_desc_init) resampling_backward_desc = nullptr;
   decltype(&::dnnl_reorder_primitive_desc_create) reorder_primitive_desc_create = nullptr;
   decltype(&::dnnl_primitive_desc_create) primitive_desc_create = nullptr;
   decltype(&::dnnl_primitive_desc_query) primitive_desc_query = nullptr;

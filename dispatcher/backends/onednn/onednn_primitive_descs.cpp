@@ -175,6 +175,50 @@ Result<OnednnPrimitiveDescs> pooling_pds(const OpDescriptor& d, const OnednnProb
   return OnednnPrimitiveDescs{std::move(pd).value(), std::move(forward).value()};
 }
 
+Result<OnednnPrimitiveDesc> resampling_forward_pd(const OnednnProblem& p, dnnl_prop_kind_t prop,
+                                                  const dnnl_memory_desc_t& x,
+                                                  const dnnl_memory_desc_t& y) {
+  dnnl_resampling_desc_t op{};
+  if (Status s = onednn().check(
+          onednn().api().resampling_forward_desc(
+              &op, prop, p.linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
+              p.factors.data(), &x, &y),
+          "dnnl_resampling_forward_desc_init");
+      !s.is_ok())
+    return s;
+  return create_pd(&op, nullptr, "dnnl_primitive_desc_create(resampling forward)");
+}
+
+// Resampling runs on the caller's layouts, as pooling does.
+Result<OnednnPrimitiveDescs> resampling_pds(const OpDescriptor& d, const OnednnProblem& p,
+                                            DataType result_type) {
+  auto x = strided_md(p.x, d.dtype);
+  auto y = strided_md(p.y, d.direction == Direction::fwd ? result_type : d.dtype);
+  for (const Status& s : {x.status(), y.status()})
+    if (!s.is_ok()) return s;
+  if (d.direction == Direction::fwd) {
+    auto pd = resampling_forward_pd(p, dnnl_forward_inference, x.value(), y.value());
+    if (!pd.is_ok()) return pd.status();
+    return OnednnPrimitiveDescs{std::move(pd).value(), {}};
+  }
+  auto dx = strided_md(p.x, result_type);
+  if (!dx.is_ok()) return dx.status();
+  auto forward = resampling_forward_pd(p, dnnl_forward_training, x.value(), y.value());
+  if (!forward.is_ok()) return forward.status();
+  dnnl_resampling_desc_t op{};
+  if (Status s = onednn().check(
+          onednn().api().resampling_backward_desc(
+              &op, p.linear ? dnnl_resampling_linear : dnnl_resampling_nearest, p.factors.data(),
+              &dx.value(), &y.value()),
+          "dnnl_resampling_backward_desc_init");
+      !s.is_ok())
+    return s;
+  auto pd =
+      create_pd(&op, forward.value().get(), "dnnl_primitive_desc_create(resampling backward)");
+  if (!pd.is_ok()) return pd.status();
+  return OnednnPrimitiveDescs{std::move(pd).value(), std::move(forward).value()};
+}
+
 Result<OnednnPrimitiveDescs> bias_pds(const OpDescriptor& d, const OnednnProblem& p,
                                       DataType result_type) {
   auto dy = strided_md(p.y, d.dtype);
@@ -229,9 +273,10 @@ Result<OnednnPrimitiveDescs> make_primitive_descs(const OpDescriptor& desc,
       return pooling_pds(desc, problem, result_type);
     case OpKind::bias_grad:
       return bias_pds(desc, problem, result_type);
-    case OpKind::batchnorm:
     case OpKind::resize:
-      break;  // onednn_problem declines them
+      return resampling_pds(desc, problem, result_type);
+    case OpKind::batchnorm:
+      break;  // onednn_problem declines it
   }
   return Status::invalid("unknown op kind");
 }

@@ -6,6 +6,7 @@
 
 #include "dispatcher/backends/reference/tensor_view.hpp"
 #include "dispatcher/descriptor/output_shape.hpp"
+#include "dispatcher/descriptor/resize_taps.hpp"
 
 namespace convjit {
 
@@ -83,13 +84,52 @@ Status no_broadcast(const OnednnTensor& t, const char* name) {
   return Status::ok();
 }
 
+// Whether nearest resizing by an integer factor k reads input o / k for
+// every output o, which is oneDNN's map at that factor.
+bool reads_o_over_k(const OpDescriptor& d, int i, std::int64_t k) {
+  const std::int64_t in = d.x_dims[2 + i], out = d.y_dims[2 + i];
+  const ResizeAxis<float> axis(d.resize_mode, d.resize_coordinates, in, out, d.resize_scale(i));
+  for (std::int64_t o = 0; o < out; ++o)
+    if (axis.tap(o).first != o / k) return false;
+  return true;
+}
+
+Status resampling_parameters(const OpDescriptor& d, OnednnProblem& p) {
+  p.linear = d.resize_mode == ResizeMode::linear;
+  if (p.linear && d.resize_coordinates != ResizeCoordinates::half_pixel)
+    return Status::unsupported(fmt::format(
+        "oneDNN's linear resampling maps half-pixel coordinates only, not {}",
+        resize_coordinates_name(d.resize_coordinates)));
+  for (int i = 0; i < d.spatial_dims; ++i) {
+    const std::int64_t in = d.x_dims[2 + i], out = d.y_dims[2 + i];
+    const double scale = d.resize_scale(i);
+    p.factors[i] = static_cast<float>(static_cast<double>(out) / static_cast<double>(in));
+    // oneDNN maps with the sizes' ratio; a given scale that the output size
+    // rounded (PyTorch's 7 * 0.5 = 3) maps differently.
+    if (scale > 0 && static_cast<double>(in) * scale != static_cast<double>(out))
+      return Status::unsupported(fmt::format(
+          "oneDNN's resampling maps with the sizes' ratio {}/{}, not the given scale {} on the "
+          "{} spatial dim",
+          out, in, scale, kAxisNames[i]));
+    if (p.linear) continue;
+    if (out % in != 0 || !reads_o_over_k(d, i, out / in))
+      return Status::unsupported(fmt::format(
+          "oneDNN's nearest resampling rounds half-pixel coordinates; it matches {} {} only "
+          "where an integer upscale reads input o / k, which the {} spatial dim ({} to {}) "
+          "does not",
+          resize_mode_name(d.resize_mode), resize_coordinates_name(d.resize_coordinates),
+          kAxisNames[i], in, out));
+    p.factors[i] = static_cast<float>(out / in);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
-  if (d.is_batchnorm() || d.is_resize())
+  if (d.is_batchnorm())
     return Status::unsupported(
-        "convjit does not drive oneDNN's batch_normalization and resampling yet; the host "
-        "reference serves them");
+        "convjit does not drive oneDNN's batch_normalization yet; the host reference serves it");
   if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
   if (d.dtype == DataType::f64)
     return Status::unsupported("oneDNN has no f64; the host reference serves it");
@@ -106,6 +146,10 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
   }
   p.x = tensor(d.x_dims, d.x_strides, rank);
   if (Status s = no_broadcast(p.x, "x"); !s.is_ok()) return s;
+  if (d.is_resize()) {
+    if (Status s = resampling_parameters(d, p); !s.is_ok()) return s;
+    return p;
+  }
   for (int i = 0; i < d.spatial_dims; ++i) {
     p.window[i] = d.is_conv() ? d.w_dims[2 + i] : d.window[i];
     p.stride[i] = d.stride[i];

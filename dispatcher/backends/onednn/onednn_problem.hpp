@@ -13,6 +13,13 @@
 //   the reference, so it is declined where a window reaches past pad_end.
 // - A dilated max-pooling window that sees only padding is declined: the
 //   reference gives -inf there, and oneDNN's kernels do not say.
+// - Resize runs on oneDNN's resampling, whose coordinates are half-pixel:
+//   linear with half-pixel coordinates (PyTorch's align_corners=False),
+//   and nearest where oneDNN's index map, round((o + 0.5) / F - 0.5), is
+//   convjit's: an integer upscale by k whose mode reads input o / k (PyTorch's
+//   nearest among them).  oneDNN maps with the sizes' ratio: a given scale
+//   the output size rounded is declined, as are other resizes.
+// - Batchnorm is declined (not driven yet).
 // - f64 and symbolic batches are declined; f16 is left to oneDNN, which
 //   declines it at build on CPUs it has no f16 kernels for.
 #pragma once
@@ -40,6 +47,9 @@ struct OnednnProblem {
   std::array<std::int64_t, 3> dilation{};  // oneDNN's: gaps between taps
   std::array<std::int64_t, 3> pad_begin{};
   std::array<std::int64_t, 3> pad_end{};  // pooling: grown for ceil mode
+  // Resize: oneDNN's resampling, linear or nearest, and its factors (out/in).
+  bool linear = false;
+  std::array<float, 3> factors{};
 };
 
 // The problem as oneDNN sees it, or UNSUPPORTED with the reason.

@@ -39,6 +39,7 @@ class BatchNormReference {
       : d_(d),
         args_(args),
         norm_(args.norm),
+        epsilon_(d.norm_epsilon()),
         x_(canonical_view(d.x_dims, d.x_strides, d.spatial_dims)),
         y_(canonical_view(d.y_dims, d.y_strides, d.spatial_dims)),
         count_(x_.dims[0] * x_.spatial_size()) {}
@@ -106,7 +107,7 @@ class BatchNormReference {
   ChannelStats inference_stats(std::int64_t c) const {
     ChannelStats s = parameters(c);
     s.mean = param(norm_.running_mean, c);
-    s.invstd = 1.0 / std::sqrt(param(norm_.running_var, c) + norm_.epsilon);
+    s.invstd = 1.0 / std::sqrt(param(norm_.running_var, c) + epsilon_);
     return s;
   }
 
@@ -118,7 +119,7 @@ class BatchNormReference {
       s = parameters(c);
       const auto [mean, var] = batch_moments(c);
       s.mean = mean;
-      s.invstd = 1.0 / std::sqrt(var + norm_.epsilon);
+      s.invstd = 1.0 / std::sqrt(var + epsilon_);
       set_param(norm_.mean, c, mean);
       set_param(norm_.invstd, c, s.invstd);
       update_running(c, mean, var);
@@ -173,6 +174,7 @@ class BatchNormReference {
   const OpDescriptor& d_;
   const ExecArgs& args_;
   const NormOperands& norm_;
+  double epsilon_;
   View5 x_, y_;
   std::int64_t count_;  // values per channel
 };
