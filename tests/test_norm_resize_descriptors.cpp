@@ -142,7 +142,8 @@ TEST(NormResizeName, MalformedNamesAreRejectedPrecisely) {
   expect_parse_error(std::string(kBn) + "bwd_grads_dx_dscale_dshift",
                      "fewer than all three gradients (omit 'grads'");
   expect_parse_error(std::string(kBn) + "bwd_grads", "dx, dscale or dshift after 'grads'");
-  expect_parse_error(std::string(kBn) + "fwd_ep_sigmoid", "relu or silu after 'ep'");
+  expect_parse_error(std::string(kBn) + "fwd_ep_sigmoid",
+                     "the fused activation after 'ep': one of relu, silu");
   expect_parse_error(std::string(kBn) + "fwd_inference_onnx",
                      "ONNX running statistics apply to a training forward only");
   expect_parse_error(std::string(kBn) + "fwd_f32", "f32 is the default");

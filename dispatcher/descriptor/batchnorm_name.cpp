@@ -37,15 +37,7 @@ void parse_grads(TokenReader& r, OpDescriptor& d) {
   }
 }
 
-void parse_activation(TokenReader& r, OpDescriptor& d) {
-  const std::string_view act = r.next("relu or silu after 'ep'");
-  if (act == "relu" || act == "silu") {
-    d.activation = act == "relu" ? Activation::relu : Activation::silu;
-    return;
-  }
-  r.back();
-  r.fail("relu or silu after 'ep' (omit 'ep' for no activation)");
-}
+constexpr Activation kActivations[] = {Activation::relu, Activation::silu};
 
 }  // namespace
 
@@ -100,7 +92,9 @@ void parse_batchnorm_name(TokenReader& r, OpDescriptor& d) {
       d.norm_flags |= kNormGradMask;
     }
   }
-  if (r.accept(name_tokens::kEpilogueTag)) parse_activation(r, d);
+  if (r.accept(name_tokens::kEpilogueTag))
+    d.activation = name_tokens::parse_choice(r, kActivations, activation_name,
+                                             "the fused activation after 'ep'");
   name_tokens::parse_dtype_and_end(
       r, d,
       d.direction == Direction::bwd ? "inference, noscale, noshift, eps, grads, ep, "

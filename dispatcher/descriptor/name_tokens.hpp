@@ -101,6 +101,19 @@ void parse_dtype_and_end(TokenReader& r, OpDescriptor& d, std::string_view tags)
 // fwd or bwd.
 void parse_fwd_or_bwd(TokenReader& r, OpDescriptor& d);
 
+// The one of `choices` whose name(choice) is the next token; the error
+// lists them all.
+template <class Enum, std::size_t N, class Name>
+Enum parse_choice(TokenReader& r, const Enum (&choices)[N], Name name, std::string_view what) {
+  const std::string_view token = r.next(what);
+  for (Enum e : choices)
+    if (name(e) == token) return e;
+  r.back();
+  std::string listed;
+  for (Enum e : choices) listed += fmt::format("{}{}", listed.empty() ? "" : ", ", name(e));
+  r.fail(fmt::format("{}: one of {}", what, listed));
+}
+
 }  // namespace convjit::name_tokens
 
 namespace convjit {

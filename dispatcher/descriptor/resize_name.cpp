@@ -22,17 +22,6 @@ constexpr ResizeCoordinates kCoordinates[] = {
     ResizeCoordinates::pytorch_half_pixel, ResizeCoordinates::align_corners,
     ResizeCoordinates::tf_half_pixel_for_nn};
 
-template <class Enum, std::size_t N, class Name>
-Enum parse_choice(TokenReader& r, const Enum (&choices)[N], Name name, std::string_view what) {
-  const std::string_view token = r.next(what);
-  for (Enum e : choices)
-    if (name(e) == token) return e;
-  r.back();
-  std::string listed;
-  for (Enum e : choices) listed += fmt::format("{}{}", listed.empty() ? "" : ", ", name(e));
-  r.fail(fmt::format("{}: one of {}", what, listed));
-}
-
 }  // namespace
 
 void write_resize_name(NameWriter& w, const OpDescriptor& d) {
@@ -53,9 +42,9 @@ void parse_resize_name(TokenReader& r, OpDescriptor& d) {
   const bool symbolic = name_tokens::parse_tensor_pair(r, "x", d.x_dims, d.x_strides);
   name_tokens::parse_matching_y(r, symbolic, "y", d.y_dims, d.y_strides);
   d.symbolic_batch = symbolic ? 1 : 0;
-  d.resize_mode = parse_choice(r, kModes, resize_mode_name, "a resize mode");
+  d.resize_mode = name_tokens::parse_choice(r, kModes, resize_mode_name, "a resize mode");
   d.resize_coordinates =
-      parse_choice(r, kCoordinates, resize_coordinates_name, "a coordinate transformation");
+      name_tokens::parse_choice(r, kCoordinates, resize_coordinates_name, "a coordinate transformation");
   name_tokens::parse_fwd_or_bwd(r, d);
   if (r.accept(kScalesTag)) {
     for (std::size_t i = 0; i < kMaxSpatialDims; ++i)

@@ -145,78 +145,83 @@ Result<OnednnPrimitiveDesc> pooling_forward_pd(const OpDescriptor& d, const Oned
   return create_pd(&op, nullptr, "dnnl_primitive_desc_create(pooling forward)");
 }
 
-// Pooling runs on the caller's layouts: oneDNN's pooling kernels take
-// plain layouts as they are, and a reorder would cost as much as the op.
+// An op run on the caller's layouts (pooling, resampling: their kernels
+// take plain layouts as they are, and a reorder would cost as much as the
+// op): its forward's pd, or its backward's with the forward as the hint.
+// forward_pd(prop, x, y) and backward_pd(dx, dy, hint) make the pds.
+template <class ForwardPd, class BackwardPd>
+Result<OnednnPrimitiveDescs> plain_layout_pds(const OpDescriptor& d, const OnednnProblem& p,
+                                              DataType result_type, ForwardPd&& forward_pd,
+                                              BackwardPd&& backward_pd) {
+  auto x = strided_md(p.x, d.dtype);
+  auto y = strided_md(p.y, d.direction == Direction::fwd ? result_type : d.dtype);
+  for (const Status& s : {x.status(), y.status()})
+    if (!s.is_ok()) return s;
+  if (d.direction == Direction::fwd) {
+    auto pd = forward_pd(dnnl_forward_inference, x.value(), y.value());
+    if (!pd.is_ok()) return pd.status();
+    return OnednnPrimitiveDescs{std::move(pd).value(), {}};
+  }
+  auto dx = strided_md(p.x, result_type);
+  if (!dx.is_ok()) return dx.status();
+  auto forward = forward_pd(dnnl_forward_training, x.value(), y.value());
+  if (!forward.is_ok()) return forward.status();
+  auto pd = backward_pd(dx.value(), y.value(), forward.value().get());
+  if (!pd.is_ok()) return pd.status();
+  return OnednnPrimitiveDescs{std::move(pd).value(), std::move(forward).value()};
+}
+
 Result<OnednnPrimitiveDescs> pooling_pds(const OpDescriptor& d, const OnednnProblem& p,
                                          DataType result_type) {
-  auto x = strided_md(p.x, d.dtype);
-  auto y = strided_md(p.y, d.direction == Direction::fwd ? result_type : d.dtype);
-  for (const Status& s : {x.status(), y.status()})
-    if (!s.is_ok()) return s;
-  if (d.direction == Direction::fwd) {
-    auto pd = pooling_forward_pd(d, p, dnnl_forward_inference, x.value(), y.value());
-    if (!pd.is_ok()) return pd.status();
-    return OnednnPrimitiveDescs{std::move(pd).value(), {}};
-  }
-  auto dx = strided_md(p.x, result_type);
-  if (!dx.is_ok()) return dx.status();
-  auto forward = pooling_forward_pd(d, p, dnnl_forward_training, x.value(), y.value());
-  if (!forward.is_ok()) return forward.status();
-  dnnl_pooling_v2_desc_t op{};
-  if (Status s = onednn().check(
-          onednn().api().pooling_backward_desc(
-              &op, pooling_algorithm(d.pool_mode), &dx.value(), &y.value(), p.stride.data(),
-              p.window.data(), p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
-          "dnnl_pooling_v2_backward_desc_init");
-      !s.is_ok())
-    return s;
-  auto pd = create_pd(&op, forward.value().get(), "dnnl_primitive_desc_create(pooling backward)");
-  if (!pd.is_ok()) return pd.status();
-  return OnednnPrimitiveDescs{std::move(pd).value(), std::move(forward).value()};
+  return plain_layout_pds(
+      d, p, result_type,
+      [&](dnnl_prop_kind_t prop, const dnnl_memory_desc_t& x, const dnnl_memory_desc_t& y) {
+        return pooling_forward_pd(d, p, prop, x, y);
+      },
+      [&](const dnnl_memory_desc_t& dx, const dnnl_memory_desc_t& dy,
+          const_dnnl_primitive_desc_t hint) -> Result<OnednnPrimitiveDesc> {
+        dnnl_pooling_v2_desc_t op{};
+        if (Status s = onednn().check(
+                onednn().api().pooling_backward_desc(
+                    &op, pooling_algorithm(d.pool_mode), &dx, &dy, p.stride.data(),
+                    p.window.data(), p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
+                "dnnl_pooling_v2_backward_desc_init");
+            !s.is_ok())
+          return s;
+        return create_pd(&op, hint, "dnnl_primitive_desc_create(pooling backward)");
+      });
 }
 
-Result<OnednnPrimitiveDesc> resampling_forward_pd(const OnednnProblem& p, dnnl_prop_kind_t prop,
-                                                  const dnnl_memory_desc_t& x,
-                                                  const dnnl_memory_desc_t& y) {
-  dnnl_resampling_desc_t op{};
-  if (Status s = onednn().check(
-          onednn().api().resampling_forward_desc(
-              &op, prop, p.linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
-              p.factors.data(), &x, &y),
-          "dnnl_resampling_forward_desc_init");
-      !s.is_ok())
-    return s;
-  return create_pd(&op, nullptr, "dnnl_primitive_desc_create(resampling forward)");
+dnnl_alg_kind_t resampling_algorithm(const OnednnProblem& p) {
+  return p.linear ? dnnl_resampling_linear : dnnl_resampling_nearest;
 }
 
-// Resampling runs on the caller's layouts, as pooling does.
 Result<OnednnPrimitiveDescs> resampling_pds(const OpDescriptor& d, const OnednnProblem& p,
                                             DataType result_type) {
-  auto x = strided_md(p.x, d.dtype);
-  auto y = strided_md(p.y, d.direction == Direction::fwd ? result_type : d.dtype);
-  for (const Status& s : {x.status(), y.status()})
-    if (!s.is_ok()) return s;
-  if (d.direction == Direction::fwd) {
-    auto pd = resampling_forward_pd(p, dnnl_forward_inference, x.value(), y.value());
-    if (!pd.is_ok()) return pd.status();
-    return OnednnPrimitiveDescs{std::move(pd).value(), {}};
-  }
-  auto dx = strided_md(p.x, result_type);
-  if (!dx.is_ok()) return dx.status();
-  auto forward = resampling_forward_pd(p, dnnl_forward_training, x.value(), y.value());
-  if (!forward.is_ok()) return forward.status();
-  dnnl_resampling_desc_t op{};
-  if (Status s = onednn().check(
-          onednn().api().resampling_backward_desc(
-              &op, p.linear ? dnnl_resampling_linear : dnnl_resampling_nearest, p.factors.data(),
-              &dx.value(), &y.value()),
-          "dnnl_resampling_backward_desc_init");
-      !s.is_ok())
-    return s;
-  auto pd =
-      create_pd(&op, forward.value().get(), "dnnl_primitive_desc_create(resampling backward)");
-  if (!pd.is_ok()) return pd.status();
-  return OnednnPrimitiveDescs{std::move(pd).value(), std::move(forward).value()};
+  return plain_layout_pds(
+      d, p, result_type,
+      [&](dnnl_prop_kind_t prop, const dnnl_memory_desc_t& x,
+          const dnnl_memory_desc_t& y) -> Result<OnednnPrimitiveDesc> {
+        dnnl_resampling_desc_t op{};
+        if (Status s = onednn().check(onednn().api().resampling_forward_desc(
+                                          &op, prop, resampling_algorithm(p), p.factors.data(),
+                                          &x, &y),
+                                      "dnnl_resampling_forward_desc_init");
+            !s.is_ok())
+          return s;
+        return create_pd(&op, nullptr, "dnnl_primitive_desc_create(resampling forward)");
+      },
+      [&](const dnnl_memory_desc_t& dx, const dnnl_memory_desc_t& dy,
+          const_dnnl_primitive_desc_t hint) -> Result<OnednnPrimitiveDesc> {
+        dnnl_resampling_desc_t op{};
+        if (Status s = onednn().check(onednn().api().resampling_backward_desc(
+                                          &op, resampling_algorithm(p), p.factors.data(), &dx,
+                                          &dy),
+                                      "dnnl_resampling_backward_desc_init");
+            !s.is_ok())
+          return s;
+        return create_pd(&op, hint, "dnnl_primitive_desc_create(resampling backward)");
+      });
 }
 
 Result<OnednnPrimitiveDescs> bias_pds(const OpDescriptor& d, const OnednnProblem& p,
