@@ -152,6 +152,30 @@ TEST_F(OnednnBackendTest, RandomResizesMatchTheReferenceOrAreDeclinedAsDocumente
     }
 }
 
+// oneDNN 2.6's JIT resampling faulted writing a large output that was not
+// 64-byte aligned (YOLO11n's second upsample from a std::vector at 640).
+TEST_F(OnednnBackendTest, ALargeResizeIntoAnUnalignedOutputIsServed) {
+  for (Direction direction : {Direction::fwd, Direction::bwd}) {
+    const test::HostTensor<float> x({1, 100, 40, 40}, test::TestLayout::nchw);
+    const test::HostTensor<float> y({1, 100, 80, 80}, test::TestLayout::nchw);
+    ResizeParams p(2, CONVJIT_RESIZE_NEAREST);
+    auto d = make_resize_descriptor(&p, direction, &x.desc(), &y.desc());
+    ASSERT_TRUE(d.is_ok()) << d.status().message();
+    BuildTrace trace;
+    auto kernel = backend_.build(d.value(), kHost, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    std::mt19937 rng(3);
+    test::HostOperands host = test::random_operands(d.value(), rng, 1.0, 0.0);
+    // The output one float past a 64-byte boundary.
+    std::vector<float> storage(host.out.size() / sizeof(float) + 32);
+    auto* base = reinterpret_cast<unsigned char*>(storage.data());
+    unsigned char* out = base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64 + 4;
+    ASSERT_TRUE(kernel.value()->execute(host.args(d.value(), out)).is_ok());
+    std::vector<unsigned char> got(out, out + host.out.size());
+    test::expect_matches_reference(d.value(), host, got);
+  }
+}
+
 TEST_F(OnednnBackendTest, RandomBiasGradients) {
   std::mt19937 rng(5);
   for (DataType dtype : {DataType::f32, DataType::bf16})

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "dispatcher/backends/onednn/max_pool_nan_guard.hpp"
 #include "dispatcher/backends/onednn/onednn_output_stage.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
@@ -81,7 +83,16 @@ Status OnednnKernel::ensure_result_buffer() const {
   return Status::ok();
 }
 
+// oneDNN 2.6's JIT resampling writes a large output with non-temporal
+// stores, which fault where the output is not 64-byte aligned (a std::vector's
+// or numpy's 16-byte aligned buffer): such a call writes the kernel's own
+// aligned buffer, and the output stage copies it out.
+constexpr std::uintptr_t kResamplingOutputAlignment = 64;
+
 bool OnednnKernel::writes_output_directly(const ExecArgs& args) const {
+  if (desc_.is_resize() &&
+      reinterpret_cast<std::uintptr_t>(args.out) % kResamplingOutputAlignment != 0)
+    return false;
   return result_type_ == desc_.dtype && !desc_.has_epilogue() && args.alpha == 1.0 &&
          args.beta == 0.0;
 }
