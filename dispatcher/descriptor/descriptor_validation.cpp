@@ -150,12 +150,7 @@ void check_output_overlap(Checker& c, const OpDescriptor& d) {
   const auto n = slot_names(d);
   const Slot slot = output_slot(d);
   const char* name = slot == Slot::x ? n.x : slot == Slot::w ? n.w : n.y;
-  const Dims5& dims = slot_dims(d, slot);
-  const Dims5& strides = slot_strides(d, slot);
-  c.require(is_non_overlapping(dims, strides, d.rank()),
-            "output {} strides {} make elements of shape {} overlap; give each element its "
-            "own address (e.g. contiguous strides)",
-            name, used(strides, d.rank()), used(dims, d.rank()));
+  check_not_overlapping(c, d, name, slot_dims(d, slot), slot_strides(d, slot));
 }
 
 bool is_zero(std::span<const std::int64_t> values) {

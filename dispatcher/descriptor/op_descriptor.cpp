@@ -99,17 +99,13 @@ std::string_view resize_coordinates_name(ResizeCoordinates coordinates) {
 }
 
 std::optional<ResizeMode> parse_resize_mode(std::string_view name) {
-  for (auto m : {ResizeMode::nearest_floor, ResizeMode::nearest_ceil,
-                 ResizeMode::nearest_round_prefer_floor, ResizeMode::nearest_round_prefer_ceil,
-                 ResizeMode::linear})
+  for (auto m : kResizeModes)
     if (resize_mode_name(m) == name) return m;
   return std::nullopt;
 }
 
 std::optional<ResizeCoordinates> parse_resize_coordinates(std::string_view name) {
-  for (auto c : {ResizeCoordinates::asymmetric, ResizeCoordinates::half_pixel,
-                 ResizeCoordinates::pytorch_half_pixel, ResizeCoordinates::align_corners,
-                 ResizeCoordinates::tf_half_pixel_for_nn})
+  for (auto c : kResizeCoordinates)
     if (resize_coordinates_name(c) == name) return c;
   return std::nullopt;
 }

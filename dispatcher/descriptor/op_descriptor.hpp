@@ -73,6 +73,15 @@ enum class ResizeCoordinates : std::int32_t {
   tf_half_pixel_for_nn,  // x = (o + 0.5) / scale (ONNX, nearest only)
 };
 
+// Every resize mode and coordinate rule (ResizeMode::none aside), in order.
+inline constexpr ResizeMode kResizeModes[] = {
+    ResizeMode::nearest_floor, ResizeMode::nearest_ceil, ResizeMode::nearest_round_prefer_floor,
+    ResizeMode::nearest_round_prefer_ceil, ResizeMode::linear};
+inline constexpr ResizeCoordinates kResizeCoordinates[] = {
+    ResizeCoordinates::asymmetric, ResizeCoordinates::half_pixel,
+    ResizeCoordinates::pytorch_half_pixel, ResizeCoordinates::align_corners,
+    ResizeCoordinates::tf_half_pixel_for_nn};
+
 // Slot meaning per op (LBANN's convention for conv):
 //   conv fwd (x, w, y)   conv bwddata (dx, w, dy)   conv bwdfilt (x, dw, dy)
 //   pool fwd (x, -, y)   pool bwd (x and dx, -, dy) bias_grad (-, -, dy)

@@ -14,13 +14,6 @@ using name_tokens::NameWriter;
 using name_tokens::TokenReader;
 
 constexpr std::string_view kScalesTag = "sc";
-constexpr ResizeMode kModes[] = {ResizeMode::nearest_floor, ResizeMode::nearest_ceil,
-                                 ResizeMode::nearest_round_prefer_floor,
-                                 ResizeMode::nearest_round_prefer_ceil, ResizeMode::linear};
-constexpr ResizeCoordinates kCoordinates[] = {
-    ResizeCoordinates::asymmetric, ResizeCoordinates::half_pixel,
-    ResizeCoordinates::pytorch_half_pixel, ResizeCoordinates::align_corners,
-    ResizeCoordinates::tf_half_pixel_for_nn};
 
 }  // namespace
 
@@ -42,9 +35,9 @@ void parse_resize_name(TokenReader& r, OpDescriptor& d) {
   const bool symbolic = name_tokens::parse_tensor_pair(r, "x", d.x_dims, d.x_strides);
   name_tokens::parse_matching_y(r, symbolic, "y", d.y_dims, d.y_strides);
   d.symbolic_batch = symbolic ? 1 : 0;
-  d.resize_mode = name_tokens::parse_choice(r, kModes, resize_mode_name, "a resize mode");
-  d.resize_coordinates =
-      name_tokens::parse_choice(r, kCoordinates, resize_coordinates_name, "a coordinate transformation");
+  d.resize_mode = name_tokens::parse_choice(r, kResizeModes, resize_mode_name, "a resize mode");
+  d.resize_coordinates = name_tokens::parse_choice(r, kResizeCoordinates, resize_coordinates_name,
+                                                   "a coordinate transformation");
   name_tokens::parse_fwd_or_bwd(r, d);
   if (r.accept(kScalesTag)) {
     for (std::size_t i = 0; i < kMaxSpatialDims; ++i)

@@ -104,15 +104,20 @@ bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank) {
 }
 
 
+void check_not_overlapping(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
+                           const Dims5& strides) {
+  c.require(is_non_overlapping(dims, strides, d.rank()),
+            "output {} strides {} make elements of shape {} overlap; give each element its "
+            "own address (e.g. contiguous strides)",
+            name, used(strides, d.rank()), used(dims, d.rank()));
+}
+
 void check_operand(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
                    const Dims5& strides, bool written) {
   check_tensor(c, d, name, dims, strides);
   check_overflow(c, d, name, dims, strides);
   if (c.failed() || !written) return;
-  c.require(is_non_overlapping(dims, strides, d.rank()),
-            "output {} strides {} make elements of shape {} overlap; give each element its "
-            "own address (e.g. contiguous strides)",
-            name, used(strides, d.rank()), used(dims, d.rank()));
+  check_not_overlapping(c, d, name, dims, strides);
 }
 
 }  // namespace convjit::validation

@@ -60,6 +60,10 @@ void check_overflow(Checker& c, const OpDescriptor& d, const char* name, const D
 // A written tensor must map distinct indices to distinct elements.
 [[nodiscard]] bool is_non_overlapping(const Dims5& dims, const Dims5& strides, int rank);
 
+// That a written tensor's elements do not overlap.
+void check_not_overlapping(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
+                           const Dims5& strides);
+
 // check_tensor and check_overflow for an operand; with `written`, also that
 // its elements do not overlap.
 void check_operand(Checker& c, const OpDescriptor& d, const char* name, const Dims5& dims,
