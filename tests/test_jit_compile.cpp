@@ -169,8 +169,9 @@ TEST(JitBackend, ServesCudaDevicesOnlyAndSaysWhenTheDriverIsMissing) {
 }
 
 // Distinct (template, descriptor) sources of the reference models, small
-// batch and image, in every dtype the JIT serves (the ops it serves: no
-// BatchNorm or resize yet).
+// batch and image, in every dtype the JIT serves: every op of their
+// training steps (convolutions, pools, bias gradients, BatchNorms and
+// upsamples).
 std::vector<OpDescriptor> model_descriptors(DataType dtype) {
   std::vector<OpDescriptor> descs;
   std::set<std::string> seen;

@@ -30,7 +30,11 @@ class ResizeAxis {
   // scale: the caller's out/in, or 0 to derive it from the sizes.
   ResizeAxis(ResizeMode mode, ResizeCoordinates coordinates, std::int64_t in, std::int64_t out,
              double scale)
-      : mode_(mode), coordinates_(coordinates), in_(in), out_(out), ratio_(ratio(scale)) {}
+      : mode_(mode), coordinates_(coordinates), in_(in), out_(out), ratio_(ratio_of(scale)) {}
+
+  // The ratio in/out the coordinates are mapped with (the JIT's kernels
+  // take it as a constant).
+  [[nodiscard]] Coord ratio() const { return ratio_; }
 
   [[nodiscard]] ResizeTap<Coord> tap(std::int64_t o) const {
     const Coord x = source(o);
@@ -51,7 +55,7 @@ class ResizeAxis {
  private:
   // align_corners with a given scale divides by the unrounded output length
   // in * scale, as ONNX's reference does (PyTorch passes no scale there).
-  [[nodiscard]] Coord ratio(double scale) const {
+  [[nodiscard]] Coord ratio_of(double scale) const {
     if (coordinates_ == ResizeCoordinates::align_corners) {
       if (out_ <= 1) return Coord(0);
       if (scale > 0)

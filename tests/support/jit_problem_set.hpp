@@ -130,7 +130,8 @@ inline std::vector<OpDescriptor> random_resize_descriptors(std::mt19937& rng, Da
 
 // The operations of a reference model's training step: its convolutions,
 // pools and bias gradients; with `every_op`, its BatchNorms and upsamples
-// too (which only the reference serves so far).
+// too (which oneDNN serves in part, and the sweeps written before them
+// leave out).
 inline std::vector<OpDescriptor> model_descriptors(const std::string& model,
                                                    const ModelOptions& options,
                                                    bool every_op = false) {

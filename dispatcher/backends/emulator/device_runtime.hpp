@@ -254,6 +254,12 @@ T atomicAdd(SharedAddress<T> address, T value) {
   return old;
 }
 
+// The GPU's f32 arithmetic, rounded once per operation: host f32 math is
+// (no FMA contraction on the x86-64 baseline).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+
 inline float __int_as_float(int bits) { return std::bit_cast<float>(bits); }
 inline int __float_as_int(float value) { return std::bit_cast<int>(value); }
 inline float __uint_as_float(unsigned bits) { return std::bit_cast<float>(bits); }
@@ -448,8 +454,9 @@ inline unsigned to_tf32_bits(float value) { return emulator::round_to_tf32(value
 
 // A template without a second pass leaves convjit_kernel_finish to this,
 // a GEMM template convjit_gemm_finish<Math>; one without a first pass
-// convjit_gemm_prepare<Math>.
+// convjit_gemm_prepare<Math>, else convjit_kernel_prepare.
 inline constexpr std::nullptr_t convjit_kernel_finish = nullptr;
+inline constexpr std::nullptr_t convjit_kernel_prepare = nullptr;
 template <class Math>
 inline constexpr std::nullptr_t convjit_gemm_finish = nullptr;
 template <class Math>

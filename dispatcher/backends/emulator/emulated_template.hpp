@@ -11,16 +11,18 @@
 #include <string_view>
 #include <type_traits>
 
+#include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 
 namespace convjit::emulator {
 
-// convjit_kernel(in0, in1, out, alpha, beta, workspace[, bias, residual]),
-// pointers erased; the epilogue operands reach only the entries that take
-// them (a conv fwd's).
+// convjit_kernel(in0, in1, out, alpha, beta, workspace[, bias, residual]
+// | [, norm]), pointers erased; the epilogue operands reach only the
+// entries that take them (a conv fwd's), the norm operands a batchnorm's.
 using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float alpha, float beta,
-                              void* workspace, const void* bias, const void* residual);
+                              void* workspace, const void* bias, const void* residual,
+                              const KernelNormOperands* norm);
 
 struct EmulatedEntry {
   const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish", ...
@@ -61,6 +63,7 @@ struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float,
   using storage = Storage;
   using scratch = Scratch;
   static constexpr bool kEpilogueOperands = false;
+  static constexpr bool kNormOperands = false;
 };
 template <class Storage, class Scratch>
 struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*,
@@ -68,11 +71,34 @@ struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float,
   using storage = Storage;
   using scratch = Scratch;
   static constexpr bool kEpilogueOperands = true;
+  static constexpr bool kNormOperands = false;
 };
+template <class Storage, class Scratch, class Norm>
+struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*,
+                                Norm)> {
+  using storage = Storage;
+  using scratch = Scratch;
+  using norm = Norm;
+  static constexpr bool kEpilogueOperands = false;
+  static constexpr bool kNormOperands = true;
+};
+
+// The template's NormParams (norm/batchnorm_common.cuh) from the host's
+// erased operands, member for member.
+template <class Norm>
+Norm bind_norm(const KernelNormOperands& n) {
+  using In = decltype(Norm::scale);
+  using Out = decltype(Norm::mean);
+  return Norm{static_cast<In>(n.scale),        static_cast<In>(n.shift),
+              static_cast<Out>(n.running_mean), static_cast<Out>(n.running_var),
+              static_cast<Out>(n.mean),         static_cast<Out>(n.invstd),
+              static_cast<Out>(n.scale_grad),   static_cast<Out>(n.shift_grad),
+              n.momentum};
+}
 
 template <auto kernel>
 void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace,
-            const void* bias, const void* residual) {
+            const void* bias, const void* residual, const KernelNormOperands* norm) {
   using Signature = KernelSignature<decltype(kernel)>;
   using Storage = typename Signature::storage;
   auto* scratch = static_cast<typename Signature::scratch*>(workspace);
@@ -80,6 +106,10 @@ void erased(const void* in0, const void* in1, void* out, float alpha, float beta
     kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
            static_cast<Storage*>(out), alpha, beta, scratch, static_cast<const Storage*>(bias),
            static_cast<const Storage*>(residual));
+  } else if constexpr (Signature::kNormOperands) {
+    kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
+           static_cast<Storage*>(out), alpha, beta, scratch,
+           bind_norm<typename Signature::norm>(*norm));
   } else {
     kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
            static_cast<Storage*>(out), alpha, beta, scratch);

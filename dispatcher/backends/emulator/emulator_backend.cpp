@@ -52,6 +52,8 @@ const char* output_name(const OpDescriptor& d) {
 }
 
 BufferSpec output_buffer(const OpDescriptor& d) {
+  if (d.is_batchnorm() && d.direction == Direction::bwd && !d.has_norm_flag(kNormGradInput))
+    return {};  // parameter gradients only
   if (d.kind == OpKind::bias_grad)
     return {"db", BufferRole::output, element_size(d.dtype), d.y_dims[1], {}};
   return slot_buffer(d, output_slot(d), output_name(d), BufferRole::output);
@@ -82,6 +84,40 @@ BufferSpec residual_buffer(const OpDescriptor& d) {
   return slot_buffer(d, Slot::y, "residual", BufferRole::input);
 }
 
+// A batchnorm's per-channel operands: C f32 values each, read or written
+// as its direction and flags say; unused ones have no name.
+struct NormBuffers {
+  BufferSpec scale, shift, running_mean, running_var, mean, invstd, scale_grad, shift_grad;
+};
+
+NormBuffers norm_buffers(const OpDescriptor& d) {
+  NormBuffers b;
+  if (!d.is_batchnorm()) return b;
+  const auto spec = [&](const char* name, bool used, bool written) {
+    if (!used) return BufferSpec{};
+    return BufferSpec{name, written ? BufferRole::output : BufferRole::input, sizeof(float),
+                      d.x_dims[1], {}};
+  };
+  const bool training = !d.has_norm_flag(kNormInference), fwd = d.direction == Direction::fwd;
+  b.scale = spec("scale", d.has_norm_flag(kNormScale), false);
+  b.shift = spec("shift", d.has_norm_flag(kNormShift), false);
+  b.running_mean = spec("running_mean", true, fwd && training);
+  b.running_var = spec("running_var", true, fwd && training);
+  b.mean = spec("mean", training, fwd);
+  b.invstd = spec("invstd", training, fwd);
+  b.scale_grad = spec("scale_grad", !fwd && d.has_norm_flag(kNormGradScale), true);
+  b.shift_grad = spec("shift_grad", !fwd && d.has_norm_flag(kNormGradShift), true);
+  return b;
+}
+
+// An operand the launch passes where its spec names it; outputs are
+// copied back to the caller's pointer.
+emulator::EmulatedOperand norm_operand(const BufferSpec& spec, const void* data) {
+  if (spec.name.empty() || data == nullptr) return {};
+  void* back = spec.role == BufferRole::output ? const_cast<void*>(data) : nullptr;
+  return {&spec, data, back};
+}
+
 // The buffer layouts are fixed by the descriptor, so they are built once
 // here; a call only attaches its pointers.
 class EmulatorKernel final : public Kernel {
@@ -95,6 +131,7 @@ class EmulatorKernel final : public Kernel {
         out_(output_buffer(desc)),
         bias_(bias_buffer(desc)),
         residual_(residual_buffer(desc)),
+        norm_(norm_buffers(desc)),
         source_(std::move(source)),
         kernels_(kernels) {}
 
@@ -116,7 +153,8 @@ class EmulatorKernel final : public Kernel {
     launch.source = &source_;
     launch.in0 = {&in0_, input_pointer(args, inputs_.in0)};
     launch.in1 = {&in1_, input_pointer(args, inputs_.in1)};
-    launch.out = {&out_, args.out};
+    if (!out_.name.empty()) launch.out = {&out_, args.out};
+    if (desc_.is_batchnorm()) launch.norm = norm_operands(args.norm);
     if (desc_.has_bias()) launch.bias = {&bias_, args.bias};
     if (desc_.has_residual()) launch.residual = {&residual_, args.residual};
     launch.out_destination = args.out;
@@ -125,9 +163,22 @@ class EmulatorKernel final : public Kernel {
     return launch;
   }
 
+  [[nodiscard]] emulator::EmulatedNormOperands norm_operands(const NormOperands& n) const {
+    return {norm_operand(norm_.scale, n.scale),
+            norm_operand(norm_.shift, n.shift),
+            norm_operand(norm_.running_mean, n.running_mean),
+            norm_operand(norm_.running_var, n.running_var),
+            norm_operand(norm_.mean, n.mean),
+            norm_operand(norm_.invstd, n.invstd),
+            norm_operand(norm_.scale_grad, n.scale_grad),
+            norm_operand(norm_.shift_grad, n.shift_grad),
+            static_cast<float>(n.momentum)};
+  }
+
   OpDescriptor desc_;
   KernelInputs inputs_;
   BufferSpec in0_, in1_, out_, bias_, residual_;
+  NormBuffers norm_;
   KernelSource source_;
   const emulator::EmulatedTemplate& kernels_;
 };
@@ -212,6 +263,14 @@ Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(const O
   args.out = out.data();
   if (desc.has_bias()) args.bias = bias.data();
   if (desc.has_residual()) args.residual = y.data();
+  // A batchnorm's per-channel operands: zeros, C of each (a zero running
+  // variance normalises by 1 / sqrt(epsilon), finite).
+  const std::size_t channels = desc.is_batchnorm() ? static_cast<std::size_t>(desc.x_dims[1]) : 0;
+  const AlignedZeros per_channel(channels * sizeof(float) * 8);
+  auto* norm = static_cast<float*>(per_channel.data());
+  const auto at = [&](std::size_t i) { return norm + i * channels; };
+  if (desc.is_batchnorm())
+    args.norm = {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), 0.1};
   return kernel.count_memory(args, sampled);
 }
 

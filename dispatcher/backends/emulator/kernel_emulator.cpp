@@ -26,11 +26,13 @@ struct GridCall {
   void* workspace;
   const void* bias;
   const void* residual;
+  const KernelNormOperands* norm;
 };
 
 void run_thread(const void* context) {
   const auto* c = static_cast<const GridCall*>(context);
-  c->kernel(c->in0, c->in1, c->out, c->alpha, c->beta, c->workspace, c->bias, c->residual);
+  c->kernel(c->in0, c->in1, c->out, c->alpha, c->beta, c->workspace, c->bias, c->residual,
+            c->norm);
 }
 
 // Blocks run in parallel on the host's cores, each on one host thread.
@@ -64,6 +66,24 @@ void* add_operand(EmulatedBuffers& buffers, const EmulatedOperand& operand) {
   return operand.data == nullptr ? nullptr : buffers.add(*operand.spec, operand.data);
 }
 
+// The norm operands in the launch's buffers.
+KernelNormOperands add_norm_operands(EmulatedBuffers& buffers, const EmulatedNormOperands& n) {
+  return {add_operand(buffers, n.scale),        add_operand(buffers, n.shift),
+          add_operand(buffers, n.running_mean), add_operand(buffers, n.running_var),
+          add_operand(buffers, n.mean),         add_operand(buffers, n.invstd),
+          add_operand(buffers, n.scale_grad),   add_operand(buffers, n.shift_grad),
+          n.momentum};
+}
+
+// Copies the launch's outputs back to their destinations.
+void copy_outputs(const EmulatedBuffers& buffers, const EmulatedLaunch& launch) {
+  if (launch.out.spec != nullptr) buffers.copy_out(launch.out.spec->name, launch.out_destination);
+  const EmulatedNormOperands& n = launch.norm;
+  for (const EmulatedOperand* o : {&n.running_mean, &n.running_var, &n.mean, &n.invstd,
+                                   &n.scale_grad, &n.shift_grad})
+    if (o->data != nullptr && o->copy_back != nullptr) buffers.copy_out(o->spec->name, o->copy_back);
+}
+
 // The launch's buffers and constants, set up for its kernels to run one
 // after another; the launch in flight while this lives.
 class PreparedLaunch {
@@ -76,15 +96,18 @@ class PreparedLaunch {
   Status run(RunEntry&& run_entry) {
     const KernelSource& source = *launch_.source;
     if (Status s = bind_problem(source.constants); !s.is_ok()) return s;
+    norm_ = add_norm_operands(buffers_, launch_.norm);
     GridCall call{nullptr,
                   add_operand(buffers_, launch_.in0),
                   add_operand(buffers_, launch_.in1),
-                  buffers_.add(*launch_.out.spec, launch_.out.data),
+                  launch_.out.spec == nullptr ? nullptr
+                                              : buffers_.add(*launch_.out.spec, launch_.out.data),
                   launch_.alpha,
                   launch_.beta,
                   nullptr,
                   add_operand(buffers_, launch_.bias),
-                  add_operand(buffers_, launch_.residual)};
+                  add_operand(buffers_, launch_.residual),
+                  &norm_};
     // In units of the storage element, the workspace's smallest use.
     const std::size_t unit = element_size(launch_.kernels->dtype);
     if (source.workspace_bytes > 0)
@@ -111,6 +134,7 @@ class PreparedLaunch {
  private:
   const EmulatedLaunch& launch_;
   EmulatedBuffers buffers_;
+  KernelNormOperands norm_;
   ViolationLog violations_;
   LaunchScope scope_;  // the launch in flight until this is gone
 };
@@ -143,7 +167,7 @@ Status emulate(const EmulatedLaunch& launch) {
   prepared.buffers().report_unwritten_outputs();
   if (prepared.violations().count() > 0)
     return Status(CONVJIT_STATUS_EXECUTION_FAILED, "emulator: " + prepared.violations().summary());
-  prepared.buffers().copy_out(launch.out.spec->name, launch.out_destination);
+  copy_outputs(prepared.buffers(), launch);
   return Status::ok();
 }
 

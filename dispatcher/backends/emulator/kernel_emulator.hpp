@@ -19,6 +19,13 @@ namespace convjit::emulator {
 struct EmulatedOperand {
   const BufferSpec* spec = nullptr;
   const void* data = nullptr;  // the caller's tensor; null passes a null pointer
+  void* copy_back = nullptr;   // an output's destination, written only when the launch is clean
+};
+
+// A batchnorm's per-channel operands, in KernelNormOperands' order.
+struct EmulatedNormOperands {
+  EmulatedOperand scale, shift, running_mean, running_var, mean, invstd, scale_grad, shift_grad;
+  float momentum = 0.1f;
 };
 
 struct EmulatedLaunch {
@@ -26,7 +33,10 @@ struct EmulatedLaunch {
   const KernelSource* source = nullptr;
   EmulatedOperand in0, in1;
   EmulatedOperand bias, residual;  // a conv fwd's epilogue operands; null where unused
-  EmulatedOperand out;              // data: the caller's output, read when beta != 0
+  EmulatedNormOperands norm;        // a batchnorm's; null where unused
+  // data: the caller's output, read when beta != 0; no spec where the op
+  // writes none (a batchnorm backward asked for parameter gradients only).
+  EmulatedOperand out;
   void* out_destination = nullptr;  // written only when the launch is clean
   float alpha = 1.0f, beta = 0.0f;
 };

@@ -17,7 +17,10 @@
   X(D) X(H) X(W) X(OD) X(OH) X(OW) X(T) X(R) X(S)                                     \
   X(PD) X(PH) X(PW) X(QD) X(QH) X(QW) X(SD) X(SH) X(SW) X(DD) X(DH) X(DW)             \
   X(XS0) X(XS1) X(XS2) X(XS3) X(XS4) X(YS0) X(YS1) X(YS2) X(YS3) X(YS4)               \
-  X(WS0) X(WS1) X(WS2) X(WS3) X(WS4) X(ACT) X(BIAS) X(RESIDUAL)
+  X(WS0) X(WS1) X(WS2) X(WS3) X(WS4) X(ACT) X(BIAS) X(RESIDUAL)                      \
+  X(COORD) X(RD) X(RH) X(RW) X(TD) X(TH) X(TW)                                        \
+  X(COUNT) X(EPS) X(INFERENCE) X(SCALE) X(SHIFT) X(ONNX)                              \
+  X(GRAD_INPUT) X(GRAD_SCALE) X(GRAD_SHIFT)
 // clang-format on
 
 namespace convjit::emulated {

@@ -97,7 +97,10 @@ class JitKernel final : public Kernel {
     const void* residual = args.residual;
     // A conv fwd's entries take the epilogue operands too (kernel_abi.cuh);
     // the driver reads as many parameters as the entry declares.
+    // A batchnorm's take its per-channel operands there instead.
+    KernelNormOperands norm = kernel_norm_operands(args);
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual};
+    if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)
       if (Status s =
               driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,

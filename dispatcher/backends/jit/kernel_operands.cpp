@@ -6,6 +6,9 @@ KernelInputs kernel_inputs(const OpDescriptor& d) {
   using enum KernelInput;
   if (d.kind == OpKind::bias_grad) return {none, dy};
   if (d.kind == OpKind::pool) return {x, d.direction == Direction::fwd ? none : dy};
+  if (d.kind == OpKind::batchnorm) return {x, d.direction == Direction::fwd ? none : dy};
+  if (d.kind == OpKind::resize) return d.direction == Direction::fwd ? KernelInputs{x, none}
+                                                                      : KernelInputs{none, dy};
   if (d.direction == Direction::bwddata) return {dy, w};
   if (d.direction == Direction::bwdfilt) return {x, dy};
   return {x, w};
@@ -23,6 +26,12 @@ const void* input_pointer(const ExecArgs& args, KernelInput input) {
       break;
   }
   return nullptr;
+}
+
+KernelNormOperands kernel_norm_operands(const ExecArgs& args) {
+  const NormOperands& n = args.norm;
+  return {n.scale,  n.shift,      n.running_mean, n.running_var, n.mean,
+          n.invstd, n.scale_grad, n.shift_grad,   static_cast<float>(n.momentum)};
 }
 
 Status check_epilogue_operands(const OpDescriptor& d, const ExecArgs& args) {

@@ -1,6 +1,7 @@
 // Which operands an op's kernel template takes as (in0, in1, out): conv
 // fwd (x, w, y), bwddata (dy, w, dx), bwdfilt (x, dy, dw), pool fwd (x, -,
-// y), pool bwd (x, dy, dx), bias gradient (-, dy, db).  The JIT launch
+// y), pool bwd (x, dy, dx), bias gradient (-, dy, db), resize fwd (x, -,
+// y) and bwd (-, dy, dx), batchnorm fwd (x, -, y) and bwd (x, dy, dx).  The JIT launch
 // and the emulator both bind arguments through this one table.
 #pragma once
 
@@ -27,6 +28,29 @@ struct KernelInputs {
 [[nodiscard]] inline bool takes_epilogue_operands(const OpDescriptor& desc) {
   return desc.is_conv() && desc.direction == Direction::fwd;
 }
+
+// A batchnorm entry's per-channel operands, passed by value after the
+// workspace: the host's side of norm/batchnorm_common.cuh's NormParams,
+// member for member (f32 device pointers, null where the call has none).
+struct KernelNormOperands {
+  const void* scale = nullptr;
+  const void* shift = nullptr;
+  void* running_mean = nullptr;
+  void* running_var = nullptr;
+  void* mean = nullptr;
+  void* invstd = nullptr;
+  void* scale_grad = nullptr;
+  void* shift_grad = nullptr;
+  float momentum = 0.1f;
+};
+
+// Whether the op's entries take a KernelNormOperands after the workspace.
+[[nodiscard]] inline bool takes_norm_operands(const OpDescriptor& desc) {
+  return desc.is_batchnorm();
+}
+
+// The call's norm operands, as the entries take them.
+[[nodiscard]] KernelNormOperands kernel_norm_operands(const ExecArgs& args);
 
 // OK, or why `args` lacks an operand the descriptor's epilogue reads.
 [[nodiscard]] Status check_epilogue_operands(const OpDescriptor& desc, const ExecArgs& args);

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <initializer_list>
 
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
+#include "dispatcher/descriptor/resize_taps.hpp"
 #include "kernel_templates/common/plane_tile_shape.cuh"
 #include "kernel_templates/conv/depthwise_shape.cuh"
 
@@ -81,6 +84,11 @@ void add_split_pass(long long weights, long long split, KernelSource& out) {
 std::string template_for(const OpDescriptor& d, std::string_view variant, const GemmTile* tile) {
   if (d.kind == OpKind::bias_grad)
     return variant == kVectorVariant ? "conv/bias_grad_vector.cuh" : "conv/bias_grad.cuh";
+  if (d.is_batchnorm())
+    return fmt::format("norm/batchnorm_{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd");
+  if (d.is_resize())
+    return fmt::format("resize/resize_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
+                       variant == kVectorVariant ? "_vector" : "");
   if (d.is_pool())
     return fmt::format("pool/pool_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
                        variant == kVectorVariant ? "_vector"
@@ -148,6 +156,63 @@ bool packs_filters(const OpDescriptor& d, const View5& w) {
   return false;
 }
 
+// A resize: per axis its ratio (f32 bits, computed as the reference
+// computes it) and taps (resize/resize_axis.cuh); a thread per element, or
+// per channel vector of a pixel, of the tensor written.
+void resize_entries(const OpDescriptor& d, const View5& x, const View5& y, PreludeWriter& p,
+                    KernelSource& out) {
+  p.constant("MODE", static_cast<long long>(d.resize_mode));
+  p.constant("COORD", static_cast<long long>(d.resize_coordinates));
+  const char* ratios[] = {"RD", "RH", "RW"};
+  const char* taps[] = {"TD", "TH", "TW"};
+  const int first = kMaxSpatialDims - d.spatial_dims;
+  for (int a = 0; a < kMaxSpatialDims; ++a) {
+    const auto at = static_cast<std::size_t>(a + 2);
+    const double scale = a < first ? 0.0 : d.resize_scale(a - first);
+    const ResizeAxis<float> axis(d.resize_mode, d.resize_coordinates, x.dims[at], y.dims[at],
+                                 scale);
+    p.constant(ratios[a], std::bit_cast<std::uint32_t>(axis.ratio()));
+    p.constant(taps[a], a >= first && d.resize_mode == ResizeMode::linear ? 2 : 1);
+  }
+  const View5& written = d.direction == Direction::fwd ? y : x;
+  out.entries = {{"convjit_kernel", out.variant == kVectorVariant
+                                        ? vector_items(d, written, 1)
+                                        : written.dims[0] * written.dims[1] * written.spatial_size()}};
+}
+
+// A batchnorm (norm/batchnorm_common.cuh): its flags, and each channel's
+// values cut into SPLIT slices, enough blocks to fill the GPU, each slice
+// long enough (8 values a thread) to amortise its block.  Training and
+// the backward reduce (a block per slice, then a thread per channel)
+// before the elementwise pass; a backward asked for no dx skips that pass.
+void batchnorm_entries(const OpDescriptor& d, const View5& x, PreludeWriter& p,
+                       KernelSource& out) {
+  const long long channels = x.dims[1], count = x.dims[0] * x.spatial_size();
+  constexpr long long kMinSlice = 8 * kJitThreadsPerBlock;
+  const long long split = std::clamp<long long>(kTargetThreads / kJitThreadsPerBlock / channels, 1,
+                                                std::max(1ll, count / kMinSlice));
+  const auto flag = [&](const char* name, NormFlag bit) {
+    p.constant(name, d.has_norm_flag(bit) ? 1 : 0);
+  };
+  p.constant("COUNT", count), p.constant("SPLIT", split);
+  p.constant("EPS", std::bit_cast<std::uint32_t>(static_cast<float>(d.norm_epsilon())));
+  p.constant("ACT", static_cast<long long>(d.activation));
+  flag("INFERENCE", kNormInference), flag("SCALE", kNormScale), flag("SHIFT", kNormShift);
+  flag("ONNX", kNormOnnxRunningStats), flag("GRAD_INPUT", kNormGradInput);
+  flag("GRAD_SCALE", kNormGradScale), flag("GRAD_SHIFT", kNormGradShift);
+  const KernelEntry elementwise{"convjit_kernel", count * channels};
+  const bool forward = d.direction == Direction::fwd;
+  if (forward && d.has_norm_flag(kNormInference)) {
+    out.entries = {elementwise};
+    return;
+  }
+  const long long blocks = channels * split;
+  out.entries = {{"convjit_kernel_prepare", blocks * kJitThreadsPerBlock, blocks},
+                 {"convjit_kernel_finish", channels}};
+  if (forward || d.has_norm_flag(kNormGradInput)) out.entries.push_back(elementwise);
+  out.workspace_bytes = static_cast<std::size_t>((split + 1) * channels * 2) * sizeof(float);
+}
+
 // One block per output tile, per GEMM and per slice of a split reduction
 // (conv/*_gemm.cuh); a split one adds its partial sums in a second pass,
 // one thread per weight, and packed filters take a first pass, one thread
@@ -211,9 +276,6 @@ unsigned KernelEntry::blocks() const {
 }
 
 Status jit_supports(const OpDescriptor& d) {
-  if (d.is_batchnorm() || d.is_resize())
-    return Status::unsupported(
-        "the JIT has no batchnorm or resize kernels yet; the host reference serves them");
   if (d.symbolic_batch)
     return Status::unsupported("a symbolic-batch descriptor cannot be compiled");
   if (dtype_code(d.dtype) < 0)
@@ -261,10 +323,17 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
     return out;
   }
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-  const Window3 win = canonical_window(d);
   p.constant("N", x.dims[0]), p.constant("C", x.dims[1]);
   p.spatial("D", "H", "W", {x.dims[2], x.dims[3], x.dims[4]});
   p.spatial("OD", "OH", "OW", {y.dims[2], y.dims[3], y.dims[4]});
+  if (d.is_resize() || d.is_batchnorm()) {
+    p.view("XS", x), p.view("YS", y);
+    if (d.is_resize()) resize_entries(d, x, y, p, out);
+    if (d.is_batchnorm()) batchnorm_entries(d, x, p, out);
+    p.finish(d, out);
+    return out;
+  }
+  const Window3 win = canonical_window(d);
   p.spatial("T", "R", "S", win.size);
   p.spatial("PD", "PH", "PW", win.pad_begin);
   p.spatial("SD", "SH", "SW", win.stride);

@@ -216,6 +216,10 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
       ids.insert(first ? ids.begin() : ids.end(), std::string(kDepthwiseTileVariant));
     }
   }
+  if (d.is_resize()) {
+    const bool vectors = channels_vectorise(d);
+    ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
+  }
   if (d.is_pool()) {
     const bool vectors = channels_vectorise(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
@@ -234,8 +238,8 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
 Status check_variant(const OpDescriptor& d, std::string_view variant, const VariantContext& c) {
   if (variant == kDirectVariant) return Status::ok();
   if (variant == kVectorVariant) {
-    if (d.is_pool() || d.kind == OpKind::bias_grad) return Status::ok();
-    return Status::not_available("variant vector serves pooling and the bias gradient");
+    if (d.is_pool() || d.is_resize() || d.kind == OpKind::bias_grad) return Status::ok();
+    return Status::not_available("variant vector serves pooling, resize and the bias gradient");
   }
   if (variant == kDepthwiseTileVariant) {
     if (!is_depthwise(d))
