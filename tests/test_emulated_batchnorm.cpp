@@ -1,5 +1,6 @@
-// The JIT's batchnorm kernels (norm/batchnorm_{fwd,bwd}.cuh) in the host
-// emulator against the reference: training (saved statistics and both
+// The JIT's batchnorm kernels (norm/batchnorm_{fwd,bwd}{,_vector}.cuh) in
+// the host emulator against the reference, in both variants (channel
+// planes and channel vectors): training (saved statistics and both
 // running updates) and inference forwards, the backward with every output
 // mask, without scale or shift, fused ReLU and SiLU, 1D/2D/3D, odd sizes
 // and channel counts, batch 1, NCHW, NHWC and halo layouts, alpha/beta,
@@ -8,7 +9,7 @@
 // launch on any stray access or race.
 //
 // Tolerance: the dtype's output tolerance, and for the per-channel values
-// 1e-4 relative: they are f32 sums of at most 2 x 3 x 40 x 40 values of
+// 1e-4 relative: they are f32 sums of at most 4 x 40 x 40 values of
 // [-1, 1] (the kernels shift by the channel's first value, so the
 // variance's cancellation costs little), against f64 in the reference.
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <random>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/reference/batchnorm_reference.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
@@ -86,14 +88,14 @@ void expect_channels_near(const Channels& got, const Channels& want, const char*
         << what << "[" << i << "]";
 }
 
-class EmulatedBatchNorm : public ::testing::Test {
+class EmulatedBatchNorm : public ::testing::TestWithParam<std::string_view> {
  protected:
   void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1, double beta = 0) {
     SCOPED_TRACE(descriptor_name(d));
     NormCall want = random_call(d, rng, alpha, beta), got = want;
     reference::batchnorm_reference(d, want.args(d));
     BuildTrace trace;
-    auto kernel = backend_.build(d, kHost, trace);
+    auto kernel = backend_.build_variant(d, kHost, GetParam(), trace);
     ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
     const Status s = kernel.value()->execute(got.args(d));
     ASSERT_TRUE(s.is_ok()) << s.message();
@@ -136,11 +138,13 @@ const Case kCases[] = {
     {{2, 3, 5}, test::TestLayout::nchw},        {{1, 5, 4, 3}, test::TestLayout::nhwc},
     {{2, 7, 3, 4}, test::TestLayout::halo},     {{2, 2, 3, 2, 3}, test::TestLayout::nchw},
     {{3, 16, 2, 5}, test::TestLayout::nhwc},    {{2, 3, 40, 40}, test::TestLayout::nchw},
+    // Long enough channels to be cut into several slices in each variant.
+    {{4, 2, 40, 40}, test::TestLayout::nchw},   {{4, 16, 40, 40}, test::TestLayout::nhwc},
 };
 constexpr std::int32_t kAffine = kNormScale | kNormShift;  // NormFlag bits
 constexpr std::int32_t kAllGrads = kNormGradInput | kNormGradScale | kNormGradShift;
 
-TEST_F(EmulatedBatchNorm, TrainingAndInferenceForwards) {
+TEST_P(EmulatedBatchNorm, TrainingAndInferenceForwards) {
   std::mt19937 rng(3910);
   for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
     for (const Case& c : kCases)
@@ -151,7 +155,7 @@ TEST_F(EmulatedBatchNorm, TrainingAndInferenceForwards) {
       }
 }
 
-TEST_F(EmulatedBatchNorm, BackwardWithEveryMask) {
+TEST_P(EmulatedBatchNorm, BackwardWithEveryMask) {
   std::mt19937 rng(3911);
   for (DataType dtype : {DataType::f32, DataType::bf16})
     for (const Case& c : kCases)
@@ -163,7 +167,7 @@ TEST_F(EmulatedBatchNorm, BackwardWithEveryMask) {
         }
 }
 
-TEST_F(EmulatedBatchNorm, FusedActivationsOnnxUpdatesAndBlending) {
+TEST_P(EmulatedBatchNorm, FusedActivationsOnnxUpdatesAndBlending) {
   std::mt19937 rng(3912);
   for (const Case& c : kCases)
     for (convjit_activation_t act : {CONVJIT_ACTIVATION_RELU, CONVJIT_ACTIVATION_SILU}) {
@@ -182,7 +186,7 @@ TEST_F(EmulatedBatchNorm, FusedActivationsOnnxUpdatesAndBlending) {
 
 // A NaN in x makes its channel's statistics, and so the channel's whole
 // output, NaN, as in PyTorch; the other channels are untouched.
-TEST_F(EmulatedBatchNorm, ANaNSpreadsOverItsChannelOnly) {
+TEST_P(EmulatedBatchNorm, ANaNSpreadsOverItsChannelOnly) {
   std::mt19937 rng(3913);
   auto d = descriptor({{2, 3, 4, 4}, test::TestLayout::nchw}, DataType::f32, Direction::fwd,
                       kAffine);
@@ -190,7 +194,7 @@ TEST_F(EmulatedBatchNorm, ANaNSpreadsOverItsChannelOnly) {
   NormCall call = random_call(d.value(), rng, 1, 0);
   store_element(call.x.data(), 16 + 5, DataType::f32, std::numeric_limits<double>::quiet_NaN());
   BuildTrace trace;
-  auto kernel = backend_.build(d.value(), kHost, trace);
+  auto kernel = backend_.build_variant(d.value(), kHost, GetParam(), trace);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
   ASSERT_TRUE(kernel.value()->execute(call.args(d.value())).is_ok());
   for (std::size_t i = 0; i < 96; ++i) {
@@ -202,7 +206,7 @@ TEST_F(EmulatedBatchNorm, ANaNSpreadsOverItsChannelOnly) {
 }
 
 // YOLO11n's and ResNet-50's batchnorms (batch 1, small images), both directions.
-TEST_F(EmulatedBatchNorm, ServesTheModelsBatchNorms) {
+TEST_P(EmulatedBatchNorm, ServesTheModelsBatchNorms) {
   std::mt19937 rng(3914);
   int norms = 0;
   for (const char* model : {"yolo11n", "resnet50"})
@@ -213,6 +217,31 @@ TEST_F(EmulatedBatchNorm, ServesTheModelsBatchNorms) {
         ++norms;
       }
   EXPECT_EQ(norms, 40);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, EmulatedBatchNorm,
+                         ::testing::Values(kDirectVariant, kVectorVariant),
+                         [](const ::testing::TestParamInfo<std::string_view>& variant) {
+                           return std::string(variant.param);
+                         });
+
+// The vector kernels come first for channels-last layouts, last for
+// channel planes, and not at all where a block cannot hold the vectors.
+TEST(EmulatedBatchNormVariants, TheHeuristicChoosesVectorsForChannelsLast) {
+  const VariantContext any{"", true};
+  for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
+    auto d = descriptor({{2, 32, 4, 4}, layout}, DataType::bf16, Direction::fwd, kAffine);
+    ASSERT_TRUE(d.is_ok());
+    const auto ids = jit_variants(d.value(), any);
+    ASSERT_EQ(ids.size(), 2u);
+    EXPECT_EQ(ids.front(), layout == test::TestLayout::nhwc ? kVectorVariant : kDirectVariant);
+  }
+  auto wide = descriptor({{1, 2049, 2, 2}, test::TestLayout::nhwc}, DataType::bf16,
+                         Direction::fwd, kAffine);
+  ASSERT_TRUE(wide.is_ok());
+  EXPECT_EQ(jit_variants(wide.value(), any), std::vector<std::string>{"direct"});
+  EXPECT_NE(check_variant(wide.value(), kVectorVariant, any).message().find("2049 channels"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,15 +1,6 @@
-// What the batchnorm templates (norm/batchnorm_{fwd,bwd}.cuh) share: their
-// per-channel operands, where a channel's values lie, the per-channel
-// statistics and the activation's slope.
-//
-// The statistics are reduced in two levels with a fixed order, so that
-// every run gives the same bits and no atomics are needed: a block per
-// channel and slice of its values (P::SPLIT slices) sums its share, the
-// block's threads then warps in order (common/block_sum.cuh), into the
-// workspace; a thread per channel then adds the slices in order.  The
-// forward sums x - x0 and its square, x0 being the channel's first value:
-// the shift keeps the variance's cancellation small wherever the data are
-// centred anywhere near a value they hold, at the cost of no pass more.
+// What the batchnorm templates (norm/batchnorm_{fwd,bwd}{,_vector}.cuh)
+// share: their per-channel operands, where a channel's values lie, the
+// per-channel statistics and the activation's slope.
 //
 // Problem gives the shapes and strides (N, C, D, H, W, XS*, YS*), COUNT
 // (values per channel), SPLIT, EPS (f32 bits), the flags INFERENCE, SCALE,
@@ -20,6 +11,7 @@
 #include "common/epilogue.cuh"
 #include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
+#include "norm/batchnorm_shape.cuh"
 
 namespace convjit_device {
 
@@ -42,13 +34,15 @@ namespace batchnorm {
 
 typedef Problem P;
 
-// The workspace: the slices' two sums per channel, then the channels'
-// two values the elementwise pass reads (the forward's mean and invstd,
-// the backward's mean gradient terms).
+// The workspace: the slices' two sums per channel, then the two values
+// per channel the elementwise pass reads (the forward's mean and invstd,
+// the backward's mean gradient terms), each an array of C, so that a
+// vector of channels reads them in 16-byte loads.
 __device__ __forceinline__ index_t partial_at(index_t part, index_t c) {
   return (part * P::C + c) * 2;
 }
-__device__ __forceinline__ index_t channel_at(index_t c) { return P::SPLIT * P::C * 2 + c * 2; }
+__device__ __forceinline__ index_t first_stat_at(index_t c) { return P::SPLIT * P::C * 2 + c; }
+__device__ __forceinline__ index_t second_stat_at(index_t c) { return first_stat_at(P::C) + c; }
 
 // The offset of pixel q (n, d, h, w in that order) of x or y.
 __device__ __forceinline__ index_t x_pixel(index_t q) {
@@ -70,6 +64,8 @@ __device__ __forceinline__ Slice slice_of(index_t part) {
   return {first, first + size < P::COUNT ? first + size : P::COUNT};
 }
 
+constexpr int kNormStrip = CONVJIT_NORM_STRIP;
+
 __device__ __forceinline__ float epsilon() { return __int_as_float(static_cast<int>(P::EPS)); }
 
 // The statistics a channel is normalised with, and its affine parameters.
@@ -87,8 +83,8 @@ __device__ __forceinline__ ChannelStats channel_stats(index_t c, const scratch_t
     s.mean = norm.running_mean[c];
     s.invstd = 1.0f / sqrtf(norm.running_var[c] + epsilon());
   } else if (forward) {
-    s.mean = workspace[channel_at(c)];
-    s.invstd = workspace[channel_at(c) + 1];
+    s.mean = workspace[first_stat_at(c)];
+    s.invstd = workspace[second_stat_at(c)];
   } else {
     s.mean = norm.mean[c];
     s.invstd = norm.invstd[c];
@@ -96,6 +92,47 @@ __device__ __forceinline__ ChannelStats channel_stats(index_t c, const scratch_t
   s.scale = P::SCALE ? static_cast<float>(norm.scale[c]) : 1.0f;
   s.shift = P::SHIFT ? static_cast<float>(norm.shift[c]) : 0.0f;
   return s;
+}
+
+// Channels c0 ... of a per-channel f32 array (0 past the last channel),
+// in 16-byte loads where the channel count and the array's alignment
+// allow (c0 is a multiple of the vector).
+__device__ __forceinline__ void read_floats(const scratch_t* p, index_t c0,
+                                            float (&v)[kChunkElements]) {
+  if (P::C % 4 == 0 && chunk_aligned(p)) {
+#pragma unroll
+    for (int k = 0; k < kChunkElements; k += 4) {
+      const Vec128 w = c0 + k < P::C ? load_128(p + c0 + k) : Vec128{};
+#pragma unroll
+      for (int m = 0; m < 4; ++m) v[k + m] = __uint_as_float(w.w[m]);
+    }
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j)
+    v[j] = c0 + j < P::C ? static_cast<float>(p[c0 + j]) : 0.0f;
+}
+
+// channel_stats for channels c0 ..., a vector at a time (zeros past the
+// last channel).
+__device__ __forceinline__ void vector_stats(index_t c0, const scratch_t* workspace,
+                                             const NormParams& norm, bool forward,
+                                             ChannelStats (&s)[kChunkElements]) {
+  float mean[kChunkElements], invstd[kChunkElements], scale[kChunkElements], shift[kChunkElements];
+  if (P::INFERENCE) {
+    read_floats(norm.running_mean, c0, mean);
+    read_floats(norm.running_var, c0, invstd);
+#pragma unroll
+    for (int j = 0; j < kChunkElements; ++j) invstd[j] = 1.0f / sqrtf(invstd[j] + epsilon());
+  } else {
+    read_floats(forward ? workspace + first_stat_at(0) : norm.mean, c0, mean);
+    read_floats(forward ? workspace + second_stat_at(0) : norm.invstd, c0, invstd);
+  }
+  if (P::SCALE) read_floats(norm.scale, c0, scale);
+  if (P::SHIFT) read_floats(norm.shift, c0, shift);
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j)
+    s[j] = {mean[j], invstd[j], P::SCALE ? scale[j] : 1.0f, P::SHIFT ? shift[j] : 0.0f};
 }
 
 // d act(v) / dv, as PyTorch's threshold_backward and silu_backward.

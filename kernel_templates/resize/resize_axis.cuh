@@ -90,7 +90,9 @@ struct ResizeAxis {
     const float shift = half || Problem::COORD == kTfHalfPixelForNn ? 0.5f : 0.0f;
     const float guess =
         ratio > 0.0f ? (static_cast<float>(target) + (half ? 0.5f : 0.0f)) / ratio - shift : 0.0f;
-    index_t o = guess <= 0.0f ? 0 : guess >= static_cast<float>(out) ? out : static_cast<index_t>(guess);
+    index_t o = guess <= 0.0f                      ? 0
+                : guess >= static_cast<float>(out) ? out
+                                                   : static_cast<index_t>(guess);
     while (o > 0 && tap(o - 1).first >= target) --o;
     while (o < out && tap(o).first < target) ++o;
     return o;

@@ -11,10 +11,8 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* /*unused*/,
                               convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
   typedef Problem P;
-  const bool dy_vector =
-      chunked(P::C, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(dy);
-  const bool dx_vector =
-      chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(dx);
+  const bool dy_vector = chunked(P::C, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(dy);
+  const bool dx_vector = chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(dx);
   const ResizeAxes axes = resize_axes();
   const index_t items = channel_items<1>(P::C, P::D, P::H, P::W);
   for (index_t i = thread_index(); i < items; i += thread_count()) {

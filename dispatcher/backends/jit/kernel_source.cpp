@@ -14,6 +14,7 @@
 #include "dispatcher/descriptor/resize_taps.hpp"
 #include "kernel_templates/common/plane_tile_shape.cuh"
 #include "kernel_templates/conv/depthwise_shape.cuh"
+#include "kernel_templates/norm/batchnorm_shape.cuh"
 
 namespace convjit {
 
@@ -85,7 +86,8 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
   if (d.kind == OpKind::bias_grad)
     return variant == kVectorVariant ? "conv/bias_grad_vector.cuh" : "conv/bias_grad.cuh";
   if (d.is_batchnorm())
-    return fmt::format("norm/batchnorm_{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd");
+    return fmt::format("norm/batchnorm_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
+                       variant == kVectorVariant ? "_vector" : "");
   if (d.is_resize())
     return fmt::format("resize/resize_{}{}.cuh", d.direction == Direction::fwd ? "fwd" : "bwd",
                        variant == kVectorVariant ? "_vector" : "");
@@ -180,17 +182,24 @@ void resize_entries(const OpDescriptor& d, const View5& x, const View5& y, Prelu
                                         : written.dims[0] * written.dims[1] * written.spatial_size()}};
 }
 
-// A batchnorm (norm/batchnorm_common.cuh): its flags, and each channel's
-// values cut into SPLIT slices, enough blocks to fill the GPU, each slice
-// long enough (8 values a thread) to amortise its block.  Training and
-// the backward reduce (a block per slice, then a thread per channel)
-// before the elementwise pass; a backward asked for no dx skips that pass.
+// A batchnorm (norm/batchnorm_reduction.cuh): its flags, and each
+// channel's pixels cut into SPLIT slices: enough blocks to fill the GPU,
+// each thread of a block summing at least 8 pixels of a slice.  Training
+// and the backward reduce (a block per slice, per channel where channels
+// are planes; then a block per channel) before the elementwise pass; a
+// backward asked for no dx skips that pass.
 void batchnorm_entries(const OpDescriptor& d, const View5& x, PreludeWriter& p,
                        KernelSource& out) {
   const long long channels = x.dims[1], count = x.dims[0] * x.spatial_size();
-  constexpr long long kMinSlice = 8 * kJitThreadsPerBlock;
-  const long long split = std::clamp<long long>(kTargetThreads / kJitThreadsPerBlock / channels, 1,
-                                                std::max(1ll, count / kMinSlice));
+  const bool vectors = out.variant == kVectorVariant;
+  constexpr long long kMinPixelsPerThread = 8;
+  constexpr long long kBlocks = kTargetThreads / kJitThreadsPerBlock;
+  // Threads of a block on one channel's pixels: a vector's rows, or all.
+  const long long lanes =
+      vectors ? kJitThreadsPerBlock / channel_vectors(d, channels) : kJitThreadsPerBlock;
+  const long long split =
+      std::clamp<long long>(vectors ? kBlocks : kBlocks / channels, 1,
+                            std::max(1ll, count / (lanes * kMinPixelsPerThread)));
   const auto flag = [&](const char* name, NormFlag bit) {
     p.constant(name, d.has_norm_flag(bit) ? 1 : 0);
   };
@@ -200,15 +209,16 @@ void batchnorm_entries(const OpDescriptor& d, const View5& x, PreludeWriter& p,
   flag("INFERENCE", kNormInference), flag("SCALE", kNormScale), flag("SHIFT", kNormShift);
   flag("ONNX", kNormOnnxRunningStats), flag("GRAD_INPUT", kNormGradInput);
   flag("GRAD_SCALE", kNormGradScale), flag("GRAD_SHIFT", kNormGradShift);
-  const KernelEntry elementwise{"convjit_kernel", count * channels};
+  const KernelEntry elementwise{
+      "convjit_kernel", vectors ? vector_items(d, x, CONVJIT_NORM_STRIP) : count * channels};
   const bool forward = d.direction == Direction::fwd;
   if (forward && d.has_norm_flag(kNormInference)) {
     out.entries = {elementwise};
     return;
   }
-  const long long blocks = channels * split;
+  const long long blocks = vectors ? split : channels * split;
   out.entries = {{"convjit_kernel_prepare", blocks * kJitThreadsPerBlock, blocks},
-                 {"convjit_kernel_finish", channels}};
+                 {"convjit_kernel_finish", channels * kJitThreadsPerBlock, channels}};
   if (forward || d.has_norm_flag(kNormGradInput)) out.entries.push_back(elementwise);
   out.workspace_bytes = static_cast<std::size_t>((split + 1) * channels * 2) * sizeof(float);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
@@ -84,6 +85,17 @@ bool channels_vectorise(const OpDescriptor& d) {
 bool bias_grad_vectorises(const OpDescriptor& d) {
   const auto vector = static_cast<std::int64_t>(16 / element_size(d.dtype));
   return d.y_dims[1] % vector == 0 && d.y_strides[1] == 1;
+}
+// A batchnorm's vector kernels sum a block's rows of channel vectors in
+// shared memory (norm/batchnorm_reduction.cuh): its vectors must fit a block.
+Status check_batchnorm_vectors(const OpDescriptor& d) {
+  const auto vector = static_cast<std::int64_t>(16 / element_size(d.dtype));
+  const std::int64_t vectors = (d.x_dims[1] + vector - 1) / vector;
+  if (vectors <= kJitThreadsPerBlock) return Status::ok();
+  return Status::not_available(fmt::format(
+      "variant vector sums a batchnorm's channels in vectors of {}, at most {} of them ({} "
+      "channels); this one has {} channels",
+      vector, kJitThreadsPerBlock, vector * kJitThreadsPerBlock, d.x_dims[1]));
 }
 bool depthwise_vectorises(const OpDescriptor& d) {
   return d.w_dims[0] == d.x_dims[1] && channels_vectorise(d);
@@ -216,7 +228,7 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
       ids.insert(first ? ids.begin() : ids.end(), std::string(kDepthwiseTileVariant));
     }
   }
-  if (d.is_resize()) {
+  if (d.is_resize() || (d.is_batchnorm() && check_variant(d, kVectorVariant, c).is_ok())) {
     const bool vectors = channels_vectorise(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
   }
@@ -239,7 +251,9 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   if (variant == kDirectVariant) return Status::ok();
   if (variant == kVectorVariant) {
     if (d.is_pool() || d.is_resize() || d.kind == OpKind::bias_grad) return Status::ok();
-    return Status::not_available("variant vector serves pooling, resize and the bias gradient");
+    if (d.is_batchnorm()) return check_batchnorm_vectors(d);
+    return Status::not_available(
+        "variant vector serves pooling, resize, batchnorm and the bias gradient");
   }
   if (variant == kDepthwiseTileVariant) {
     if (!is_depthwise(d))
