@@ -287,6 +287,19 @@ TEST_P(GpuBackend, SeveralThreadsAtOnceEachOnItsOwnStream) {
   for (auto& thread : threads) thread.join();
 }
 
+// Resizes in every mode, and YOLO11n's upsamples: the JIT's gather
+// kernels (cuDNN has no resize).
+TEST_P(GpuBackend, RandomResizesAndTheModelsUpsamples) {
+  if (GetParam() != "jit") GTEST_SKIP() << "cuDNN has no resize; the JIT serves it";
+  std::mt19937 rng(23);
+  for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
+    for (const OpDescriptor& d : test::random_resize_descriptors(rng, dtype, 12)) check(d, rng);
+  for (bool channels_last : {false, true})
+    for (const OpDescriptor& d : test::model_descriptors(
+             "yolo11n", {2, 64, channels_last, DataType::bf16}, /*every_op=*/true))
+      if (d.is_resize()) check(d, rng, {0.5, 0.25});
+}
+
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;
@@ -373,6 +386,99 @@ TEST(GpuDevices, AnOpOnAnotherDeviceLeavesTheCallersContextCurrent) {
       test::expect_matches_reference(d, host, got);
     }
   }
+}
+
+// The JIT's batchnorm kernels on the GPU against the reference: the models'
+// batchnorms in both directions and layouts, every per-channel result
+// compared (the emulator's test, test_emulated_batchnorm.cpp, covers the
+// odd shapes and flags).  Tolerance: the dtype's for y and dx, 1e-4
+// relative for the per-channel values (f32 sums against f64).
+class GpuBatchNorm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto context = DeviceContext::open(0);
+    if (!context.is_ok()) GTEST_SKIP() << "no CUDA device: " << context.status().message();
+    context_ = context.value();
+    std::vector<std::unique_ptr<Backend>> chain;
+    chain.push_back(std::make_unique<JitBackend>());
+    gpu_ = std::make_unique<Dispatcher>(std::move(chain));
+  }
+
+  std::unique_ptr<DeviceBuffer> staged(const void* host, std::size_t bytes) {
+    auto buffer = DeviceBuffer::allocate(context_, bytes);
+    EXPECT_TRUE(buffer.is_ok()) << buffer.status().message();
+    EXPECT_TRUE(buffer.value()->upload(host).is_ok());
+    return std::move(buffer).value();
+  }
+
+  void check(const OpDescriptor& d, std::mt19937& rng) {
+    SCOPED_TRACE(descriptor_name(d));
+    const bool writes_out = d.direction == Direction::fwd || d.has_norm_flag(kNormGradInput);
+    const auto channels = static_cast<std::size_t>(d.x_dims[1]);
+    std::vector<unsigned char> x = test::random_bytes(d.dtype, slot_bytes(d, Slot::x), rng);
+    std::vector<unsigned char> dy = test::random_bytes(d.dtype, slot_bytes(d, Slot::y), rng);
+    std::vector<unsigned char> out(writes_out ? output_bytes(d) : 0, 0xff);
+    std::uniform_real_distribution<float> u(0.5f, 1.5f);
+    std::vector<std::vector<float>> per_channel(8, std::vector<float>(channels));
+    for (auto& v : per_channel)
+      for (float& e : v) e = u(rng);
+    // Host and device operands: per_channel[i] is NormOperands' i-th member.
+    auto host_args = [&](std::vector<std::vector<float>>& p, void* o) {
+      ExecArgs a;
+      a.x = x.data(), a.dy = dy.data(), a.out = o;
+      a.norm = {p[0].data(), p[1].data(), p[2].data(), p[3].data(),
+                p[4].data(), p[5].data(), p[6].data(), p[7].data(), 0.3};
+      return a;
+    };
+    std::vector<std::vector<float>> want = per_channel;
+    std::vector<unsigned char> want_out = out;
+    run_reference(d, host_args(want, want_out.data()));
+    std::vector<std::unique_ptr<DeviceBuffer>> device;
+    for (auto& v : per_channel) device.push_back(staged(v.data(), channels * sizeof(float)));
+    auto gx = staged(x.data(), x.size()), gdy = staged(dy.data(), dy.size());
+    auto gout = writes_out ? staged(out.data(), out.size()) : nullptr;
+    ExecArgs args;
+    args.x = gx->get(), args.dy = d.direction == Direction::bwd ? gdy->get() : nullptr;
+    args.out = writes_out ? gout->get() : nullptr;
+    args.norm = {device[0]->get(), device[1]->get(), device[2]->get(), device[3]->get(),
+                 device[4]->get(), device[5]->get(), device[6]->get(), device[7]->get(), 0.3};
+    const Status s = gpu_->execute(d, kGpu, args);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    ASSERT_TRUE(context_->synchronize().is_ok());
+    if (writes_out) {
+      std::vector<unsigned char> got(out.size());
+      ASSERT_TRUE(gout->download(got.data()).is_ok());
+      const double rtol = kernel_tolerance(d);
+      for (std::size_t i = 0; i < got.size() / element_size(d.dtype); ++i) {
+        const double expected = load_element(want_out.data(), i, d.dtype);
+        if (std::isnan(expected)) continue;  // a gap of a strided output
+        ASSERT_NEAR(load_element(got.data(), i, d.dtype), expected,
+                    rtol * (1 + std::abs(expected)))
+            << "element " << i;
+      }
+    }
+    for (std::size_t m = 2; m < 8; ++m) {
+      std::vector<float> got(channels);
+      ASSERT_TRUE(device[m]->download(got.data()).is_ok());
+      for (std::size_t c = 0; c < channels; ++c)
+        EXPECT_NEAR(got[c], want[m][c], 1e-4 * (1 + std::abs(want[m][c])))
+            << "operand " << m << " channel " << c;
+    }
+  }
+
+  std::shared_ptr<DeviceContext> context_;
+  std::unique_ptr<Dispatcher> gpu_;
+};
+
+TEST_F(GpuBatchNorm, TheModelsBatchNormsInBothLayoutsAndDirections) {
+  std::mt19937 rng(29);
+  int norms = 0;
+  for (const char* model : {"yolo11n", "resnet50"})
+    for (bool channels_last : {false, true})
+      for (const OpDescriptor& d : test::model_descriptors(
+               model, {2, 64, channels_last, DataType::bf16}, /*every_op=*/true))
+        if (d.is_batchnorm() && norms++ < 60) check(d, rng);
+  EXPECT_GT(norms, 60);
 }
 
 }  // namespace

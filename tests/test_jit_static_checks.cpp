@@ -226,22 +226,26 @@ TEST(JitStaticChecks, ThePoolTileKernelsStageTheirHalosInSharedMemory) {
   EXPECT_GE(checked, 4);
 }
 
-// The pools and upsamples (fwd and bwd) and bias gradients of ResNet-50
-// and YOLO11n in channels-last bf16 (a bias gradient writes f32 sums, not
-// vectors).
+// The pools and upsamples (fwd and bwd), some batchnorms and bias
+// gradients of ResNet-50 and YOLO11n in channels-last bf16 (a bias
+// gradient writes f32 sums, not vectors).
 TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {
-  int pools = 0, resizes = 0, biases = 0;
+  int pools = 0, resizes = 0, norms = 0, biases = 0;
   for (const char* model : {"resnet50", "yolo11n"})
     for (const ModelOp& op : model_ops(model))
       if (op.desc.is_pool() || op.desc.is_resize()) {
         check_vector_kernel(op, kVectorVariant, true);
         ++(op.desc.is_pool() ? pools : resizes);
+      } else if (op.desc.is_batchnorm() && norms < 4) {
+        check_vector_kernel(op, kVectorVariant, true);
+        ++norms;
       } else if (op.desc.kind == OpKind::bias_grad && biases < 4) {
         check_vector_kernel(op, kVectorVariant, false);
         ++biases;
       }
   EXPECT_GE(pools, 4);
   EXPECT_EQ(resizes, 4);
+  EXPECT_EQ(norms, 4);
   EXPECT_EQ(biases, 4);
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "convjit/convjit.hpp"
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/backends/tuned/tuned_library_backend.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
@@ -246,7 +247,62 @@ TEST_F(TunedLibraries, RejectsAMissingRequiredSymbol) {
 
 TEST_F(TunedLibraries, RejectsAWrongAbiVersion) {
   install("abi_wrong_version", kFwd);
-  expect_rejected("convjit kernel ABI version 2, but this convjit speaks 1");
+  expect_rejected("convjit kernel ABI version 3, but this convjit speaks 1 to 2");
+}
+
+// Version 1 libraries keep loading: they see the version 2 arguments' v1
+// prefix, unchanged.
+TEST_F(TunedLibraries, LoadsAVersion1Library) {
+  install("abi_v1_fwd", kFwd);
+  ASSERT_TRUE(run(Direction::fwd, 0.5, 0.0).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(out_[0], 13);
+  EXPECT_EQ(out_[1], 0.5f);
+  EXPECT_EQ(out_[5], 1);  // x
+}
+
+// A batchnorm library speaks version 2 and gets its per-channel operands;
+// a version 1 one, which could not, is rejected with the reason.  A resize
+// needs nothing beyond version 1's slots.
+TEST_F(TunedLibraries, BatchNormLibrariesTakeTheirOperandsInVersion2AndResizesLoadInAny) {
+  const auto x = contiguous({2, 3, 4, 4});
+  const BatchNormParams params;
+  const OpDescriptor bn =
+      make_batchnorm_descriptor(&params, Direction::fwd, kNormScale | kNormShift, &x, &x).value();
+  ASSERT_EQ(descriptor_name(bn), CONVJIT_TEST_BATCHNORM_NAME);
+  std::vector<float> bx(96, 1.0f), by(96, 0.0f), scale(3, 0.75f), shift(3, 0.0f), mean(3, 0.0f),
+      invstd(3, 0.0f);
+  ExecArgs args;
+  args.x = bx.data(), args.out = by.data();
+  args.norm.scale = scale.data(), args.norm.shift = shift.data();
+  args.norm.mean = mean.data(), args.norm.invstd = invstd.data(), args.norm.momentum = 0.25;
+  install("abi_batchnorm_v1", CONVJIT_TEST_BATCHNORM_NAME);
+  const ProbeReport v1 = probe_tuned_libraries(bn, kHost, {cache_}, ProbeMode::load);
+  EXPECT_EQ(v1.kernel, nullptr);
+  EXPECT_NE(v1.summary().find("a batchnorm library must declare version 2"), std::string::npos)
+      << v1.summary();
+  install("abi_batchnorm", CONVJIT_TEST_BATCHNORM_NAME);
+  dispatcher_ = std::make_unique<Dispatcher>(default_chain());
+  ASSERT_TRUE(dispatcher_->execute(bn, kHost, args, &backend_).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(by[0], 14);
+  EXPECT_EQ(by[8], 1);      // norm came
+  EXPECT_EQ(by[9], 0.25f);  // momentum
+  EXPECT_EQ(by[10], 0.75f);  // scale
+  EXPECT_EQ(mean[0], 14);    // the saved mean it wrote
+
+  ResizeParams resize(2, CONVJIT_RESIZE_NEAREST);
+  const auto y = contiguous({2, 3, 8, 8});
+  const OpDescriptor up = make_resize_descriptor(&resize, Direction::fwd, &x, &y).value();
+  ASSERT_EQ(descriptor_name(up), CONVJIT_TEST_RESIZE_NAME);
+  install("abi_resize_v1", CONVJIT_TEST_RESIZE_NAME);
+  std::vector<float> ry(384, 0.0f);
+  ExecArgs resize_args;
+  resize_args.x = bx.data(), resize_args.out = ry.data();
+  ASSERT_TRUE(dispatcher_->execute(up, kHost, resize_args, &backend_).is_ok());
+  EXPECT_EQ(backend_, "tuned-library");
+  EXPECT_EQ(ry[0], 15);
+  EXPECT_EQ(ry[5], 1);  // x
 }
 
 TEST_F(TunedLibraries, RejectsALibraryImplementingAnotherDescriptor) {
@@ -441,7 +497,7 @@ TEST_F(TunedLibraries, VerboseLogHasHeaderTemplateProbeAndDecisionLines) {
       std::string("convjit_verbose,v1,probe,") + kFwd + "," + kFwdSymbolic + ",tuned-library,";
   EXPECT_EQ(probes[0], fwd_prefix + cache_ + "/lib" + kFwd + ".so: not found,,\"" +
                            descriptor_flags(descriptor(Direction::fwd)) + "\"");
-  EXPECT_NE(probes[1].find("rejected (convjit ABI): convjit kernel ABI version 2"),
+  EXPECT_NE(probes[1].find("rejected (convjit ABI): convjit kernel ABI version 3"),
             std::string::npos)
       << probes[1];
   EXPECT_NE(probes[2].find(".so: loaded (DaCe ABI),,"), std::string::npos) << probes[2];

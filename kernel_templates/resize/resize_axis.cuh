@@ -69,6 +69,7 @@ struct ResizeAxis {
   }
 
   __device__ __forceinline__ ResizeTap tap(index_t o) const {
+    if (taps == 1 && in == 1) return {0, 0, 1.0f, 0.0f};  // every rounding clamps to 0
     const float x = source(o);
     if (taps == 1) {
       const index_t i = nearest(x);
@@ -101,6 +102,10 @@ struct ResizeAxis {
   // The outputs [begin, end) that read input i: those whose first tap is
   // i, and on a linear axis those whose second tap is (first tap i - 1).
   __device__ __forceinline__ void outputs_reading(index_t i, index_t& begin, index_t& end) const {
+    if (in == 1 && out == 1) {  // the unit axes of the canonical form, mostly
+      begin = 0, end = 1;
+      return;
+    }
     begin = first_output_from(taps == 2 ? i - 1 : i);
     end = first_output_from(i + 1);
   }

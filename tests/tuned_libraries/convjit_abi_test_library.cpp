@@ -3,6 +3,9 @@
 //   out[0] marker   out[1] alpha   out[2] beta   out[3] batch
 //   out[4] 1 if a writable workspace of the declared size came
 //   out[5..7] the first element of x, w and dy (-1 where NULL)
+//   out[8] 1 if args->norm came (a version 2 caller), then from it
+//   out[9] momentum   out[10] the first scale element (-1 where NULL)
+// and it writes the marker into the first saved mean element, where one came.
 // Build options: KERNEL_DESCRIPTOR (the name it claims), KERNEL_ABI_VERSION,
 // KERNEL_DEVICE, KERNEL_WORKSPACE_BYTES, KERNEL_MARKER, KERNEL_FAIL, KERNEL_NOOP.
 #include <cstring>
@@ -54,6 +57,15 @@ int convjit_kernel_run(const convjit_kernel_args_t* args) {
   out[5] = first(args->x);
   out[6] = first(args->w);
   out[7] = first(args->dy);
+#if KERNEL_ABI_VERSION >= 2
+  const convjit_kernel_norm_args_t* norm = args->norm;
+  out[8] = norm != nullptr ? 1.0f : 0.0f;
+  if (norm != nullptr) {
+    out[9] = static_cast<float>(norm->momentum);
+    out[10] = first(norm->scale);
+    if (norm->saved_mean != nullptr) *static_cast<float*>(norm->saved_mean) = KERNEL_MARKER;
+  }
+#endif
   return 0;
 }
 

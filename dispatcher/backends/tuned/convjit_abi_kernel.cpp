@@ -19,10 +19,11 @@ constexpr const char* kWorkspaceSize = "convjit_kernel_workspace_size";
 class ConvjitAbiKernel final : public TunedKernel {
  public:
   ConvjitAbiKernel(SharedLibrary library, convjit_kernel_run_fn run, std::int64_t batch,
-                   TunedWorkspace workspace)
+                   bool batchnorm, TunedWorkspace workspace)
       : TunedKernel(std::move(library)),
         run_(run),
         batch_(batch),
+        batchnorm_(batchnorm),
         workspace_(std::move(workspace)) {
     enable_release_at_exit({});
   }
@@ -37,6 +38,10 @@ class ConvjitAbiKernel final : public TunedKernel {
     if (!workspace.is_ok()) return workspace.status();
     std::unique_lock lock(call_mutex_, std::defer_lock);
     if (workspace.value() != nullptr && workspace.value() != args.workspace) lock.lock();
+    const NormOperands& n = args.norm;
+    const convjit_kernel_norm_args_t norm{n.scale,      n.shift,      n.running_mean,
+                                          n.running_var, n.mean,      n.invstd,
+                                          n.scale_grad, n.shift_grad, n.momentum};
     const convjit_kernel_args_t call{CONVJIT_KERNEL_ABI_VERSION,
                                      args.x,
                                      args.w,
@@ -47,7 +52,8 @@ class ConvjitAbiKernel final : public TunedKernel {
                                      workspace.value(),
                                      workspace_.needed(),
                                      args.stream,
-                                     batch_};
+                                     batch_,
+                                     batchnorm_ ? &norm : nullptr};
     if (const int code = run_(&call); code != 0)
       return {CONVJIT_STATUS_EXECUTION_FAILED,
               fmt::format("{}: {} returned {}", library_.path(), kRun, code)};
@@ -57,11 +63,12 @@ class ConvjitAbiKernel final : public TunedKernel {
  private:
   convjit_kernel_run_fn run_;
   std::int64_t batch_;
+  bool batchnorm_;
   mutable TunedWorkspace workspace_;
 };
 
 Status check_identity(const SharedLibrary& lib, const TunedCandidate& candidate,
-                      const convjit_device_t& device) {
+                      const OpDescriptor& desc, const convjit_device_t& device) {
   const auto version = lib.function<convjit_kernel_abi_version_fn>(kVersion);
   const auto descriptor = lib.function<convjit_kernel_descriptor_fn>(kDescriptor);
   const auto kernel_device = lib.function<convjit_kernel_device_fn>(kDevice);
@@ -71,10 +78,16 @@ Status check_identity(const SharedLibrary& lib, const TunedCandidate& candidate,
         {lib.symbol(kRun), kRun}})
     if (symbol == nullptr)
       return Status::unsupported(fmt::format("missing required symbol {}", name));
-  if (const std::uint32_t v = version(); v != CONVJIT_KERNEL_ABI_VERSION)
+  const std::uint32_t v = version();
+  if (v < CONVJIT_KERNEL_ABI_OLDEST_VERSION || v > CONVJIT_KERNEL_ABI_VERSION)
     return Status::unsupported(
-        fmt::format("convjit kernel ABI version {}, but this convjit speaks {}", v,
-                    CONVJIT_KERNEL_ABI_VERSION));
+        fmt::format("convjit kernel ABI version {}, but this convjit speaks {} to {}", v,
+                    CONVJIT_KERNEL_ABI_OLDEST_VERSION, CONVJIT_KERNEL_ABI_VERSION));
+  if (desc.is_batchnorm() && v < 2)
+    return Status::unsupported(fmt::format(
+        "convjit kernel ABI version {} passes no batchnorm operands; a batchnorm library must "
+        "declare version 2",
+        v));
   const char* implemented = descriptor();
   if (implemented == nullptr || std::string_view(implemented) != candidate.name)
     return Status::unsupported(fmt::format("implements '{}', not the '{}' its file name says",
@@ -94,13 +107,13 @@ Result<std::unique_ptr<Kernel>> make_convjit_abi_kernel(SharedLibrary library,
                                                         const TunedCandidate& candidate,
                                                         const OpDescriptor& desc,
                                                         const convjit_device_t& device) {
-  if (Status s = check_identity(library, candidate, device); !s.is_ok()) return s;
+  if (Status s = check_identity(library, candidate, desc, device); !s.is_ok()) return s;
   const std::int64_t batch = desc.kind == OpKind::bias_grad ? desc.y_dims[0] : desc.x_dims[0];
   const auto workspace_size = library.function<convjit_kernel_workspace_size_fn>(kWorkspaceSize);
   const std::size_t needed = workspace_size ? workspace_size(batch) : 0;
   const auto run = library.function<convjit_kernel_run_fn>(kRun);
   return std::unique_ptr<Kernel>(std::make_unique<ConvjitAbiKernel>(
-      std::move(library), run, batch, TunedWorkspace(needed, device)));
+      std::move(library), run, batch, desc.is_batchnorm(), TunedWorkspace(needed, device)));
 }
 
 }  // namespace convjit

@@ -90,13 +90,10 @@ ProbeReport probe_tuned_libraries(const OpDescriptor& desc, const convjit_device
 
 Status TunedLibraryBackend::check_support(const OpDescriptor& desc, const convjit_device_t&) const {
   if (desc.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor cannot run");
-  if (desc.is_batchnorm() || desc.is_resize())
+  if (desc.has_epilogue() && desc.is_conv())
     return Status::unsupported(
-        "the tuned-library ABI (version 1) passes no batchnorm operands and names no resize");
-  if (desc.has_epilogue())
-    return Status::unsupported(
-        "the tuned-library ABI (version 1) passes no epilogue operands; fused convs run on the JIT "
-        "or the reference");
+        "the tuned-library ABI passes no epilogue operands; fused convs run on the JIT or the "
+        "reference");
   return Status::ok();
 }
 
