@@ -18,30 +18,18 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
-#include "support/shifted_buffer.hpp"
+#include "support/emulated_variant.hpp"
 
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
 
 class EmulatedResize : public ::testing::TestWithParam<std::string_view> {
  protected:
   std::vector<unsigned char> run(const OpDescriptor& d, const test::HostOperands& host,
                                  std::size_t shift = 0) {
-    BuildTrace trace;
-    auto kernel = backend_.build_variant(d, kHost, GetParam(), trace);
-    EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
-    if (!kernel.is_ok()) return {};
-    const test::ShiftedBuffer x(host.x, shift), dy(host.dy, shift);
-    test::ShiftedBuffer out(host.out, shift);
-    ExecArgs args = host.args(d, out.data());
-    if (args.x != nullptr) args.x = x.data();
-    if (args.dy != nullptr) args.dy = dy.data();
-    const Status s = kernel.value()->execute(args);
-    EXPECT_TRUE(s.is_ok()) << s.message();
-    return out.bytes();
+    return test::run_emulated_variant(backend_, d, host, GetParam(), shift);
   }
   void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
              std::size_t shift = 0) {

@@ -23,13 +23,6 @@ __device__ __forceinline__ Gradient gradient(float x, float dy, const ChannelSta
   return {g, xhat};
 }
 
-__device__ __forceinline__ bool x_vectors(const storage_t* x) {
-  return chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x);
-}
-__device__ __forceinline__ bool y_vectors(const storage_t* y) {
-  return chunked(P::C, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
-}
-
 struct GradientPlane {
   const storage_t* x;
   const storage_t* dy;
@@ -62,6 +55,20 @@ struct GradientVector {
     }
   }
 };
+
+__device__ __forceinline__ GradientPlane gradient_plane(const storage_t* x, const storage_t* dy,
+                                                        index_t c, const scratch_t* workspace,
+                                                        const NormParams& norm) {
+  return {x, dy, c, channel_stats(c, workspace, norm, false)};
+}
+
+__device__ __forceinline__ GradientVector gradient_vector(const storage_t* x, const storage_t* dy,
+                                                          index_t c0, const scratch_t* workspace,
+                                                          const NormParams& norm) {
+  GradientVector t{x, dy, c0, x_vectors(x), y_vectors(dy), {}};
+  vector_stats(c0, workspace, norm, false, t.s);
+  return t;
+}
 
 // Channel blockIdx.x's parameter gradients, as asked for, and the means
 // dx subtracts, left in the workspace.
@@ -112,18 +119,15 @@ __device__ __forceinline__ void dx_vectors(const storage_t* x, const storage_t* 
     float mean_g[kChunkElements], mean_gx[kChunkElements];
     read_floats(workspace + first_stat_at(0), it.c0, mean_g);
     read_floats(workspace + second_stat_at(0), it.c0, mean_gx);
-    const index_t end = it.w0 + kNormStrip < P::W ? it.w0 + kNormStrip : P::W;
-    for (index_t w = it.w0; w < end; ++w) {
-      const index_t xp = it.n * P::XS0 + it.d * P::XS2 + it.h * P::XS3 + w * P::XS4;
+    for_each_strip_pixel(it, [&](index_t xp, index_t yp) {
       float xv[kChunkElements], g[kChunkElements];
       read_channels(x, xp, it.c0, P::C, P::XS1, x_vector, xv);
-      read_channels(dy, it.n * P::YS0 + it.d * P::YS2 + it.h * P::YS3 + w * P::YS4, it.c0, P::C,
-                    P::YS1, dy_vector, g);
+      read_channels(dy, yp, it.c0, P::C, P::YS1, dy_vector, g);
 #pragma unroll
       for (int j = 0; j < kChunkElements; ++j)
         g[j] = input_gradient(gradient(xv[j], g[j], s[j]), s[j], mean_g[j], mean_gx[j]);
       write_channels(dx, xp, it.c0, P::C, P::XS1, dx_vector, g, alpha, beta);
-    }
+    });
   }
 }
 

@@ -1,10 +1,17 @@
-// BatchNorm backward: parameter gradients and dx, a block per channel and
-// slice of its pixels in the sums' first level, a thread per element of dx:
-// for layouts whose channels are planes.  convjit_kernel_prepare sums g and
-// g xhat over the slices, convjit_kernel_finish adds them and writes the
-// parameter gradients asked for, and convjit_kernel, launched only when dx
-// is asked for, writes dx.  norm/batchnorm_backward.cuh has the pieces.
+// BatchNorm backward: the parameter gradients and dx.
+// convjit_kernel_prepare sums g and g xhat over slices of each channel,
+// convjit_kernel_finish adds them and writes the parameter gradients asked
+// for, and convjit_kernel, launched only when dx is asked for, writes dx.
+// Over channel planes (NCHW and its kin): a block per channel and slice in
+// the sums, a thread per element of dx; in channel vectors
+// (CONVJIT_NORM_VECTORS, norm/batchnorm_bwd_vector.cuh): a block per slice
+// of the pixels, and a thread per channel vector and strip of pixels.
+// norm/batchnorm_backward.cuh has the pieces.
 #include "norm/batchnorm_backward.cuh"
+
+#ifndef CONVJIT_NORM_VECTORS
+#define CONVJIT_NORM_VECTORS 0
+#endif
 
 CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ x,
                                       const convjit_device::storage_t* __restrict__ dy,
@@ -13,11 +20,10 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restric
                                       const convjit_device::NormParams norm) {
   using namespace convjit_device;
   using namespace convjit_device::batchnorm;
-  sum_planes(
-      [&](index_t c) {
-        return GradientPlane{x, dy, c, channel_stats(c, workspace, norm, false)};
-      },
-      workspace);
+  if constexpr (CONVJIT_NORM_VECTORS)
+    sum_vectors([&](index_t c0) { return gradient_vector(x, dy, c0, workspace, norm); }, workspace);
+  else
+    sum_planes([&](index_t c) { return gradient_plane(x, dy, c, workspace, norm); }, workspace);
 }
 
 CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
@@ -37,5 +43,8 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::NormParams norm) {
   using namespace convjit_device;
   using namespace convjit_device::batchnorm;
-  dx_elements(x, dy, dx, alpha, beta, workspace, norm);
+  if constexpr (CONVJIT_NORM_VECTORS)
+    dx_vectors(x, dy, dx, alpha, beta, workspace, norm);
+  else
+    dx_elements(x, dy, dx, alpha, beta, workspace, norm);
 }

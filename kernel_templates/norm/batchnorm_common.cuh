@@ -16,8 +16,9 @@
 namespace convjit_device {
 
 // A batchnorm entry's per-channel operands, f32 (null where the call has
-// none), passed by value after the workspace.  The host passes the same
-// layout (dispatcher/backends/jit/kernel_operands.hpp, KernelNormOperands).
+// none), passed by value after the workspace.  The host passes its
+// NormOperands (dispatcher/exec_args.hpp), the same layout
+// (dispatcher/backends/jit/kernel_operands.hpp pins it).
 struct NormParams {
   const scratch_t* scale;
   const scratch_t* shift;
@@ -27,7 +28,7 @@ struct NormParams {
   scratch_t* invstd;
   scratch_t* scale_grad;
   scratch_t* shift_grad;
-  float momentum;
+  double momentum;
 };
 
 namespace batchnorm {
@@ -92,6 +93,23 @@ __device__ __forceinline__ ChannelStats channel_stats(index_t c, const scratch_t
   s.scale = P::SCALE ? static_cast<float>(norm.scale[c]) : 1.0f;
   s.shift = P::SHIFT ? static_cast<float>(norm.shift[c]) : 0.0f;
   return s;
+}
+
+// Whether a tensor with x's (y's) strides moves in 16-byte channel vectors.
+__device__ __forceinline__ bool x_vectors(const storage_t* x) {
+  return chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x);
+}
+__device__ __forceinline__ bool y_vectors(const storage_t* y) {
+  return chunked(P::C, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
+}
+
+// Calls f(x's offset, y's offset) at each pixel of a channel item's strip.
+template <class F>
+__device__ __forceinline__ void for_each_strip_pixel(const ChannelItem& it, F&& f) {
+  const index_t end = it.w0 + kNormStrip < P::W ? it.w0 + kNormStrip : P::W;
+  for (index_t w = it.w0; w < end; ++w)
+    f(it.n * P::XS0 + it.d * P::XS2 + it.h * P::XS3 + w * P::XS4,
+      it.n * P::YS0 + it.d * P::YS2 + it.h * P::YS3 + w * P::YS4);
 }
 
 // Channels c0 ... of a per-channel f32 array (0 past the last channel),

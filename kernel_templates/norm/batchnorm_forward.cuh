@@ -50,8 +50,7 @@ __device__ __forceinline__ ShiftedPlane shifted_plane(const storage_t* x, index_
 }
 
 __device__ __forceinline__ ShiftedVector shifted_vector(const storage_t* x, index_t c0) {
-  ShiftedVector t{
-      x, c0, chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x), {}};
+  ShiftedVector t{x, c0, x_vectors(x), {}};
 #pragma unroll
   for (int j = 0; j < kChunkElements; ++j) t.x0[j] = c0 + j < P::C ? first_value(x, c0 + j) : 0.0f;
   return t;
@@ -77,7 +76,8 @@ __device__ __forceinline__ void finish_statistics(const storage_t* x, scratch_t*
   if (norm.running_mean == nullptr) return;
   // PyTorch: running = (1 - m) running + m batch, the unbiased variance;
   // ONNX: running = m running + (1 - m) batch, the population variance.
-  const float keep = P::ONNX ? norm.momentum : 1.0f - norm.momentum;
+  const float momentum = static_cast<float>(norm.momentum);
+  const float keep = P::ONNX ? momentum : 1.0f - momentum;
   const float batch_var = P::ONNX ? var : var * n / (n - 1.0f);
   norm.running_mean[c] = keep * norm.running_mean[c] + (1.0f - keep) * mean;
   norm.running_var[c] = keep * norm.running_var[c] + (1.0f - keep) * batch_var;
@@ -110,23 +110,19 @@ __device__ __forceinline__ void normalize_elements(const storage_t* x, storage_t
 __device__ __forceinline__ void normalize_vectors(const storage_t* x, storage_t* y, float alpha,
                                                   float beta, const scratch_t* workspace,
                                                   const NormParams& norm) {
-  const bool x_vector = chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x);
-  const bool y_vector = chunked(P::C, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
+  const bool x_vector = x_vectors(x), y_vector = y_vectors(y);
   const index_t items = channel_items<kNormStrip>(P::C, P::D, P::H, P::W);
   for (index_t i = thread_index(); i < items; i += thread_count()) {
     const ChannelItem it = channel_item<kNormStrip>(i, P::C, P::D, P::H, P::W);
     ChannelStats s[kChunkElements];
     vector_stats(it.c0, workspace, norm, true, s);
-    const index_t end = it.w0 + kNormStrip < P::W ? it.w0 + kNormStrip : P::W;
-    for (index_t w = it.w0; w < end; ++w) {
+    for_each_strip_pixel(it, [&](index_t xp, index_t yp) {
       float v[kChunkElements];
-      read_channels(x, it.n * P::XS0 + it.d * P::XS2 + it.h * P::XS3 + w * P::XS4, it.c0, P::C,
-                    P::XS1, x_vector, v);
+      read_channels(x, xp, it.c0, P::C, P::XS1, x_vector, v);
 #pragma unroll
       for (int j = 0; j < kChunkElements; ++j) v[j] = normalized(v[j], s[j]);
-      write_channels(y, it.n * P::YS0 + it.d * P::YS2 + it.h * P::YS3 + w * P::YS4, it.c0, P::C,
-                     P::YS1, y_vector, v, alpha, beta);
-    }
+      write_channels(y, yp, it.c0, P::C, P::YS1, y_vector, v, alpha, beta);
+    });
   }
 }
 

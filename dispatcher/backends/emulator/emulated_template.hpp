@@ -22,7 +22,7 @@ namespace convjit::emulator {
 // entries that take them (a conv fwd's), the norm operands a batchnorm's.
 using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float alpha, float beta,
                               void* workspace, const void* bias, const void* residual,
-                              const KernelNormOperands* norm);
+                              const NormOperands* norm);
 
 struct EmulatedEntry {
   const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish", ...
@@ -86,7 +86,7 @@ struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float,
 // The template's NormParams (norm/batchnorm_common.cuh) from the host's
 // erased operands, member for member.
 template <class Norm>
-Norm bind_norm(const KernelNormOperands& n) {
+Norm bind_norm(const NormOperands& n) {
   using In = decltype(Norm::scale);
   using Out = decltype(Norm::mean);
   return Norm{static_cast<In>(n.scale),        static_cast<In>(n.shift),
@@ -98,7 +98,7 @@ Norm bind_norm(const KernelNormOperands& n) {
 
 template <auto kernel>
 void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace,
-            const void* bias, const void* residual, const KernelNormOperands* norm) {
+            const void* bias, const void* residual, const NormOperands* norm) {
   using Signature = KernelSignature<decltype(kernel)>;
   using Storage = typename Signature::storage;
   auto* scratch = static_cast<typename Signature::scratch*>(workspace);

@@ -172,7 +172,7 @@ class EmulatorKernel final : public Kernel {
             norm_operand(norm_.invstd, n.invstd),
             norm_operand(norm_.scale_grad, n.scale_grad),
             norm_operand(norm_.shift_grad, n.shift_grad),
-            static_cast<float>(n.momentum)};
+            n.momentum};
   }
 
   OpDescriptor desc_;

@@ -26,7 +26,7 @@ struct GridCall {
   void* workspace;
   const void* bias;
   const void* residual;
-  const KernelNormOperands* norm;
+  const NormOperands* norm;
 };
 
 void run_thread(const void* context) {
@@ -67,7 +67,7 @@ void* add_operand(EmulatedBuffers& buffers, const EmulatedOperand& operand) {
 }
 
 // The norm operands in the launch's buffers.
-KernelNormOperands add_norm_operands(EmulatedBuffers& buffers, const EmulatedNormOperands& n) {
+NormOperands add_norm_operands(EmulatedBuffers& buffers, const EmulatedNormOperands& n) {
   return {add_operand(buffers, n.scale),        add_operand(buffers, n.shift),
           add_operand(buffers, n.running_mean), add_operand(buffers, n.running_var),
           add_operand(buffers, n.mean),         add_operand(buffers, n.invstd),
@@ -134,7 +134,7 @@ class PreparedLaunch {
  private:
   const EmulatedLaunch& launch_;
   EmulatedBuffers buffers_;
-  KernelNormOperands norm_;
+  NormOperands norm_;
   ViolationLog violations_;
   LaunchScope scope_;  // the launch in flight until this is gone
 };

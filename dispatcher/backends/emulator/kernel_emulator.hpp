@@ -22,10 +22,10 @@ struct EmulatedOperand {
   void* copy_back = nullptr;   // an output's destination, written only when the launch is clean
 };
 
-// A batchnorm's per-channel operands, in KernelNormOperands' order.
+// A batchnorm's per-channel operands, in NormOperands' order.
 struct EmulatedNormOperands {
   EmulatedOperand scale, shift, running_mean, running_var, mean, invstd, scale_grad, shift_grad;
-  float momentum = 0.1f;
+  double momentum = 0.1;
 };
 
 struct EmulatedLaunch {

@@ -98,7 +98,7 @@ class JitKernel final : public Kernel {
     // A conv fwd's entries take the epilogue operands too (kernel_abi.cuh);
     // the driver reads as many parameters as the entry declares.
     // A batchnorm's take its per-channel operands there instead.
-    KernelNormOperands norm = kernel_norm_operands(args);
+    NormOperands norm = args.norm;
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual};
     if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)

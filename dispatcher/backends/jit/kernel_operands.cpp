@@ -28,12 +28,6 @@ const void* input_pointer(const ExecArgs& args, KernelInput input) {
   return nullptr;
 }
 
-KernelNormOperands kernel_norm_operands(const ExecArgs& args) {
-  const NormOperands& n = args.norm;
-  return {n.scale,  n.shift,      n.running_mean, n.running_var, n.mean,
-          n.invstd, n.scale_grad, n.shift_grad,   static_cast<float>(n.momentum)};
-}
-
 Status check_epilogue_operands(const OpDescriptor& d, const ExecArgs& args) {
   if (d.has_bias() && args.bias == nullptr)
     return Status::invalid("the descriptor's epilogue adds a bias, but the bias pointer is null");

@@ -5,6 +5,9 @@
 // and the emulator both bind arguments through this one table.
 #pragma once
 
+#include <cstddef>
+#include <type_traits>
+
 #include "dispatcher/descriptor/op_descriptor.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
 #include "dispatcher/exec_args.hpp"
@@ -29,28 +32,18 @@ struct KernelInputs {
   return desc.is_conv() && desc.direction == Direction::fwd;
 }
 
-// A batchnorm entry's per-channel operands, passed by value after the
-// workspace: the host's side of norm/batchnorm_common.cuh's NormParams,
-// member for member (f32 device pointers, null where the call has none).
-struct KernelNormOperands {
-  const void* scale = nullptr;
-  const void* shift = nullptr;
-  void* running_mean = nullptr;
-  void* running_var = nullptr;
-  void* mean = nullptr;
-  void* invstd = nullptr;
-  void* scale_grad = nullptr;
-  void* shift_grad = nullptr;
-  float momentum = 0.1f;
-};
+// A batchnorm's entries take the call's NormOperands by value after the
+// workspace: norm/batchnorm_common.cuh's NormParams is the same struct,
+// member for member (f32 device pointers, null where the call has none,
+// and the momentum), which these pin.
+static_assert(std::is_standard_layout_v<NormOperands> &&
+              sizeof(NormOperands) == 8 * sizeof(void*) + sizeof(double) &&
+              offsetof(NormOperands, momentum) == 8 * sizeof(void*));
 
-// Whether the op's entries take a KernelNormOperands after the workspace.
+// Whether the op's entries take the NormOperands after the workspace.
 [[nodiscard]] inline bool takes_norm_operands(const OpDescriptor& desc) {
   return desc.is_batchnorm();
 }
-
-// The call's norm operands, as the entries take them.
-[[nodiscard]] KernelNormOperands kernel_norm_operands(const ExecArgs& args);
 
 // OK, or why `args` lacks an operand the descriptor's epilogue reads.
 [[nodiscard]] Status check_epilogue_operands(const OpDescriptor& desc, const ExecArgs& args);

@@ -1,0 +1,37 @@
+// Test helper: one JIT variant of an op run in the host emulator on copies
+// of host operands, every operand `shift` bytes off a 16-byte boundary (as
+// a view into a larger tensor may be); returns the output, or nothing after
+// reporting why the build or the launch failed.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
+
+namespace convjit::test {
+
+inline std::vector<unsigned char> run_emulated_variant(EmulatorBackend& backend,
+                                                       const OpDescriptor& d,
+                                                       const HostOperands& host,
+                                                       std::string_view variant,
+                                                       std::size_t shift = 0) {
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, {CONVJIT_DEVICE_HOST, 0}, variant, trace);
+  EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
+  if (!kernel.is_ok()) return {};
+  const ShiftedBuffer x(host.x, shift), dy(host.dy, shift);
+  ShiftedBuffer out(host.out, shift);
+  ExecArgs args = host.args(d, out.data());
+  if (args.x != nullptr) args.x = x.data();
+  if (args.dy != nullptr) args.dy = dy.data();
+  const Status s = kernel.value()->execute(args);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return out.bytes();
+}
+
+}  // namespace convjit::test
