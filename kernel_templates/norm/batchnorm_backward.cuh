@@ -92,11 +92,8 @@ __device__ __forceinline__ float input_gradient(const Gradient& d, const Channel
 __device__ __forceinline__ void dx_elements(const storage_t* x, const storage_t* dy, storage_t* dx,
                                             float alpha, float beta, const scratch_t* workspace,
                                             const NormParams& norm) {
-  const index_t pixels = P::COUNT;
-  const bool channels_last = P::XS1 == 1;
-  for (index_t i = thread_index(); i < pixels * P::C; i += thread_count()) {
-    const index_t c = channels_last ? i % P::C : i / pixels;
-    const index_t q = channels_last ? i / P::C : i % pixels;
+  for (index_t i = thread_index(); i < P::COUNT * P::C; i += thread_count()) {
+    const auto [c, q] = element_at(i);
     const ChannelStats s = channel_stats(c, workspace, norm, false);
     const Gradient d =
         gradient(load(x[x_pixel(q) + c * P::XS1]), load(dy[y_pixel(q) + c * P::YS1]), s);

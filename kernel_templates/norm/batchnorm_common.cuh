@@ -95,6 +95,17 @@ __device__ __forceinline__ ChannelStats channel_stats(index_t c, const scratch_t
   return s;
 }
 
+// Element i of a thread-per-element pass: its channel and pixel, pixels
+// fastest within a channel where x is channels-first, channels fastest
+// where it is channels-last, so that a warp's accesses run along memory.
+struct Element {
+  index_t c, q;
+};
+__device__ __forceinline__ Element element_at(index_t i) {
+  if (P::XS1 == 1) return {i % P::C, i / P::C};
+  return {i / P::COUNT, i % P::COUNT};
+}
+
 // Whether a tensor with x's (y's) strides moves in 16-byte channel vectors.
 __device__ __forceinline__ bool x_vectors(const storage_t* x) {
   return chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(x);

@@ -87,17 +87,12 @@ __device__ __forceinline__ float normalized(float x, const ChannelStats& s) {
   return activate(P::ACT, (x - s.mean) * s.invstd * s.scale + s.shift);
 }
 
-// A thread per element: pixels fastest within a channel where x is
-// channels-first, channels fastest where it is channels-last, so that a
-// warp's accesses run along memory.
+// A thread per element (element_at).
 __device__ __forceinline__ void normalize_elements(const storage_t* x, storage_t* y, float alpha,
                                                    float beta, const scratch_t* workspace,
                                                    const NormParams& norm) {
-  const index_t pixels = P::COUNT;
-  const bool channels_last = P::XS1 == 1;
-  for (index_t i = thread_index(); i < pixels * P::C; i += thread_count()) {
-    const index_t c = channels_last ? i % P::C : i / pixels;
-    const index_t q = channels_last ? i / P::C : i % pixels;
+  for (index_t i = thread_index(); i < P::COUNT * P::C; i += thread_count()) {
+    const auto [c, q] = element_at(i);
     const ChannelStats s = channel_stats(c, workspace, norm, true);
     scale_store(y + y_pixel(q) + c * P::YS1, normalized(load(x[x_pixel(q) + c * P::XS1]), s), alpha,
                 beta);

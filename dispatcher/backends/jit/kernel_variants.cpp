@@ -228,13 +228,13 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
       ids.insert(first ? ids.begin() : ids.end(), std::string(kDepthwiseTileVariant));
     }
   }
-  if (d.is_resize() || (d.is_batchnorm() && check_variant(d, kVectorVariant, c).is_ok())) {
+  const bool channel_op = d.is_pool() || d.is_resize() || d.is_batchnorm();
+  if (channel_op && check_variant(d, kVectorVariant, c).is_ok()) {
     const bool vectors = channels_vectorise(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
   }
   if (d.is_pool()) {
     const bool vectors = channels_vectorise(d);
-    ids.insert(vectors ? ids.begin() : ids.end(), std::string(kVectorVariant));
     if (check_variant(d, kTileVariant, c).is_ok()) {
       const bool first = !vectors && rows_contiguous(d);
       ids.insert(first ? ids.begin() : ids.end(), std::string(kTileVariant));
