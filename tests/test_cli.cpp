@@ -566,8 +566,7 @@ TEST(CliRunModel, RunsEveryOpWithBackendTimesAndVerification) {
   EXPECT_EQ(report["model"], "resnet50");
   ASSERT_EQ(report["ops"].size(), 92u);  // 72 convs and pools, 20 distinct BatchNorms
   for (const auto& op : report["ops"]) {
-    const bool batchnorm = op["descriptor"].get<std::string>().starts_with("batchnorm");
-    EXPECT_EQ(op["backend"], batchnorm ? "reference" : host_backend());
+    EXPECT_EQ(op["backend"], host_backend());
     EXPECT_LE(op["max_error"].get<double>(), 1e-4) << op.dump();  // f32's (tolerance.hpp)
     EXPECT_GE(op["first_ms"].get<double>(), 0.0);
   }
@@ -591,25 +590,23 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
     EXPECT_EQ(report["backends"], nlohmann::json::array({"reference"}));
   }
   EXPECT_TRUE(report["peaks"].is_null());  // no known limits for the host
-  ASSERT_EQ(report["ops"].size(), 92u);  // as many as `run` finds
+  ASSERT_EQ(report["ops"].size(), 92u);    // as many as `run` finds
   double step_ms = 0;
   int step_ops = 0;
   for (const auto& op : report["ops"]) {
-    // Only the reference serves BatchNorm so far.
-    const bool batchnorm = op["descriptor"].get<std::string>().starts_with("batchnorm");
-    EXPECT_EQ(op["policy"], onednn && !batchnorm ? "onednn" : "reference");
+    EXPECT_EQ(op["policy"], onednn ? "onednn" : "reference");
     EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
-    if (onednn && !batchnorm) {
+    if (onednn) {
       EXPECT_GT(op["onednn"]["ms"].get<double>(), 0.0) << op.dump();
     }
-    EXPECT_EQ(op["reference"]["variant"], "");        // the reference's only kernel
+    EXPECT_EQ(op["reference"]["variant"], "");           // the reference's only kernel
     EXPECT_FALSE(op["reference"].contains("variants"));  // listed only when there are several
     const bool conv = op["descriptor"].get<std::string>().starts_with("conv");
     EXPECT_EQ(op.contains("flop"), conv) << op.dump();
     EXPECT_GT(op["bytes"].get<double>(), 0.0) << op.dump();
     EXPECT_EQ(op["reference"].contains("tflops"), conv) << op.dump();
     EXPECT_GT(op["reference"]["gbs"].get<double>(), 0.0) << op.dump();  // every op's bytes
-    EXPECT_FALSE(op.contains("roofline_ms"));  // no known limits
+    EXPECT_FALSE(op.contains("roofline_ms"));                           // no known limits
     step_ms += op["count"].get<double>() * op["reference"]["ms"].get<double>();
     step_ops += op["count"].get<int>();
   }
@@ -707,7 +704,8 @@ TEST(GpuCheck, UsageAndAMissingBundleAreClearErrors) {
   };
   Outcome r = gpu_check("");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_EQ(r.first_line(), "usage: tools/gpu-check --bundle DIR --out DIR [--quick] [--budget SECONDS]");
+  EXPECT_EQ(r.first_line(),
+            "usage: tools/gpu-check --bundle DIR --out DIR [--quick] [--budget SECONDS]");
   r = gpu_check("--bundle /nonexistent/bundle --out /tmp/convjit-gpu-check-unused");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/bundle/convjit is missing: make the bundle with "
@@ -810,7 +808,8 @@ TEST(CliJson, DescribeQueryModelsAndPreloadSpeakJson) {
   auto models = nlohmann::json::parse(convjit("models --json").output);
   EXPECT_EQ(models.size(), 3u);
   auto ops = nlohmann::json::parse(convjit("models --model resnet50 --json").output);
-  EXPECT_EQ(ops.size(), 118u);  // 72 conv and pool ops, a BatchNorm fwd and bwd after each of 23 conv rows
+  EXPECT_EQ(ops.size(),
+            118u);  // 72 conv and pool ops, a BatchNorm fwd and bwd after each of 23 conv rows
   EXPECT_EQ(ops[0]["layer"], "stem.conv");
   auto preload = nlohmann::json::parse(
       convjit_with_env(cache.env(), "preload --model cosmoflow --imgsz 32 --arch sm_80 --json")

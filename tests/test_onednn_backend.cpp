@@ -18,6 +18,7 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/batchnorm_calls.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 
@@ -33,8 +34,6 @@ bool documented_decline(const Status& s) {
   return s.code() == CONVJIT_STATUS_UNSUPPORTED &&
          (s.message().find("reaches past pad_end") != std::string::npos ||
           s.message().find("sees only padding") != std::string::npos ||
-          s.message().find("does not drive oneDNN's batch_normalization yet") !=
-              std::string::npos ||
           s.message().find("oneDNN's linear resampling maps half-pixel coordinates only") !=
               std::string::npos ||
           s.message().find("oneDNN's nearest resampling rounds half-pixel coordinates") !=
@@ -123,8 +122,8 @@ TEST_F(OnednnBackendTest, RandomPoolingInEveryModeDirectionAndRounding) {
     for (const OpDescriptor& d : test::random_pool_descriptors(rng, dtype, 16)) {
       served += check(d, rng);
       // bf16 backward of overlapping windows is declined (see below).
-      total += dtype == DataType::f32 ||
-               (d.direction == Direction::fwd && !may_lack_kernels(dtype));
+      total +=
+          dtype == DataType::f32 || (d.direction == Direction::fwd && !may_lack_kernels(dtype));
     }
   // Only the documented declines, and they are the exception.
   EXPECT_GT(served, total * 3 / 4) << served << " of " << total;
@@ -223,6 +222,150 @@ TEST_F(OnednnBackendTest, FusedEpiloguesOfYolo11nBlocks) {
     EXPECT_TRUE(check(d, rng, 0.5, 0.5));
   }
   EXPECT_GT(fused, 0);
+}
+
+// ---- batchnorm: oneDNN's, with what convjit adds (onednn_batchnorm.hpp) ----
+
+class OnednnBatchNormTest : public OnednnBackendTest {
+ protected:
+  void check_norm(const OpDescriptor& d, std::mt19937& rng, double alpha = 1, double beta = 0) {
+    test::check_batchnorm(backend_, "", d, rng, alpha, beta);
+  }
+  // f32, and bf16 where oneDNN has kernels for it on this CPU.
+  static std::vector<DataType> dtypes() {
+    if (may_lack_kernels(DataType::bf16)) return {DataType::f32};
+    return {DataType::f32, DataType::bf16};
+  }
+};
+
+TEST_F(OnednnBatchNormTest, TrainingAndInferenceForwards) {
+  std::mt19937 rng(3920);
+  for (DataType dtype : dtypes())
+    for (const test::Case& c : test::kCases)
+      for (std::int32_t flags :
+           {test::kAffine, 0, std::int32_t{kNormScale}, std::int32_t{kNormShift},
+            test::kAffine | kNormInference, std::int32_t{kNormInference}}) {
+        auto d = test::descriptor(c, dtype, Direction::fwd, flags);
+        ASSERT_TRUE(d.is_ok()) << d.status().message();
+        check_norm(d.value(), rng);
+      }
+}
+
+// Every output mask, in training and inference, with and without scale:
+// a gradient of an absent scale runs on a scale of ones.
+TEST_F(OnednnBatchNormTest, BackwardWithEveryMask) {
+  std::mt19937 rng(3921);
+  const std::int32_t masks[] = {test::kAllGrads, kNormGradInput, kNormGradScale | kNormGradShift,
+                                kNormGradScale,  kNormGradShift, kNormGradInput | kNormGradShift};
+  for (DataType dtype : dtypes())
+    for (const test::Case& c : test::kCases)
+      for (std::int32_t mask : masks)
+        for (std::int32_t mode : {test::kAffine, test::kAffine | kNormInference, 0}) {
+          auto d = test::descriptor(c, dtype, Direction::bwd, mask | mode);
+          ASSERT_TRUE(d.is_ok()) << d.status().message();
+          check_norm(d.value(), rng);
+        }
+}
+
+TEST_F(OnednnBatchNormTest, FusedActivationsOnnxUpdatesAndBlending) {
+  std::mt19937 rng(3922);
+  for (DataType dtype : dtypes())
+    for (const test::Case& c : test::kCases)
+      for (convjit_activation_t act : {CONVJIT_ACTIVATION_RELU, CONVJIT_ACTIVATION_SILU}) {
+        for (Direction dir : {Direction::fwd, Direction::bwd})
+          for (std::int32_t mode : {0, std::int32_t{kNormInference}}) {
+            const std::int32_t flags =
+                test::kAffine | mode | (dir == Direction::bwd ? test::kAllGrads : 0);
+            auto d = test::descriptor(c, dtype, dir, flags, act);
+            ASSERT_TRUE(d.is_ok()) << d.status().message();
+            check_norm(d.value(), rng);
+            check_norm(d.value(), rng, 0.5, 0.25);
+          }
+        auto onnx = test::descriptor(c, dtype, Direction::fwd, test::kAffine, act, true);
+        ASSERT_TRUE(onnx.is_ok()) << onnx.status().message();
+        check_norm(onnx.value(), rng);
+      }
+}
+
+// x and y laid out differently: the f32 result is stored into y's layout.
+TEST_F(OnednnBatchNormTest, XAndYInDifferentLayouts) {
+  std::mt19937 rng(3923);
+  for (Direction dir : {Direction::fwd, Direction::bwd}) {
+    test::HostTensor<float> x({2, 5, 3, 4}, test::TestLayout::nchw);
+    test::HostTensor<float> y({2, 5, 3, 4}, test::TestLayout::nhwc);
+    auto xd = x.desc(), yd = y.desc();
+    BatchNormParams p;
+    const std::int32_t flags = test::kAffine | (dir == Direction::bwd ? test::kAllGrads : 0);
+    auto d = make_batchnorm_descriptor(&p, dir, flags, &xd, &yd);
+    ASSERT_TRUE(d.is_ok()) << d.status().message();
+    check_norm(d.value(), rng);
+    check_norm(d.value(), rng, 2.0, -1.0);
+  }
+}
+
+// A NaN in x makes its channel's statistics and output NaN, as in PyTorch.
+TEST_F(OnednnBatchNormTest, ANaNSpreadsOverItsChannelOnly) {
+  std::mt19937 rng(3924);
+  auto d = test::descriptor({{2, 3, 4, 4}, test::TestLayout::nchw}, DataType::f32, Direction::fwd,
+                            test::kAffine);
+  ASSERT_TRUE(d.is_ok());
+  test::NormCall call = test::random_call(d.value(), rng, 1, 0);
+  store_element(call.x.data(), 16 + 5, DataType::f32, std::numeric_limits<double>::quiet_NaN());
+  BuildTrace trace;
+  auto kernel = backend_.build(d.value(), kHost, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  ASSERT_TRUE(kernel.value()->execute(call.args(d.value())).is_ok());
+  for (std::size_t i = 0; i < 96; ++i) {
+    const bool channel_one = i % 48 >= 16 && i % 48 < 32;
+    EXPECT_EQ(std::isnan(load_element(call.out.data(), i, DataType::f32)), channel_one) << i;
+  }
+  EXPECT_TRUE(std::isnan(call.mean[1]) && std::isnan(call.running_var[1]));
+  EXPECT_FALSE(std::isnan(call.mean[0]) || std::isnan(call.mean[2]));
+}
+
+// A training fwd's statistics are convjit's f64 sums (batch_statistics.hpp):
+// on values far from zero, whose variance f32 sums would lose, the saved
+// mean and invstd match the reference's f64 two-pass ones to f32 rounding.
+TEST_F(OnednnBatchNormTest, TrainingStatisticsAreF64Accurate) {
+  std::mt19937 rng(3926);
+  auto d = test::descriptor({{2, 3, 100, 100}, test::TestLayout::nhwc}, DataType::f32,
+                            Direction::fwd, test::kAffine);
+  ASSERT_TRUE(d.is_ok());
+  test::NormCall got = test::random_call(d.value(), rng, 1, 0);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  for (std::size_t i = 0; i < got.x.size() / sizeof(float); ++i)
+    store_element(got.x.data(), i, DataType::f32, 1e4 + noise(rng));
+  test::NormCall want = got;
+  reference::batchnorm_reference(d.value(), want.args(d.value()));
+  BuildTrace trace;
+  auto kernel = backend_.build(d.value(), kHost, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  ASSERT_TRUE(kernel.value()->execute(got.args(d.value())).is_ok());
+  for (std::size_t c = 0; c < 3; ++c) {
+    EXPECT_FLOAT_EQ(got.mean[c], want.mean[c]) << c;
+    EXPECT_FLOAT_EQ(got.invstd[c], want.invstd[c]) << c;
+    EXPECT_FLOAT_EQ(got.running_var[c], want.running_var[c]) << c;
+  }
+}
+
+// YOLO11n's (SiLU fused) and ResNet-50's (ReLU) batchnorms, both
+// directions, NCHW and NHWC; the build trace names oneDNN's implementation.
+TEST_F(OnednnBatchNormTest, ServesTheModelsBatchNorms) {
+  std::mt19937 rng(3925);
+  int norms = 0;
+  for (const char* model : {"yolo11n", "resnet50"})
+    for (bool channels_last : {false, true})
+      for (const OpDescriptor& d :
+           test::model_descriptors(model, {1, 32, channels_last}, /*every_op=*/true))
+        if (d.is_batchnorm() && norms++ % 3 == 0) check_norm(d, rng);
+  EXPECT_GT(norms, 100);
+  auto d = test::descriptor(test::kCases[0], DataType::f32, Direction::fwd, test::kAffine);
+  ASSERT_TRUE(d.is_ok());
+  BuildTrace trace;
+  ASSERT_TRUE(backend_.build(d.value(), kHost, trace).is_ok());
+  ASSERT_FALSE(trace.probes.empty());
+  EXPECT_NE(trace.probes.back().outcome.find("batchnorm fwd: "), std::string::npos)
+      << trace.probes.back().outcome;
 }
 
 // ---- declines, each with its reason ---------------------------------------

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "dispatcher/backends/onednn/onednn_batchnorm.hpp"
 #include "dispatcher/backends/onednn/onednn_kernel.hpp"
 #include "dispatcher/backends/onednn/onednn_primitive_descs.hpp"
 #include "dispatcher/descriptor/output_shape.hpp"
@@ -52,7 +53,7 @@ std::vector<Wire> wires(const OpDescriptor& d, const OnednnProblem& p, DataType 
       return {{DNNL_ARG_DIFF_DST, OnednnOperand::dy, &p.y, d.dtype, dnnl_query_diff_dst_md},
               {DNNL_ARG_DIFF_SRC, out, &p.x, result_type, dnnl_query_diff_src_md}};
     case OpKind::conv:
-    case OpKind::batchnorm:  // declined by onednn_problem
+    case OpKind::batchnorm:  // onednn_batchnorm.hpp
       break;
   }
   switch (d.direction) {
@@ -77,18 +78,19 @@ Result<dnnl_memory_t> wire_input(OnednnKernel& kernel, const Wire& w,
                                  const dnnl_memory_desc_t& wanted, int& reorders) {
   auto given_md = strided_md(*w.tensor, w.type);
   if (!given_md.is_ok()) return given_md.status();
-  auto given = kernel.operand_memory(w.operand, given_md.value());
+  auto given = kernel.program().operand_memory(w.operand, given_md.value());
   if (!given.is_ok() || same_md(given_md.value(), wanted)) return given;
-  auto copy = kernel.owned_memory(wanted, "an operand in oneDNN's layout");
+  auto copy = kernel.program().owned_memory(wanted, "an operand in oneDNN's layout");
   if (!copy.is_ok()) return copy.status();
+  const dnnl_memory_t copied = copy.value().memory;
   auto reorder = reorder_pd(given_md.value(), wanted);
   if (!reorder.is_ok()) return reorder.status();
   ++reorders;
-  if (Status s = kernel.add_step(reorder.value().get(),
-                                 {{DNNL_ARG_FROM, given.value()}, {DNNL_ARG_TO, copy.value()}});
+  if (Status s = kernel.program().add_step(reorder.value().get(),
+                                           {{DNNL_ARG_FROM, given.value()}, {DNNL_ARG_TO, copied}});
       !s.is_ok())
     return s;
-  return copy;
+  return copied;
 }
 
 // The main primitive (`args` and its output), writing the result memory
@@ -98,22 +100,22 @@ Status wire_output(OnednnKernel& kernel, const Wire& out, const_dnnl_primitive_d
                    std::vector<dnnl_exec_arg_t> args, int& reorders) {
   auto result_md = strided_md(*out.tensor, out.type);
   if (!result_md.is_ok()) return result_md.status();
-  auto result = kernel.operand_memory(OnednnOperand::result, result_md.value());
+  auto result = kernel.program().operand_memory(OnednnOperand::result, result_md.value());
   if (!result.is_ok()) return result.status();
   const dnnl_memory_desc_t& produced = query_md(pd, out.query);
   if (same_md(produced, result_md.value())) {
     args.push_back({out.arg, result.value()});
-    return kernel.add_step(pd, std::move(args));
+    return kernel.program().add_step(pd, std::move(args));
   }
-  auto own = kernel.owned_memory(produced, "the output in oneDNN's layout");
+  auto own = kernel.program().owned_memory(produced, "the output in oneDNN's layout");
   if (!own.is_ok()) return own.status();
-  args.push_back({out.arg, own.value()});
-  if (Status s = kernel.add_step(pd, std::move(args)); !s.is_ok()) return s;
+  args.push_back({out.arg, own.value().memory});
+  if (Status s = kernel.program().add_step(pd, std::move(args)); !s.is_ok()) return s;
   auto back = reorder_pd(produced, result_md.value());
   if (!back.is_ok()) return back.status();
   ++reorders;
-  return kernel.add_step(back.value().get(),
-                         {{DNNL_ARG_FROM, own.value()}, {DNNL_ARG_TO, result.value()}});
+  return kernel.program().add_step(
+      back.value().get(), {{DNNL_ARG_FROM, own.value().memory}, {DNNL_ARG_TO, result.value()}});
 }
 
 // Max pooling's backward reads the forward's workspace: the kernel runs the
@@ -122,16 +124,17 @@ Status add_pooling_forward(OnednnKernel& kernel, const OnednnProblem& p, const O
                            const_dnnl_primitive_desc_t forward, dnnl_memory_t& workspace) {
   auto x_md = strided_md(p.x, d.dtype);
   if (!x_md.is_ok()) return x_md.status();
-  auto x = kernel.operand_memory(OnednnOperand::x, x_md.value());
-  auto y = kernel.owned_memory(query_md(forward, dnnl_query_dst_md), "the recomputed pooled y");
-  auto ws =
-      kernel.owned_memory(query_md(forward, dnnl_query_workspace_md), "the max-pooling workspace");
+  auto x = kernel.program().operand_memory(OnednnOperand::x, x_md.value());
+  auto y = kernel.program().owned_memory(query_md(forward, dnnl_query_dst_md),
+                                         "the recomputed pooled y");
+  auto ws = kernel.program().owned_memory(query_md(forward, dnnl_query_workspace_md),
+                                          "the max-pooling workspace");
   for (const Status& s : {x.status(), y.status(), ws.status()})
     if (!s.is_ok()) return s;
-  workspace = ws.value();
-  return kernel.add_step(
-      forward,
-      {{DNNL_ARG_SRC, x.value()}, {DNNL_ARG_DST, y.value()}, {DNNL_ARG_WORKSPACE, ws.value()}});
+  workspace = ws.value().memory;
+  return kernel.program().add_step(forward, {{DNNL_ARG_SRC, x.value()},
+                                             {DNNL_ARG_DST, y.value().memory},
+                                             {DNNL_ARG_WORKSPACE, workspace}});
 }
 
 // The kernel running `pds`: input reorders, the primitive, the output's
@@ -139,15 +142,9 @@ Status add_pooling_forward(OnednnKernel& kernel, const OnednnProblem& p, const O
 Result<std::unique_ptr<Kernel>> assemble(const OpDescriptor& d, const OnednnProblem& p,
                                          const OnednnPrimitiveDescs& pds, DataType result_type,
                                          std::string& layout_note) {
-  auto engine = onednn_cpu_engine();
-  if (!engine.is_ok()) return engine.status();
-  dnnl_stream_t stream = nullptr;
-  if (Status s = onednn().check(
-          onednn().api().stream_create(&stream, engine.value(), dnnl_stream_default_flags),
-          "dnnl_stream_create");
-      !s.is_ok())
-    return s;
-  auto kernel = std::make_unique<OnednnKernel>(d, OnednnStream(stream), result_type);
+  auto stream = onednn_cpu_stream();
+  if (!stream.is_ok()) return stream.status();
+  auto kernel = std::make_unique<OnednnKernel>(d, std::move(stream).value(), result_type);
   std::vector<dnnl_exec_arg_t> args;
   if (d.is_pool() && d.direction == Direction::bwd && d.pool_mode == PoolingMode::max) {
     dnnl_memory_t workspace = nullptr;
@@ -198,7 +195,10 @@ bool sums_shared_gradients(const OpDescriptor& d, DataType result_type) {
 
 std::string op_label(const OpDescriptor& d) {
   if (d.kind == OpKind::bias_grad) return "bias gradient";
-  return fmt::format("{} {}", d.is_conv() ? "conv" : d.is_pool() ? "pool" : "resize",
+  return fmt::format("{} {}",
+                     d.is_conv()   ? "conv"
+                     : d.is_pool() ? "pool"
+                                   : "resize",
                      direction_name(d.direction));
 }
 
@@ -225,7 +225,8 @@ Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout
     std::string layout_note;
     auto kernel = assemble(d, problem.value(), pds.value(), result_type, layout_note);
     if (kernel.is_ok() && d.is_conv())
-      trace.variant = layout == OnednnLayout::strided ? kOnednnStridedVariant : kOnednnBlockedVariant;
+      trace.variant =
+          layout == OnednnLayout::strided ? kOnednnStridedVariant : kOnednnBlockedVariant;
     if (kernel.is_ok())
       trace.probes.push_back(
           {library_label(), fmt::format("{}: {} on {}, {} result", op_label(d),
@@ -236,6 +237,22 @@ Result<std::unique_ptr<Kernel>> build_layout(const OpDescriptor& d, OnednnLayout
   return Status::unsupported(fmt::format("{} has no {} {} on this CPU ({}): {}", library_label(),
                                          dtype_name(d.dtype), op_label(d), onednn().cpu_isa(),
                                          unimplemented));
+}
+
+Result<std::unique_ptr<Kernel>> batchnorm(const OpDescriptor& d, BuildTrace& trace) {
+  auto problem = onednn_problem(d);
+  if (!problem.is_ok()) return problem.status();
+  std::string implementation;
+  auto kernel = build_onednn_batchnorm(d, problem.value(), implementation);
+  if (!kernel.is_ok() && kernel.status().code() == CONVJIT_STATUS_UNSUPPORTED)
+    return Status::unsupported(fmt::format("{} has no {} batch normalization on this CPU ({}): {}",
+                                           library_label(), dtype_name(d.dtype), onednn().cpu_isa(),
+                                           kernel.status().message()));
+  if (kernel.is_ok())
+    trace.probes.push_back(
+        {library_label(),
+         fmt::format("batchnorm {}: {} in f32", direction_name(d.direction), implementation)});
+  return kernel;
 }
 
 // The faster of the two layouts, each timed on scratch operands (a warm-up
@@ -279,6 +296,7 @@ Status OnednnBackend::check_support(const OpDescriptor& desc,
 Result<std::unique_ptr<Kernel>> OnednnBackend::build(const OpDescriptor& desc,
                                                      const convjit_device_t&, BuildTrace& trace) {
   if (desc.is_conv()) return faster_layout(desc, trace);
+  if (desc.is_batchnorm()) return batchnorm(desc, trace);
   return build_layout(desc, OnednnLayout::strided, trace);
 }
 

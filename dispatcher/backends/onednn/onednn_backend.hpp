@@ -1,8 +1,9 @@
 // The onednn backend: the host's vendor library, behind tuned libraries and
 // in front of the reference.  It serves convolution in every direction,
-// pooling and the bias gradient through oneDNN 2.x (loaded at run time,
-// onednn_library.hpp), with the primitives made once per descriptor in
-// build() and run by an OnednnKernel (onednn_kernel.hpp).
+// pooling, the bias gradient and resize through oneDNN 2.x (loaded at run
+// time, onednn_library.hpp), with the primitives made once per descriptor
+// in build() and run by an OnednnKernel (onednn_kernel.hpp); batchnorm runs
+// on an OnednnBatchnormKernel (onednn_batchnorm.hpp).
 //
 // A convolution has two variants, both measured under `tuned`:
 //   "strided" runs on the caller's layouts as they are;

@@ -18,6 +18,19 @@ Result<dnnl_engine_t> onednn_cpu_engine() {
   return engine;
 }
 
+Result<OnednnStream> onednn_cpu_stream() {
+  auto engine = onednn_cpu_engine();
+  if (!engine.is_ok()) return engine.status();
+  const OnednnLibrary& onednn = OnednnLibrary::instance();
+  dnnl_stream_t stream = nullptr;
+  if (Status s = onednn.check(
+          onednn.api().stream_create(&stream, engine.value(), dnnl_stream_default_flags),
+          "dnnl_stream_create");
+      !s.is_ok())
+    return s;
+  return OnednnStream(stream);
+}
+
 Result<HostBuffer> HostBuffer::allocate(std::size_t bytes, const char* what) {
   HostBuffer buffer;
   if (bytes == 0) return buffer;

@@ -43,6 +43,9 @@ using OnednnStream = OnednnHandle<dnnl_stream_t, &OnednnApi::stream_destroy>;
 // The process's CPU engine, made once and kept until exit.
 [[nodiscard]] Result<dnnl_engine_t> onednn_cpu_engine();
 
+// A new in-order stream on that engine, for one kernel.
+[[nodiscard]] Result<OnednnStream> onednn_cpu_stream();
+
 // Host memory a kernel owns, 64-byte aligned as oneDNN's kernels prefer.
 class HostBuffer {
  public:

@@ -43,6 +43,12 @@ struct OnednnApi {
   decltype(&::dnnl_reduction_desc_init) reduction_desc = nullptr;
   decltype(&::dnnl_resampling_forward_desc_init) resampling_forward_desc = nullptr;
   decltype(&::dnnl_resampling_backward_desc_init) resampling_backward_desc = nullptr;
+  decltype(&::dnnl_batch_normalization_forward_desc_init) batch_normalization_forward_desc =
+      nullptr;
+  decltype(&::dnnl_batch_normalization_backward_desc_init) batch_normalization_backward_desc =
+      nullptr;
+  decltype(&::dnnl_eltwise_forward_desc_init) eltwise_forward_desc = nullptr;
+  decltype(&::dnnl_eltwise_backward_desc_init) eltwise_backward_desc = nullptr;
   decltype(&::dnnl_reorder_primitive_desc_create) reorder_primitive_desc_create = nullptr;
   decltype(&::dnnl_primitive_desc_create) primitive_desc_create = nullptr;
   decltype(&::dnnl_primitive_desc_query) primitive_desc_query = nullptr;

@@ -183,8 +183,8 @@ Result<OnednnPrimitiveDescs> pooling_pds(const OpDescriptor& d, const OnednnProb
         dnnl_pooling_v2_desc_t op{};
         if (Status s = onednn().check(
                 onednn().api().pooling_backward_desc(
-                    &op, pooling_algorithm(d.pool_mode), &dx, &dy, p.stride.data(),
-                    p.window.data(), p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
+                    &op, pooling_algorithm(d.pool_mode), &dx, &dy, p.stride.data(), p.window.data(),
+                    p.dilation.data(), p.pad_begin.data(), p.pad_end.data()),
                 "dnnl_pooling_v2_backward_desc_init");
             !s.is_ok())
           return s;
@@ -203,10 +203,10 @@ Result<OnednnPrimitiveDescs> resampling_pds(const OpDescriptor& d, const OnednnP
       [&](dnnl_prop_kind_t prop, const dnnl_memory_desc_t& x,
           const dnnl_memory_desc_t& y) -> Result<OnednnPrimitiveDesc> {
         dnnl_resampling_desc_t op{};
-        if (Status s = onednn().check(onednn().api().resampling_forward_desc(
-                                          &op, prop, resampling_algorithm(p), p.factors.data(),
-                                          &x, &y),
-                                      "dnnl_resampling_forward_desc_init");
+        if (Status s =
+                onednn().check(onednn().api().resampling_forward_desc(
+                                   &op, prop, resampling_algorithm(p), p.factors.data(), &x, &y),
+                               "dnnl_resampling_forward_desc_init");
             !s.is_ok())
           return s;
         return create_pd(&op, nullptr, "dnnl_primitive_desc_create(resampling forward)");
@@ -215,8 +215,7 @@ Result<OnednnPrimitiveDescs> resampling_pds(const OpDescriptor& d, const OnednnP
           const_dnnl_primitive_desc_t hint) -> Result<OnednnPrimitiveDesc> {
         dnnl_resampling_desc_t op{};
         if (Status s = onednn().check(onednn().api().resampling_backward_desc(
-                                          &op, resampling_algorithm(p), p.factors.data(), &dx,
-                                          &dy),
+                                          &op, resampling_algorithm(p), p.factors.data(), &dx, &dy),
                                       "dnnl_resampling_backward_desc_init");
             !s.is_ok())
           return s;
@@ -284,6 +283,68 @@ Result<OnednnPrimitiveDescs> make_primitive_descs(const OpDescriptor& desc,
       break;  // onednn_problem declines it
   }
   return Status::invalid("unknown op kind");
+}
+
+Result<OnednnPrimitiveDesc> batchnorm_forward_pd(const dnnl_memory_desc_t& data, float epsilon,
+                                                 dnnl_prop_kind_t prop, unsigned flags) {
+  dnnl_batch_normalization_desc_t op{};
+  if (Status s = onednn().check(
+          onednn().api().batch_normalization_forward_desc(&op, prop, &data, epsilon, flags),
+          "dnnl_batch_normalization_forward_desc_init");
+      !s.is_ok())
+    return s;
+  return create_pd(&op, nullptr, "dnnl_primitive_desc_create(batch normalization forward)");
+}
+
+Result<OnednnPrimitiveDesc> batchnorm_backward_pd(const dnnl_memory_desc_t& data, float epsilon,
+                                                  unsigned flags) {
+  auto hint = batchnorm_forward_pd(data, epsilon, dnnl_forward_training, flags);
+  if (!hint.is_ok()) return hint.status();
+  // oneDNN 2.6 implements no dnnl_backward_data with a scale or shift:
+  // their gradients are computed whenever they are used.
+  const bool parameter_grads = (flags & (dnnl_use_scale | dnnl_use_shift)) != 0;
+  dnnl_batch_normalization_desc_t op{};
+  if (Status s = onednn().check(onednn().api().batch_normalization_backward_desc(
+                                    &op, parameter_grads ? dnnl_backward : dnnl_backward_data,
+                                    &data, &data, epsilon, flags),
+                                "dnnl_batch_normalization_backward_desc_init");
+      !s.is_ok())
+    return s;
+  return create_pd(&op, hint.value().get(),
+                   "dnnl_primitive_desc_create(batch normalization backward)");
+}
+
+namespace {
+
+Result<OnednnPrimitiveDesc> eltwise_pd(const dnnl_memory_desc_t& data, dnnl_prop_kind_t prop,
+                                       dnnl_alg_kind_t algorithm, float alpha) {
+  dnnl_eltwise_desc_t op{};
+  if (Status s = onednn().check(
+          onednn().api().eltwise_forward_desc(&op, prop, algorithm, &data, alpha, 0.0f),
+          "dnnl_eltwise_forward_desc_init");
+      !s.is_ok())
+    return s;
+  return create_pd(&op, nullptr, "dnnl_primitive_desc_create(eltwise forward)");
+}
+
+}  // namespace
+
+Result<OnednnPrimitiveDesc> eltwise_forward_pd(const dnnl_memory_desc_t& data,
+                                               dnnl_alg_kind_t algorithm, float alpha) {
+  return eltwise_pd(data, dnnl_forward_inference, algorithm, alpha);
+}
+
+Result<OnednnPrimitiveDesc> eltwise_backward_pd(const dnnl_memory_desc_t& data,
+                                                dnnl_alg_kind_t algorithm, float alpha) {
+  auto hint = eltwise_pd(data, dnnl_forward_training, algorithm, alpha);
+  if (!hint.is_ok()) return hint.status();
+  dnnl_eltwise_desc_t op{};
+  if (Status s = onednn().check(
+          onednn().api().eltwise_backward_desc(&op, algorithm, &data, &data, alpha, 0.0f),
+          "dnnl_eltwise_backward_desc_init");
+      !s.is_ok())
+    return s;
+  return create_pd(&op, hint.value().get(), "dnnl_primitive_desc_create(eltwise backward)");
 }
 
 Result<OnednnPrimitiveDesc> reorder_pd(const dnnl_memory_desc_t& from,

@@ -34,6 +34,25 @@ struct OnednnPrimitiveDescs {
                                                                 OnednnLayout layout,
                                                                 DataType result_type);
 
+// Batch normalization on `data` (x, y, dx and dy alike: oneDNN 2 gives
+// them one md) with oneDNN's `flags` (dnnl_use_scale, ...): the forward of
+// `prop`, or the backward (dnnl_backward, with parameter gradients, where
+// the flags use a scale or shift).
+[[nodiscard]] Result<OnednnPrimitiveDesc> batchnorm_forward_pd(const dnnl_memory_desc_t& data,
+                                                               float epsilon, dnnl_prop_kind_t prop,
+                                                               unsigned flags);
+[[nodiscard]] Result<OnednnPrimitiveDesc> batchnorm_backward_pd(const dnnl_memory_desc_t& data,
+                                                                float epsilon, unsigned flags);
+
+// An elementwise `algorithm` (with its `alpha`) on `data`: the forward
+// (inference), or the backward of dst from src and diff_dst.
+[[nodiscard]] Result<OnednnPrimitiveDesc> eltwise_forward_pd(const dnnl_memory_desc_t& data,
+                                                             dnnl_alg_kind_t algorithm,
+                                                             float alpha);
+[[nodiscard]] Result<OnednnPrimitiveDesc> eltwise_backward_pd(const dnnl_memory_desc_t& data,
+                                                              dnnl_alg_kind_t algorithm,
+                                                              float alpha);
+
 // A reorder from `from` to `to`, with a user scratchpad.
 [[nodiscard]] Result<OnednnPrimitiveDesc> reorder_pd(const dnnl_memory_desc_t& from,
                                                      const dnnl_memory_desc_t& to);

@@ -1,8 +1,8 @@
 #include "dispatcher/backends/onednn/onednn_problem.hpp"
 
-#include <limits>
-
 #include <fmt/format.h>
+
+#include <limits>
 
 #include "dispatcher/backends/reference/tensor_view.hpp"
 #include "dispatcher/descriptor/output_shape.hpp"
@@ -97,9 +97,9 @@ bool reads_o_over_k(const OpDescriptor& d, int i, std::int64_t k) {
 Status resampling_parameters(const OpDescriptor& d, OnednnProblem& p) {
   p.linear = d.resize_mode == ResizeMode::linear;
   if (p.linear && d.resize_coordinates != ResizeCoordinates::half_pixel)
-    return Status::unsupported(fmt::format(
-        "oneDNN's linear resampling maps half-pixel coordinates only, not {}",
-        resize_coordinates_name(d.resize_coordinates)));
+    return Status::unsupported(
+        fmt::format("oneDNN's linear resampling maps half-pixel coordinates only, not {}",
+                    resize_coordinates_name(d.resize_coordinates)));
   for (int i = 0; i < d.spatial_dims; ++i) {
     const std::int64_t in = d.x_dims[2 + i], out = d.y_dims[2 + i];
     const double scale = d.resize_scale(i);
@@ -127,9 +127,6 @@ Status resampling_parameters(const OpDescriptor& d, OnednnProblem& p) {
 }  // namespace
 
 Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
-  if (d.is_batchnorm())
-    return Status::unsupported(
-        "convjit does not drive oneDNN's batch_normalization yet; the host reference serves it");
   if (d.symbolic_batch) return Status::unsupported("a symbolic-batch descriptor has no shape");
   if (d.dtype == DataType::f64)
     return Status::unsupported("oneDNN has no f64; the host reference serves it");
@@ -146,6 +143,7 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
   }
   p.x = tensor(d.x_dims, d.x_strides, rank);
   if (Status s = no_broadcast(p.x, "x"); !s.is_ok()) return s;
+  if (d.is_batchnorm()) return p;
   if (d.is_resize()) {
     if (Status s = resampling_parameters(d, p); !s.is_ok()) return s;
     return p;
@@ -165,9 +163,9 @@ Result<OnednnProblem> onednn_problem(const OpDescriptor& d) {
   // overflow there and fail the call instead of declining it.
   for (int i = 0; i < d.spatial_dims; ++i)
     if (d.x_dims[2 + i] + d.pad_begin[i] + d.pad_end[i] > std::numeric_limits<std::int32_t>::max())
-      return Status::unsupported(fmt::format(
-          "the padded {} spatial dim ({} + {} + {}) is past oneDNN's int range",
-          kAxisNames[i], d.x_dims[2 + i], d.pad_begin[i], d.pad_end[i]));
+      return Status::unsupported(
+          fmt::format("the padded {} spatial dim ({} + {} + {}) is past oneDNN's int range",
+                      kAxisNames[i], d.x_dims[2 + i], d.pad_begin[i], d.pad_end[i]));
   p.w = grouped_filter(d);
   if (Status s = no_broadcast(p.w, "w"); !s.is_ok()) return s;
   return p;

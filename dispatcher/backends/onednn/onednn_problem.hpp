@@ -19,7 +19,7 @@
 //   convjit's: an integer upscale by k whose mode reads input o / k (PyTorch's
 //   nearest among them).  oneDNN maps with the sizes' ratio: a given scale
 //   the output size rounded is declined, as are other resizes.
-// - Batchnorm is declined (not driven yet).
+// - Batchnorm takes x and y as they are (onednn_batchnorm.hpp).
 // - f64 and symbolic batches are declined; f16 is left to oneDNN, which
 //   declines it at build on CPUs it has no f16 kernels for.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "dispatcher/backends/reference/batchnorm_formulas.hpp"
 #include "dispatcher/backends/reference/dtype_dispatch.hpp"
 #include "dispatcher/backends/reference/epilogue_reference.hpp"
 #include "dispatcher/backends/reference/tensor_view.hpp"
@@ -9,20 +10,6 @@
 namespace convjit::reference {
 
 namespace {
-
-// d act(v) / dv, as PyTorch's threshold_backward and silu_backward.
-double activation_slope(Activation activation, double v) {
-  switch (activation) {
-    case Activation::relu:
-      return v > 0 ? 1.0 : 0.0;
-    case Activation::silu: {
-      const double s = 1.0 / (1.0 + std::exp(-v));
-      return s * (1.0 + v * (1.0 - s));
-    }
-    default:
-      return 1.0;
-  }
-}
 
 // One channel's statistics: the values it normalises with.
 struct ChannelStats {
@@ -92,18 +79,6 @@ class BatchNormReference {
     return {mean, squares / static_cast<double>(count_)};
   }
 
-  void update_running(std::int64_t c, double mean, double var) const {
-    if (norm_.running_mean == nullptr) return;
-    const double n = static_cast<double>(count_);
-    const double m = norm_.momentum;
-    const bool onnx = d_.has_norm_flag(kNormOnnxRunningStats);
-    // ONNX: running = m running + (1 - m) batch, population variance.
-    const double keep = onnx ? m : 1.0 - m;
-    const double batch_var = onnx ? var : var * n / (n - 1.0);
-    set_param(norm_.running_mean, c, keep * param(norm_.running_mean, c) + (1.0 - keep) * mean);
-    set_param(norm_.running_var, c, keep * param(norm_.running_var, c) + (1.0 - keep) * batch_var);
-  }
-
   ChannelStats inference_stats(std::int64_t c) const {
     ChannelStats s = parameters(c);
     s.mean = param(norm_.running_mean, c);
@@ -122,7 +97,7 @@ class BatchNormReference {
       s.invstd = 1.0 / std::sqrt(var + epsilon_);
       set_param(norm_.mean, c, mean);
       set_param(norm_.invstd, c, s.invstd);
-      update_running(c, mean, var);
+      update_running_statistics<P>(d_, norm_, c, count_, mean, var);
     }
     const T* x = static_cast<const T*>(args_.x);
     T* y = static_cast<T*>(args_.out);
