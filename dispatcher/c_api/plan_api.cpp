@@ -1,5 +1,5 @@
 // The C API of plans (convjit.h, "plans"): a descriptor name bound to one
-// backend and variant, run by slot.
+// backend and variant, run by slot (convolutions) or on any op's operands.
 #include <fmt/format.h>
 
 #include <memory>
@@ -7,6 +7,7 @@
 
 #include "convjit/convjit.h"
 #include "dispatcher/c_api/api_guard.hpp"
+#include "dispatcher/c_api/plan_operands.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/plan/pinned_plan.hpp"
@@ -31,16 +32,12 @@ Result<convjit_device_t> plan_device(const convjit_device_t* device) {
 
 Status create(const char* name, const convjit_device_t* device, const char* backend,
               const char* variant, convjit_plan_t** plan) {
-  if (plan == nullptr) return Status::invalid("plan is NULL; pass the address of a convjit_plan_t*");
+  if (plan == nullptr)
+    return Status::invalid("plan is NULL; pass the address of a convjit_plan_t*");
   *plan = nullptr;
   if (name == nullptr) return Status::invalid("descriptor_name is NULL");
   auto desc = parse_descriptor_name(name);
   if (!desc.is_ok()) return desc.status();
-  if (!desc.value().is_conv())
-    return Status::unsupported(fmt::format(
-        "{} is not a convolution: plans serve convolutions; run pooling and bias gradients "
-        "through convjit_pool_* and convjit_conv_backward_bias",
-        name));
   auto where = plan_device(device);
   if (!where.is_ok()) return where.status();
   auto made = PinnedPlan::create(desc.value(), where.value(),
@@ -107,14 +104,46 @@ convjit_status_t convjit_plan_execute(convjit_plan_t* plan, int64_t batch, void*
                                       const convjit_exec_t* exec) {
   return guarded([&]() -> Status {
     if (plan == nullptr) return Status::invalid("plan is NULL");
-    for (auto [pointer, name] : {std::pair{x_slot, "x_slot"}, {w_slot, "w_slot"}, {y_slot, "y_slot"}})
+    for (auto [pointer, name] :
+         {std::pair{x_slot, "x_slot"}, {w_slot, "w_slot"}, {y_slot, "y_slot"}})
       if (pointer == nullptr) return Status::invalid(fmt::format("{} is NULL", name));
     if (Status s = check_exec(*plan->plan, exec); !s.is_ok()) return s;
     const PinnedPlan& p = *plan->plan;
+    if (!p.descriptor().is_conv())
+      return Status::invalid(fmt::format(
+          "the plan's op is a {}: convjit_plan_execute runs convolutions by slot; run it "
+          "through convjit_plan_run",
+          op_kind_name(p.descriptor().kind)));
     std::string_view backend;
     Status status = plan->plan->execute(
         batch, slot_args(p.descriptor().direction, x_slot, w_slot, y_slot, alpha, beta, exec),
         &backend);
+    if (status.is_ok()) set_last_backend(backend);
+    return status;
+  });
+}
+
+convjit_status_t convjit_operands_init(convjit_operands_t* operands) {
+  return guarded([&]() -> Status {
+    if (operands == nullptr) return Status::invalid("operands is NULL");
+    *operands = convjit_operands_t{};
+    operands->norm.momentum = 0.1;
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_plan_run(convjit_plan_t* plan, int64_t batch,
+                                  const convjit_operands_t* operands, double alpha, double beta,
+                                  const convjit_exec_t* exec) {
+  return guarded([&]() -> Status {
+    if (plan == nullptr || operands == nullptr)
+      return Status::invalid(plan == nullptr ? "plan is NULL" : "operands is NULL");
+    if (Status s = check_exec(*plan->plan, exec); !s.is_ok()) return s;
+    ExecArgs args = exec_args(exec, alpha, beta);
+    if (Status s = bind_plan_operands(plan->plan->descriptor(), *operands, args); !s.is_ok())
+      return s;
+    std::string_view backend;
+    Status status = plan->plan->execute(batch, args, &backend);
     if (status.is_ok()) set_last_backend(backend);
     return status;
   });

@@ -12,22 +12,6 @@ nlohmann::json list(const std::array<std::int64_t, N>& values, int count) {
   return nlohmann::json(std::vector<std::int64_t>(values.begin(), values.begin() + count));
 }
 
-std::string_view kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::conv:
-      return "conv";
-    case OpKind::pool:
-      return "pool";
-    case OpKind::bias_grad:
-      return "bias_grad";
-    case OpKind::batchnorm:
-      return "batchnorm";
-    case OpKind::resize:
-      return "resize";
-  }
-  return "?";
-}
-
 void add_batchnorm_fields(nlohmann::json& j, const OpDescriptor& d) {
   j["training"] = !d.has_norm_flag(kNormInference);
   j["epsilon"] = d.norm_epsilon();
@@ -60,7 +44,7 @@ nlohmann::json descriptor_json(const OpDescriptor& d) {
   nlohmann::json j;
   j["name"] = descriptor_name(d);
   j["symbolic"] = descriptor_name(with_symbolic_batch(d));
-  j["op"] = kind_name(d.kind);
+  j["op"] = op_kind_name(d.kind);
   j["direction"] = direction_name(d.direction);
   if (d.is_pool()) j["mode"] = pool_mode_name(d.pool_mode);
   j["dtype"] = dtype_name(d.dtype);

@@ -30,6 +30,22 @@ Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last) {
   return strides;
 }
 
+std::string_view op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::conv:
+      return "conv";
+    case OpKind::pool:
+      return "pool";
+    case OpKind::bias_grad:
+      return "bias_grad";
+    case OpKind::batchnorm:
+      return "batchnorm";
+    case OpKind::resize:
+      return "resize";
+  }
+  return "?";
+}
+
 std::string_view direction_name(Direction direction) {
   switch (direction) {
     case Direction::fwd:

@@ -153,6 +153,8 @@ struct OpDescriptorHash {
 // Strides of a densely packed tensor: channels first (NCHW) or last (NHWC).
 [[nodiscard]] Dims5 contiguous_strides(const Dims5& dims, int rank, bool channels_last);
 
+// "conv", "pool", "bias_grad", "batchnorm", "resize": the JSON form's names.
+[[nodiscard]] std::string_view op_kind_name(OpKind kind);
 [[nodiscard]] std::string_view direction_name(Direction direction);
 [[nodiscard]] std::string_view pool_mode_name(PoolingMode mode);
 // "identity", "relu", "silu", "sigmoid": the names in descriptor names and the CLI.

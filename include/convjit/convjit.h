@@ -527,9 +527,9 @@ CONVJIT_API convjit_status_t convjit_resize_backward(const convjit_resize_params
                                                      const convjit_exec_t* exec);
 
 /* ---- plans ------------------------------------------------------------- *
- * A plan binds one convolution descriptor (its name, as
- * convjit_conv_descriptor_name writes it) to one backend and variant chosen
- * ahead of time: every call runs exactly that kernel, with no lookup.  This
+ * A plan binds one descriptor (its name, as convjit_*_descriptor_name
+ * writes it: any op) to one backend and variant chosen ahead of time: every
+ * call runs exactly that kernel, with no lookup.  This
  * is what the libraries `convjit export --dace` writes call.  A plan never
  * resolves through tuned libraries, which may themselves be plans.
  *
@@ -557,8 +557,9 @@ CONVJIT_API void convjit_plan_destroy(convjit_plan_t* plan);
 CONVJIT_API convjit_status_t convjit_plan_workspace_size(convjit_plan_t* plan, int64_t batch,
                                                          size_t* bytes);
 
-/* Operands in the descriptor's slots: fwd (x, w, y), bwddata (dx, w, dy),
- * bwdfilt (x, dw, dy).  The output slot (y, dx or dw) is written as
+/* A convolution plan's operands in the descriptor's slots: fwd (x, w, y),
+ * bwddata (dx, w, dy), bwdfilt (x, dw, dy); other ops run through
+ * convjit_plan_run.  The output slot (y, dx or dw) is written as
  * out = alpha * op + beta * out; the others are read.  batch as above.
  * exec's device must be the plan's (NULL: the host); a CUDA ordinal of -1
  * stands for the plan's. */
@@ -566,6 +567,51 @@ CONVJIT_API convjit_status_t convjit_plan_execute(convjit_plan_t* plan, int64_t 
                                                   void* x_slot, void* w_slot, void* y_slot,
                                                   double alpha, double beta,
                                                   const convjit_exec_t* exec);
+
+/* Any plan's operands, every op kind (convjit_plan_run).  x, w and dy are
+ * read and out written as the descriptor's slots say: conv fwd (x, w -> y),
+ * bwddata (w, dy -> dx), bwdfilt (x, dy -> dw); pool fwd (x -> y), bwd
+ * (x (max only), dy -> dx); bias gradient (dy -> db); resize fwd (x -> y),
+ * bwd (dy -> dx); batchnorm fwd (x -> y), bwd (x, dy -> dx, NULL when its
+ * mask leaves dx out).  bias and residual: a fused conv fwd's epilogue.
+ * norm: a batchnorm's per-channel operands, C elements each, f32 (f64 for
+ * f64 data), as convjit_batchnorm_* take them: scale and shift where the
+ * descriptor has them; a training fwd updates running_mean and running_var
+ * (both NULL: not kept) and writes saved_mean and saved_invstd (each may be
+ * NULL); inference reads the running statistics; a training bwd reads the
+ * saved ones; a bwd writes scale_grad and shift_grad as its mask says.
+ * momentum is the running update's. */
+typedef struct convjit_norm_operands {
+  const void* scale;
+  const void* shift;
+  void* running_mean;
+  void* running_var;
+  void* saved_mean;
+  void* saved_invstd;
+  void* scale_grad;
+  void* shift_grad;
+  double momentum;
+} convjit_norm_operands_t;
+
+typedef struct convjit_operands {
+  const void* x;
+  const void* w;
+  const void* dy;
+  void* out;
+  const void* bias;
+  const void* residual;
+  convjit_norm_operands_t norm;
+} convjit_operands_t;
+
+/* Every pointer NULL; momentum 0.1 (PyTorch's). */
+CONVJIT_API convjit_status_t convjit_operands_init(convjit_operands_t* operands);
+
+/* Runs any plan's op at `batch` (as convjit_plan_execute) on `operands`:
+ * out = alpha * op + beta * out.  An operand the op needs that is NULL is an
+ * error naming it. */
+CONVJIT_API convjit_status_t convjit_plan_run(convjit_plan_t* plan, int64_t batch,
+                                              const convjit_operands_t* operands, double alpha,
+                                              double beta, const convjit_exec_t* exec);
 
 /* Writes what serves the plan at `batch` into buf: the backend, then the
  * variant in brackets where the backend names one ("onednn[blocked]").

@@ -110,3 +110,21 @@ class Tensor:
         for i, (size, stride) in enumerate(zip(self.shape, self.strides)):
             d.dims[i], d.strides[i] = size, stride
         return d
+
+
+class TensorLayout:
+    """A tensor's shape, element strides and dtype, with no data: what a descriptor name needs
+    of an array not made yet (a value traced by jax.jit).  dtype: "float32", "float16",
+    "bfloat16" or "float64"."""
+
+    def __init__(self, shape, strides, dtype, name):
+        if dtype not in _DTYPE_NAMES.values():
+            raise InvalidArgumentError(
+                f"{name} has dtype {dtype}; convjit takes float32, float16, bfloat16 and float64")
+        if not 3 <= len(shape) <= _library.MAX_RANK or len(strides) != len(shape):
+            raise InvalidArgumentError(
+                f"{name} has {len(shape)} dimensions; convjit takes N, C and 1 to 3 spatial ones")
+        self.name, self.dtype = name, dtype
+        self.shape, self.strides = tuple(int(v) for v in shape), tuple(int(v) for v in strides)
+
+    desc = Tensor.desc

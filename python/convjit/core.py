@@ -10,7 +10,7 @@ spatial dim; padding also takes one (begin, end) pair per spatial dim.
 import ctypes as C
 
 from . import _library
-from ._dlpack import Tensor
+from ._dlpack import Tensor, TensorLayout
 from .errors import InvalidArgumentError, check
 
 _lib = _library.lib
@@ -89,6 +89,11 @@ def _pointer(tensor):
 
 def _desc(tensor):
     return None if tensor is None else C.byref(tensor.desc())
+
+
+def _named(value, name):
+    """A descriptor name's operand: an array, or a TensorLayout as it is."""
+    return value if isinstance(value, TensorLayout) else Tensor(value, name)
 
 
 def _spatial_dims(x):
@@ -270,7 +275,7 @@ def conv_descriptor_name(x, w, y, *, direction="fwd", stride=1, padding=0, dilat
     activation, bias or residual is named with its fused epilogue."""
     if direction not in _CONV_DIRECTIONS:
         raise InvalidArgumentError(f"direction = {direction!r}: give fwd, bwddata or bwdfilt")
-    tx, tw, ty = Tensor(x, "x"), Tensor(w, "w"), Tensor(y, "y")
+    tx, tw, ty = _named(x, "x"), _named(w, "w"), _named(y, "y")
     params = conv_params(_spatial_dims(tx), stride, padding, dilation, groups)
     if activation is None and bias is None and residual is None:
         return _query_name(lambda buf, size, required: _lib.convjit_conv_descriptor_name(
@@ -292,7 +297,7 @@ def pool_descriptor_name(x, y, *, window, direction="fwd", mode="max", stride=No
     """The descriptor name of a pool: (x, y) for fwd, (x, dy) for bwd."""
     if direction not in ("fwd", "bwd"):
         raise InvalidArgumentError(f"direction = {direction!r}: give fwd or bwd")
-    tx, ty = Tensor(x, "x"), Tensor(y, "y")
+    tx, ty = _named(x, "x"), _named(y, "y")
     params = pool_params(_spatial_dims(tx), mode, window, stride, padding, dilation)
     kind = _library.POOL_FWD if direction == "fwd" else _library.POOL_BWD
     return _query_name(lambda buf, size, required: _lib.convjit_pool_descriptor_name(
@@ -300,7 +305,7 @@ def pool_descriptor_name(x, y, *, window, direction="fwd", mode="max", stride=No
 
 
 def bias_grad_descriptor_name(dy, *, symbolic_batch=False):
-    tdy = Tensor(dy, "dy")
+    tdy = _named(dy, "dy")
     return _query_name(lambda buf, size, required: _lib.convjit_bias_grad_descriptor_name(
         _desc(tdy), int(symbolic_batch), buf, size, required))
 
@@ -412,7 +417,7 @@ def batch_norm_descriptor_name(x, y, *, direction="fwd", training=True, scale=Tr
     unknown = set(grads) - {"dx", "dscale", "dshift"}
     if unknown:
         raise InvalidArgumentError(f"grads = {grads!r}: name dx, dscale or dshift")
-    tx, ty = Tensor(x, "x"), Tensor(y, "y")
+    tx, ty = _named(x, "x"), _named(y, "y")
     params = batch_norm_params(epsilon, 0.1, onnx_running_stats, activation)
     flags = ((0 if scale else _library.BATCHNORM_NO_SCALE) |
              (0 if shift else _library.BATCHNORM_NO_SHIFT) |
@@ -494,7 +499,7 @@ def resize_descriptor_name(x, y, *, direction="fwd", mode="nearest", coordinates
     """The descriptor name of a resize: (x, y) for fwd, (dx, dy) for bwd."""
     if direction not in ("fwd", "bwd"):
         raise InvalidArgumentError(f"direction = {direction!r}: give fwd or bwd")
-    tx, ty = Tensor(x, "x"), Tensor(y, "y")
+    tx, ty = _named(x, "x"), _named(y, "y")
     params = resize_params(_spatial_dims(tx), mode, coordinates, scale)
     kind = _library.FORWARD if direction == "fwd" else _library.BACKWARD
     return _query_name(lambda buf, size, required: _lib.convjit_resize_descriptor_name(
