@@ -135,8 +135,11 @@ def test_pooling_against_reduce_window(window, strides, padding):
               jax.grad(lambda x: jnp.sum(jnp.sin(theirs(x))))(x), 1e-4)
         xs = jnp.stack([x, -x])
         close(jax.vmap(ours)(xs), jax.vmap(theirs)(xs), 1e-5)
-    # flax's unbatched form
+    # flax's unbatched form; channels first
     close(cj.max_pool(x[0], window, strides, padding), ref_max(x)[0], 1e-6)
+    first = jnp.moveaxis(x, -1, 1)
+    close(cj.avg_pool(first, window, strides, padding, channel_axis=1),
+          jnp.moveaxis(ref_avg(x), -1, 1), 1e-6)
 
 
 def test_avg_pool_that_counts_only_the_input():

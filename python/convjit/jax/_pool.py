@@ -1,5 +1,6 @@
 """Pooling with flax.linen.max_pool's and avg_pool's signatures: channels-last inputs (batch,
-window dims..., features), differentiable through convjit's pool backward, vmappable."""
+window dims..., features), or channels at channel_axis; differentiable through convjit's pool
+backward, vmappable."""
 
 import functools
 from dataclasses import dataclass
@@ -11,28 +12,27 @@ from ..errors import InvalidArgumentError
 from . import _ffi
 from ._batching import batched_over_n
 from ._conv import _pads, _tuple
-from ._layout import channels_last_order, layout, shape_in
+from ._layout import layout, shape_in
 
 
 @dataclass(frozen=True)
 class PoolSpec:
+    order: tuple  # convjit's (N, C, spatial...) axes
     mode: str  # core's: max, avg, avg_include_pad
     window: tuple
     stride: tuple
     pads: tuple
 
     def y_shape(self, x_shape):
-        order = channels_last_order(len(x_shape))
-        x = [x_shape[a] for a in order]
+        x = [x_shape[a] for a in self.order]
         spatial = [(size + lo + hi - k) // s + 1 for size, k, s, (lo, hi) in
                    zip(x[2:], self.window, self.stride, self.pads)]
-        return shape_in(order, x[:2] + spatial)
+        return shape_in(self.order, x[:2] + spatial)
 
 
 def _name(spec, direction, x_shape, y_shape, dtype):
-    order = channels_last_order(len(x_shape))
     return core.pool_descriptor_name(
-        layout(x_shape, order, dtype, "x"), layout(y_shape, order, dtype, "y"),
+        layout(x_shape, spec.order, dtype, "x"), layout(y_shape, spec.order, dtype, "y"),
         window=spec.window, direction=direction, mode=spec.mode, stride=spec.stride,
         padding=spec.pads)
 
@@ -49,7 +49,7 @@ def _pooling(spec):
         return tuple(_ffi.call(_name(spec, "bwd", x.shape, dy.shape, dy.dtype), arrays, roles,
                                [jax.ShapeDtypeStruct(x.shape, dy.dtype)], ["out"]))
 
-    forward = batched_over_n(forward_op, [0], [0])
+    forward = batched_over_n(forward_op, [0], [0])  # N leads: order[0] is 0
     backward = batched_over_n(backward_op, [0, 0], [0])
 
     @jax.custom_vjp
@@ -60,28 +60,34 @@ def _pooling(spec):
     return pool
 
 
-def _pool(mode, inputs, window_shape, strides, padding):
+def _pool(mode, inputs, window_shape, strides, padding, channel_axis):
     window = tuple(int(k) for k in window_shape)
     unbatched = inputs.ndim == len(window) + 1  # flax adds the batch dim
     x = inputs[None] if unbatched else inputs
-    if x.ndim != len(window) + 2 or not 1 <= len(window) <= 3:
+    channel = channel_axis % x.ndim if x.ndim == len(window) + 2 else 0
+    if channel == 0 or not 1 <= len(window) <= 3:
         raise InvalidArgumentError(
             f"inputs has shape {inputs.shape} for a {len(window)}-D window: give (batch, "
-            "window dims..., features), 1 to 3 window dims")
+            "window dims..., features) (or the features at channel_axis, not 0), 1 to 3 "
+            "window dims")
+    order = (0, channel) + tuple(a for a in range(1, x.ndim) if a != channel)
     stride = _tuple(strides, len(window), "strides")
-    spec = PoolSpec(mode, window, stride, _pads(padding, x.shape[1:-1], window, stride,
-                                                (1,) * len(window)))
+    spec = PoolSpec(order, mode, window, stride,
+                    _pads(padding, [x.shape[a] for a in order[2:]], window, stride,
+                          (1,) * len(window)))
     y = _pooling(spec)(x)
     return y[0] if unbatched else y
 
 
-def max_pool(inputs, window_shape, strides=None, padding="VALID"):
-    """flax.linen.max_pool on convjit: padding never wins a window."""
-    return _pool("max", inputs, window_shape, strides, padding)
+def max_pool(inputs, window_shape, strides=None, padding="VALID", *, channel_axis=-1):
+    """flax.linen.max_pool on convjit: padding never wins a window.  channel_axis: where the
+    features are (-1, as flax, or 1 for NCHW)."""
+    return _pool("max", inputs, window_shape, strides, padding, channel_axis)
 
 
-def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True):
+def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True, *,
+             channel_axis=-1):
     """flax.linen.avg_pool on convjit: count_include_pad=True divides by the whole window (as
     flax), False by its values inside the input."""
     return _pool("avg_include_pad" if count_include_pad else "avg", inputs, window_shape,
-                 strides, padding)
+                 strides, padding, channel_axis)
