@@ -97,9 +97,11 @@ def _candidates():
         yield Path(found)
 
 
-def _load():
+def load_first(candidates, what, hint):
+    """The first of `candidates` (paths, or bare names for the loader's search) that loads;
+    ImportError naming every one tried, `what` and `hint` (how to get it) otherwise."""
     tried = []
-    for path in _candidates():
+    for path in candidates:
         if path.name != str(path) and not path.exists():
             tried.append(f"{path} (missing)")
             continue
@@ -107,12 +109,12 @@ def _load():
             return C.CDLL(str(path))
         except OSError as error:
             tried.append(f"{path} ({error})")
-    raise ImportError(
-        "convjit: cannot load libconvjit.so; tried " + ("; ".join(tried) or "nothing") +
-        ". Build it (tools/setup) or point CONVJIT_LIBRARY at it.")
+    raise ImportError(f"convjit: cannot load {what}; tried " + ("; ".join(tried) or "nothing") +
+                      f". {hint}")
 
 
-lib = _load()
+lib = load_first(_candidates(), "libconvjit.so",
+                 "Build it (tools/setup) or point CONVJIT_LIBRARY at it.")
 
 _P = C.POINTER
 _STATUS = C.c_int

@@ -30,19 +30,10 @@ def _handler_library():
     candidates = ([Path(explicit)] if explicit else
                   sorted((here / "lib").glob("libconvjit_xla_ffi.so*")) +
                   [here.parent.parent / "build" / "libconvjit_xla_ffi.so"])
-    tried = []
-    for path in candidates:
-        if not path.exists():
-            tried.append(f"{path} (missing)")
-            continue
-        try:
-            return C.CDLL(str(path))
-        except OSError as error:
-            tried.append(f"{path} ({error})")
-    raise ImportError(
-        "convjit.jax: cannot load libconvjit_xla_ffi.so, the XLA FFI handler; tried " +
-        "; ".join(tried) + ". It is built where jaxlib's FFI headers are found (tools/setup "
-        "--python, or CONVJIT_XLA_FFI_INCLUDE_DIR); or point CONVJIT_XLA_FFI_LIBRARY at it.")
+    return _library.load_first(
+        candidates, "libconvjit_xla_ffi.so, the XLA FFI handler",
+        "It is built where jaxlib's FFI headers are found (tools/setup --python, or "
+        "CONVJIT_XLA_FFI_INCLUDE_DIR); or point CONVJIT_XLA_FFI_LIBRARY at it.")
 
 
 _handler = _handler_library()

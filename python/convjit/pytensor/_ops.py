@@ -84,38 +84,36 @@ class Conv(_ConvOp):
         return [ConvGradInput(*props)(x, w, g), ConvGradFilter(*props)(x, w, g)]
 
 
-class ConvGradInput(_ConvOp):
-    """(x, w, dy) -> dx; x gives dx's shape only."""
+class _ConvGrad(_ConvOp):
+    """(x, w, dy) -> dx or dw; the other operand gives the output's shape only."""
+    wrt = None  # 0: dx, 1: dw
 
     def make_node(self, x, w, dy):
         x, w, dy = map(pt.as_tensor_variable, (x, w, dy))
-        return Apply(self, [x, w, dy], [_output(x, _static(x) and x.type.shape)])
+        like = (x, w)[self.wrt]
+        return Apply(self, [x, w, dy], [_output(like, _static(like) and like.type.shape)])
 
     def perform(self, node, inputs, outputs):
         x, w, dy = map(_array, inputs)
-        dx = np.empty(x.shape, x.dtype)
-        core.conv_backward_data(dy, w, dx, **self.kwargs(w.shape))
-        outputs[0][0] = dx
+        out = np.empty((x, w)[self.wrt].shape, x.dtype)
+        if self.wrt == 0:
+            core.conv_backward_data(dy, w, out, **self.kwargs(w.shape))
+        else:
+            core.conv_backward_filter(x, dy, out, **self.kwargs(w.shape))
+        outputs[0][0] = out
 
     def connection_pattern(self, node):
-        return [[False], [True], [True]]
+        return [[self.wrt == 0], [self.wrt == 1], [True]]
 
 
-class ConvGradFilter(_ConvOp):
-    """(x, w, dy) -> dw; w gives dw's shape only."""
+class ConvGradInput(_ConvGrad):
+    """(x, w, dy) -> dx"""
+    wrt = 0
 
-    def make_node(self, x, w, dy):
-        x, w, dy = map(pt.as_tensor_variable, (x, w, dy))
-        return Apply(self, [x, w, dy], [_output(w, _static(w) and w.type.shape)])
 
-    def perform(self, node, inputs, outputs):
-        x, w, dy = map(_array, inputs)
-        dw = np.empty(w.shape, w.dtype)
-        core.conv_backward_filter(x, dy, dw, **self.kwargs(w.shape))
-        outputs[0][0] = dw
-
-    def connection_pattern(self, node):
-        return [[True], [False], [True]]
+class ConvGradFilter(_ConvGrad):
+    """(x, w, dy) -> dw"""
+    wrt = 1
 
 
 class _PoolOp(Op):
