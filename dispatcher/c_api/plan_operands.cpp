@@ -2,68 +2,76 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <span>
 #include <utility>
-#include <vector>
 
 namespace convjit {
 
 namespace {
 
-using Needed = std::vector<std::pair<const void*, const char*>>;
+// The operands an op needs, with what each is for.  Fixed capacity: a plan's
+// every call checks them, and the hot path allocates nothing.
+class Needed {
+ public:
+  Needed& operator()(const void* pointer, const char* what, bool needed = true) {
+    if (needed) entries_[count_++] = {pointer, what};
+    return *this;
+  }
+  [[nodiscard]] std::span<const std::pair<const void*, const char*>> list() const {
+    return {entries_.data(), count_};
+  }
 
-// The tensor operands `d` needs, with what each is for.
+ private:
+  std::array<std::pair<const void*, const char*>, 8> entries_{};
+  std::size_t count_ = 0;
+};
+
 Needed needed_tensors(const OpDescriptor& d, const convjit_operands_t& o) {
+  Needed n;
+  const bool fwd = d.direction == Direction::fwd;
   switch (d.kind) {
     case OpKind::conv:
-      if (d.direction == Direction::bwddata) return {{o.w, "w"}, {o.dy, "dy"}, {o.out, "out (dx)"}};
-      if (d.direction == Direction::bwdfilt) return {{o.x, "x"}, {o.dy, "dy"}, {o.out, "out (dw)"}};
-      return {
-          {o.x, "x"},
-          {o.w, "w"},
-          {o.out, "out (y)"},
-          {d.has_bias() ? o.bias : &o, "bias (the descriptor's epilogue adds one)"},
-          {d.has_residual() ? o.residual : &o, "residual (the descriptor's epilogue adds one)"}};
+      if (d.direction == Direction::bwddata) return n(o.w, "w")(o.dy, "dy")(o.out, "out (dx)");
+      if (d.direction == Direction::bwdfilt) return n(o.x, "x")(o.dy, "dy")(o.out, "out (dw)");
+      return n(o.x, "x")(o.w, "w")(o.out, "out (y)")(
+          o.bias, "bias (the descriptor's epilogue adds one)", d.has_bias())(
+          o.residual, "residual (the descriptor's epilogue adds one)", d.has_residual());
     case OpKind::bias_grad:
-      return {{o.dy, "dy"}, {o.out, "out (db)"}};
+      return n(o.dy, "dy")(o.out, "out (db)");
     case OpKind::pool:
-      if (d.direction == Direction::fwd) return {{o.x, "x"}, {o.out, "out (y)"}};
-      return {{d.pool_mode == PoolingMode::max ? o.x : &o, "x (max pooling's backward reads it)"},
-              {o.dy, "dy"},
-              {o.out, "out (dx)"}};
+      if (fwd) return n(o.x, "x")(o.out, "out (y)");
+      return n(o.x, "x (max pooling's backward reads it)", d.pool_mode == PoolingMode::max)(
+          o.dy, "dy")(o.out, "out (dx)");
     case OpKind::resize:
-      if (d.direction == Direction::fwd) return {{o.x, "x"}, {o.out, "out (y)"}};
-      return {{o.dy, "dy"}, {o.out, "out (dx)"}};
+      return fwd ? n(o.x, "x")(o.out, "out (y)") : n(o.dy, "dy")(o.out, "out (dx)");
     case OpKind::batchnorm:
-      if (d.direction == Direction::fwd) return {{o.x, "x"}, {o.out, "out (y)"}};
-      return {{o.x, "x"},
-              {o.dy, "dy"},
-              {d.has_norm_flag(kNormGradInput) ? o.out : &o, "out (dx: the mask selects it)"}};
+      if (fwd) return n(o.x, "x")(o.out, "out (y)");
+      return n(o.x, "x")(o.dy, "dy")(o.out, "out (dx: the mask selects it)",
+                                     d.has_norm_flag(kNormGradInput));
   }
-  return {};
+  return n;
 }
 
-// A batchnorm's per-channel operands it needs.
-Needed needed_channels(const OpDescriptor& d, const convjit_norm_operands_t& n) {
+Needed needed_channels(const OpDescriptor& d, const convjit_norm_operands_t& o) {
   const bool inference = d.has_norm_flag(kNormInference);
+  const bool training_bwd = d.direction == Direction::bwd && !inference;
   const bool bwd = d.direction == Direction::bwd;
-  const auto when = [&n](bool needed, const void* p) { return needed ? p : &n; };
-  return {
-      {when(d.has_norm_flag(kNormScale), n.scale), "norm.scale (the descriptor has a scale)"},
-      {when(d.has_norm_flag(kNormShift) && (!bwd || d.activation != Activation::identity), n.shift),
-       "norm.shift (the descriptor has a shift)"},
-      {when(inference, n.running_mean), "norm.running_mean (inference reads it)"},
-      {when(inference, n.running_var), "norm.running_var (inference reads it)"},
-      {when(bwd && !inference, n.saved_mean), "norm.saved_mean (a training bwd reads it)"},
-      {when(bwd && !inference, n.saved_invstd), "norm.saved_invstd (a training bwd reads it)"},
-      {when(bwd && d.has_norm_flag(kNormGradScale), n.scale_grad),
-       "norm.scale_grad (the mask selects it)"},
-      {when(bwd && d.has_norm_flag(kNormGradShift), n.shift_grad),
-       "norm.shift_grad (the mask selects it)"},
-  };
+  Needed n;
+  n(o.scale, "norm.scale (the descriptor has a scale)", d.has_norm_flag(kNormScale));
+  n(o.shift, "norm.shift (the descriptor has a shift)",
+    d.has_norm_flag(kNormShift) && (!bwd || d.activation != Activation::identity));
+  n(o.running_mean, "norm.running_mean (inference reads it)", inference);
+  n(o.running_var, "norm.running_var (inference reads it)", inference);
+  n(o.saved_mean, "norm.saved_mean (a training bwd reads it)", training_bwd);
+  n(o.saved_invstd, "norm.saved_invstd (a training bwd reads it)", training_bwd);
+  n(o.scale_grad, "norm.scale_grad (the mask selects it)", bwd && d.has_norm_flag(kNormGradScale));
+  n(o.shift_grad, "norm.shift_grad (the mask selects it)", bwd && d.has_norm_flag(kNormGradShift));
+  return n;
 }
 
 Status first_missing(const Needed& needed, const OpDescriptor& d) {
-  for (const auto& [pointer, what] : needed)
+  for (const auto& [pointer, what] : needed.list())
     if (pointer == nullptr)
       return Status::invalid(fmt::format("operands.{} is NULL; the plan's {} {} needs it", what,
                                          op_kind_name(d.kind), direction_name(d.direction)));

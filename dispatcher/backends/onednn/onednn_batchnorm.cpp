@@ -99,8 +99,6 @@ class OnednnBatchnormKernel final : public Kernel {
   mutable std::optional<BatchStatistics> statistics_;  // fwd training
   float* mean_ = nullptr;                              // fwd training: the batch's, for oneDNN
   float* variance_ = nullptr;    // training: the batch's (fwd), from the saved invstd (bwd)
-  float* scale_grad_ = nullptr;  // oneDNN's, dropped (parameter_gradients says why)
-  float* shift_grad_ = nullptr;
   const float* x32_ = nullptr;   // x's f32 copy, null where oneDNN reads x itself
   const float* dy32_ = nullptr;  // a bwd's f32 dy (through the activation), null: dy itself
   HostBuffer result_;            // the f32 result, in x's layout
@@ -171,23 +169,22 @@ Status OnednnBatchnormKernel::add_channel_args(Args& channel, Args& gradients) {
     OnednnOperand operand;
     float fill;
     int arg, grad_arg;
-    float** grad;
   };
   const Parameter parameters[] = {
       {use_scale(), d_.has_norm_flag(kNormScale), OnednnOperand::scale, 1.0f, DNNL_ARG_SCALE,
-       DNNL_ARG_DIFF_SCALE, &scale_grad_},
+       DNNL_ARG_DIFF_SCALE},
       {use_shift(), d_.has_norm_flag(kNormShift), OnednnOperand::shift, 0.0f, DNNL_ARG_SHIFT,
-       DNNL_ARG_DIFF_SHIFT, &shift_grad_},
+       DNNL_ARG_DIFF_SHIFT},
   };
-  float* constant = nullptr;
+  float* unread = nullptr;  // constants, and oneDNN's gradients (parameter_gradients says why)
   for (const Parameter& p : parameters) {
     if (!p.used) continue;
     auto value =
-        p.given ? main_.operand_memory(p.operand, channel_md_) : owned_channels(p.fill, constant);
+        p.given ? main_.operand_memory(p.operand, channel_md_) : owned_channels(p.fill, unread);
     if (!value.is_ok()) return value.status();
     channel.push_back({p.arg, value.value()});
     if (forward()) continue;
-    auto grad = owned_channels(0, *p.grad);
+    auto grad = owned_channels(0, unread);
     if (!grad.is_ok()) return grad.status();
     gradients.push_back({p.grad_arg, grad.value()});
   }

@@ -1,6 +1,7 @@
 """Convolution: jax.lax.conv_general_dilated's signature, and conv with a fused epilogue (bias,
 residual, activation), differentiable through convjit's backward ops."""
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -120,8 +121,7 @@ def _activation_slope(activation, z):
 @functools.lru_cache(maxsize=None)
 def _convolution(spec):
     """The differentiable op: (x, w[, bias][, residual]) -> y."""
-    plain = ConvSpec(spec.lhs, spec.rhs, spec.out, spec.x_shape, spec.w_shape, spec.stride,
-                     spec.pads, spec.dilation, spec.groups)
+    plain = dataclasses.replace(spec, activation=None, bias=False, residual=False)
 
     @jax.custom_vjp
     def convolution(*arrays):

@@ -3,8 +3,8 @@ once as the custom call target "convjit_run" on the CPU, and how an op calls it.
 
 Every op is one call of that target: its descriptor name (convjit's grammar), the buffers it
 reads and writes, and which convjit operand each is (ROLES, as the handler numbers them).  The
-name is checked, and the op's plan made, when the op is traced, so bad input raises convjit's
-message at trace time."""
+name is checked when the op is traced, so bad input raises convjit's message at trace
+time."""
 
 import ctypes as C
 import os
@@ -40,24 +40,21 @@ _handler = _handler_library()
 jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(_handler.convjit_xla_run), platform="cpu")
 
 _lib = _library.lib
-_lib.convjit_plan_create.restype = C.c_int
-_lib.convjit_plan_create.argtypes = [C.c_char_p, C.POINTER(_library.Device), C.c_char_p,
-                                     C.c_char_p, C.POINTER(C.c_void_p)]
-_lib.convjit_plan_destroy.restype = None
-_lib.convjit_plan_destroy.argtypes = [C.c_void_p]
 
 _checked = set()
 
 
 def check_descriptor(name):
-    """Makes the descriptor's plan once, so that a name convjit cannot serve raises here, at
-    trace time, and its kernel is built before the first call."""
+    """Checks the descriptor once, so that a name convjit cannot take raises here, at trace
+    time: a plan pinned to the reference, which builds no kernel worth the name.  The handler
+    builds the op's real kernel on its first call, once."""
     if name in _checked:
         return
     host = _library.Device()
     host.kind, host.ordinal = _library.DEVICE_HOST, 0
     plan = C.c_void_p()
-    check(_lib.convjit_plan_create(name.encode(), C.byref(host), None, None, C.byref(plan)))
+    check(_lib.convjit_plan_create(name.encode(), C.byref(host), b"reference", None,
+                                   C.byref(plan)))
     _lib.convjit_plan_destroy(plan)
     _checked.add(name)
 

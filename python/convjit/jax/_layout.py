@@ -35,11 +35,6 @@ def layout(shape, order, dtype, name):
                         dtype_name(dtype, name), name)
 
 
-def channels_last_order(ndim):
-    """(N, C, spatial...) of an N, spatial..., C array."""
-    return (0, ndim - 1) + tuple(range(1, ndim - 1))
-
-
 def shape_in(order, convjit_shape):
     """The array shape whose axes `order` maps to convjit_shape."""
     shape = [0] * len(order)

@@ -106,7 +106,7 @@ def pool_3d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0, 0), mode
     return _pool(input, ws, ignore_border, stride, pad, mode, 3)
 
 
-def _channel_vector(value, name):
+def _channel_vector(value):
     value = pt.as_tensor_variable(value)
     return value.flatten() if value.ndim != 1 else value
 
@@ -127,7 +127,7 @@ def batch_normalization_train(inputs, gamma, beta, axes="spatial", epsilon=1e-4,
     fused."""
     _spatial_axes(axes)
     inputs = pt.as_tensor_variable(inputs)
-    gamma, beta = _channel_vector(gamma, "gamma"), _channel_vector(beta, "beta")
+    gamma, beta = _channel_vector(gamma), _channel_vector(beta)
     keep = running_mean is not None
     if keep != (running_var is not None):
         raise InvalidArgumentError("give running_mean and running_var together, or neither")
@@ -135,8 +135,8 @@ def batch_normalization_train(inputs, gamma, beta, axes="spatial", epsilon=1e-4,
         running_mean, running_var = pt.zeros_like(gamma), pt.ones_like(gamma)
     out, mean, invstd, new_mean, new_var = BatchNormTrain(epsilon, running_average_factor,
                                                           activation)(
-        inputs, gamma, beta, _channel_vector(running_mean, "running_mean"),
-        _channel_vector(running_var, "running_var"))
+        inputs, gamma, beta, _channel_vector(running_mean),
+        _channel_vector(running_var))
     return (out, mean, invstd, new_mean, new_var) if keep else (out, mean, invstd)
 
 
@@ -145,8 +145,8 @@ def batch_normalization_test(inputs, gamma, beta, mean, var, axes="spatial", eps
     """Theano's batch_normalization_test (spatial axes) on convjit."""
     _spatial_axes(axes)
     return BatchNormInference(epsilon, activation)(
-        pt.as_tensor_variable(inputs), _channel_vector(gamma, "gamma"),
-        _channel_vector(beta, "beta"), _channel_vector(mean, "mean"), _channel_vector(var, "var"))
+        pt.as_tensor_variable(inputs), _channel_vector(gamma),
+        _channel_vector(beta), _channel_vector(mean), _channel_vector(var))
 
 
 # PyTorch's interpolate modes -> convjit's (mode, coordinates).

@@ -10,6 +10,12 @@ from ..jax import avg_pool, batch_norm, conv_general_dilated, max_pool
 from . import _ops
 
 
+def _vjp(f, primal, cotangent):
+    """The cotangent through f at primal: convjit.jax's vjp rule runs convjit's backward op, and
+    XLA drops the forward it does not use."""
+    return jax.vjp(f, primal)[1](cotangent)[0]
+
+
 def _conv(op):
     return lambda x, w: conv_general_dilated(
         x, w, op.stride, _ops.border_pads(op.pads, w.shape, op.dilation),
@@ -21,18 +27,16 @@ def _(op, **kwargs):
     return _conv(op)
 
 
-# The backward Ops: the vjp of convjit.jax's convolution, whose rule runs convjit's bwddata or
-# bwdfilt (XLA drops the unused forward).
 @jax_funcify.register(_ops.ConvGradInput)
 def _(op, **kwargs):
     conv = _conv(op)
-    return lambda x, w, dy: jax.vjp(lambda x: conv(x, w), x)[1](dy)[0]
+    return lambda x, w, dy: _vjp(lambda x: conv(x, w), x, dy)
 
 
 @jax_funcify.register(_ops.ConvGradFilter)
 def _(op, **kwargs):
     conv = _conv(op)
-    return lambda x, w, dy: jax.vjp(lambda w: conv(x, w), w)[1](dy)[0]
+    return lambda x, w, dy: _vjp(lambda w: conv(x, w), w, dy)
 
 
 def _pool(op):
@@ -51,7 +55,7 @@ def _(op, **kwargs):
 @jax_funcify.register(_ops.PoolGrad)
 def _(op, **kwargs):
     pool = _pool(op)
-    return lambda x, dy: jax.vjp(pool, x)[1](dy)[0]
+    return lambda x, dy: _vjp(pool, x, dy)
 
 
 def _norm_spec(op, x, training, running=True):
@@ -62,11 +66,8 @@ def _norm_spec(op, x, training, running=True):
 
 @jax_funcify.register(_ops.BatchNormTrain)
 def _(op, **kwargs):
-    def train(x, scale, shift, running_mean, running_var):
-        y, mean, invstd, new_mean, new_var = _norm._forward_op(_norm_spec(op, x, True))(
-            x, scale, shift, running_mean, running_var)
-        return y, mean, invstd, new_mean, new_var
-    return train
+    # (y, mean, invstd, new running mean, new running var), as the Op's outputs
+    return lambda x, *rest: _norm._forward_op(_norm_spec(op, x, True))(x, *rest)
 
 
 @jax_funcify.register(_ops.BatchNormInference)
@@ -82,21 +83,20 @@ def _(op, **kwargs):
         _norm_spec(op, x, op.training))(x, dy, scale, shift, mean, var_or_invstd)
 
 
-def _resize_spec(op, x):
-    order = tuple(range(x.ndim))
-    return _resize.ResizeSpec(order, op.output_spatial(x.shape), op.mode, op.coordinates)
+def _resize_of(op, x):
+    """convjit.jax's differentiable resize for the Op, on arrays shaped as x."""
+    spec = _resize.ResizeSpec(tuple(range(x.ndim)), op.output_spatial(x.shape), op.mode,
+                              op.coordinates)
+    return _resize._resizing(spec, tuple(x.shape[1:]))
 
 
 @jax_funcify.register(_ops.Resize)
 def _(op, **kwargs):
-    return lambda x: _resize._resizing(_resize_spec(op, x), tuple(x.shape[1:]))(x)
+    return lambda x: _resize_of(op, x)(x)
 
 
 @jax_funcify.register(_ops.ResizeGrad)
 def _(op, **kwargs):
-    def backward(x, dy):
-        resize = _resize._resizing(_resize_spec(op, x), tuple(x.shape[1:]))
-        return jax.vjp(resize, x)[1](dy)[0]
-    return backward
+    return lambda x, dy: _vjp(_resize_of(op, x), x, dy)
 
 

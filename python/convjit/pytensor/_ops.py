@@ -39,6 +39,17 @@ def _output(like, shape=None):
     return pt.tensor(dtype=like.dtype, shape=tuple(shape) if shape else (None,) * like.ndim)
 
 
+def _shaped_as(like):
+    """An output of like's dtype and static shape."""
+    return _output(like, _static(like) and like.type.shape)
+
+
+def _gradient_node(op, x, dy):
+    """(x, dy) -> dx, dx shaped as x."""
+    x, dy = pt.as_tensor_variable(x), pt.as_tensor_variable(dy)
+    return Apply(op, [x, dy], [_shaped_as(x)])
+
+
 def _channels(like):
     channels = like.type.shape[1]
     return pt.tensor(dtype="float64" if like.dtype == "float64" else "float32",
@@ -91,7 +102,7 @@ class _ConvGrad(_ConvOp):
     def make_node(self, x, w, dy):
         x, w, dy = map(pt.as_tensor_variable, (x, w, dy))
         like = (x, w)[self.wrt]
-        return Apply(self, [x, w, dy], [_output(like, _static(like) and like.type.shape)])
+        return Apply(self, [x, w, dy], [_shaped_as(like)])
 
     def perform(self, node, inputs, outputs):
         x, w, dy = map(_array, inputs)
@@ -152,8 +163,7 @@ class PoolGrad(_PoolOp):
     """(x, dy) -> dx"""
 
     def make_node(self, x, dy):
-        x, dy = pt.as_tensor_variable(x), pt.as_tensor_variable(dy)
-        return Apply(self, [x, dy], [_output(x, _static(x) and x.type.shape)])
+        return _gradient_node(self, x, dy)
 
     def perform(self, node, inputs, outputs):
         x, dy = map(_array, inputs)
@@ -174,7 +184,7 @@ class BatchNormTrain(Op):
     def make_node(self, x, scale, shift, running_mean, running_var):
         x = pt.as_tensor_variable(x)
         rest = [pt.as_tensor_variable(v) for v in (scale, shift, running_mean, running_var)]
-        return Apply(self, [x] + rest, [_output(x, _static(x) and x.type.shape)] +
+        return Apply(self, [x] + rest, [_shaped_as(x)] +
                      [_channels(x) for _ in range(4)])
 
     def perform(self, node, inputs, outputs):
@@ -215,7 +225,7 @@ class BatchNormInference(Op):
     def make_node(self, x, scale, shift, running_mean, running_var):
         x = pt.as_tensor_variable(x)
         rest = [pt.as_tensor_variable(v) for v in (scale, shift, running_mean, running_var)]
-        return Apply(self, [x] + rest, [_output(x, _static(x) and x.type.shape)])
+        return Apply(self, [x] + rest, [_shaped_as(x)])
 
     def perform(self, node, inputs, outputs):
         x, scale, shift, running_mean, running_var = map(_array, inputs)
@@ -247,7 +257,7 @@ class BatchNormGrad(Op):
     def make_node(self, x, dy, scale, shift, mean, var_or_invstd):
         x = pt.as_tensor_variable(x)
         rest = [pt.as_tensor_variable(v) for v in (dy, scale, shift, mean, var_or_invstd)]
-        return Apply(self, [x] + rest, [_output(x, _static(x) and x.type.shape), _channels(x),
+        return Apply(self, [x] + rest, [_shaped_as(x), _channels(x),
                                         _channels(x)])
 
     def perform(self, node, inputs, outputs):
@@ -303,8 +313,7 @@ class ResizeGrad(_ResizeOp):
     """(x, dy) -> dx; x gives dx's shape only."""
 
     def make_node(self, x, dy):
-        x, dy = pt.as_tensor_variable(x), pt.as_tensor_variable(dy)
-        return Apply(self, [x, dy], [_output(x, _static(x) and x.type.shape)])
+        return _gradient_node(self, x, dy)
 
     def perform(self, node, inputs, outputs):
         x, dy = map(_array, inputs)
