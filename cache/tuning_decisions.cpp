@@ -39,6 +39,9 @@ TuningKey make_tuning_key(const TuningKeyFields& f) {
       "convjit={}\n",
       f.descriptor, f.device, f.arch, f.cudnn_version, f.nvrtc_version, f.onednn,
       f.convjit_version);
+  // Only where rules govern the call, so decisions stored before rules
+  // existed keep their keys.
+  if (!f.rules.empty()) key.preimage += fmt::format("rules={}\n", f.rules);
   const XXH128_hash_t h = XXH3_128bits(key.preimage.data(), key.preimage.size());
   const std::string hash = fmt::format("{:016x}{:016x}", h.high64, h.low64);
   key.relative_path = fmt::format("{}/{}/{}.json", kLayout, hash.substr(0, 2), hash);

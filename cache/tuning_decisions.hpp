@@ -26,6 +26,7 @@ struct TuningKeyFields {
   std::string nvrtc_version;
   std::string onednn;  // the host's: "2.6.3 avx512_core_bf16", or empty
   std::string convjit_version;
+  std::string rules;  // hash of the rules that govern the call; empty when none do
 };
 
 struct TuningKey {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,6 +80,14 @@ class Backend {
     std::vector<KernelVariant> variants;
     variants.push_back({"", std::move(kernel).value()});
     return variants;
+  }
+
+  // The ids build_variants would make, preference first, where the backend
+  // can list them without building anything; nullopt where it cannot.  A
+  // rule that denies some variants builds the first one left from this.
+  [[nodiscard]] virtual std::optional<std::vector<std::string>> variant_ids(
+      const OpDescriptor&, const convjit_device_t&) const {
+    return std::nullopt;
   }
 
   // The variant `id` names, as build_variants made it, possibly in another

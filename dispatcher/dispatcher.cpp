@@ -42,6 +42,7 @@ DispatchKey make_key(const OpDescriptor& desc, const convjit_device_t& device, P
   key.device_kind = raw_c_enum(device.kind);  // checked later, by device_capability()
   key.device_ordinal = key.device_kind == CONVJIT_DEVICE_HOST ? 0 : device.ordinal;
   key.policy = static_cast<std::int32_t>(policy);
+  key.rules_epoch = SettingsStore::instance().rules_epoch();
   return key;
 }
 
@@ -71,8 +72,8 @@ std::atomic<std::uint64_t> next_dispatcher_id{0};
 Status device_capability(const OpDescriptor& desc, const convjit_device_t& device) {
   if (const int kind = raw_c_enum(device.kind);
       kind != CONVJIT_DEVICE_HOST && kind != CONVJIT_DEVICE_CUDA)
-    return Status::invalid(fmt::format(
-        "device kind {} is neither CONVJIT_DEVICE_HOST nor CONVJIT_DEVICE_CUDA", kind));
+    return Status::invalid(
+        fmt::format("device kind {} is neither CONVJIT_DEVICE_HOST nor CONVJIT_DEVICE_CUDA", kind));
   if (device.kind == CONVJIT_DEVICE_CUDA && device.ordinal < 0)
     return Status::invalid(
         fmt::format("CUDA device ordinal {} must be non-negative", device.ordinal));
@@ -111,8 +112,12 @@ bool policy_allows(Policy policy, std::string_view backend) {
 
 // What a tuning decision depends on besides the descriptor: the device,
 // and the versions of everything that can change which backend is fastest.
-TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device) {
+// A decision measured under rules is stored under their hash: it never
+// serves a call the same rules do not govern.
+TuningKey tuning_key(const OpDescriptor& desc, const convjit_device_t& device,
+                     const rules::CallRules* rules) {
   TuningKeyFields f;
+  if (rules != nullptr) f.rules = rules->outcome.hash;
   f.descriptor = descriptor_name(desc);
   f.device = "host";
   if (device.kind == CONVJIT_DEVICE_CUDA) {
@@ -180,8 +185,12 @@ Result<Resolution> Dispatcher::build_pinned(const OpDescriptor& desc,
     BuildTrace trace;
     auto kernel = build_if_supported(*candidate, desc, device, trace, variant);
     if (!kernel.is_ok()) return kernel.status();
-    return Resolution{desc, std::move(kernel).value(), candidate->name(),
-                      variant.empty() ? trace.variant : std::string(variant), "pinned", false};
+    return Resolution{desc,
+                      std::move(kernel).value(),
+                      candidate->name(),
+                      variant.empty() ? trace.variant : std::string(variant),
+                      "pinned",
+                      false};
   }
   return Status::not_available(
       fmt::format("no backend named '{}' here; the choices are {}", backend, names));
@@ -190,21 +199,87 @@ Result<Resolution> Dispatcher::build_pinned(const OpDescriptor& desc,
 Dispatcher::Dispatcher(std::vector<std::unique_ptr<Backend>> chain)
     : id_(next_dispatcher_id.fetch_add(1) + 1), chain_(std::move(chain)) {}
 
+namespace {
+
+// One step of a walk: a backend, with the target a rule prefers on it.
+struct Attempt {
+  Backend* backend;
+  const rules::Target* target = nullptr;  // null: the backend's own choice
+  const rules::Rule* preferred_by = nullptr;
+};
+
+// The targets the rules prefer, in order, then the chain's backends; the
+// policy's and the denied backends left out (the denied ones are reported
+// in `rejections`).
+std::vector<Attempt> attempts(const std::vector<std::unique_ptr<Backend>>& chain, Policy policy,
+                              const rules::CallRules* rules, std::string& rejections) {
+  const auto usable = [&](const Backend& b) {
+    return policy_allows(policy, b.name()) &&
+           (rules == nullptr || !rules->denies_backend(b.name()));
+  };
+  std::vector<Attempt> order;
+  if (rules != nullptr)
+    for (const auto& p : rules->outcome.preferred)
+      for (const auto& b : chain)
+        if (b->name() == p.value.backend() && usable(*b))
+          order.push_back({b.get(), &p.value, p.rule});
+  for (const auto& b : chain) {
+    if (!policy_allows(policy, b->name())) continue;
+    if (const rules::Rule* rule = rules ? rules->denies_backend(b->name()) : nullptr) {
+      rejections += fmt::format(" {}: denied by rule {};", b->name(), rule->where());
+      continue;
+    }
+    const bool tried = std::any_of(order.begin(), order.end(), [&](const Attempt& a) {
+      return a.backend == b.get() && (a.target == nullptr || !a.target->names_variant());
+    });
+    if (!tried) order.push_back({b.get()});
+  }
+  return order;
+}
+
+// A kernel for the target on `backend`: a cuDNN algorithm by number is the
+// first of its math types that builds; anything else is built by id.
+Result<std::unique_ptr<Kernel>> build_target(Backend& backend, const rules::Target* target,
+                                             const OpDescriptor& desc,
+                                             const convjit_device_t& device, BuildTrace& trace,
+                                             const rules::CallRules* rules) {
+  if (target == nullptr) return rules::build_allowed(backend, desc, device, trace, "", rules);
+  const std::string variant = target->variant_for(rules->facts);
+  if (!target->names_variant() || !variant.empty())
+    return rules::build_allowed(backend, desc, device, trace, variant, rules);
+  auto variants = rules::build_allowed_variants(backend, desc, device, trace, rules);
+  if (!variants.is_ok()) return variants.status();
+  for (KernelVariant& v : variants.value())
+    if (target->covers(backend.name(), v.id, rules->facts)) {
+      trace.variant = v.id;
+      return std::move(v.kernel);
+    }
+  return Status::not_available(
+      fmt::format("{} offers no {} for this call", backend.name(), target->label()));
+}
+
+}  // namespace
+
 Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convjit_device_t& device,
-                                          Policy policy, Traces& traces) {
+                                          Policy policy, const CallRules* rules, Traces& traces) {
   std::string rejections;
   bool all_unavailable = true;
-  for (const auto& backend : chain_) {
-    if (!policy_allows(policy, backend->name())) continue;
-    BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    auto kernel = build_if_supported(*backend, desc, device, trace);
+  for (const Attempt& a : attempts(chain_, policy, rules, rejections)) {
+    BuildTrace& trace = traces.emplace_back(a.backend->name(), BuildTrace{}).second;
+    auto kernel = build_target(*a.backend, a.target, desc, device, trace, rules);
     if (kernel.is_ok())
-      return Resolution{desc, std::move(kernel).value(), backend->name(), trace.variant,
-                        rejections.empty() ? "first backend in the chain that supports it"
-                                           : "earlier backends declined:" + rejections,
+      return Resolution{desc,
+                        std::move(kernel).value(),
+                        a.backend->name(),
+                        trace.variant,
+                        a.preferred_by       ? "preferred by rule " + a.preferred_by->where()
+                        : rejections.empty() ? "first backend in the chain that supports it"
+                                             : "earlier backends declined:" + rejections,
                         !rejections.empty()};
     all_unavailable = all_unavailable && kernel.status().code() == CONVJIT_STATUS_NOT_AVAILABLE;
-    rejections += fmt::format(" {}: {};", backend->name(), kernel.status().message());
+    rejections +=
+        fmt::format(" {}: {};", variant_label(a.backend->name(), a.target ? a.target->label() : ""),
+                    kernel.status().message());
   }
   if (rejections.empty())
     return Status::not_available(fmt::format("policy {} selects no backend of this build for {}",
@@ -213,10 +288,46 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
                     desc, device, rejections);
 }
 
+Result<std::optional<Resolution>> Dispatcher::serve_forced(const OpDescriptor& desc,
+                                                           const convjit_device_t& device,
+                                                           Policy policy, const CallRules& rules,
+                                                           Traces& traces) {
+  const auto& [target, rule] = *rules.outcome.forced;
+  const std::string variant = target.variant_for(rules.facts);
+  if (const rules::Rule* d = rules.denier(target.backend(), variant))
+    return Status::invalid(fmt::format("rule {} forces {}, which rule {} denies for this call",
+                                       rule->where(), target.label(), d->where()));
+  Status why = Status::not_available(fmt::format(
+      "this dispatcher has no {} backend{}", target.backend(),
+      target.backend() == rules::kTunedLibraryBackend ? " (pinned plans and export do not load "
+                                                        "tuned libraries)"
+                                                      : ""));
+  const bool any_backend = policy == Policy::automatic || policy == Policy::tuned;
+  for (const auto& b : chain_) {
+    if (b->name() != target.backend()) continue;
+    if (!any_backend && !policy_allows(policy, b->name())) {
+      why = Status::not_available(fmt::format("policy {} excludes it", policy_name(policy)));
+      break;
+    }
+    BuildTrace& trace = traces.emplace_back(b->name(), BuildTrace{}).second;
+    auto kernel = build_target(*b, &target, desc, device, trace, &rules);
+    if (kernel.is_ok())
+      return std::optional<Resolution>(Resolution{desc, std::move(kernel).value(), b->name(),
+                                                  trace.variant, "forced by rule " + rule->where(),
+                                                  false});
+    why = kernel.status();
+    break;
+  }
+  if (rule->fallback_when_unavailable) return std::optional<Resolution>();
+  return Status(why.code(),
+                fmt::format("rule {} forces {}, which cannot serve {}: {}", rule->where(),
+                            target.label(), descriptor_name(desc), why.message()));
+}
+
 std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& desc,
-                                                          const convjit_device_t& device,
-                                                          const StoredTuning& stored,
-                                                          Traces& traces) {
+                                                           const convjit_device_t& device,
+                                                           const StoredTuning& stored,
+                                                           Traces& traces) {
   auto decision = stored.decisions.lookup(stored.key);
   if (!decision.is_ok()) return std::nullopt;
   const TuningDecision& d = decision.value();
@@ -227,21 +338,29 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
         {stored.key.relative_path, "tuning decision: " + variant_label(d.backend, d.variant)});
     auto kernel = build_if_supported(*backend, desc, device, trace, d.variant);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
-    return Resolution{desc, std::move(kernel).value(), backend->name(),
+    return Resolution{desc,
+                      std::move(kernel).value(),
+                      backend->name(),
                       d.variant.empty() ? trace.variant : d.variant,
-                      "tuning decision stored earlier (" + d.summary + ")", false};
+                      "tuning decision stored earlier (" + d.summary + ")",
+                      false};
   }
   return std::nullopt;
 }
 
 Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_device_t& device,
-                                    const StoredTuning& stored, Traces& traces) {
+                                    const StoredTuning& stored, const CallRules* rules,
+                                    Traces& traces) {
   std::vector<TuningCandidate> candidates;
   std::string declined;
   for (const auto& backend : chain_) {
     if (!policy_allows(Policy::tuned, backend->name())) continue;
+    if (const rules::Rule* rule = rules ? rules->denies_backend(backend->name()) : nullptr) {
+      declined += fmt::format(" {}: denied by rule {};", backend->name(), rule->where());
+      continue;
+    }
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
-    auto variants = build_variants_if_supported(*backend, desc, device, trace);
+    auto variants = rules::build_allowed_variants(*backend, desc, device, trace, rules);
     if (!variants.is_ok()) {
       declined += fmt::format(" {}: {};", backend->name(), variants.status().message());
       continue;
@@ -258,10 +377,12 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   measurement_lock.unlock();
   if (!choice.is_ok()) return choice.status();
   TuningCandidate& winner = candidates[choice.value().winner];
-  const Status saved =
-      stored.decisions.store(stored.key, {std::string(winner.backend), winner.variant,
-                                          choice.value().summary});
-  return Resolution{desc, std::move(winner.kernel), winner.backend, winner.variant,
+  const Status saved = stored.decisions.store(
+      stored.key, {std::string(winner.backend), winner.variant, choice.value().summary});
+  return Resolution{desc,
+                    std::move(winner.kernel),
+                    winner.backend,
+                    winner.variant,
                     fmt::format("measured: {}{}; {}", choice.value().summary,
                                 declined.empty() ? "" : "; declined:" + declined,
                                 saved.is_ok() ? "decision saved as " + stored.key.relative_path
@@ -269,32 +390,48 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
                     false};
 }
 
-// Walks the chain for a new key (or, under tuned and auto, uses a stored
-// tuning decision; tuned measures when there is none), then logs and
+// A forced target first; else a stored tuning decision (under tuned and
+// auto, or a rule's `tune`), measuring under tuned when there is none;
+// else the chain.
+Result<Resolution> Dispatcher::decide_under_rules(const OpDescriptor& desc,
+                                                  const convjit_device_t& device, Policy policy,
+                                                  const CallRules* rules, Traces& traces) {
+  if (rules != nullptr && rules->outcome.forced) {
+    auto forced = serve_forced(desc, device, policy, *rules, traces);
+    if (!forced.is_ok()) return forced.status();
+    if (forced.value()) return std::move(*forced.value());
+  }
+  const bool measure = policy == Policy::tuned ||
+                       (policy == Policy::automatic && rules != nullptr && rules->outcome.tune);
+  if (policy == Policy::automatic || policy == Policy::tuned) {
+    TuningDecisions decisions(SettingsStore::instance().snapshot()->cache_path.value);
+    if (measure || decisions.any_stored()) {
+      const StoredTuning stored{std::move(decisions), tuning_key(desc, device, rules)};
+      if (auto decided = from_tuning_decision(desc, device, stored, traces))
+        return std::move(*decided);
+      if (measure) return tune(desc, device, stored, rules, traces);
+    }
+  }
+  return walk_chain(desc, device, policy, rules, traces);
+}
+
+// Decides for a new key under the rules that match it, then logs and
 // records what it decided.
 Result<Resolution> Dispatcher::decide(const OpDescriptor& desc, const convjit_device_t& device,
                                       Policy policy) {
   const auto start = std::chrono::steady_clock::now();
   Traces traces;
-  std::optional<StoredTuning> stored;
-  std::optional<Resolution> decided;
-  if (policy == Policy::automatic || policy == Policy::tuned) {
-    TuningDecisions decisions(SettingsStore::instance().snapshot()->cache_path.value);
-    if (policy == Policy::tuned || decisions.any_stored()) {
-      stored.emplace(std::move(decisions), tuning_key(desc, device));
-      decided = from_tuning_decision(desc, device, *stored, traces);
-    }
-  }
-  auto resolved = decided                   ? Result<Resolution>(std::move(*decided))
-                  : policy == Policy::tuned ? tune(desc, device, *stored, traces)
-                                            : walk_chain(desc, device, policy, traces);
+  auto rules = CallRules::for_call(desc, device);
+  const CallRules* matched = rules.is_ok() && rules.value() ? &*rules.value() : nullptr;
+  auto resolved = rules.is_ok() ? decide_under_rules(desc, device, policy, matched, traces)
+                                : Result<Resolution>(rules.status());
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const std::string_view backend = resolved.is_ok() ? resolved.value().backend : std::string_view();
   if (VerboseLog::enabled(1))
     VerboseLog::decision({desc, device, traces, backend,
                           resolved.is_ok() ? resolved.value().reason : resolved.status().message(),
-                          ms});
+                          ms, matched ? &matched->notes : nullptr});
   if (resolved.is_ok()) Recorder::instance().record(desc, backend);
   return resolved;
 }
@@ -329,6 +466,12 @@ Result<const Resolution*> Dispatcher::resolve(const OpDescriptor& desc,
   entry->resolved.wait(lock, [&] { return !entry->pending; });
   if (!entry->resolution) return entry->failure;
   return static_cast<const Resolution*>(entry->resolution.get());
+}
+
+std::vector<std::string_view> Dispatcher::backend_names() const {
+  std::vector<std::string_view> names;
+  for (const auto& backend : chain_) names.push_back(backend->name());
+  return names;
 }
 
 void Dispatcher::rescan() {

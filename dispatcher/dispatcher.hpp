@@ -21,6 +21,7 @@
 #include "dispatcher/api_call_key.hpp"
 #include "dispatcher/backend.hpp"
 #include "dispatcher/c_api/c_enum.hpp"
+#include "dispatcher/rules/call_rules.hpp"
 #include "dispatcher/settings.hpp"
 
 namespace convjit {
@@ -42,7 +43,7 @@ struct DispatchKey {
   std::int32_t device_kind = 0;
   std::int32_t device_ordinal = 0;
   std::int32_t policy = 0;
-  std::int32_t unused = 0;  // keeps the key free of padding bytes (hashed as raw memory)
+  std::int32_t rules_epoch = 0;  // SettingsStore::rules_epoch(); also keeps the key free of padding
   friend bool operator==(const DispatchKey&, const DispatchKey&) = default;
 };
 static_assert(std::has_unique_object_representations_v<DispatchKey>);
@@ -79,9 +80,11 @@ class Dispatcher {
   [[nodiscard]] Status execute_call(ApiCallKey& key, const convjit_device_t& device,
                                     const ExecArgs& args, Describe&& describe,
                                     std::string_view* backend = nullptr) {
+    const SettingsStore& settings = SettingsStore::instance();
     key.add(std::int64_t{raw_c_enum(device.kind)})  // not yet checked: C may pass any int
         .add(std::int64_t{device.ordinal})
-        .add(static_cast<std::int64_t>(SettingsStore::instance().policy()));
+        .add(static_cast<std::int64_t>(settings.policy()))
+        .add(std::int64_t{settings.rules_epoch()});
     if (const Resolution* hit = cached_call(key)) return run(*hit, args, backend);
     auto desc = describe();
     if (!desc.is_ok()) return desc.status();
@@ -107,6 +110,9 @@ class Dispatcher {
                                                 const convjit_device_t& device,
                                                 std::string_view backend, std::string_view variant);
 
+  // The chain's backend names, in order.
+  [[nodiscard]] std::vector<std::string_view> backend_names() const;
+
   // Forgets failed and rescannable outcomes, so their next call walks the
   // chain again.  Resolutions in use stay valid.
   void rescan();
@@ -118,22 +124,34 @@ class Dispatcher {
   [[nodiscard]] static Status run(const Resolution& resolution, const ExecArgs& args,
                                   std::string_view* backend);
   using Traces = std::vector<std::pair<std::string_view, BuildTrace>>;
+  using CallRules = rules::CallRules;
   [[nodiscard]] Result<Resolution> decide(const OpDescriptor& desc, const convjit_device_t& device,
                                           Policy policy);
+  [[nodiscard]] Result<Resolution> decide_under_rules(const OpDescriptor& desc,
+                                                      const convjit_device_t& device, Policy policy,
+                                                      const CallRules* rules, Traces& traces);
+  // The backend (and variant) a rule forces: the resolution, nullopt to
+  // walk the chain instead (on_unavailable: fallback), or the error.
+  [[nodiscard]] Result<std::optional<Resolution>> serve_forced(const OpDescriptor& desc,
+                                                               const convjit_device_t& device,
+                                                               Policy policy,
+                                                               const CallRules& rules,
+                                                               Traces& traces);
   [[nodiscard]] Result<Resolution> walk_chain(const OpDescriptor& desc,
                                               const convjit_device_t& device, Policy policy,
-                                              Traces& traces);
+                                              const CallRules* rules, Traces& traces);
   // Where a descriptor's tuning decision is kept, found once per decision.
   struct StoredTuning {
     TuningDecisions decisions;
     TuningKey key;
   };
   [[nodiscard]] std::optional<Resolution> from_tuning_decision(const OpDescriptor& desc,
-                                                              const convjit_device_t& device,
-                                                              const StoredTuning& stored,
-                                                              Traces& traces);
+                                                               const convjit_device_t& device,
+                                                               const StoredTuning& stored,
+                                                               Traces& traces);
   [[nodiscard]] Result<Resolution> tune(const OpDescriptor& desc, const convjit_device_t& device,
-                                        const StoredTuning& stored, Traces& traces);
+                                        const StoredTuning& stored, const CallRules* rules,
+                                        Traces& traces);
   [[nodiscard]] std::shared_ptr<Entry> claim_entry(const DispatchKey& key, bool& owner);
 
   const std::uint64_t id_;

@@ -145,6 +145,17 @@ void read_cudnn_workspace_limit(EnvLookup lookup, Settings& s, std::vector<std::
   s.cudnn_workspace_limit_mib = {mib, SettingSource::environment, "CONVJIT_CUDNN_WORKSPACE_LIMIT"};
 }
 
+void read_rules_files(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_RULES");
+  if (value == nullptr) return;
+  auto files = split_search_path(value);
+  if (files.empty()) {
+    warnings.push_back("CONVJIT_RULES is set but names no file; ignored");
+    return;
+  }
+  s.rules_files = {std::move(files), SettingSource::environment, "CONVJIT_RULES"};
+}
+
 }  // namespace
 
 std::string_view policy_name(Policy policy) { return kPolicyNames[static_cast<int>(policy)]; }
@@ -210,6 +221,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_arch(lookup, s, warnings);
   read_allow_tf32(lookup, s, warnings);
   read_cudnn_workspace_limit(lookup, s, warnings);
+  read_rules_files(lookup, s, warnings);
   return s;
 }
 
@@ -225,6 +237,7 @@ struct SettingsStore::Overrides {
   std::optional<Policy> policy;
   std::optional<std::string> arch;
   std::optional<bool> allow_tf32;
+  std::optional<std::vector<std::string>> rules_files;
   std::atomic<std::shared_ptr<const Settings>> published;
 };
 
@@ -264,6 +277,10 @@ void SettingsStore::publish() {
   apply(s->policy, o.policy, "convjit_set_policy");
   apply(s->arch, o.arch, "convjit_set_arch");
   apply(s->allow_tf32, o.allow_tf32, "convjit_set_allow_tf32");
+  apply(s->rules_files, o.rules_files, "convjit_set_rules_file");
+  const auto previous = o.published.load();
+  if (!previous || previous->rules_files.value != s->rules_files.value)
+    rules_epoch_.fetch_add(1, std::memory_order_relaxed);
   verbose_level_.store(s->verbose.value, std::memory_order_relaxed);
   policy_.store(static_cast<int>(s->policy.value), std::memory_order_relaxed);
   o.published.store(std::move(s));
@@ -315,6 +332,13 @@ void SettingsStore::set_policy(std::optional<Policy> policy) {
 void SettingsStore::set_allow_tf32(std::optional<bool> allow) {
   std::lock_guard lock(overrides_->mutex);
   overrides_->allow_tf32 = allow;
+  publish();
+}
+
+void SettingsStore::set_rules_files(std::optional<std::string> list) {
+  std::lock_guard lock(overrides_->mutex);
+  overrides_->rules_files.reset();
+  if (list) overrides_->rules_files = split_search_path(*list);
   publish();
 }
 

@@ -9,12 +9,14 @@
 //   CONVJIT_POLICY       auto | jit | cudnn | onednn | reference | tuned | emulate
 //   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
 //   CONVJIT_ALLOW_TF32   1 lets cuDNN run f32 convolutions on TF32 tensor cores
+//   CONVJIT_RULES        ':'-separated rules files, applied in order
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +60,8 @@ struct Settings {
   // The most workspace one cuDNN algorithm may take, in MiB; read when a kernel is built.
   Setting<std::size_t> cudnn_workspace_limit_mib{kDefaultCudnnWorkspaceLimitMib,
                                                  SettingSource::default_value, "default"};
+  // Rules files (dispatcher/rules/rule_set.hpp), applied in order.
+  Setting<std::vector<std::string>> rules_files;
 };
 
 // Reads settings from an environment lookup (getenv in production).
@@ -96,6 +100,11 @@ class SettingsStore {
   [[nodiscard]] Policy policy() const {
     return static_cast<Policy>(policy_.load(std::memory_order_relaxed));
   }
+  // Bumped whenever the rules files change: part of every dispatch key, so
+  // calls resolved under other rules resolve again.
+  [[nodiscard]] std::int32_t rules_epoch() const {
+    return rules_epoch_.load(std::memory_order_relaxed);
+  }
 
   // nullopt restores the environment's (or the default) value.
   void set_cache_path(std::optional<std::string> list);
@@ -107,6 +116,8 @@ class SettingsStore {
   void set_policy(std::optional<Policy> policy);
   void set_arch(std::optional<std::string> arch);
   void set_allow_tf32(std::optional<bool> allow);
+  // A ':'-separated list of rules files; nullopt restores CONVJIT_RULES.
+  void set_rules_files(std::optional<std::string> list);
 
   // Re-reads the environment, keeping API overrides (tests, long-lived hosts).
   void reload_environment();
@@ -119,6 +130,7 @@ class SettingsStore {
   std::shared_ptr<Overrides> overrides_;
   std::atomic<int> verbose_level_{0};
   std::atomic<int> policy_{0};
+  std::atomic<std::int32_t> rules_epoch_{0};
 };
 
 }  // namespace convjit

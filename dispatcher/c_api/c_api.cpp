@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "convjit/convjit.h"
 #include "cache/cache_tiers.hpp"
+#include "convjit/convjit.h"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/c_api/api_call.hpp"
@@ -23,9 +23,10 @@
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
-#include "dispatcher/preload/collective_preload.hpp"
 #include "dispatcher/descriptor/descriptor_validation.hpp"
 #include "dispatcher/dispatcher.hpp"
+#include "dispatcher/preload/collective_preload.hpp"
+#include "dispatcher/rules/active_rules.hpp"
 #include "dispatcher/settings.hpp"
 #include "version.hpp"
 
@@ -200,6 +201,19 @@ convjit_status_t convjit_set_arch(const char* arch) {
     if (arch != nullptr && !is_valid_arch(arch))
       return Status::invalid(fmt::format("arch '{}' is not of the form sm_XX (e.g. sm_90)", arch));
     SettingsStore::instance().set_arch(optional_text(arch));
+    return Status::ok();
+  });
+}
+
+convjit_status_t convjit_set_rules_file(const char* paths) {
+  return guarded([&]() -> Status {
+    if (paths == nullptr) {
+      SettingsStore::instance().set_rules_files(std::nullopt);
+      return Status::ok();
+    }
+    if (Status s = rules::ActiveRules::instance().install(split_search_path(paths)); !s.is_ok())
+      return s;
+    SettingsStore::instance().set_rules_files(std::string(paths));
     return Status::ok();
   });
 }
@@ -411,8 +425,8 @@ convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
     if (!report.is_ok()) return report.status();
     const PreloadReport& r = report.value();
     if (summary != nullptr)
-      *summary = {r.distinct,    r.compiled,      r.copied_from_shared + r.copied_from_node,
-                  r.cached,      r.unsupported,   r.failed,
+      *summary = {r.distinct,      r.compiled,      r.copied_from_shared + r.copied_from_node,
+                  r.cached,        r.unsupported,   r.failed,
                   r.compiled_here, r.local_entries, r.seconds};
     if (r.failed == 0) return Status::ok();
     return {CONVJIT_STATUS_EXECUTION_FAILED,
@@ -620,8 +634,9 @@ convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
     args.x = x, args.out = y;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params).add(*x_desc).add(*y_desc);
-    return run_api_call(key, exec, args,
-               [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
+    return run_api_call(key, exec, args, [&] {
+      return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc);
+    });
   });
 }
 
@@ -645,8 +660,9 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
     args.x = x, args.dy = dy, args.out = dx;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params).add(*x_desc).add(*dy_desc);
-    return run_api_call(key, exec, args,
-               [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
+    return run_api_call(key, exec, args, [&] {
+      return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc);
+    });
   });
 }
 

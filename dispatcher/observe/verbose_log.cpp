@@ -91,9 +91,17 @@ void VerboseLog::decision(const DecisionEvent& e) {
     for (const auto& probe : trace.probes)
       log->info("convjit_verbose,{},probe,{},{},{},{},,{}", kVerboseLineVersion, n.name, n.symbolic,
                 backend, csv_field(probe.path + ": " + probe.outcome), n.problem);
+  if (e.rules != nullptr)
+    for (const std::string& rule : *e.rules)
+      log->info("convjit_verbose,{},rule,{},{},,{},,{}", kVerboseLineVersion, n.name, n.symbolic,
+                csv_field(rule), n.problem);
   log->info("convjit_verbose,{},decide,{},{},{},{},{:.3f},{}", kVerboseLineVersion, n.name,
             n.symbolic, e.backend.empty() ? "none" : e.backend, csv_field(e.reason), e.milliseconds,
             n.problem);
+}
+
+void VerboseLog::info(std::string_view key, std::string_view value) {
+  logger()->info("convjit_verbose,{},info,{},{}", kVerboseLineVersion, key, csv_field(value));
 }
 
 void VerboseLog::execution(const OpDescriptor& desc, std::string_view backend,

@@ -7,6 +7,7 @@
 //   convjit_verbose,v1,info,<key>,<value>                      header lines
 //   convjit_verbose,v1,template,event,descriptor,symbolic,backend,detail,ms,problem
 //   convjit_verbose,v1,probe,<name>,<symbolic>,<backend>,<file>: <outcome>,,<problem>
+//   convjit_verbose,v1,rule,<name>,<symbolic>,,rule <file>:<index> <id>: <what it did>,,<problem>
 //   convjit_verbose,v1,decide,<name>,<symbolic>,<backend>,<why>,<resolve ms>,<problem>
 //   convjit_verbose,v1,exec,<name>,<symbolic>,<backend>,,<ms>,<problem>
 //
@@ -33,6 +34,8 @@ struct DecisionEvent {
   std::string_view backend;                                            // empty if none could serve
   std::string_view reason;
   double milliseconds;
+  // What each rule that matched did ("rule r.json:0 id: matched ...; ...").
+  const std::vector<std::string>* rules = nullptr;
 };
 
 class VerboseLog {
@@ -42,6 +45,8 @@ class VerboseLog {
   }
 
   static void decision(const DecisionEvent& event);
+  // A header-style line: convjit_verbose,v1,info,<key>,<value>.
+  static void info(std::string_view key, std::string_view value);
   static void execution(const OpDescriptor& desc, std::string_view backend, double milliseconds);
 
   // Quotes a field if it holds a comma or a quote (RFC 4180).

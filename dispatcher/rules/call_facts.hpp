@@ -23,6 +23,10 @@ struct CallFacts {
   std::optional<Version> cudnn, onednn, nvrtc;
 };
 
+// The facts of a call as the dispatcher sees it.  On a CUDA device without
+// a GPU to ask (the emulator, `convjit query`), the arch is CONVJIT_ARCH's.
+[[nodiscard]] CallFacts call_facts(const OpDescriptor& desc, const convjit_device_t& device);
+
 // "9.1.0" as a Version; nullopt unless it is dot-separated numbers.
 [[nodiscard]] std::optional<Version> parse_version(std::string_view text);
 

@@ -261,6 +261,12 @@ CONVJIT_API convjit_status_t convjit_set_arch(const char* arch);
  * mantissa); 0, the default, keeps f32 in full precision.  Applies to
  * descriptors resolved afterwards.  -1 restores CONVJIT_ALLOW_TF32. */
 CONVJIT_API convjit_status_t convjit_set_allow_tf32(int allow);
+/* Rules files, a ':'-separated list applied in order (the README's
+ * "Rules"): read and checked now; a bad one gives INVALID_ARGUMENT naming
+ * the file, the rule and the key, and the rules in force stay.  "" sets no
+ * rules; NULL restores CONVJIT_RULES.  Calls first resolved afterwards
+ * follow them; a file edited later is read again only when set again. */
+CONVJIT_API convjit_status_t convjit_set_rules_file(const char* paths);
 
 /* Compiles the JIT kernel of a descriptor (its name, or lib<name>.so) for
  * `arch` ("sm_90"; NULL: the arch setting) into the first writable cache

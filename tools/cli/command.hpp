@@ -28,6 +28,7 @@ std::unique_ptr<Command> make_export_command(CLI::App& app);
 std::unique_ptr<Command> make_models_command(CLI::App& app);
 std::unique_ptr<Command> make_preload_command(CLI::App& app);
 std::unique_ptr<Command> make_query_command(CLI::App& app);
+std::unique_ptr<Command> make_rules_command(CLI::App& app);
 std::unique_ptr<Command> make_run_command(CLI::App& app);
 
 }  // namespace convjit::cli

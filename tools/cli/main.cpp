@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_preload_command(app));
   commands.push_back(make_export_command(app));
   commands.push_back(make_cache_command(app));
+  commands.push_back(make_rules_command(app));
   commands.push_back(make_doctor_command(app));
   commands.push_back(make_run_command(app));
   commands.push_back(make_bench_command(app));

@@ -3,10 +3,13 @@
 
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/onednn/onednn_backend.hpp"
 #include "dispatcher/backends/tuned/tuned_library_backend.hpp"
 #include "dispatcher/descriptor/descriptor_json.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/rules/call_rules.hpp"
 #include "dispatcher/settings.hpp"
 #include "problem_flags.hpp"
 
@@ -35,6 +38,58 @@ std::string fallback(const OpDescriptor& d) {
   return fmt::format("reference (host), as onednn declines: {}{}", onednn.message(), kGpu);
 }
 
+// What the rules in force say about the op on one device: each matching
+// rule as the log shows it and, on a CUDA device whose architecture is
+// known (a GPU, or CONVJIT_ARCH), the JIT's variants with the rule denying
+// each, and the variant the JIT would build first.
+struct RulesView {
+  std::vector<std::string> notes;
+  std::string arch;
+  std::vector<std::pair<std::string, std::string>> jit_variants;  // id, denying rule
+  std::string jit_choice;
+};
+
+RulesView rules_view(const OpDescriptor& d, const convjit_device_t& device) {
+  auto rules = rules::CallRules::for_call(d, device);
+  if (!rules.is_ok()) throw UsageError(rules.status().message());
+  RulesView view;
+  const rules::CallRules* r = rules.value() ? &*rules.value() : nullptr;
+  if (r != nullptr) view.notes = r->notes;
+  if (device.kind != CONVJIT_DEVICE_CUDA || d.symbolic_batch) return view;
+  view.arch = (r ? r->facts : rules::call_facts(d, device)).arch;
+  if (view.arch.empty() || !jit_supports(d).is_ok() || !jit_supports_arch(d, view.arch).is_ok())
+    return view;
+  for (const std::string& id : jit_variants(d, variant_context(view.arch))) {
+    const rules::Rule* denier = r ? r->denier("jit", id) : nullptr;
+    if (r && r->denies_backend("jit")) denier = r->denies_backend("jit");
+    view.jit_variants.emplace_back(id, denier ? denier->where() : "");
+    if (!denier && view.jit_choice.empty()) view.jit_choice = id;
+  }
+  return view;
+}
+
+nlohmann::json rules_json(const RulesView& v) {
+  nlohmann::json j = {{"rules", v.notes}};
+  if (v.arch.empty()) return j;
+  j["arch"] = v.arch;
+  j["jit_variants"] = nlohmann::json::array();
+  for (const auto& [id, denier] : v.jit_variants)
+    j["jit_variants"].push_back({{"id", id}, {"denied_by", denier}});
+  j["jit_choice"] = v.jit_choice;
+  return j;
+}
+
+void print_rules(const char* device, const RulesView& v) {
+  for (const std::string& note : v.notes) fmt::print("{:<10}{}: {}\n", "rules", device, note);
+  if (v.jit_variants.empty()) return;
+  std::vector<std::string> items;
+  for (const auto& [id, denier] : v.jit_variants)
+    items.push_back(denier.empty() ? id : fmt::format("{} (denied by rule {})", id, denier));
+  fmt::print("{:<10}{} {}: {}\n", "jit", device, v.arch, fmt::join(items, ", "));
+  fmt::print("{:<10}{} {}: {}\n", "jit", device, v.arch,
+             v.jit_choice.empty() ? "no variant left" : "builds " + v.jit_choice);
+}
+
 class QueryCommand final : public Command {
  public:
   explicit QueryCommand(CLI::App& app) {
@@ -46,7 +101,8 @@ class QueryCommand final : public Command {
     command_->footer(
         "Examples:\n"
         "  convjit query conv --x 32,3,224,224 --w 64,3,7,7 --stride 2,2 --pad 3,3\n"
-        "  CONVJIT_CACHE_PATH=/opt/kernels convjit query --name <descriptor> --load");
+        "  CONVJIT_CACHE_PATH=/opt/kernels convjit query --name <descriptor> --load\n"
+        "  CONVJIT_RULES=my_rules.json CONVJIT_ARCH=sm_80 convjit query --name <descriptor>");
     problem_ = std::make_unique<ProblemInput>(*command_);
   }
 
@@ -57,6 +113,8 @@ class QueryCommand final : public Command {
     const auto settings = SettingsStore::instance().snapshot();
     std::vector<ProbeStep> probes;
     const std::string result = resolve(desc, *settings, probes);
+    const RulesView host = rules_view(desc, {CONVJIT_DEVICE_HOST, 0});
+    const RulesView cuda = rules_view(desc, {CONVJIT_DEVICE_CUDA, 0});
     if (json_) {
       nlohmann::json j = descriptor_json(desc);
       j["cache_path"] = settings->cache_path.value;
@@ -66,6 +124,8 @@ class QueryCommand final : public Command {
       for (const ProbeStep& step : probes)
         j["probes"].push_back({{"path", step.candidate.path}, {"outcome", step.outcome}});
       j["result"] = result;
+      j["host"] = rules_json(host);
+      j["cuda"] = rules_json(cuda);
       fmt::print("{}\n", j.dump(2));
       return kExitOk;
     }
@@ -80,6 +140,8 @@ class QueryCommand final : public Command {
     for (const ProbeStep& step : probes)
       fmt::print("{:<10}{}: {}\n", "probe", step.candidate.path, step.outcome);
     fmt::print("{:<10}{}\n", "result", result);
+    print_rules("host", host);
+    print_rules("cuda", cuda);
     return kExitOk;
   }
 

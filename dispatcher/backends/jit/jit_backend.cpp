@@ -34,10 +34,7 @@ class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
             const OpDescriptor& desc)
-      : driver_(driver),
-        context_(std::move(context)),
-        desc_(desc),
-        inputs_(kernel_inputs(desc)) {}
+      : driver_(driver), context_(std::move(context)), desc_(desc), inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
     const ContextScope scope = context_->enter();
     workspaces_.reset();  // frees device memory, so before the context goes
@@ -162,6 +159,11 @@ Result<std::vector<KernelVariant>> JitBackend::build_variants(const OpDescriptor
   return build_each_variant(jit_variants(desc, variant_context(arch)), [&](std::string_view id) {
     return build_variant(desc, device, id, trace);
   });
+}
+
+std::optional<std::vector<std::string>> JitBackend::variant_ids(
+    const OpDescriptor& desc, const convjit_device_t& device) const {
+  return jit_variants(desc, variant_context(CudaDriver::instance().arch_of(device.ordinal)));
 }
 
 // "" builds the heuristic's choice.

@@ -25,6 +25,8 @@ class JitBackend final : public Backend {
   [[nodiscard]] Result<std::vector<KernelVariant>> build_variants(const OpDescriptor& desc,
                                                                   const convjit_device_t& device,
                                                                   BuildTrace& trace) override;
+  [[nodiscard]] std::optional<std::vector<std::string>> variant_ids(
+      const OpDescriptor& desc, const convjit_device_t& device) const override;
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
                                                               const convjit_device_t& device,
                                                               std::string_view id,

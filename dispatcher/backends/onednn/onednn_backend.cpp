@@ -309,6 +309,12 @@ Result<std::vector<KernelVariant>> OnednnBackend::build_variants(const OpDescrip
       [&](const std::string& id) { return build_variant(desc, device, id, trace); });
 }
 
+std::optional<std::vector<std::string>> OnednnBackend::variant_ids(const OpDescriptor& desc,
+                                                                   const convjit_device_t&) const {
+  if (!desc.is_conv()) return std::vector<std::string>{""};
+  return std::vector<std::string>{kOnednnStridedVariant, kOnednnBlockedVariant};
+}
+
 Result<std::unique_ptr<Kernel>> OnednnBackend::build_variant(const OpDescriptor& desc,
                                                              const convjit_device_t& device,
                                                              std::string_view id,

@@ -109,4 +109,35 @@ Result<std::unique_ptr<Kernel>> TunedLibraryBackend::build(const OpDescriptor& d
   return Status::not_available(fmt::format("no usable tuned library ({})", report.summary()));
 }
 
+std::optional<std::vector<std::string>> TunedLibraryBackend::variant_ids(
+    const OpDescriptor& desc, const convjit_device_t&) const {
+  std::vector<std::string> present;
+  for (const TunedCandidate& c :
+       tuned_library_candidates(desc, SettingsStore::instance().snapshot()->cache_path.value))
+    if (path_exists(c.path)) present.push_back(c.path);
+  return present;
+}
+
+Result<std::unique_ptr<Kernel>> TunedLibraryBackend::build_variant(const OpDescriptor& desc,
+                                                                   const convjit_device_t& device,
+                                                                   std::string_view id,
+                                                                   BuildTrace& trace) {
+  if (id.empty()) return build(desc, device, trace);
+  const std::string symbolic = descriptor_name(with_symbolic_batch(desc));
+  const std::string path(id);
+  const bool is_symbolic = path.ends_with("/lib" + symbolic + ".so");
+  const TunedCandidate candidate{path, is_symbolic ? symbolic : descriptor_name(desc), is_symbolic};
+  Status status = path_exists(path) ? check_code_trust(path) : Status::not_available("not found");
+  std::string abi = "unknown ABI";
+  auto kernel = status.is_ok() ? load_candidate(candidate, desc, device, abi)
+                               : Result<std::unique_ptr<Kernel>>(status);
+  trace.probes.push_back({path, kernel.is_ok() ? fmt::format("loaded ({})", abi)
+                                               : "rejected: " + kernel.status().message()});
+  if (!kernel.is_ok())
+    return Status::not_available(
+        fmt::format("tuned library {}: {}", path, kernel.status().message()));
+  trace.variant = path;
+  return kernel;
+}
+
 }  // namespace convjit

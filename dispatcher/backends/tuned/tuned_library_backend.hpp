@@ -2,7 +2,8 @@
 // the cache search path.  Each directory is probed in order for the
 // concrete name, then the symbolic-batch name; the first library that loads
 // and passes every check wins.  A rejected library is reported with its
-// reason and probing moves on.
+// reason and probing moves on.  A library's variant id is its path: a rule
+// can deny one, or force one from anywhere.
 #pragma once
 
 #include <memory>
@@ -48,6 +49,15 @@ class TunedLibraryBackend final : public Backend {
   [[nodiscard]] Result<std::unique_ptr<Kernel>> build(const OpDescriptor& desc,
                                                       const convjit_device_t& device,
                                                       BuildTrace& trace) override;
+  // The libraries present in the search path, in probe order.
+  [[nodiscard]] std::optional<std::vector<std::string>> variant_ids(
+      const OpDescriptor& desc, const convjit_device_t& device) const override;
+  // The library at the path `id` (checked and loaded as a probed one); its
+  // file name says whether it is the concrete or the symbolic-batch library.
+  [[nodiscard]] Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc,
+                                                              const convjit_device_t& device,
+                                                              std::string_view id,
+                                                              BuildTrace& trace) override;
 };
 
 }  // namespace convjit
