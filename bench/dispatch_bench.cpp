@@ -1,6 +1,8 @@
 // Dispatch overhead through the C++ API (and so the C API):
 // - a resolved call: argument checks, the raw-argument cache lookup and the
 //   call into a tuned library whose kernel does nothing;
+// - the same with a rules file of 32 rules loaded, one matching the call:
+//   rules act once per descriptor, so the two should not differ;
 // - the same on the reference backend (a 1-element conv);
 // - the first call of a new descriptor: build, validate, probe the cache
 //   path for two library names, choose the reference.
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -36,8 +39,7 @@ class NoopCache {
     std::string pattern = (fs::temp_directory_path() / "convjit-bench-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) return;
     dir_ = pattern;
-    fs::copy_file(noop_library(),
-                  dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
+    fs::copy_file(noop_library(), dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
     (void)convjit_set_cache_path(dir_.c_str());
   }
   ~NoopCache() {
@@ -73,6 +75,45 @@ void BM_ResolvedCallNoopTunedKernel(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(conv.forward());
 }
 BENCHMARK(BM_ResolvedCallNoopTunedKernel);
+
+// 31 rules for other calls and one for this call that leaves its library.
+class RulesLoaded {
+ public:
+  RulesLoaded() : path_(fs::temp_directory_path() / fmt_path()) {
+    std::ofstream out(path_);
+    out << R"({"version": 1, "rules": [)";
+    for (int i = 0; i < 31; ++i)
+      out << R"({"id": "other)" << i << R"(", "match": {"op": "conv", "k": )" << 100 + i
+          << R"(}, "force": "reference"},)";
+    out << R"({"id": "this", "match": {"op": "conv", "k": 1}, "deny": "jit[direct]"}]})";
+    out.close();
+    ok_ = convjit_set_rules_file(path_.c_str()) == CONVJIT_STATUS_SUCCESS;
+  }
+  ~RulesLoaded() {
+    (void)convjit_set_rules_file(nullptr);
+    fs::remove(path_);
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+
+ private:
+  static std::string fmt_path() {
+    return "convjit-bench-rules-" + std::to_string(::getpid()) + ".json";
+  }
+  fs::path path_;
+  bool ok_ = false;
+};
+
+void BM_ResolvedCallNoopTunedKernelUnderRules(benchmark::State& state) {
+  NoopCache cache;
+  RulesLoaded rules;
+  TinyConv conv;
+  if (!rules.ok() || !conv.forward().is_ok() || last_backend() != "tuned-library") {
+    state.SkipWithError("the rules did not load, or the no-op tuned library was not used");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(conv.forward());
+}
+BENCHMARK(BM_ResolvedCallNoopTunedKernelUnderRules);
 
 void BM_ResolvedCallReferenceTinyConv(benchmark::State& state) {
   TinyConv conv(3);

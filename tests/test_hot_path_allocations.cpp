@@ -9,7 +9,9 @@
 // checked to allocate the same on every call, never more.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <new>
 #include <vector>
 
@@ -71,6 +73,27 @@ TEST(HotPath, ResolvedFusedForwardAllocatesNothing) {
   EXPECT_GT(allocations_of(call), 0);
   EXPECT_EQ(allocations_of(call), 0);
   EXPECT_EQ(allocations_of(call), 0);
+}
+
+// Rules act once, when a call resolves: with a rules file loaded, and a
+// rule choosing this call's backend, resolved calls allocate nothing.
+TEST(HotPath, ResolvedCallUnderRulesAllocatesNothing) {
+  const std::string path = ::testing::TempDir() + "convjit-hot-path-rules.json";
+  std::ofstream(path) << R"({"version": 1, "rules": [{"id": "ref", "match": {"op": "conv"},
+                             "force": "reference"}]})";
+  ASSERT_EQ(convjit_set_rules_file(path.c_str()), CONVJIT_STATUS_SUCCESS);
+  auto t = make_conv_tensors<float>({1, 4, 4, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}});
+  auto call = [&] {
+    ASSERT_TRUE(conv_forward(t.params, t.x.desc(), t.x.data(), t.w.desc(), t.w.data(), t.y.desc(),
+                             t.y.data())
+                    .is_ok());
+    ASSERT_STREQ(convjit_last_backend(), "reference");
+  };
+  EXPECT_GT(allocations_of(call), 0);
+  EXPECT_EQ(allocations_of(call), 0);
+  EXPECT_EQ(allocations_of(call), 0);
+  (void)convjit_set_rules_file(nullptr);
+  std::remove(path.c_str());
 }
 
 TEST(HotPath, ResolvedPoolForwardAllocatesNothing) {

@@ -68,9 +68,8 @@ class StandIn final : public Backend {
                                                     const convjit_device_t& device,
                                                     BuildTrace& trace) override {
     if (variants_.empty()) return Backend::build_variants(desc, device, trace);
-    return build_each_variant(variants_, [&](const std::string& id) {
-      return build_variant(desc, device, id, trace);
-    });
+    return build_each_variant(
+        variants_, [&](const std::string& id) { return build_variant(desc, device, id, trace); });
   }
   Result<std::unique_ptr<Kernel>> build_variant(const OpDescriptor& desc, const convjit_device_t&,
                                                 std::string_view id, BuildTrace& trace) override {
@@ -93,13 +92,13 @@ std::vector<std::unique_ptr<Backend>> stand_in_chain(std::vector<std::string>& b
                                                      bool jit_declines = false) {
   const std::string tile(gemm_tiles().front().id);
   std::vector<std::unique_ptr<Backend>> chain;
-  chain.push_back(std::make_unique<StandIn>(
-      "jit", std::vector<std::string>{"direct", tile}, true, built, jit_declines));
+  chain.push_back(std::make_unique<StandIn>("jit", std::vector<std::string>{"direct", tile}, true,
+                                            built, jit_declines));
   chain.push_back(std::make_unique<StandIn>(
       "cudnn", std::vector<std::string>{"algo1-tensor-op", "algo1-fma", "algo0-fma"}, false,
       built));
-  chain.push_back(std::make_unique<StandIn>("onednn", std::vector<std::string>{"strided", "blocked"},
-                                            true, built));
+  chain.push_back(std::make_unique<StandIn>(
+      "onednn", std::vector<std::string>{"strided", "blocked"}, true, built));
   chain.push_back(std::make_unique<StandIn>("reference", std::vector<std::string>{}, false, built));
   return chain;
 }
@@ -257,8 +256,7 @@ TEST(RulesDispatch, ThePolicyStillBoundsTheRules) {
   Dispatcher d(stand_in_chain(built));
   const auto decided = decide(d, conv());
   (void)convjit_set_policy(nullptr);
-  EXPECT_NE(decided.error.find("policy reference excludes it"), std::string::npos)
-      << decided.error;
+  EXPECT_NE(decided.error.find("policy reference excludes it"), std::string::npos) << decided.error;
 }
 
 // Tuning under a rule (`tune` under auto) measures only what the rules
@@ -381,7 +379,8 @@ TEST(RulesFile, MalformedFilesAreRejectedNamingFileRuleAndKey) {
        "library path '/nonexistent/libx.so' does not exist"},
       {rules_doc(R"({"id": "a", "match": {}, "force": {"library": "relative/libx.so"}})"),
        "must be absolute"},
-      {rules_doc(R"({"id": "a", "match": {}, "force": {"library": "/nonexistent/lib{descriptor}.so"}})"),
+      {rules_doc(
+           R"({"id": "a", "match": {}, "force": {"library": "/nonexistent/lib{descriptor}.so"}})"),
        "library directory '/nonexistent/' does not exist"},
       {rules_doc(R"({"id": "a", "match": {}, "deny": "jit", "on_unavailable": "fallback"})"),
        "qualifies a \"force\""},
@@ -389,7 +388,8 @@ TEST(RulesFile, MalformedFilesAreRejectedNamingFileRuleAndKey) {
        "\"error\" or \"fallback\""},
       {rules_doc(R"({"id": "a", "match": {}, "tune": false})"), "\"tune\" takes true"},
       {rules_doc(R"({"id": "a", "match": {}, "deny": []})"), "empty list"},
-      {rules_doc(R"({"id": "a", "match": {}, "deny": "jit"}, {"id": "a", "match": {}, "deny": "cudnn"})"),
+      {rules_doc(
+           R"({"id": "a", "match": {}, "deny": "jit"}, {"id": "a", "match": {}, "deny": "cudnn"})"),
        "id 'a' is already taken"},
       {rules_doc(R"({"id": "a", "match": {}, "force": "jit", "deny": "jit"})"),
        "forces jit and denies it too"},
@@ -402,8 +402,7 @@ TEST(RulesFile, MalformedFilesAreRejectedNamingFileRuleAndKey) {
     ASSERT_FALSE(set.is_ok()) << c.doc;
     EXPECT_NE(set.status().message().find(c.wanted), std::string::npos)
         << c.doc << "\n  gave: " << set.status().message();
-    EXPECT_NE(set.status().message().find("bad.json"), std::string::npos)
-        << set.status().message();
+    EXPECT_NE(set.status().message().find("bad.json"), std::string::npos) << set.status().message();
   }
 }
 
