@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "support/spawned_process.hpp"
@@ -109,6 +110,31 @@ TEST(CliRules, RunServesYoloDepthwiseConvsWithTheForcedReferenceOnly) {
   const Outcome m = convjit("", "rules match " + path + " --model yolo11n --imgsz 64 --json");
   EXPECT_EQ(nlohmann::json::parse(m.output)["rules"][0]["matches"].size(),
             static_cast<std::size_t>(forced));
+}
+
+// The README's example file stays valid, and each of its rules selects
+// something of ResNet-50 on an A100 (its library directory made here).
+TEST(CliRules, TheReadmesExampleIsValidAndEachRuleSelectsSomething) {
+  std::stringstream readme;
+  readme << std::ifstream(CONVJIT_README_PATH).rdbuf();
+  const std::string text = readme.str();
+  const std::size_t section = text.find("## Rules");
+  const std::size_t begin = text.find("```json\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t end = text.find("```", begin + 8);
+  std::string doc = text.substr(begin + 8, end - begin - 8);
+  const std::string dir = ::testing::TempDir() + "readme-rules-libs";
+  std::filesystem::create_directories(dir);
+  for (std::size_t at = doc.find("/opt/mine"); at != std::string::npos; at = doc.find("/opt/mine"))
+    doc.replace(at, 9, dir);
+  const std::string path = ::testing::TempDir() + "readme-rules.json";
+  std::ofstream(path) << doc;
+  const Outcome r =
+      convjit("", "rules match " + path + " --model resnet50 --device cuda --arch sm_80 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["rules"].size(), 3u);
+  EXPECT_EQ(j["match_nothing"].size(), 0u) << r.output;
 }
 
 TEST(CliRules, VerboseNamesTheRulesThatNeverFiredAtExit) {

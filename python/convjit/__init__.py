@@ -11,6 +11,7 @@ from .core import (batch_norm_backward, batch_norm_descriptor_name, batch_norm_f
                    resize_forward, resize_output_shape)
 from .errors import (Error, ExecutionError, InternalError, InvalidArgumentError,
                      NotAvailableError, OutOfMemoryError, UnsupportedError)
+from .rules import rules
 from .settings import (last_backend, preload, rescan, set_allow_tf32, set_arch, set_cache_path,
                        set_log_file, set_policy, set_record_file, set_verbose, version)
 
@@ -23,7 +24,7 @@ __all__ = [
     "conv_backward_filter", "conv_descriptor_name", "conv_forward", "conv_output_shape",
     "pool_backward", "pool_descriptor_name", "pool_forward", "pool_output_shape",
     "Error", "ExecutionError", "InternalError", "InvalidArgumentError", "NotAvailableError",
-    "OutOfMemoryError", "UnsupportedError", "last_backend", "preload", "rescan",
+    "OutOfMemoryError", "UnsupportedError", "last_backend", "preload", "rescan", "rules",
     "set_allow_tf32", "set_arch", "set_cache_path", "set_log_file", "set_policy",
     "set_record_file", "set_verbose", "version",
 ]

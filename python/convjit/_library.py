@@ -132,6 +132,7 @@ _SIGNATURES = {
     "convjit_set_policy": (_STATUS, [C.c_char_p]),
     "convjit_set_arch": (_STATUS, [C.c_char_p]),
     "convjit_set_allow_tf32": (_STATUS, [C.c_int]),
+    "convjit_set_rules_file": (_STATUS, [C.c_char_p]),
     "convjit_rescan": (_STATUS, []),
     "convjit_preload": (_STATUS, [C.c_char_p, C.c_char_p, _P(C.c_int)]),
     "convjit_conv_output_dims": (_STATUS, [_P(ConvParams), _P(TensorDesc), _P(TensorDesc),
