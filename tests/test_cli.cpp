@@ -330,6 +330,35 @@ TEST(CliTuned, RunUsesATunedLibraryFromTheCachePath) {
   EXPECT_NE(passes.output.find("20 calls"), passes.output.rfind("20 calls")) << passes.output;
 }
 
+// Rules name tuned libraries by path: one forced from outside the cache
+// path (the other convs, with no library there, fall back to the chain),
+// and one in the cache path denied.
+TEST(CliTuned, RulesForceALibraryFromElsewhereAndDenyOneInTheCachePath) {
+  TempCache cache, elsewhere;
+  elsewhere.install("dace_fwd", kRunConv1);
+  const std::string rules = cache.dir + "/rules.json";
+  std::ofstream(rules) << R"({"version": 1, "rules": [{"id": "mine", "match": {"op": "conv",
+      "dir": "fwd"}, "force": {"library": ")" +
+                              elsewhere.dir + R"(/lib{descriptor}.so"},
+      "on_unavailable": "fallback"}]})";
+  Outcome r =
+      convjit_with_env(cache.env() + "CONVJIT_RULES=" + rules + " ", "run --batch 1 --imgsz 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("conv1         fwd      tuned-library"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("tuned-library"), r.output.rfind("tuned-library")) << r.output;
+
+  const std::string path = cache.install("dace_fwd", kRunConv1);
+  std::ofstream(rules) << R"({"version": 1, "rules": [{"id": "not-that", "match": {},
+      "deny": {"library": ")" +
+                              path + R"("}}]})";
+  r = convjit_with_env(cache.env() + "CONVJIT_RULES=" + rules + " ", "run --batch 1 --imgsz 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("tuned-library"), std::string::npos) << r.output;
+  // Without the rule, the cache's library serves conv1 again.
+  r = convjit_with_env(cache.env(), "run --batch 1 --imgsz 8");
+  EXPECT_NE(r.output.find("conv1         fwd      tuned-library"), std::string::npos) << r.output;
+}
+
 TEST(CliTuned, VerboseLogAndInvalidSettingsAreReported) {
   TempCache cache;
   Outcome r = convjit_with_env(cache.env() + "CONVJIT_VERBOSE=1 ", "run --batch 1 --imgsz 8");
