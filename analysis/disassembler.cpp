@@ -12,7 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 
 extern char** environ;
 

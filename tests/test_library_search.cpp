@@ -11,7 +11,7 @@
 
 #include "dispatcher/backends/cudnn/cudnn_library.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 #include "support/temp_directory.hpp"
 
 namespace convjit {

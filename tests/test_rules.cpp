@@ -367,6 +367,8 @@ TEST(RulesFile, MalformedFilesAreRejectedNamingFileRuleAndKey) {
       {rules_doc(R"({"id": "a", "match": {"grups": 2}, "deny": "jit"})"),
        "unknown match key 'grups'"},
       {rules_doc(R"({"id": "a", "match": {"groups": {"min": 4, "mx": 9}}, "deny": "jit"})"), "mx"},
+      {rules_doc(R"({"id": "a", "match": {"groups": {"min": 9, "max": 2}}, "deny": "jit"})"),
+       "min 9 above max 2"},
       {rules_doc(R"({"id": "a", "match": {}})"), "does nothing"},
       {rules_doc(R"({"id": "a", "match": {}, "deny": "cuda"})"), "unknown backend 'cuda'"},
       {rules_doc(R"({"id": "a", "match": {}, "deny": "jit[directt]"})"),

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "convjit/status.hpp"
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 
 namespace convjit {
 

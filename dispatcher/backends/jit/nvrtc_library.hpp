@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "convjit/status.hpp"
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 
 namespace convjit {
 

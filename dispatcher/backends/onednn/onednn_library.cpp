@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "dispatcher/cuda/dynamic_symbol.hpp"
-#include "dispatcher/cuda/library_call_status.hpp"
+#include "dispatcher/libraries/dynamic_symbol.hpp"
+#include "dispatcher/libraries/library_call_status.hpp"
 
 namespace convjit {
 

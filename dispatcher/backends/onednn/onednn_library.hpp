@@ -12,7 +12,7 @@
 #include <string>
 
 #include "convjit/status.hpp"
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 
 namespace convjit {
 

@@ -1,4 +1,4 @@
-#include "dispatcher/cuda/library_search.hpp"
+#include "dispatcher/libraries/library_search.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

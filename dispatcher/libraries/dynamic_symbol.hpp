@@ -1,5 +1,5 @@
 // Function pointers from libraries convjit loads at run time (the CUDA
-// driver, cuDNN): each API table entry is looked up by the symbol's name.
+// driver, NVRTC, cuDNN, oneDNN): each API table entry is looked up by the symbol's name.
 #pragma once
 
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 // A failed call into a library convjit loads at run time (the CUDA driver,
-// NVRTC, cuDNN), as one Status format for all three:
+// NVRTC, cuDNN, oneDNN), as one Status format for all of them:
 // "<call> failed: <the library's own text> (<its code>)".
 #pragma once
 
