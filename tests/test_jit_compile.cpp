@@ -229,6 +229,26 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
   }
 }
 
+// The Hopper wrappers' test templates (common/mbarrier.cuh so far), every
+// planted-bug mode, compile for sm_90 and sm_90a.
+TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
+  const std::pair<std::string_view, int> modes[] = {{"mbarrier.cuh", 8}};
+  ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
+  for (const auto& [name, count] : modes) {
+    const std::string_view text = test::warp_test_template(name);
+    ASSERT_FALSE(text.empty()) << name;
+    for (int mode = 0; mode < count; ++mode)
+      for (const char* arch : {"sm_90", "sm_90a"}) {
+        KernelSource source;
+        source.template_name = std::string(name);
+        source.source = test::test_template_prelude(256, mode) + std::string(text);
+        auto module = compile_kernel(source, arch);
+        ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
+                                    << module.status().message();
+      }
+  }
+}
+
 class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};
 
 TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {

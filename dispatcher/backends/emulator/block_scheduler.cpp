@@ -34,6 +34,11 @@ SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* 
 void SharedRegion::reset() {
   std::memset(data_.data(), 0xff, data_.size());  // NaN in every float format
   std::fill(shadow_.begin(), shadow_.end(), Shadow{});
+  reader_lists_.clear();
+}
+
+void SharedRegion::mark_mbarrier(long long index, bool live) noexcept {
+  if (index >= 0 && index < count_) shadow_[static_cast<std::size_t>(index)].mbarrier = live;
 }
 
 bool SharedRegion::check_bounds(long long first, long long count) noexcept {
@@ -52,6 +57,13 @@ void* SharedRegion::element(long long index, Access access) noexcept {
         "{} shared {}[{}] while thread {}'s cp.async to it is in flight: a cp.async.wait_group "
         "(then a __syncthreads() for other threads) is missing before the access",
         access == Access::read ? "reads" : "writes", name_, index, copier));
+    return nullptr;
+  }
+  if (access != Access::atomic && shadow_[at].mbarrier) {
+    report_violation(fmt::format(
+        "{} shared {}[{}], a live mbarrier, with a plain access: use the mbarrier operations, "
+        "or mbarrier.inval it before reusing its memory",
+        access == Access::read ? "reads" : "writes", name_, index));
     return nullptr;
   }
   if (access != Access::atomic && !check_race(shadow_[at], index, access)) return nullptr;
@@ -95,25 +107,61 @@ bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcep
     const std::string who =
         other == kManyReaders ? std::string("several threads") : fmt::format("thread {}", other);
     report_violation(fmt::format(
-        "{} shared {}[{}] {} {} in the same barrier interval ({}): a race; a __syncthreads() is "
+        "{} shared {}[{}] {} {} in the same barrier interval ({}): a race; a __syncthreads(){} is "
         "missing between them",
-        access == Access::read ? "reads" : "writes", name_, index, what, who, now));
+        access == Access::read ? "reads" : "writes", name_, index, what, who, now,
+        block_.orders_by_mbarriers() ? " (or an mbarrier phase that orders them)" : ""));
   };
+  const bool unordered_write =
+      s.write_interval == now && s.writer != me && !block_.ordered_after(s.writer, s.writer_epoch);
   if (access == Access::read) {
-    if (s.write_interval == now && s.writer != me) race("after a write by", s.writer);
-    if (s.read_interval != now)
-      s.read_interval = now, s.reader = me;
-    else if (s.reader != me)
-      s.reader = kManyReaders;
+    if (unordered_write) race("after a write by", s.writer);
+    record_read(s, me, now);
     if (s.write_interval != 0) return true;
     // Judged when the interval ends: a later write by another thread in it
     // is a race (reported then), no write at all an uninitialised read.
     if (s.unwritten_read_interval == 0) s.unwritten_read_interval = now, s.unwritten_reader = me;
     return false;
   }
-  if (s.write_interval == now && s.writer != me) race("that was written by", s.writer);
-  if (s.read_interval == now && s.reader != me) race("that was read by", s.reader);
-  s.write_interval = now, s.writer = me;
+  if (unordered_write) race("that was written by", s.writer);
+  if (s.read_interval == now && !reads_ordered(s, me)) race("that was read by", s.reader);
+  s.write_interval = now, s.writer = me, s.writer_epoch = block_.epoch();
+  return true;
+}
+
+void SharedRegion::record_read(Shadow& s, std::int32_t me, std::uint32_t now) {
+  const std::uint32_t epoch = block_.epoch();
+  if (s.read_interval != now) {
+    s.read_interval = now, s.reader = me, s.reader_epoch = epoch, s.readers = -1;
+    return;
+  }
+  if (s.reader == me) {
+    s.reader_epoch = epoch;
+    return;
+  }
+  if (s.reader != kManyReaders) {
+    if (block_.orders_by_mbarriers()) {
+      s.readers = static_cast<std::int32_t>(reader_lists_.size());
+      reader_lists_.push_back({{s.reader, s.reader_epoch}});
+    }
+    s.reader = kManyReaders;
+  }
+  if (s.readers < 0) return;
+  auto& list = reader_lists_[static_cast<std::size_t>(s.readers)];
+  for (auto& [reader, at] : list)
+    if (reader == me) {
+      at = epoch;
+      return;
+    }
+  list.emplace_back(me, epoch);
+}
+
+bool SharedRegion::reads_ordered(const Shadow& s, std::int32_t me) const {
+  if (s.reader == me) return true;
+  if (s.reader != kManyReaders) return block_.ordered_after(s.reader, s.reader_epoch);
+  if (s.readers < 0) return false;  // several readers, their epochs not kept
+  for (const auto& [reader, at] : reader_lists_[static_cast<std::size_t>(s.readers)])
+    if (reader != me && !block_.ordered_after(reader, at)) return false;
   return true;
 }
 
@@ -147,12 +195,14 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
   running_scheduler = this;
   interval_ = 1;
   for (auto& region : shared_) region->reset();
+  mbarriers_.reset();
+  mbarriers_used_ = false;
   start_threads(threads, body, context);
   do {
     do {
       for (unsigned t = 0; t < threads; ++t)
         if (runnable(t)) resume(t);
-    } while (settle_warps());
+    } while (settle_warps() || settle_mbarriers());
   } while (open_barrier());
   end_interval();
   running_scheduler = nullptr;
@@ -182,7 +232,7 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
 
 bool BlockScheduler::runnable(unsigned thread) const {
   const ThreadSlot& t = threads_[thread];
-  return !t.done && !t.waiting && t.arrival == nullptr;
+  return !t.done && !t.waiting && t.arrival == nullptr && !t.mbarrier_wait;
 }
 
 void BlockScheduler::enter(unsigned thread) {
@@ -249,8 +299,8 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
   for (auto& region : shared_)
     if (region->declared_at(name, line)) {
       if (!region->fits(count, element_bytes))
-        region = std::make_unique<SharedRegion>(*this, region->id(), name, line, count,
-                                                element_bytes);
+        region =
+            std::make_unique<SharedRegion>(*this, region->id(), name, line, count, element_bytes);
       return *region;
     }
   shared_.push_back(std::make_unique<SharedRegion>(
@@ -270,7 +320,7 @@ void BlockScheduler::arrive(WarpArrival& arrival) {
         "and lanes of the block only",
         arrival.name, arrival.line, arrival.mask,
         (arrival.mask & (1u << lane)) == 0 ? fmt::format("leaves out its own lane {}", lane)
-                                            : "names lanes past the block's last thread"));
+                                           : "names lanes past the block's last thread"));
     arrival.mask = (arrival.mask & in_block) | (1u << lane);
   }
   ThreadSlot& self = threads_[running_];
@@ -331,10 +381,10 @@ void BlockScheduler::report_stuck(unsigned thread, const WarpArrival& arrival) {
     else if (t.waiting)
       where = fmt::format("waits at __syncthreads() (line {})", t.barrier_line);
     else if (!t.arrival->same_collective(arrival))
-      where = fmt::format("waits at {} (line {}, mask {:#010x})", t.arrival->name,
-                          t.arrival->line, t.arrival->mask);
-    if (!where.empty()) others += fmt::format("{}lane {} {}", others.empty() ? "" : ", ", lane,
-                                              where);
+      where = fmt::format("waits at {} (line {}, mask {:#010x})", t.arrival->name, t.arrival->line,
+                          t.arrival->mask);
+    if (!where.empty())
+      others += fmt::format("{}lane {} {}", others.empty() ? "" : ", ", lane, where);
   }
   enter(thread);
   report_violation(fmt::format(
@@ -360,6 +410,95 @@ void BlockScheduler::complete(const WarpArrival& leader, unsigned first_thread) 
   enter(saved);
   for (unsigned lane = 0; lane < kWarpSize; ++lane)
     if (lanes.lane[lane] != nullptr) threads_[first_thread + lane].arrival = nullptr;
+}
+
+// ---- mbarriers -------------------------------------------------------------
+
+void BlockScheduler::mbarrier_init(const MbarrierKey& key, long long count) {
+  mbarriers_used_ = true;
+  if (mbarriers_.init(key, count)) key.region->mark_mbarrier(key.index, true);
+}
+
+void BlockScheduler::mbarrier_inval(const MbarrierKey& key) {
+  for (const ThreadSlot& t : threads_)
+    if (t.mbarrier_wait && t.mbarrier_wait->first == key) {
+      report_violation(fmt::format("mbarrier.inval of {} while threads still wait on it",
+                                   mbarriers_.describe(key)));
+      return;
+    }
+  if (mbarriers_.inval(key)) key.region->mark_mbarrier(key.index, false);
+}
+
+// The arrival releases what this thread knows, its accesses so far
+// included; its later accesses get a new epoch.
+std::uint64_t BlockScheduler::mbarrier_arrive(const MbarrierKey& key, long long count) {
+  ThreadSlot& self = threads_[running_];
+  if (self.knows.size() < threads_.size()) self.knows.resize(threads_.size(), 0);
+  self.knows[running_] = self.epoch;
+  const std::uint64_t phase = mbarriers_.arrive(key, count, self.knows);
+  ++self.epoch;
+  return phase;
+}
+
+// True even after a report (a dead barrier, a broken deadlock): callers
+// loop until it is, and the report already fails the run.
+bool BlockScheduler::mbarrier_wait(const MbarrierKey& key, unsigned parity) {
+  bool valid = false;
+  if (!mbarriers_.phase_complete(key, parity, valid)) {
+    if (!valid) return true;
+    ThreadSlot& self = threads_[running_];
+    self.mbarrier_wait.emplace(key, parity);
+    yield(self);
+    if (std::exchange(self.wait_broken, false)) return true;
+  }
+  join_clock(threads_[running_].knows, mbarriers_.released(key));
+  return true;
+}
+
+bool BlockScheduler::ordered_after(std::int32_t other, std::uint32_t epoch) const {
+  const OrderClock& knows = threads_[running_].knows;
+  return other >= 0 && static_cast<std::size_t>(other) < knows.size() &&
+         knows[static_cast<std::size_t>(other)] >= epoch;
+}
+
+// Wakes the threads whose phase completed.  When none did and nothing else
+// can run, the waits can never end: reported, and broken.
+bool BlockScheduler::settle_mbarriers() {
+  bool woke = false, waiting = false;
+  for (ThreadSlot& t : threads_) {
+    if (!t.mbarrier_wait) continue;
+    if (mbarriers_.phase_complete(t.mbarrier_wait->first, t.mbarrier_wait->second)) {
+      t.mbarrier_wait.reset();
+      woke = true;
+    } else {
+      waiting = true;
+    }
+  }
+  if (woke || !waiting) return woke;
+  report_deadlock();
+  return true;
+}
+
+void BlockScheduler::report_deadlock() {
+  unsigned stuck = 0, done = 0, at_barrier = 0;
+  std::string first;
+  for (unsigned i = 0; i < threads_.size(); ++i) {
+    ThreadSlot& t = threads_[i];
+    done += t.done ? 1u : 0u;
+    at_barrier += t.waiting ? 1u : 0u;
+    if (!t.mbarrier_wait) continue;
+    if (stuck++ == 0)
+      first = fmt::format("thread {} waits for parity {} of mbarrier {}", i,
+                          t.mbarrier_wait->second, mbarriers_.describe(t.mbarrier_wait->first));
+    t.mbarrier_wait.reset();
+    t.wait_broken = true;
+  }
+  enter(0);
+  report_violation(fmt::format(
+      "deadlock: {}{}; no thread can arrive or complete its transactions ({} of {} threads have "
+      "returned, {} wait at __syncthreads())",
+      first, stuck > 1 ? fmt::format(", and {} more threads wait likewise", stuck - 1) : "", done,
+      threads_.size(), at_barrier));
 }
 
 void block_barrier(int line) { BlockScheduler::current().barrier(line); }

@@ -1,24 +1,29 @@
 // Runs one block of an emulated kernel on the calling host thread: each
-// CUDA thread is a fiber, run until it finishes, reaches __syncthreads() or
-// a warp collective.  A barrier opens once every thread of the block waits
-// at it; a warp collective completes once every lane of its mask waits at
+// CUDA thread is a fiber, run until it finishes, reaches __syncthreads(),
+// a warp collective or an mbarrier wait whose phase is not complete.  A barrier opens once every
+// thread of the block waits at it; a warp collective completes once every lane of its mask waits at
 // it (warp_collective.hpp).  The
 // block's shared memory lives here too, with a shadow per element that
 // catches out-of-bounds indices, reads of never-written elements and
 // races: two threads touching an element between the same two barriers,
-// at least one of them writing.
+// at least one of them writing, unless an mbarrier orders them (the first
+// thread arrived after its access, the second waited for that phase before
+// its own).
 #pragma once
 
 #include <boost/context/fiber.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/async_copy.hpp"
 #include "dispatcher/backends/emulator/emulated_buffers.hpp"
 #include "dispatcher/backends/emulator/fiber_stack_pool.hpp"
+#include "dispatcher/backends/emulator/mbarrier_table.hpp"
 #include "dispatcher/backends/emulator/stack_switch_annotations.hpp"
 #include "dispatcher/backends/emulator/warp_collective.hpp"
 
@@ -29,8 +34,8 @@ class BlockScheduler;
 // One __shared__ array of the running block.
 class SharedRegion {
  public:
-  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
-               long long count, std::size_t element_bytes);
+  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line, long long count,
+               std::size_t element_bytes);
 
   // The element's address, or null (after a report) when the access must
   // not happen.  Atomic accesses are bounds-checked only.
@@ -54,6 +59,8 @@ class SharedRegion {
     return count_ == count && element_bytes_ == element_bytes;
   }
   void reset();  // a new block: poisoned contents, no history
+  // An element that holds a live mbarrier: plain accesses to it are reported.
+  void mark_mbarrier(long long index, bool live) noexcept;
   // At the end of a barrier interval: reports reads of elements that no
   // other thread wrote later in the interval (those were races, reported
   // at the write), so were never written at all.
@@ -68,9 +75,15 @@ class SharedRegion {
     std::uint32_t unwritten_read_interval = 0;  // a read found it never written
     std::int32_t unwritten_reader = -1;
     std::int32_t in_flight_by = -1;  // the thread whose cp.async to it has not landed
+    std::uint32_t writer_epoch = 0;  // the writer's epoch at the write
+    std::uint32_t reader_epoch = 0;  // the reader's at its last read
+    std::int32_t readers = -1;       // kManyReaders' entry in reader_lists_, when kept
+    bool mbarrier = false;
   };
   static constexpr std::int32_t kManyReaders = -2;
   bool check_race(Shadow& s, long long index, Access access) noexcept;
+  void record_read(Shadow& s, std::int32_t me, std::uint32_t now);
+  [[nodiscard]] bool reads_ordered(const Shadow& s, std::int32_t me) const;
   bool check_bounds(long long first, long long count) noexcept;
 
   BlockScheduler& block_;
@@ -81,6 +94,9 @@ class SharedRegion {
   std::size_t element_bytes_;
   std::vector<std::byte> data_;
   std::vector<Shadow> shadow_;
+  // Several readers of one element in one interval, each with its epoch:
+  // kept once mbarriers order accesses, so a write can be checked against each.
+  std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> reader_lists_;
 };
 
 class BlockScheduler {
@@ -108,6 +124,21 @@ class BlockScheduler {
   SharedRegion& shared_region(const char* name, int line, long long count,
                               std::size_t element_bytes);
 
+  // mbarriers (common/mbarrier.cuh), as the running thread.  A wait
+  // suspends it until the phase completes; a wait no thread can end is
+  // reported as a deadlock, and then returns as if it had.
+  void mbarrier_init(const MbarrierKey& key, long long count);
+  void mbarrier_inval(const MbarrierKey& key);
+  std::uint64_t mbarrier_arrive(const MbarrierKey& key, long long count);
+  bool mbarrier_wait(const MbarrierKey& key, unsigned parity);
+  [[nodiscard]] MbarrierTable& mbarriers() { return mbarriers_; }
+
+  // Whether the running thread's accesses are ordered after `other`'s of
+  // `epoch` through an mbarrier; and its own epoch now.
+  [[nodiscard]] bool ordered_after(std::int32_t other, std::uint32_t epoch) const;
+  [[nodiscard]] std::uint32_t epoch() const { return threads_[running_].epoch; }
+  [[nodiscard]] bool orders_by_mbarriers() const { return mbarriers_used_; }
+
   [[nodiscard]] unsigned running_thread() const { return running_; }
   void enter(unsigned thread);  // attributes what follows to `thread`
   // While set, every memory access is reported to `recorder`; null turns
@@ -128,12 +159,18 @@ class BlockScheduler {
     bool done = false;
     WarpArrival* arrival = nullptr;  // waiting at a warp collective
     AsyncCopies copies;
+    std::optional<std::pair<MbarrierKey, unsigned>> mbarrier_wait;  // the barrier and parity
+    bool wait_broken = false;  // released from a deadlocked wait
+    std::uint32_t epoch = 1;   // advances at each of its mbarrier arrivals
+    OrderClock knows;          // see mbarrier_table.hpp
   };
   void start_threads(unsigned threads, Body body, const void* context);
   void resume(unsigned thread);
   void yield(ThreadSlot& self);
   [[nodiscard]] bool runnable(unsigned thread) const;
   bool settle_warps();
+  bool settle_mbarriers();
+  void report_deadlock();
   bool settle_warp(unsigned warp, bool release_stuck);
   void report_stuck(unsigned thread, const WarpArrival& arrival);
   void complete(const WarpArrival& leader, unsigned first_thread);
@@ -142,13 +179,15 @@ class BlockScheduler {
 
   FiberStackPool stacks_;
   std::vector<ThreadSlot> threads_;
-  StackBounds host_stack_;             // the stack run_block() runs on
+  StackBounds host_stack_;           // the stack run_block() runs on
   void* host_fake_stack_ = nullptr;  // ASan's, while a thread runs
   std::vector<std::unique_ptr<SharedRegion>> shared_;
   unsigned running_ = 0;
   unsigned warps_ = 0;  // in the block
   std::uint32_t interval_ = 1;
   AccessRecorder* recorder_ = nullptr;
+  MbarrierTable mbarriers_;
+  bool mbarriers_used_ = false;  // in this block
 };
 
 // What __syncthreads() expands to in the emulator.

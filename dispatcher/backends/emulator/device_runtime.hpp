@@ -463,3 +463,5 @@ template <class Math>
 inline constexpr std::nullptr_t convjit_gemm_prepare = nullptr;
 
 }  // namespace convjit::emulated
+
+#include "dispatcher/backends/emulator/device_mbarrier.hpp"
