@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -203,6 +204,23 @@ std::vector<OpDescriptor> model_descriptors(DataType dtype) {
   return descs;
 }
 
+// Test template `name` compiled with NVRTC and ptxas for each of `archs`
+// in each of its `modes` planted-bug modes.
+void expect_test_template_compiles(std::string_view name, int modes,
+                                   std::initializer_list<const char*> archs) {
+  const std::string_view text = test::warp_test_template(name);
+  ASSERT_FALSE(text.empty()) << name;
+  for (int mode = 0; mode < modes; ++mode)
+    for (const char* arch : archs) {
+      KernelSource source;
+      source.template_name = std::string(name);
+      source.source = test::test_template_prelude(256, mode) + std::string(text);
+      auto module = compile_kernel(source, arch);
+      ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
+                                  << module.status().message();
+    }
+}
+
 // The GPU side of the warp-level wrappers (common/warp.cuh, mma.cuh,
 // ldmatrix.cuh, cp_async.cuh, vector_memory.cuh): the emulator's test
 // templates, which use them all, compile with NVRTC and ptxas for sm_80
@@ -214,19 +232,8 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
                                                     {"warp_ldmatrix.cuh", 3},
                                                     {"warp_mma.cuh", 4}};
   ASSERT_EQ(std::size(test::kWarpTestTemplates), std::size(modes));
-  for (const auto& [name, count] : modes) {
-    const std::string_view text = test::warp_test_template(name);
-    ASSERT_FALSE(text.empty()) << name;
-    for (int mode = 0; mode < count; ++mode)
-      for (const char* arch : {"sm_80", "sm_90"}) {
-        KernelSource source;
-        source.template_name = std::string(name);
-        source.source = test::test_template_prelude(256, mode) + std::string(text);
-        auto module = compile_kernel(source, arch);
-        ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
-                                    << module.status().message();
-      }
-  }
+  for (const auto& [name, count] : modes)
+    expect_test_template_compiles(name, count, {"sm_80", "sm_90"});
 }
 
 // The Hopper wrappers' test templates (common/mbarrier.cuh so far), every
@@ -234,19 +241,8 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
 TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
   const std::pair<std::string_view, int> modes[] = {{"mbarrier.cuh", 8}};
   ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
-  for (const auto& [name, count] : modes) {
-    const std::string_view text = test::warp_test_template(name);
-    ASSERT_FALSE(text.empty()) << name;
-    for (int mode = 0; mode < count; ++mode)
-      for (const char* arch : {"sm_90", "sm_90a"}) {
-        KernelSource source;
-        source.template_name = std::string(name);
-        source.source = test::test_template_prelude(256, mode) + std::string(text);
-        auto module = compile_kernel(source, arch);
-        ASSERT_TRUE(module.is_ok()) << name << " mode " << mode << " for " << arch << "\n"
-                                    << module.status().message();
-      }
-  }
+  for (const auto& [name, count] : modes)
+    expect_test_template_compiles(name, count, {"sm_90", "sm_90a"});
 }
 
 class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};
