@@ -39,7 +39,8 @@ class NoopCache {
     std::string pattern = (fs::temp_directory_path() / "convjit-bench-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) return;
     dir_ = pattern;
-    fs::copy_file(noop_library(), dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
+    fs::copy_file(noop_library(),
+                  dir_ / (std::string("lib") + CONVJIT_BENCH_TINY_NAME + ".so"));
     (void)convjit_set_cache_path(dir_.c_str());
   }
   ~NoopCache() {

@@ -72,8 +72,8 @@ std::atomic<std::uint64_t> next_dispatcher_id{0};
 Status device_capability(const OpDescriptor& desc, const convjit_device_t& device) {
   if (const int kind = raw_c_enum(device.kind);
       kind != CONVJIT_DEVICE_HOST && kind != CONVJIT_DEVICE_CUDA)
-    return Status::invalid(
-        fmt::format("device kind {} is neither CONVJIT_DEVICE_HOST nor CONVJIT_DEVICE_CUDA", kind));
+    return Status::invalid(fmt::format(
+        "device kind {} is neither CONVJIT_DEVICE_HOST nor CONVJIT_DEVICE_CUDA", kind));
   if (device.kind == CONVJIT_DEVICE_CUDA && device.ordinal < 0)
     return Status::invalid(
         fmt::format("CUDA device ordinal {} must be non-negative", device.ordinal));
@@ -185,12 +185,8 @@ Result<Resolution> Dispatcher::build_pinned(const OpDescriptor& desc,
     BuildTrace trace;
     auto kernel = build_if_supported(*candidate, desc, device, trace, variant);
     if (!kernel.is_ok()) return kernel.status();
-    return Resolution{desc,
-                      std::move(kernel).value(),
-                      candidate->name(),
-                      variant.empty() ? trace.variant : std::string(variant),
-                      "pinned",
-                      false};
+    return Resolution{desc, std::move(kernel).value(), candidate->name(),
+                      variant.empty() ? trace.variant : std::string(variant), "pinned", false};
   }
   return Status::not_available(
       fmt::format("no backend named '{}' here; the choices are {}", backend, names));
@@ -208,6 +204,14 @@ struct Attempt {
   const rules::Rule* preferred_by = nullptr;
 };
 
+// Whether a rule denies all of `backend`; if so, says so in `notes`.
+bool denied_whole(const rules::CallRules* rules, const Backend& backend, std::string& notes) {
+  const rules::Rule* rule = rules ? rules->denies_backend(backend.name()) : nullptr;
+  if (rule != nullptr)
+    notes += fmt::format(" {}: denied by rule {};", backend.name(), rule->where());
+  return rule != nullptr;
+}
+
 // The targets the rules prefer, in order, then the chain's backends; the
 // policy's and the denied backends left out (the denied ones are reported
 // in `rejections`).
@@ -224,11 +228,7 @@ std::vector<Attempt> attempts(const std::vector<std::unique_ptr<Backend>>& chain
         if (b->name() == p.value.backend() && usable(*b))
           order.push_back({b.get(), &p.value, p.rule});
   for (const auto& b : chain) {
-    if (!policy_allows(policy, b->name())) continue;
-    if (const rules::Rule* rule = rules ? rules->denies_backend(b->name()) : nullptr) {
-      rejections += fmt::format(" {}: denied by rule {};", b->name(), rule->where());
-      continue;
-    }
+    if (!policy_allows(policy, b->name()) || denied_whole(rules, *b, rejections)) continue;
     const bool tried = std::any_of(order.begin(), order.end(), [&](const Attempt& a) {
       return a.backend == b.get() && (a.target == nullptr || !a.target->names_variant());
     });
@@ -267,19 +267,16 @@ Result<Resolution> Dispatcher::walk_chain(const OpDescriptor& desc, const convji
   for (const Attempt& a : attempts(chain_, policy, rules, rejections)) {
     BuildTrace& trace = traces.emplace_back(a.backend->name(), BuildTrace{}).second;
     auto kernel = build_target(*a.backend, a.target, desc, device, trace, rules);
-    if (kernel.is_ok())
-      return Resolution{desc,
-                        std::move(kernel).value(),
-                        a.backend->name(),
-                        trace.variant,
-                        a.preferred_by       ? "preferred by rule " + a.preferred_by->where()
+    if (kernel.is_ok()) {
+      std::string why = a.preferred_by      ? "preferred by rule " + a.preferred_by->where()
                         : rejections.empty() ? "first backend in the chain that supports it"
-                                             : "earlier backends declined:" + rejections,
-                        !rejections.empty()};
+                                             : "earlier backends declined:" + rejections;
+      return Resolution{desc, std::move(kernel).value(), a.backend->name(), trace.variant,
+                        std::move(why), !rejections.empty()};
+    }
     all_unavailable = all_unavailable && kernel.status().code() == CONVJIT_STATUS_NOT_AVAILABLE;
-    rejections +=
-        fmt::format(" {}: {};", variant_label(a.backend->name(), a.target ? a.target->label() : ""),
-                    kernel.status().message());
+    rejections += fmt::format(" {}: {};", a.target ? a.target->label() : a.backend->name(),
+                              kernel.status().message());
   }
   if (rejections.empty())
     return Status::not_available(fmt::format("policy {} selects no backend of this build for {}",
@@ -325,9 +322,9 @@ Result<std::optional<Resolution>> Dispatcher::serve_forced(const OpDescriptor& d
 }
 
 std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& desc,
-                                                           const convjit_device_t& device,
-                                                           const StoredTuning& stored,
-                                                           Traces& traces) {
+                                                          const convjit_device_t& device,
+                                                          const StoredTuning& stored,
+                                                          Traces& traces) {
   auto decision = stored.decisions.lookup(stored.key);
   if (!decision.is_ok()) return std::nullopt;
   const TuningDecision& d = decision.value();
@@ -338,12 +335,9 @@ std::optional<Resolution> Dispatcher::from_tuning_decision(const OpDescriptor& d
         {stored.key.relative_path, "tuning decision: " + variant_label(d.backend, d.variant)});
     auto kernel = build_if_supported(*backend, desc, device, trace, d.variant);
     if (!kernel.is_ok()) return std::nullopt;  // measure again
-    return Resolution{desc,
-                      std::move(kernel).value(),
-                      backend->name(),
+    return Resolution{desc, std::move(kernel).value(), backend->name(),
                       d.variant.empty() ? trace.variant : d.variant,
-                      "tuning decision stored earlier (" + d.summary + ")",
-                      false};
+                      "tuning decision stored earlier (" + d.summary + ")", false};
   }
   return std::nullopt;
 }
@@ -354,11 +348,8 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   std::vector<TuningCandidate> candidates;
   std::string declined;
   for (const auto& backend : chain_) {
-    if (!policy_allows(Policy::tuned, backend->name())) continue;
-    if (const rules::Rule* rule = rules ? rules->denies_backend(backend->name()) : nullptr) {
-      declined += fmt::format(" {}: denied by rule {};", backend->name(), rule->where());
+    if (!policy_allows(Policy::tuned, backend->name()) || denied_whole(rules, *backend, declined))
       continue;
-    }
     BuildTrace& trace = traces.emplace_back(backend->name(), BuildTrace{}).second;
     auto variants = rules::build_allowed_variants(*backend, desc, device, trace, rules);
     if (!variants.is_ok()) {
@@ -377,12 +368,10 @@ Result<Resolution> Dispatcher::tune(const OpDescriptor& desc, const convjit_devi
   measurement_lock.unlock();
   if (!choice.is_ok()) return choice.status();
   TuningCandidate& winner = candidates[choice.value().winner];
-  const Status saved = stored.decisions.store(
-      stored.key, {std::string(winner.backend), winner.variant, choice.value().summary});
-  return Resolution{desc,
-                    std::move(winner.kernel),
-                    winner.backend,
-                    winner.variant,
+  const Status saved =
+      stored.decisions.store(stored.key, {std::string(winner.backend), winner.variant,
+                                          choice.value().summary});
+  return Resolution{desc, std::move(winner.kernel), winner.backend, winner.variant,
                     fmt::format("measured: {}{}; {}", choice.value().summary,
                                 declined.empty() ? "" : "; declined:" + declined,
                                 saved.is_ok() ? "decision saved as " + stored.key.relative_path

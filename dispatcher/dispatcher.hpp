@@ -146,9 +146,9 @@ class Dispatcher {
     TuningKey key;
   };
   [[nodiscard]] std::optional<Resolution> from_tuning_decision(const OpDescriptor& desc,
-                                                               const convjit_device_t& device,
-                                                               const StoredTuning& stored,
-                                                               Traces& traces);
+                                                              const convjit_device_t& device,
+                                                              const StoredTuning& stored,
+                                                              Traces& traces);
   [[nodiscard]] Result<Resolution> tune(const OpDescriptor& desc, const convjit_device_t& device,
                                         const StoredTuning& stored, const CallRules* rules,
                                         Traces& traces);

@@ -425,8 +425,8 @@ convjit_status_t convjit_preload_collective(const convjit_communicator_t* comm,
     if (!report.is_ok()) return report.status();
     const PreloadReport& r = report.value();
     if (summary != nullptr)
-      *summary = {r.distinct,      r.compiled,      r.copied_from_shared + r.copied_from_node,
-                  r.cached,        r.unsupported,   r.failed,
+      *summary = {r.distinct,    r.compiled,      r.copied_from_shared + r.copied_from_node,
+                  r.cached,      r.unsupported,   r.failed,
                   r.compiled_here, r.local_entries, r.seconds};
     if (r.failed == 0) return Status::ok();
     return {CONVJIT_STATUS_EXECUTION_FAILED,
@@ -634,9 +634,8 @@ convjit_status_t convjit_pool_forward(const convjit_pool_params_t* params,
     args.x = x, args.out = y;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_fwd)).add(*params).add(*x_desc).add(*y_desc);
-    return run_api_call(key, exec, args, [&] {
-      return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc);
-    });
+    return run_api_call(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::fwd, x_desc, y_desc); });
   });
 }
 
@@ -660,9 +659,8 @@ convjit_status_t convjit_pool_backward(const convjit_pool_params_t* params,
     args.x = x, args.dy = dy, args.out = dx;
     ApiCallKey key;
     key.add(static_cast<std::int64_t>(ApiOp::pool_bwd)).add(*params).add(*x_desc).add(*dy_desc);
-    return run_api_call(key, exec, args, [&] {
-      return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc);
-    });
+    return run_api_call(key, exec, args,
+               [&] { return make_pool_descriptor(params, Direction::bwd, x_desc, dy_desc); });
   });
 }
 

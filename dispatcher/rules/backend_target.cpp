@@ -200,10 +200,6 @@ std::string Target::variant_for(const CallFacts& call) const {
   return replace_all(path, "{symbolic}", descriptor_name(with_symbolic_batch(call.desc)));
 }
 
-bool Target::symbolic_library() const {
-  return backend_ == kTunedLibraryBackend && variant_.find("{symbolic}") != std::string::npos;
-}
-
 std::string Target::label() const {
   if (algorithm_) return fmt::format("{}[algorithm {}]", backend_, *algorithm_);
   return variant_.empty() ? backend_ : fmt::format("{}[{}]", backend_, variant_);

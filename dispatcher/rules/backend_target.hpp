@@ -41,8 +41,6 @@ class Target {
   // the library path with its placeholders expanded, or the variant.  A
   // cuDNN algorithm by number has no single id: "" and covers() picks.
   [[nodiscard]] std::string variant_for(const CallFacts& call) const;
-  // Whether the library path names the symbolic-batch descriptor.
-  [[nodiscard]] bool symbolic_library() const;
   // "jit[direct]", "cudnn[algorithm 1]", "tuned-library[/opt/lib{descriptor}.so]".
   [[nodiscard]] std::string label() const;
 

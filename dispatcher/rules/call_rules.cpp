@@ -60,12 +60,11 @@ Result<std::unique_ptr<Kernel>> build_allowed(Backend& backend, const OpDescript
                                               const convjit_device_t& device, BuildTrace& trace,
                                               std::string_view variant, const CallRules* rules) {
   const bool filtered = rules != nullptr && rules->outcome.denies_variants_of(backend.name());
-  if (!variant.empty() || !filtered) {
-    if (rules != nullptr)
-      if (const Rule* rule = rules->denier(backend.name(), variant); rule && !variant.empty())
-        return denied_status(backend.name(), variant, *rule);
+  if (!variant.empty() && rules != nullptr)
+    if (const Rule* rule = rules->denier(backend.name(), variant))
+      return denied_status(backend.name(), variant, *rule);
+  if (!variant.empty() || !filtered)
     return build_if_supported(backend, desc, device, trace, variant);
-  }
   if (Status s = backend.check_support(desc, device); !s.is_ok()) return s;
   const auto ids = backend.variant_ids(desc, device);
   if (!ids) {

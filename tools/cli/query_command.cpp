@@ -60,8 +60,7 @@ RulesView rules_view(const OpDescriptor& d, const convjit_device_t& device) {
   if (view.arch.empty() || !jit_supports(d).is_ok() || !jit_supports_arch(d, view.arch).is_ok())
     return view;
   for (const std::string& id : jit_variants(d, variant_context(view.arch))) {
-    const rules::Rule* denier = r ? r->denier("jit", id) : nullptr;
-    if (r && r->denies_backend("jit")) denier = r->denies_backend("jit");
+    const rules::Rule* denier = r ? r->denier("jit", id) : nullptr;  // the variant, or all
     view.jit_variants.emplace_back(id, denier ? denier->where() : "");
     if (!denier && view.jit_choice.empty()) view.jit_choice = id;
   }

@@ -299,8 +299,8 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
   for (auto& region : shared_)
     if (region->declared_at(name, line)) {
       if (!region->fits(count, element_bytes))
-        region =
-            std::make_unique<SharedRegion>(*this, region->id(), name, line, count, element_bytes);
+        region = std::make_unique<SharedRegion>(*this, region->id(), name, line, count,
+                                                element_bytes);
       return *region;
     }
   shared_.push_back(std::make_unique<SharedRegion>(
@@ -320,7 +320,7 @@ void BlockScheduler::arrive(WarpArrival& arrival) {
         "and lanes of the block only",
         arrival.name, arrival.line, arrival.mask,
         (arrival.mask & (1u << lane)) == 0 ? fmt::format("leaves out its own lane {}", lane)
-                                           : "names lanes past the block's last thread"));
+                                            : "names lanes past the block's last thread"));
     arrival.mask = (arrival.mask & in_block) | (1u << lane);
   }
   ThreadSlot& self = threads_[running_];
@@ -381,10 +381,10 @@ void BlockScheduler::report_stuck(unsigned thread, const WarpArrival& arrival) {
     else if (t.waiting)
       where = fmt::format("waits at __syncthreads() (line {})", t.barrier_line);
     else if (!t.arrival->same_collective(arrival))
-      where = fmt::format("waits at {} (line {}, mask {:#010x})", t.arrival->name, t.arrival->line,
-                          t.arrival->mask);
-    if (!where.empty())
-      others += fmt::format("{}lane {} {}", others.empty() ? "" : ", ", lane, where);
+      where = fmt::format("waits at {} (line {}, mask {:#010x})", t.arrival->name,
+                          t.arrival->line, t.arrival->mask);
+    if (!where.empty()) others += fmt::format("{}lane {} {}", others.empty() ? "" : ", ", lane,
+                                              where);
   }
   enter(thread);
   report_violation(fmt::format(

@@ -1,8 +1,9 @@
 // Runs one block of an emulated kernel on the calling host thread: each
 // CUDA thread is a fiber, run until it finishes, reaches __syncthreads(),
-// a warp collective or an mbarrier wait whose phase is not complete.  A barrier opens once every
-// thread of the block waits at it; a warp collective completes once every lane of its mask waits at
-// it (warp_collective.hpp).  The
+// a warp collective or an mbarrier wait whose phase is not complete.  A
+// barrier opens once every thread of the block waits at it; a warp
+// collective completes once every lane of its mask waits at it
+// (warp_collective.hpp).  The
 // block's shared memory lives here too, with a shadow per element that
 // catches out-of-bounds indices, reads of never-written elements and
 // races: two threads touching an element between the same two barriers,
@@ -34,8 +35,8 @@ class BlockScheduler;
 // One __shared__ array of the running block.
 class SharedRegion {
  public:
-  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line, long long count,
-               std::size_t element_bytes);
+  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
+               long long count, std::size_t element_bytes);
 
   // The element's address, or null (after a report) when the access must
   // not happen.  Atomic accesses are bounds-checked only.
@@ -179,7 +180,7 @@ class BlockScheduler {
 
   FiberStackPool stacks_;
   std::vector<ThreadSlot> threads_;
-  StackBounds host_stack_;           // the stack run_block() runs on
+  StackBounds host_stack_;             // the stack run_block() runs on
   void* host_fake_stack_ = nullptr;  // ASan's, while a thread runs
   std::vector<std::unique_ptr<SharedRegion>> shared_;
   unsigned running_ = 0;

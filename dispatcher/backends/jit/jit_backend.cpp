@@ -34,7 +34,10 @@ class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
             const OpDescriptor& desc)
-      : driver_(driver), context_(std::move(context)), desc_(desc), inputs_(kernel_inputs(desc)) {}
+      : driver_(driver),
+        context_(std::move(context)),
+        desc_(desc),
+        inputs_(kernel_inputs(desc)) {}
   ~JitKernel() override {
     const ContextScope scope = context_->enter();
     workspaces_.reset();  // frees device memory, so before the context goes

@@ -57,33 +57,44 @@ std::string ProbeReport::summary() const {
   return text.empty() ? "no cache directory to probe" : text;
 }
 
+namespace {
+
+// One candidate: exists, trusted, then (under ProbeMode::load) loaded; the
+// outcome goes into `step`, the kernel is returned when it loaded.
+std::unique_ptr<Kernel> probe_candidate(ProbeStep& step, const OpDescriptor& desc,
+                                        const convjit_device_t& device, ProbeMode mode) {
+  step.exists = path_exists(step.candidate.path);
+  if (!step.exists) {
+    step.outcome = "not found";
+    return nullptr;
+  }
+  if (Status trusted = check_code_trust(step.candidate.path); !trusted.is_ok()) {
+    step.outcome = "rejected: " + trusted.message();
+    return nullptr;
+  }
+  if (mode == ProbeMode::dry_run) {
+    step.outcome = "would load";
+    return nullptr;
+  }
+  std::string abi = "unknown ABI";
+  auto kernel = load_candidate(step.candidate, desc, device, abi);
+  if (!kernel.is_ok()) {
+    step.outcome = fmt::format("rejected ({}): {}", abi, kernel.status().message());
+    return nullptr;
+  }
+  step.outcome = fmt::format("loaded ({})", abi);
+  return std::move(kernel).value();
+}
+
+}  // namespace
+
 ProbeReport probe_tuned_libraries(const OpDescriptor& desc, const convjit_device_t& device,
                                   const std::vector<std::string>& search_path, ProbeMode mode) {
   ProbeReport report;
   for (const TunedCandidate& candidate : tuned_library_candidates(desc, search_path)) {
-    ProbeStep& step =
-        report.steps.emplace_back(ProbeStep{candidate, path_exists(candidate.path), ""});
-    if (!step.exists) {
-      step.outcome = "not found";
-      continue;
-    }
-    if (Status trusted = check_code_trust(candidate.path); !trusted.is_ok()) {
-      step.outcome = "rejected: " + trusted.message();
-      continue;
-    }
-    if (mode == ProbeMode::dry_run) {
-      step.outcome = "would load";
-      return report;
-    }
-    std::string abi = "unknown ABI";
-    auto kernel = load_candidate(candidate, desc, device, abi);
-    if (!kernel.is_ok()) {
-      step.outcome = fmt::format("rejected ({}): {}", abi, kernel.status().message());
-      continue;
-    }
-    report.kernel = std::move(kernel).value();
-    step.outcome = fmt::format("loaded ({})", abi);
-    return report;
+    ProbeStep& step = report.steps.emplace_back(ProbeStep{candidate, false, ""});
+    report.kernel = probe_candidate(step, desc, device, mode);
+    if (report.kernel || step.outcome == "would load") return report;
   }
   return report;
 }
@@ -126,16 +137,11 @@ Result<std::unique_ptr<Kernel>> TunedLibraryBackend::build_variant(const OpDescr
   const std::string symbolic = descriptor_name(with_symbolic_batch(desc));
   const std::string path(id);
   const bool is_symbolic = path.ends_with("/lib" + symbolic + ".so");
-  const TunedCandidate candidate{path, is_symbolic ? symbolic : descriptor_name(desc), is_symbolic};
-  Status status = path_exists(path) ? check_code_trust(path) : Status::not_available("not found");
-  std::string abi = "unknown ABI";
-  auto kernel = status.is_ok() ? load_candidate(candidate, desc, device, abi)
-                               : Result<std::unique_ptr<Kernel>>(status);
-  trace.probes.push_back({path, kernel.is_ok() ? fmt::format("loaded ({})", abi)
-                                               : "rejected: " + kernel.status().message()});
-  if (!kernel.is_ok())
-    return Status::not_available(
-        fmt::format("tuned library {}: {}", path, kernel.status().message()));
+  ProbeStep step{{path, is_symbolic ? symbolic : descriptor_name(desc), is_symbolic}, false, ""};
+  auto kernel = probe_candidate(step, desc, device, ProbeMode::load);
+  trace.probes.push_back({path, step.outcome});
+  if (!kernel)
+    return Status::not_available(fmt::format("tuned library {}: {}", path, step.outcome));
   trace.variant = path;
   return kernel;
 }
