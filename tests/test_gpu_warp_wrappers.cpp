@@ -11,81 +11,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dispatcher/backends/jit/nvrtc_compiler.hpp"
-#include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
-#include "support/test_templates.hpp"
-#include "test_template_texts.hpp"
+#include "support/gpu_template_run.hpp"
 
 namespace convjit {
 namespace {
-
-// RAII owner of a loaded module.
-class LoadedModule {
- public:
-  explicit LoadedModule(const CudaDriver& driver) : driver_(driver) {}
-  ~LoadedModule() {
-    if (module_ != nullptr) (void)driver_.api().module_unload(module_);
-  }
-  LoadedModule(const LoadedModule&) = delete;
-  LoadedModule& operator=(const LoadedModule&) = delete;
-  CUmodule* out() { return &module_; }
-  [[nodiscard]] CUmodule get() const { return module_; }
-
- private:
-  const CudaDriver& driver_;
-  CUmodule module_ = nullptr;
-};
-
-Result<std::vector<float>> run_on_gpu(const std::shared_ptr<DeviceContext>& context,
-                                      const std::string& arch, const test::WarpCase& c) {
-  const std::string_view text = test::warp_test_template(c.template_name);
-  if (text.empty())
-    return Status(CONVJIT_STATUS_INTERNAL_ERROR, std::string(c.template_name) + " is not built in");
-  KernelSource source;
-  source.template_name = c.template_name;
-  source.source = test::test_template_prelude(c.threads, c.mode) + std::string(text);
-  auto compiled = compile_kernel(source, arch);
-  if (!compiled.is_ok()) return compiled.status();
-  const CudaDriver& driver = CudaDriver::instance();
-  const ContextScope scope = context->enter();
-  if (!scope.status().is_ok()) return scope.status();
-  LoadedModule module(driver);
-  if (Status s = driver.check(driver.api().module_load_data(module.out(),
-                                                            compiled.value().cubin.data()),
-                              "cuModuleLoadData");
-      !s.is_ok())
-    return s;
-  CUfunction function = nullptr;
-  if (Status s = driver.check(
-          driver.api().module_get_function(&function, module.get(), "convjit_kernel"),
-          "cuModuleGetFunction");
-      !s.is_ok())
-    return s;
-  auto x = DeviceBuffer::allocate(context, c.input.size() * sizeof(float));
-  auto y = DeviceBuffer::allocate(context, c.output_size * sizeof(float));
-  if (!x.is_ok()) return x.status();
-  if (!y.is_ok()) return y.status();
-  std::vector<float> output(c.output_size, test::kUnwritten);
-  if (Status s = x.value()->upload(c.input.data()); !s.is_ok()) return s;
-  if (Status s = y.value()->upload(output.data()); !s.is_ok()) return s;
-  void* x_ptr = x.value()->get();
-  void* y_ptr = y.value()->get();
-  void* none = nullptr;
-  float alpha = 1.0f, beta = 0.0f;
-  void* args[] = {&x_ptr, &none, &y_ptr, &alpha, &beta, &none};
-  const auto blocks = static_cast<unsigned>(c.threads / test::kWarpBlock);
-  if (Status s = driver.check(
-          driver.api().launch_kernel(function, blocks, 1, 1,
-                                     static_cast<unsigned>(test::kWarpBlock), 1, 1, 0, nullptr,
-                                     args, nullptr),
-          "cuLaunchKernel");
-      !s.is_ok())
-    return s;
-  if (Status s = context->synchronize(); !s.is_ok()) return s;
-  if (Status s = y.value()->download(output.data()); !s.is_ok()) return s;
-  return output;
-}
 
 TEST(GpuWarpWrappers, EachTestTemplateMatchesTheEmulator) {
   auto context = DeviceContext::open(0);
@@ -97,7 +27,8 @@ TEST(GpuWarpWrappers, EachTestTemplateMatchesTheEmulator) {
     const test::TemplateRun emulated =
         test::run_emulated(c.template_name, c.mode, c.input, c.output_size, c.threads);
     ASSERT_TRUE(emulated.status.is_ok()) << emulated.status.message();
-    auto gpu = run_on_gpu(context.value(), arch, c);
+    auto gpu = test::run_on_gpu(context.value(), arch,
+                                {c.template_name, c.mode, c.input, c.output_size, c.threads, {}});
     ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
     double worst = 0;
     std::size_t worst_at = 0;

@@ -236,13 +236,56 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
     expect_test_template_compiles(name, count, {"sm_80", "sm_90"});
 }
 
-// The Hopper wrappers' test templates (common/mbarrier.cuh so far), every
-// planted-bug mode, compile for sm_90 and sm_90a.
+// The Hopper wrappers' test templates (common/mbarrier.cuh, common/tma.cuh,
+// dynamic shared memory and common/warpgroup.cuh), every planted-bug mode,
+// compile for sm_90a (and all but setmaxnreg for sm_90).
 TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
-  const std::pair<std::string_view, int> modes[] = {{"mbarrier.cuh", 8}};
+  const std::pair<std::string_view, int> modes[] = {
+      {"mbarrier.cuh", 8}, {"tma.cuh", 20}, {"block_resources.cuh", 6}};
   ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
-  for (const auto& [name, count] : modes)
-    expect_test_template_compiles(name, count, {"sm_90", "sm_90a"});
+  for (const auto& [name, count] : modes) {
+    if (name == "block_resources.cuh")
+      expect_test_template_compiles(name, count, {"sm_90a"});
+    else
+      expect_test_template_compiles(name, count, {"sm_90", "sm_90a"});
+  }
+}
+
+// setmaxnreg needs the architecture-specific target: plain sm_90 refuses it.
+TEST(JitTemplates, SetmaxnregCompilesForSm90aOnly) {
+  const std::string_view text = test::warp_test_template("block_resources.cuh");
+  ASSERT_FALSE(text.empty());
+  KernelSource source;
+  source.template_name = "block_resources.cuh";
+  source.source = test::test_template_prelude(256, 0) + std::string(text);
+  auto sm90a = compile_kernel(source, "sm_90a");
+  ASSERT_TRUE(sm90a.is_ok()) << sm90a.status().message();
+  EXPECT_NE(sm90a.value().ptx.find("setmaxnreg.inc.sync.aligned.u32 232"), std::string::npos);
+  EXPECT_NE(sm90a.value().ptx.find("setmaxnreg.dec.sync.aligned.u32 40"), std::string::npos);
+  EXPECT_FALSE(compile_kernel(source, "sm_90").is_ok());
+}
+
+// The TMA wrappers emit the copy engine's instructions, not a fallback.
+TEST(JitTemplates, TheTmaWrappersEmitBulkTensorCopies) {
+  const std::string_view text = test::warp_test_template("tma.cuh");
+  ASSERT_FALSE(text.empty());
+  const std::pair<int, std::vector<const char*>> expected[] = {
+      {0, {"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+           "mbarrier.arrive.expect_tx"}},
+      {5, {"cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"}},
+      {18, {"cp.async.bulk.tensor.5d.shared::cluster.global.im2col"}},
+      {7, {"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+           "cp.async.bulk.wait_group.read 0", "fence.proxy.async.shared::cta"}}};
+  for (const auto& [mode, instructions] : expected) {
+    KernelSource source;
+    source.template_name = "tma.cuh";
+    source.source = test::test_template_prelude(256, mode) + std::string(text);
+    auto module = compile_kernel(source, "sm_90a");
+    ASSERT_TRUE(module.is_ok()) << module.status().message();
+    for (const char* instruction : instructions)
+      EXPECT_NE(module.value().ptx.find(instruction), std::string::npos)
+          << "mode " << mode << " lacks " << instruction;
+  }
 }
 
 class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};

@@ -25,6 +25,7 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       CONVJIT_LOAD_SYMBOL(library, api, module_unload, cuModuleUnload),
       CONVJIT_LOAD_SYMBOL(library, api, module_get_function, cuModuleGetFunction),
       CONVJIT_LOAD_SYMBOL(library, api, launch_kernel, cuLaunchKernel),
+      CONVJIT_LOAD_SYMBOL(library, api, func_set_attribute, cuFuncSetAttribute),
       CONVJIT_LOAD_SYMBOL(library, api, mem_alloc, cuMemAlloc_v2),
       CONVJIT_LOAD_SYMBOL(library, api, mem_free, cuMemFree_v2),
       CONVJIT_LOAD_SYMBOL(library, api, mem_get_info, cuMemGetInfo_v2),
@@ -45,6 +46,8 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       SymbolLookup{"cuEventElapsedTime", elapsed},
       CONVJIT_LOAD_SYMBOL(library, api, event_destroy, cuEventDestroy_v2),
   };
+  (void)load_symbol(library, "cuTensorMapEncodeTiled", api.tensor_map_encode_tiled);
+  (void)load_symbol(library, "cuTensorMapEncodeIm2col", api.tensor_map_encode_im2col);
   if (const char* missing = first_missing(events))
     timing = Status::not_available(fmt::format(
         "the CUDA driver lacks {}: kernels cannot be timed with CUDA events; update the driver",

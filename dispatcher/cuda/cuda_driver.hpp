@@ -29,6 +29,7 @@ struct CudaDriverApi {
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
   decltype(&::cuMemAlloc_v2) mem_alloc = nullptr;
   decltype(&::cuMemFree_v2) mem_free = nullptr;
   decltype(&::cuMemGetInfo_v2) mem_get_info = nullptr;
@@ -46,6 +47,10 @@ struct CudaDriverApi {
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventElapsedTime_v2) event_elapsed_time = nullptr;
   decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
+  // TMA's tensor maps, optional: drivers before CUDA 12.0 lack them, and
+  // only the kernels that copy with TMA need them (tensor_maps/).
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
+  decltype(&::cuTensorMapEncodeIm2col) tensor_map_encode_im2col = nullptr;
 };
 
 // Fills `api` from a loaded driver library: the first required symbol it

@@ -12,6 +12,9 @@
 // conv fwd's entries take two more, its fused epilogue's operands
 // (common/fused_epilogue.cuh):
 //   ..., scratch_t* workspace, const storage_t* bias, const storage_t* residual)
+// A kernel that copies with TMA takes its tensor maps there instead
+// (common/tensor_map.cuh):
+//   ..., scratch_t* workspace, const CONVJIT_GRID_CONSTANT tensor_maps_t maps)
 //
 // The generated prelude defines, before including a template:
 //   CONVJIT_DTYPE          0 f32, 1 f16, 2 bf16 (storage; math is f32)
@@ -36,6 +39,18 @@
 // 16-byte aligned, so that vector accesses, cp.async and ldmatrix can
 // address it at 16-byte steps (the emulator assumes the same).
 #define CONVJIT_SHARED_ARRAY(type, name, count) __shared__ alignas(16) type name[count]
+#endif
+#ifndef CONVJIT_DYNAMIC_SHARED_ARRAY
+// The launch's dynamic shared memory (KernelEntry::dynamic_shared_bytes),
+// one array per kernel, 1024-byte aligned for TMA's 128-byte swizzle.
+// Beyond 48 KiB of it the JIT opts the kernel in when it loads, up to the
+// device's limit (227 KiB on H100 and H200).
+#define CONVJIT_DYNAMIC_SHARED_ARRAY(type, name) extern __shared__ __align__(1024) type name[]
+#endif
+#ifndef CONVJIT_SHARED_ARRAY_ALIGNED
+// Aligned further, for a TMA box (128 bytes, or its swizzle's repeat).
+#define CONVJIT_SHARED_ARRAY_ALIGNED(type, name, count, alignment) \
+  __shared__ alignas(alignment) type name[count]
 #endif
 
 namespace convjit_device {

@@ -47,6 +47,8 @@ struct EmulatedRunOptions {
   std::vector<std::uint8_t> input_elements;  // x's layout flags; empty: every element
   std::size_t workspace_floats = 0;
   float output_fill = kUnwritten;  // y's contents before the launch
+  std::vector<emulator::EmulatedTensorMapArgument> tensor_maps;  // support/tma_cases.hpp
+  std::size_t dynamic_shared_bytes = 0;  // convjit_kernel's
 };
 
 // A copy of host data starting on a 256-byte boundary, as cudaMalloc's
@@ -79,6 +81,7 @@ class TestLaunch {
     source_.template_name = name;
     source_.constants = {{"BLOCK", kWarpBlock}, {"N", threads}, {"MODE", mode}};
     source_.entries = {{"convjit_kernel", threads}};
+    source_.entries[0].dynamic_shared_bytes = options.dynamic_shared_bytes;
     source_.workspace_bytes = options.workspace_floats * sizeof(float);
     kernels_ = find_emulated_template(test_emulated_templates(), name, DataType::f32);
     if (kernels_ == nullptr) {
@@ -95,6 +98,7 @@ class TestLaunch {
     launch_.in0 = {&x_, in_.data()};
     launch_.out = {&y_, out_.data()};
     launch_.out_destination = output.data();
+    launch_.tensor_maps = std::move(options.tensor_maps);
   }
   TestLaunch(const TestLaunch&) = delete;
   TestLaunch& operator=(const TestLaunch&) = delete;

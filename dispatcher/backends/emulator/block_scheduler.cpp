@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "dispatcher/backends/emulator/launch_context.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
 
 namespace convjit::emulator {
 
@@ -19,19 +20,23 @@ thread_local BlockScheduler* running_scheduler = nullptr;
 // ---- shared memory ----------------------------------------------------------
 
 SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
-                           long long count, std::size_t element_bytes)
+                           long long count, std::size_t element_bytes, std::size_t alignment,
+                           bool dynamic)
     : block_(block),
       id_(id),
       name_(name),
       line_(line),
       count_(count),
       element_bytes_(element_bytes),
+      alignment_(alignment),
+      dynamic_(dynamic),
       data_(static_cast<std::size_t>(count) * element_bytes),
       shadow_(static_cast<std::size_t>(count)) {
   reset();
 }
 
 void SharedRegion::reset() {
+  declared_ = false;
   std::memset(data_.data(), 0xff, data_.size());  // NaN in every float format
   std::fill(shadow_.begin(), shadow_.end(), Shadow{});
   reader_lists_.clear();
@@ -53,12 +58,20 @@ void* SharedRegion::element(long long index, Access access) noexcept {
   if (!check_bounds(index, 1)) return nullptr;
   const auto at = static_cast<std::size_t>(index);
   if (const std::int32_t copier = shadow_[at].in_flight_by; copier >= 0) {
-    report_violation(fmt::format(
-        "{} shared {}[{}] while thread {}'s cp.async to it is in flight: a cp.async.wait_group "
-        "(then a __syncthreads() for other threads) is missing before the access",
-        access == Access::read ? "reads" : "writes", name_, index, copier));
+    const char* verb = access == Access::read ? "reads" : "writes";
+    if (shadow_[at].in_flight_kind == AsyncWriter::tma)
+      report_violation(fmt::format(
+          "{} shared {}[{}] while the TMA load thread {} issued to it is in flight: wait for the "
+          "phase of the mbarrier it completes on before the access",
+          verb, name_, index, copier));
+    else
+      report_violation(fmt::format(
+          "{} shared {}[{}] while thread {}'s cp.async to it is in flight: a cp.async.wait_group "
+          "(then a __syncthreads() for other threads) is missing before the access",
+          verb, name_, index, copier));
     return nullptr;
   }
+  if (!check_async_reader(shadow_[at], index, access)) return nullptr;
   if (access != Access::atomic && shadow_[at].mbarrier) {
     report_violation(fmt::format(
         "{} shared {}[{}], a live mbarrier, with a plain access: use the mbarrier operations, "
@@ -70,23 +83,87 @@ void* SharedRegion::element(long long index, Access access) noexcept {
   return data_.data() + at * element_bytes_;
 }
 
-bool SharedRegion::begin_async_write(long long first, long long count) noexcept {
+bool SharedRegion::begin_async_write(long long first, long long count,
+                                     AsyncWriter writer) noexcept {
   if (!check_bounds(first, count)) return false;
   const auto me = static_cast<std::int32_t>(block_.running_thread());
+  const char* what = writer == AsyncWriter::tma ? "a TMA load" : "a cp.async";
   for (long long i = first; i < first + count; ++i) {
     Shadow& s = shadow_[static_cast<std::size_t>(i)];
     if (s.in_flight_by >= 0) {
       report_violation(fmt::format(
-          "issues a cp.async to shared {}[{}] while thread {}'s earlier cp.async to it is in "
-          "flight",
-          name_, i, s.in_flight_by));
+          "issues {} to shared {}[{}] while thread {}'s earlier {} to it is in flight", what,
+          name_, i, s.in_flight_by,
+          s.in_flight_kind == AsyncWriter::tma ? "TMA load" : "cp.async"));
       return false;
     }
-    if (!check_race(s, i, Access::write)) return false;
+    if (s.mbarrier) {
+      report_violation(fmt::format("issues {} to shared {}[{}], a live mbarrier", what, name_, i));
+      return false;
+    }
+    if (!check_async_reader(s, i, Access::write) || !check_race(s, i, Access::write))
+      return false;
   }
-  for (long long i = first; i < first + count; ++i)
-    shadow_[static_cast<std::size_t>(i)].in_flight_by = me;
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    s.in_flight_by = me;
+    s.in_flight_kind = writer;
+  }
   return true;
+}
+
+void SharedRegion::land_bulk_write(long long first, long long count, const std::byte* data,
+                                   std::int32_t agent, std::uint32_t agent_epoch) noexcept {
+  std::memcpy(data_.data() + static_cast<std::size_t>(first) * element_bytes_, data,
+              static_cast<std::size_t>(count) * element_bytes_);
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    s.in_flight_by = -1;
+    s.write_interval = block_.interval(), s.writer = agent, s.writer_epoch = agent_epoch;
+    s.writer_fences = 0;
+  }
+}
+
+bool SharedRegion::begin_async_read(long long first, long long count) noexcept {
+  if (!check_bounds(first, count)) return false;
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    if (element(i, Access::read) == nullptr || !check_proxy_fence(s, i)) return false;
+  }
+  const auto me = static_cast<std::int32_t>(block_.running_thread());
+  for (long long i = first; i < first + count; ++i)
+    shadow_[static_cast<std::size_t>(i)].async_reader = me;
+  return true;
+}
+
+void SharedRegion::end_async_read(long long first, long long count) noexcept {
+  for (long long i = first; i < first + count; ++i)
+    shadow_[static_cast<std::size_t>(i)].async_reader = -1;
+}
+
+// Writing a TMA store's source before its wait_group.read is a race with
+// the copy engine.
+bool SharedRegion::check_async_reader(const Shadow& s, long long index, Access access) noexcept {
+  if (access == Access::read || s.async_reader < 0) return true;
+  report_violation(fmt::format(
+      "writes shared {}[{}] while thread {}'s TMA store still reads it: a "
+      "cp.async.bulk.wait_group.read in that thread (then a __syncthreads()) is missing first",
+      name_, index, s.async_reader));
+  return false;
+}
+
+// The async proxy (TMA, wgmma) sees a thread's ordinary shared stores only
+// after that thread's fence.proxy.async.
+bool SharedRegion::check_proxy_fence(const Shadow& s, long long index) noexcept {
+  if (s.writer < 0 || static_cast<unsigned>(s.writer) >= block_.threads() ||
+      block_.proxy_fences(s.writer) != s.writer_fences)
+    return true;
+  report_violation(fmt::format(
+      "the async proxy reads shared {}[{}], which thread {} wrote with an ordinary store and no "
+      "fence.proxy.async.shared::cta after it: add the fence in the writing thread before the "
+      "barrier",
+      name_, index, s.writer));
+  return false;
 }
 
 void SharedRegion::land_async_write(long long first, long long count,
@@ -105,7 +182,7 @@ bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcep
   const std::uint32_t now = block_.interval();
   const auto race = [&](const char* what, std::int32_t other) {
     const std::string who =
-        other == kManyReaders ? std::string("several threads") : fmt::format("thread {}", other);
+        other == kManyReaders ? std::string("several threads") : block_.who(other);
     report_violation(fmt::format(
         "{} shared {}[{}] {} {} in the same barrier interval ({}): a race; a __syncthreads(){} is "
         "missing between them",
@@ -126,6 +203,7 @@ bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcep
   if (unordered_write) race("that was written by", s.writer);
   if (s.read_interval == now && !reads_ordered(s, me)) race("that was read by", s.reader);
   s.write_interval = now, s.writer = me, s.writer_epoch = block_.epoch();
+  s.writer_fences = block_.proxy_fences(me);
   return true;
 }
 
@@ -197,6 +275,11 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
   for (auto& region : shared_) region->reset();
   mbarriers_.reset();
   mbarriers_used_ = false;
+  bulk_loads_.clear();
+  static_shared_bytes_ = dynamic_shared_bytes_ = 0;
+  registers_.reset(threads);
+  agents_.clear();
+  agent_epochs_.clear();
   start_threads(threads, body, context);
   do {
     do {
@@ -204,6 +287,16 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
         if (runnable(t)) resume(t);
     } while (settle_warps() || settle_mbarriers());
   } while (open_barrier());
+  registers_.report_mismatches();
+  if (!bulk_loads_.empty()) {
+    enter(bulk_loads_.front().issuer);
+    report_violation(fmt::format(
+        "the block ends with {} TMA load{} in flight, never waited for on {}: wait for the "
+        "phase it completes before the block returns",
+        bulk_loads_.size(), bulk_loads_.size() == 1 ? "" : "s",
+        mbarriers_.describe(bulk_loads_.front().bar)));
+    bulk_loads_.clear();
+  }
   end_interval();
   running_scheduler = nullptr;
 }
@@ -219,15 +312,27 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
           complete_stack_switch(nullptr, &host_stack_);
           threads_[t].scheduler = std::move(scheduler);
           body(context);
-          if (const std::size_t n = threads_[t].copies.in_flight(); n > 0)
-            report_violation(fmt::format(
-                "returns with {} cp.async cop{} never waited for: a cp.async.wait_group is "
-                "missing",
-                n, n == 1 ? "y" : "ies"));
+          report_unfinished_copies(threads_[t]);
           threads_[t].done = true;
           announce_stack_switch(nullptr, host_stack_);  // this stack never runs again
           return std::move(threads_[t].scheduler);
         });
+}
+
+void BlockScheduler::report_unfinished_copies(ThreadSlot& t) {
+  if (const std::size_t n = t.copies.in_flight(); n > 0)
+    report_violation(fmt::format(
+        "returns with {} cp.async cop{} never waited for: a cp.async.wait_group is missing", n,
+        n == 1 ? "y" : "ies"));
+  if (const std::size_t n = t.stores.reading.size(); n > 0) {
+    report_violation(fmt::format(
+        "returns with {} TMA store{} still reading shared memory: a "
+        "cp.async.bulk.commit_group and cp.async.bulk.wait_group.read are missing",
+        n, n == 1 ? "" : "s"));
+    for (const BulkStoreGroups::Source& s : t.stores.reading)
+      s.region->end_async_read(s.first, s.count);
+    t.stores = {};
+  }
 }
 
 bool BlockScheduler::runnable(unsigned thread) const {
@@ -295,17 +400,52 @@ void BlockScheduler::yield(ThreadSlot& self) {
 }
 
 SharedRegion& BlockScheduler::shared_region(const char* name, int line, long long count,
-                                            std::size_t element_bytes) {
+                                            std::size_t element_bytes, std::size_t alignment,
+                                            bool dynamic) {
+  SharedRegion* found = nullptr;
   for (auto& region : shared_)
     if (region->declared_at(name, line)) {
-      if (!region->fits(count, element_bytes))
+      if (!region->fits(count, element_bytes, alignment, dynamic))
         region = std::make_unique<SharedRegion>(*this, region->id(), name, line, count,
-                                                element_bytes);
-      return *region;
+                                                element_bytes, alignment, dynamic);
+      found = region.get();
+      break;
     }
-  shared_.push_back(std::make_unique<SharedRegion>(
-      *this, static_cast<std::uint32_t>(shared_.size()), name, line, count, element_bytes));
-  return *shared_.back();
+  if (found == nullptr) {
+    shared_.push_back(std::make_unique<SharedRegion>(
+        *this, static_cast<std::uint32_t>(shared_.size()), name, line, count, element_bytes,
+        alignment, dynamic));
+    found = shared_.back().get();
+  }
+  if (found->declare()) count_shared_bytes(*found);
+  return *found;
+}
+
+// Static arrays are laid out one after another, each at its alignment; the
+// dynamic array follows them.  ptxas refuses more than 48 KiB of static
+// arrays, and a launch more than the opt-in limit in all.
+void BlockScheduler::count_shared_bytes(const SharedRegion& region) {
+  const auto bytes = static_cast<std::size_t>(region.count()) * region.element_bytes();
+  if (region.dynamic()) {
+    dynamic_shared_bytes_ = bytes;
+  } else {
+    const std::size_t start =
+        (static_shared_bytes_ + region.alignment() - 1) / region.alignment() * region.alignment();
+    const bool was_within = static_shared_bytes_ <= kStaticSharedLimit;
+    static_shared_bytes_ = start + bytes;
+    if (was_within && static_shared_bytes_ > kStaticSharedLimit)
+      report_violation(fmt::format(
+          "declares static shared arrays of {} bytes with {}, beyond the {} that ptxas allows: "
+          "put the large ones in CONVJIT_DYNAMIC_SHARED_ARRAY",
+          static_shared_bytes_, region.name(), kStaticSharedLimit));
+  }
+  if (static_shared_bytes_ + dynamic_shared_bytes_ > kOptInSharedLimit &&
+      static_shared_bytes_ + dynamic_shared_bytes_ - bytes <= kOptInSharedLimit)
+    report_violation(fmt::format(
+        "uses {} bytes of shared memory ({} static, {} dynamic), beyond the {} an sm_90 block "
+        "may have",
+        static_shared_bytes_ + dynamic_shared_bytes_, static_shared_bytes_,
+        dynamic_shared_bytes_, kOptInSharedLimit));
 }
 
 // ---- warp collectives --------------------------------------------------------
@@ -426,6 +566,12 @@ void BlockScheduler::mbarrier_inval(const MbarrierKey& key) {
                                    mbarriers_.describe(key)));
       return;
     }
+  for (const BulkLoad& load : bulk_loads_)
+    if (load.bar == key) {
+      report_violation(fmt::format("mbarrier.inval of {} while a TMA load completes on it",
+                                   mbarriers_.describe(key)));
+      return;
+    }
   if (mbarriers_.inval(key)) key.region->mark_mbarrier(key.index, false);
 }
 
@@ -475,8 +621,72 @@ bool BlockScheduler::settle_mbarriers() {
     }
   }
   if (woke || !waiting) return woke;
+  if (land_bulk_loads()) return true;
   report_deadlock();
   return true;
+}
+
+// ---- TMA -------------------------------------------------------------------
+
+void BlockScheduler::issue_bulk_load(BulkLoad load) {
+  load.issuer = running_;
+  bulk_loads_.push_back(std::move(load));
+}
+
+// Lands every load in flight, in issue order, and completes its bytes on
+// its mbarrier, releasing the writes to the phase's waiters.
+bool BlockScheduler::land_bulk_loads() {
+  if (bulk_loads_.empty()) return false;
+  const unsigned saved = running_;
+  std::vector<BulkLoad> landing = std::move(bulk_loads_);
+  bulk_loads_.clear();
+  for (const BulkLoad& load : landing) {
+    enter(load.issuer);
+    const std::int32_t agent = async_agent(load.bar);
+    const std::uint32_t epoch = ++agent_epochs_[static_cast<std::size_t>(agent) - threads_.size()];
+    load.region->land_bulk_write(load.first, load.count, load.data.data(), agent, epoch);
+    OrderClock released(static_cast<std::size_t>(agent) + 1, 0);
+    released[static_cast<std::size_t>(agent)] = epoch;
+    (void)mbarriers_.complete_tx(load.bar, static_cast<long long>(load.data.size()), &released);
+  }
+  enter(saved);
+  return true;
+}
+
+std::int32_t BlockScheduler::async_agent(const MbarrierKey& key) {
+  const auto it = std::find(agents_.begin(), agents_.end(), key);
+  if (it == agents_.end()) {
+    agents_.push_back(key);
+    agent_epochs_.push_back(0);
+    return static_cast<std::int32_t>(threads_.size() + agents_.size() - 1);
+  }
+  const auto agent = static_cast<std::size_t>(it - agents_.begin());
+  return static_cast<std::int32_t>(threads_.size() + agent);
+}
+
+void BlockScheduler::wait_bulk_stores(unsigned newest) {
+  BulkStoreGroups& groups = threads_[running_].stores;
+  std::vector<BulkStoreGroups::Source> staying;
+  for (const BulkStoreGroups::Source& s : groups.reading) {
+    if (s.group + newest < groups.open_group)
+      s.region->end_async_read(s.first, s.count);
+    else
+      staying.push_back(s);
+  }
+  groups.reading = std::move(staying);
+}
+
+std::uint32_t BlockScheduler::proxy_fences(std::int32_t thread) const {
+  return thread >= 0 && static_cast<std::size_t>(thread) < threads_.size()
+             ? threads_[static_cast<std::size_t>(thread)].proxy_fences
+             : 0;
+}
+
+std::string BlockScheduler::who(std::int32_t thread) const {
+  if (thread < 0 || static_cast<std::size_t>(thread) < threads_.size())
+    return fmt::format("thread {}", thread);
+  const MbarrierKey& key = agents_[static_cast<std::size_t>(thread) - threads_.size()];
+  return fmt::format("a TMA load completing on mbarrier {}[{}]", key.region->name(), key.index);
 }
 
 void BlockScheduler::report_deadlock() {

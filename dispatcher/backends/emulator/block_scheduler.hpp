@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,16 +28,22 @@
 #include "dispatcher/backends/emulator/mbarrier_table.hpp"
 #include "dispatcher/backends/emulator/stack_switch_annotations.hpp"
 #include "dispatcher/backends/emulator/warp_collective.hpp"
+#include "dispatcher/backends/emulator/warpgroup_registers.hpp"
 
 namespace convjit::emulator {
 
 class BlockScheduler;
 
+// Who writes a shared element asynchronously: a thread's cp.async, or a
+// TMA load (common/tma.cuh), whose bytes land through an mbarrier.
+enum class AsyncWriter : std::uint8_t { cp_async, tma };
+
 // One __shared__ array of the running block.
 class SharedRegion {
  public:
   SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
-               long long count, std::size_t element_bytes);
+               long long count, std::size_t element_bytes, std::size_t alignment = 16,
+               bool dynamic = false);
 
   // The element's address, or null (after a report) when the access must
   // not happen.  Atomic accesses are bounds-checked only.
@@ -46,19 +53,43 @@ class SharedRegion {
   // as a write by the issuing thread; landing writes them, as that thread.
   // begin_async_write returns false (after a report) if the copy must not
   // be issued.
-  bool begin_async_write(long long first, long long count) noexcept;
+  bool begin_async_write(long long first, long long count,
+                         AsyncWriter writer = AsyncWriter::cp_async) noexcept;
   void land_async_write(long long first, long long count, const std::byte* data) noexcept;
+  // A TMA load's bytes landing: written by the async proxy `agent` (a
+  // pseudo-thread of the block scheduler) at `agent_epoch`, which the
+  // mbarrier the load completes on releases to its waiters.
+  void land_bulk_write(long long first, long long count, const std::byte* data,
+                       std::int32_t agent, std::uint32_t agent_epoch) noexcept;
+  // A TMA store's source: checked as a read by the running thread, whose
+  // writers must have fenced the async proxy; writes are refused until
+  // end_async_read() (cp.async.bulk.wait_group.read).  False after a report.
+  bool begin_async_read(long long first, long long count) noexcept;
+  void end_async_read(long long first, long long count) noexcept;
+  // The bytes of `count` elements from `first`, for a TMA store that
+  // begin_async_read() admitted.
+  [[nodiscard]] const std::byte* raw(long long first) const {
+    return data_.data() + static_cast<std::size_t>(first) * element_bytes_;
+  }
 
   [[nodiscard]] std::size_t element_bytes() const { return element_bytes_; }
   [[nodiscard]] const char* name() const { return name_; }
   [[nodiscard]] int line() const { return line_; }
+  [[nodiscard]] long long count() const { return count_; }
+  // What the array was declared aligned to (CONVJIT_SHARED_ARRAY_ALIGNED).
+  [[nodiscard]] std::size_t alignment() const { return alignment_; }
   [[nodiscard]] std::uint32_t id() const { return id_; }  // in the order the block declared it
   [[nodiscard]] bool declared_at(const char* name, int line) const {
     return name_ == name && line_ == line;
   }
-  [[nodiscard]] bool fits(long long count, std::size_t element_bytes) const {
-    return count_ == count && element_bytes_ == element_bytes;
+  [[nodiscard]] bool fits(long long count, std::size_t element_bytes, std::size_t alignment,
+                          bool dynamic) const {
+    return count_ == count && element_bytes_ == element_bytes && alignment_ == alignment &&
+           dynamic_ == dynamic;
   }
+  [[nodiscard]] bool dynamic() const { return dynamic_; }  // CONVJIT_DYNAMIC_SHARED_ARRAY's
+  // The first declaration in the running block; false after.
+  bool declare() { return !std::exchange(declared_, true); }
   void reset();  // a new block: poisoned contents, no history
   // An element that holds a live mbarrier: plain accesses to it are reported.
   void mark_mbarrier(long long index, bool live) noexcept;
@@ -75,17 +106,22 @@ class SharedRegion {
     std::int32_t reader = -1;                   // kManyReaders when two or more read
     std::uint32_t unwritten_read_interval = 0;  // a read found it never written
     std::int32_t unwritten_reader = -1;
-    std::int32_t in_flight_by = -1;  // the thread whose cp.async to it has not landed
+    std::int32_t in_flight_by = -1;  // the thread whose cp.async or TMA load has not landed
+    std::int32_t async_reader = -1;  // the thread whose TMA store still reads it
+    std::uint32_t writer_fences = 0;  // the writer's fence.proxy.async count at the write
     std::uint32_t writer_epoch = 0;  // the writer's epoch at the write
     std::uint32_t reader_epoch = 0;  // the reader's at its last read
     std::int32_t readers = -1;       // kManyReaders' entry in reader_lists_, when kept
     bool mbarrier = false;
+    AsyncWriter in_flight_kind = AsyncWriter::cp_async;
   };
   static constexpr std::int32_t kManyReaders = -2;
   bool check_race(Shadow& s, long long index, Access access) noexcept;
   void record_read(Shadow& s, std::int32_t me, std::uint32_t now);
   [[nodiscard]] bool reads_ordered(const Shadow& s, std::int32_t me) const;
   bool check_bounds(long long first, long long count) noexcept;
+  bool check_async_reader(const Shadow& s, long long index, Access access) noexcept;
+  bool check_proxy_fence(const Shadow& s, long long index) noexcept;
 
   BlockScheduler& block_;
   std::uint32_t id_;
@@ -93,11 +129,38 @@ class SharedRegion {
   int line_;
   long long count_;
   std::size_t element_bytes_;
+  std::size_t alignment_;
+  bool dynamic_;
+  bool declared_ = false;
   std::vector<std::byte> data_;
   std::vector<Shadow> shadow_;
   // Several readers of one element in one interval, each with its epoch:
   // kept once mbarriers order accesses, so a write can be checked against each.
   std::vector<std::vector<std::pair<std::int32_t, std::uint32_t>>> reader_lists_;
+};
+
+// A TMA load in flight: its bytes, in the destination's element order,
+// land when every thread of the block waits (BlockScheduler), then
+// complete their transaction bytes on the mbarrier.
+struct BulkLoad {
+  SharedRegion* region = nullptr;
+  long long first = 0;  // elements
+  long long count = 0;
+  std::vector<std::byte> data;
+  MbarrierKey bar;
+  unsigned issuer = 0;
+};
+
+// A thread's TMA stores whose shared source is still read, by bulk group
+// (cp.async.bulk.commit_group closes one).
+struct BulkStoreGroups {
+  struct Source {
+    SharedRegion* region;
+    long long first, count;
+    std::uint64_t group;
+  };
+  std::vector<Source> reading;
+  std::uint64_t open_group = 0;
 };
 
 class BlockScheduler {
@@ -122,8 +185,12 @@ class BlockScheduler {
   void arrive(WarpArrival& arrival);
   [[nodiscard]] unsigned live_lanes(unsigned warp) const;
   [[nodiscard]] AsyncCopies& async_copies() { return threads_[running_].copies; }
+  // The array declared at `name` and `line`, as every thread of the block
+  // declares it; its first declaration in a block counts its bytes
+  // against the static (48 KiB) and total (227 KiB) limits.
   SharedRegion& shared_region(const char* name, int line, long long count,
-                              std::size_t element_bytes);
+                              std::size_t element_bytes, std::size_t alignment = 16,
+                              bool dynamic = false);
 
   // mbarriers (common/mbarrier.cuh), as the running thread.  A wait
   // suspends it until the phase completes; a wait no thread can end is
@@ -133,6 +200,23 @@ class BlockScheduler {
   std::uint64_t mbarrier_arrive(const MbarrierKey& key, long long count);
   bool mbarrier_wait(const MbarrierKey& key, unsigned parity);
   [[nodiscard]] MbarrierTable& mbarriers() { return mbarriers_; }
+
+  // TMA (common/tma.cuh), as the running thread.  A load lands once every
+  // thread waits (at an mbarrier, a barrier or a warp collective) and one
+  // waits at an mbarrier: as late as the GPU may land it.
+  void issue_bulk_load(BulkLoad load);
+  [[nodiscard]] BulkStoreGroups& bulk_stores() { return threads_[running_].stores; }
+  // cp.async.bulk.wait_group[.read] `newest`: the stores of every committed
+  // group but the `newest` most recent ones release their sources.
+  void wait_bulk_stores(unsigned newest);
+  void fence_proxy_async() { ++threads_[running_].proxy_fences; }
+  // fence.proxy.async.shared::cta count of `thread` so far (0 for an
+  // async-proxy agent, whose writes need no fence).
+  [[nodiscard]] std::uint32_t proxy_fences(std::int32_t thread) const;
+  // "thread 5", or "a TMA load" for an async-proxy agent.
+  [[nodiscard]] std::string who(std::int32_t thread) const;
+  [[nodiscard]] unsigned threads() const { return static_cast<unsigned>(threads_.size()); }
+  [[nodiscard]] WarpgroupRegisters& warpgroup_registers() { return registers_; }
 
   // Whether the running thread's accesses are ordered after `other`'s of
   // `epoch` through an mbarrier; and its own epoch now.
@@ -164,6 +248,8 @@ class BlockScheduler {
     bool wait_broken = false;  // released from a deadlocked wait
     std::uint32_t epoch = 1;   // advances at each of its mbarrier arrivals
     OrderClock knows;          // see mbarrier_table.hpp
+    BulkStoreGroups stores;
+    std::uint32_t proxy_fences = 0;
   };
   void start_threads(unsigned threads, Body body, const void* context);
   void resume(unsigned thread);
@@ -171,6 +257,10 @@ class BlockScheduler {
   [[nodiscard]] bool runnable(unsigned thread) const;
   bool settle_warps();
   bool settle_mbarriers();
+  bool land_bulk_loads();
+  void count_shared_bytes(const SharedRegion& region);
+  std::int32_t async_agent(const MbarrierKey& key);
+  void report_unfinished_copies(ThreadSlot& t);
   void report_deadlock();
   bool settle_warp(unsigned warp, bool release_stuck);
   void report_stuck(unsigned thread, const WarpArrival& arrival);
@@ -189,6 +279,13 @@ class BlockScheduler {
   AccessRecorder* recorder_ = nullptr;
   MbarrierTable mbarriers_;
   bool mbarriers_used_ = false;  // in this block
+  std::vector<BulkLoad> bulk_loads_;
+  WarpgroupRegisters registers_;
+  std::size_t static_shared_bytes_ = 0, dynamic_shared_bytes_ = 0;  // declared in this block
+  // The async proxy's writes through each mbarrier, as pseudo-threads
+  // numbered after the block's threads: the barriers and their epochs.
+  std::vector<MbarrierKey> agents_;
+  std::vector<std::uint32_t> agent_epochs_;
 };
 
 // What __syncthreads() expands to in the emulator.

@@ -2,9 +2,10 @@
 // qualifiers, built-in variables, barriers, shared memory, atomics and
 // intrinsics, warp collectives, and bounds-checked storage for
 // CONVJIT_DTYPE; plus the emulator's side of the device wrappers in
-// kernel_templates/common/ (vector memory, cp.async, ldmatrix, mma).  Included by
-// the generated emulated_<template>_<dtype>.cpp files only, which then
-// include the template inside a namespace of their own.
+// kernel_templates/common/ (vector memory, cp.async, ldmatrix, mma,
+// mbarrier, TMA).  Included by the generated emulated_<template>_<dtype>.cpp
+// files only, which then include the template inside a namespace of their
+// own.
 //
 // The unprefixed macros below are CUDA's own names: defining them is the
 // point of an emulator.
@@ -36,6 +37,12 @@
 #define CONVJIT_KERNEL void
 #define CONVJIT_SHARED_ARRAY(type, name, count) \
   const ::convjit::emulated::SharedArray<type> name(#name, __LINE__, count)
+#define CONVJIT_SHARED_ARRAY_ALIGNED(type, name, count, alignment) \
+  const ::convjit::emulated::SharedArray<type> name(#name, __LINE__, count, alignment)
+#define CONVJIT_DYNAMIC_SHARED_ARRAY(type, name) \
+  const ::convjit::emulated::SharedArray<type> name(::convjit::emulated::kDynamicShared, #name, \
+                                                     __LINE__)
+#define CONVJIT_GRID_CONSTANT
 #define __global__
 #define __device__
 #define __host__
@@ -225,12 +232,35 @@ class SharedRef {
   long long index_;
 };
 
+// The tag of CONVJIT_DYNAMIC_SHARED_ARRAY's constructor.
+struct DynamicShared {};
+inline constexpr DynamicShared kDynamicShared{};
+
+// The elements of T the launch's dynamic shared memory holds (reported
+// when it holds none, or not a whole number).
+template <class T>
+long long dynamic_shared_count(const char* name) {
+  const std::size_t bytes = emulator::launch_context().dynamic_shared_bytes;
+  if (bytes == 0 || bytes % sizeof(T) != 0)
+    emulator::report_violation(fmt::format(
+        "declares CONVJIT_DYNAMIC_SHARED_ARRAY {} of {}-byte elements, but the launch gives {} "
+        "bytes of dynamic shared memory (KernelEntry::dynamic_shared_bytes)",
+        name, sizeof(T), bytes));
+  return static_cast<long long>(bytes / sizeof(T));
+}
+
 // What CONVJIT_SHARED_ARRAY declares: a handle on the block's array.
 template <class T>
 class SharedArray {
  public:
-  SharedArray(const char* name, int line, long long count)
-      : region_(&emulator::BlockScheduler::current().shared_region(name, line, count, sizeof(T))) {}
+  SharedArray(const char* name, int line, long long count, std::size_t alignment = 16)
+      : region_(&emulator::BlockScheduler::current().shared_region(name, line, count, sizeof(T),
+                                                                   alignment)) {}
+  // The launch's dynamic shared memory, 1024-byte aligned as the GPU's
+  // declaration asks (kernel_abi.cuh).
+  SharedArray(DynamicShared, const char* name, int line)
+      : region_(&emulator::BlockScheduler::current().shared_region(
+            name, line, dynamic_shared_count<T>(name), sizeof(T), 1024, true)) {}
   SharedRef<T> operator[](long long index) const { return {region_, index}; }
 
  private:
@@ -452,6 +482,16 @@ inline void mma(const char* name, emulator::CompleteCollective complete, float* 
 
 inline unsigned to_tf32_bits(float value) { return emulator::round_to_tf32(value); }
 
+// ---- setmaxnreg (common/warpgroup.cuh) ----------------------------------------------------
+
+inline void setmaxnreg(bool increase, unsigned registers) {
+  emulator::SetmaxnregPayload p{increase, registers};
+  emulator::WarpArrival arrival{
+      increase ? "setmaxnreg.inc.sync.aligned.u32" : "setmaxnreg.dec.sync.aligned.u32", 0,
+      emulator::kFullWarp, &emulator::complete_setmaxnreg, &p};
+  emulator::warp_collective(arrival);
+}
+
 // A template without a second pass leaves convjit_kernel_finish to this,
 // a GEMM template convjit_gemm_finish<Math>; one without a first pass
 // convjit_gemm_prepare<Math>, else convjit_kernel_prepare.
@@ -465,3 +505,4 @@ inline constexpr std::nullptr_t convjit_gemm_prepare = nullptr;
 }  // namespace convjit::emulated
 
 #include "dispatcher/backends/emulator/device_mbarrier.hpp"
+#include "dispatcher/backends/emulator/device_bulk_copy.hpp"

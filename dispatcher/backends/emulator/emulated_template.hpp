@@ -11,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "dispatcher/backends/emulator/emulated_tensor_maps.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
@@ -18,11 +19,12 @@
 namespace convjit::emulator {
 
 // convjit_kernel(in0, in1, out, alpha, beta, workspace[, bias, residual]
-// | [, norm]), pointers erased; the epilogue operands reach only the
-// entries that take them (a conv fwd's), the norm operands a batchnorm's.
+// | [, norm] | [, tensor maps]), pointers erased; the epilogue operands
+// reach only the entries that take them (a conv fwd's), the norm operands
+// a batchnorm's, the tensor maps those that copy with TMA.
 using ErasedKernel = void (*)(const void* in0, const void* in1, void* out, float alpha, float beta,
                               void* workspace, const void* bias, const void* residual,
-                              const NormOperands* norm);
+                              const NormOperands* norm, const EmulatedTensorMaps* maps);
 
 struct EmulatedEntry {
   const char* name = nullptr;  // "convjit_kernel", "convjit_kernel_finish", ...
@@ -82,6 +84,15 @@ struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float,
   static constexpr bool kEpilogueOperands = false;
   static constexpr bool kNormOperands = true;
 };
+template <class Storage, class Scratch>
+struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*,
+                                EmulatedTensorMaps)> {
+  using storage = Storage;
+  using scratch = Scratch;
+  static constexpr bool kEpilogueOperands = false;
+  static constexpr bool kNormOperands = false;
+  static constexpr bool kTensorMaps = true;
+};
 
 // The template's NormParams (norm/batchnorm_common.cuh) from the host's
 // erased operands, member for member.
@@ -96,13 +107,20 @@ Norm bind_norm(const NormOperands& n) {
               n.momentum};
 }
 
+template <class Signature>
+concept TakesTensorMaps = Signature::kTensorMaps;
+
 template <auto kernel>
 void erased(const void* in0, const void* in1, void* out, float alpha, float beta, void* workspace,
-            const void* bias, const void* residual, const NormOperands* norm) {
+            const void* bias, const void* residual, const NormOperands* norm,
+            const EmulatedTensorMaps* maps) {
   using Signature = KernelSignature<decltype(kernel)>;
   using Storage = typename Signature::storage;
   auto* scratch = static_cast<typename Signature::scratch*>(workspace);
-  if constexpr (Signature::kEpilogueOperands) {
+  if constexpr (TakesTensorMaps<Signature>) {
+    kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
+           static_cast<Storage*>(out), alpha, beta, scratch, *maps);
+  } else if constexpr (Signature::kEpilogueOperands) {
     kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
            static_cast<Storage*>(out), alpha, beta, scratch, static_cast<const Storage*>(bias),
            static_cast<const Storage*>(residual));

@@ -27,12 +27,13 @@ struct GridCall {
   const void* bias;
   const void* residual;
   const NormOperands* norm;
+  const EmulatedTensorMaps* maps;
 };
 
 void run_thread(const void* context) {
   const auto* c = static_cast<const GridCall*>(context);
   c->kernel(c->in0, c->in1, c->out, c->alpha, c->beta, c->workspace, c->bias, c->residual,
-            c->norm);
+            c->norm, c->maps);
 }
 
 // Blocks run in parallel on the host's cores, each on one host thread.
@@ -107,7 +108,8 @@ class PreparedLaunch {
                   nullptr,
                   add_operand(buffers_, launch_.bias),
                   add_operand(buffers_, launch_.residual),
-                  &norm_};
+                  &norm_,
+                  &maps_};
     // In units of the storage element, the workspace's smallest use.
     const std::size_t unit = element_size(launch_.kernels->dtype);
     if (source.workspace_bytes > 0)
@@ -115,6 +117,7 @@ class PreparedLaunch {
           {"workspace", BufferRole::scratch, unit,
            static_cast<std::int64_t>((source.workspace_bytes + unit - 1) / unit), {}},
           nullptr);
+    if (Status s = bind_tensor_maps(call); !s.is_ok()) return s;
     for (const KernelEntry& entry : source.entries) {
       call.kernel = launch_.kernels->entry(entry.name);
       if (call.kernel == nullptr)
@@ -122,6 +125,12 @@ class PreparedLaunch {
                                                                  source.template_name, entry.name));
       launch_context().kernel_label = fmt::format("{} ({}) {}", source.template_name,
                                                   dtype_name(launch_.kernels->dtype), entry.name);
+      if (entry.dynamic_shared_bytes > kOptInSharedLimit)
+        return Status::invalid(fmt::format(
+            "{} launches with {} bytes of dynamic shared memory, beyond the {} an sm_90 block "
+            "may have",
+            entry.name, entry.dynamic_shared_bytes, kOptInSharedLimit));
+      launch_context().dynamic_shared_bytes = entry.dynamic_shared_bytes;
       buffers_.begin_kernel();
       if (Status s = run_entry(entry, std::as_const(call)); !s.is_ok()) return s;
     }
@@ -132,9 +141,34 @@ class PreparedLaunch {
   [[nodiscard]] const ViolationLog& violations() const { return violations_; }
 
  private:
+  // The launch's tensor maps over its buffers, as the driver would encode them.
+  Status bind_tensor_maps(const GridCall& call) {
+    const auto& arguments = launch_.tensor_maps;
+    if (arguments.size() > kMaxTensorMaps)
+      return Status::invalid(fmt::format("the launch has {} tensor maps; a kernel takes at most {}",
+                                         arguments.size(), kMaxTensorMaps));
+    using Operand = EmulatedTensorMapArgument::Operand;
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      const EmulatedTensorMapArgument& a = arguments[i];
+      const void* base = a.operand == Operand::in0   ? call.in0
+                         : a.operand == Operand::in1 ? call.in1
+                         : a.operand == Operand::out ? call.out
+                                                     : call.workspace;
+      specs_[i] = a.spec;
+      specs_[i].global_address =
+          base == nullptr ? nullptr : static_cast<const std::byte*>(base) + a.byte_offset;
+      if (Status s = validate_tensor_map(specs_[i]); !s.is_ok())
+        return Status::invalid(fmt::format("tensor map {}: {}", i, s.message()));
+      maps_.map[i].spec = &specs_[i];
+    }
+    return Status::ok();
+  }
+
   const EmulatedLaunch& launch_;
   EmulatedBuffers buffers_;
   NormOperands norm_;
+  TensorMapSpec specs_[kMaxTensorMaps];
+  EmulatedTensorMaps maps_;
   ViolationLog violations_;
   LaunchScope scope_;  // the launch in flight until this is gone
 };

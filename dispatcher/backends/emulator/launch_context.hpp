@@ -3,6 +3,7 @@
 // flight with its buffers and violation log.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,7 @@ struct LaunchContext {
   std::string kernel_label;  // "conv_fwd.cuh (f16) convjit_kernel"
   EmulatedBuffers* buffers = nullptr;
   ViolationLog* violations = nullptr;
+  std::size_t dynamic_shared_bytes = 0;  // the running entry's (kernel_source.hpp)
 };
 
 // The launch in flight; kernel_emulator.cpp runs launches one at a time.

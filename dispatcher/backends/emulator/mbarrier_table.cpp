@@ -98,7 +98,8 @@ bool MbarrierTable::expect_tx(const MbarrierKey& key, long long bytes) {
   return true;
 }
 
-bool MbarrierTable::complete_tx(const MbarrierKey& key, long long bytes) {
+bool MbarrierTable::complete_tx(const MbarrierKey& key, long long bytes,
+                                const OrderClock* released) {
   State* s = find(key, "mbarrier.complete_tx");
   if (s == nullptr) return false;
   if (bytes < 0 || s->tx - bytes < -kCountLimit) {
@@ -109,6 +110,7 @@ bool MbarrierTable::complete_tx(const MbarrierKey& key, long long bytes) {
     return false;
   }
   s->tx -= bytes;
+  if (released != nullptr) join_clock(s->gathering, *released);
   complete_if_done(*s);
   return true;
 }

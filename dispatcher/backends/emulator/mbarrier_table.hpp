@@ -55,7 +55,9 @@ class MbarrierTable {
   // `released` is what the arriving thread knows, its own epoch included.
   std::uint64_t arrive(const MbarrierKey& key, long long count, const OrderClock& released);
   bool expect_tx(const MbarrierKey& key, long long bytes);
-  bool complete_tx(const MbarrierKey& key, long long bytes);
+  // `released`: what the completing copy's writes make known (a TMA load's
+  // async-proxy agent), or null.
+  bool complete_tx(const MbarrierKey& key, long long bytes, const OrderClock* released = nullptr);
 
   // Whether the phase of parity `parity` has completed: the current phase's
   // parity differs.  False with a report, and `valid` false (the wait must

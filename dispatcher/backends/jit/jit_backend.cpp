@@ -24,7 +24,22 @@ struct LaunchEntry {
   CUfunction function = nullptr;
   unsigned blocks = 1;
   unsigned block_size = 256;
+  unsigned dynamic_shared_bytes = 0;
 };
+
+// A kernel launches with more than 48 KiB of dynamic shared memory only
+// after it opts in, up to the device's limit.
+Status allow_dynamic_shared(const CudaDriver& driver, const LaunchEntry& e, const std::string& name) {
+  if (e.dynamic_shared_bytes <= kStaticSharedLimit) return Status::ok();
+  const Status s = driver.check(
+      driver.api().func_set_attribute(e.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      static_cast<int>(e.dynamic_shared_bytes)),
+      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  if (s.is_ok()) return s;
+  return Status(s.code(), fmt::format("{} asks for {} bytes of dynamic shared memory, beyond what "
+                                      "this device allows a block: {}",
+                                      name, e.dynamic_shared_bytes, s.message()));
+}
 
 // One loaded module in a device's primary context, its entry points and the
 // workspaces it keeps for callers that pass none.  Launches are asynchronous
@@ -58,12 +73,14 @@ class JitKernel final : public Kernel {
     if (!meta.is_object() || !meta.contains("entries"))
       return Status::invalid("JIT cache metadata is malformed");
     for (const auto& e : meta["entries"]) {
-      LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u)};
+      LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u),
+                         e.value("dynamic_shared_bytes", 0u)};
       const std::string name = e.value("name", "");
       if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
                                    "cuModuleGetFunction");
           !s.is_ok())
         return s;
+      if (Status s = allow_dynamic_shared(driver_, launch, name); !s.is_ok()) return s;
       entries_.push_back(launch);
     }
     workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
@@ -103,7 +120,8 @@ class JitKernel final : public Kernel {
     if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)
       if (Status s =
-              driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1, 0,
+              driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1,
+                                              e.dynamic_shared_bytes,
                                               static_cast<CUstream>(args.stream), params, nullptr),
                             "cuLaunchKernel");
           !s.is_ok())

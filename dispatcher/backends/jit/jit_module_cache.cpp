@@ -32,7 +32,8 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
     entries.push_back({{"name", e.name},
                        {"threads", e.threads},
                        {"blocks", e.blocks()},
-                       {"block_size", kJitThreadsPerBlock}});
+                       {"block_size", kJitThreadsPerBlock},
+                       {"dynamic_shared_bytes", e.dynamic_shared_bytes}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},
                         {"arch", arch},

@@ -21,8 +21,17 @@ struct KernelEntry {
   std::string name;       // extern "C" symbol in the module
   long long threads = 0;  // work items; the grid covers them (grid-stride beyond a cap)
   long long tiles = 0;    // when not 0: exactly this many blocks, one per output tile
+  // Its CONVJIT_DYNAMIC_SHARED_ARRAY's bytes (kernel_abi.cuh): the launch's
+  // dynamic shared memory, opted into beyond 48 KiB when the module loads.
+  std::size_t dynamic_shared_bytes = 0;
   [[nodiscard]] unsigned blocks() const;
 };
+
+// Shared memory a block may have on sm_90 (H100, H200): 48 KiB of it
+// static, 227 KiB in all once a kernel opts in
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+inline constexpr std::size_t kStaticSharedLimit = 48 * 1024;
+inline constexpr std::size_t kOptInSharedLimit = 227 * 1024;
 
 // One member of the prelude's `struct Problem`.
 struct ProblemConstant {

@@ -1,0 +1,151 @@
+#include "dispatcher/backends/emulator/bulk_tensor_copy.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dispatcher/backends/emulator/block_scheduler.hpp"
+#include "dispatcher/backends/emulator/bulk_tensor_box.hpp"
+#include "dispatcher/backends/emulator/emulated_buffers.hpp"
+#include "dispatcher/backends/emulator/launch_context.hpp"
+
+namespace convjit::emulator {
+
+namespace {
+
+// CUDA Programming Guide, "Tensor Memory Access" requirements on sm_90.
+constexpr std::size_t kSharedAlignment = 128;
+
+const char* instruction(const BulkTensorCopy& copy, bool load) {
+  if (!load) return "cp.async.bulk.tensor (store)";
+  return copy.mode == TensorMapMode::tiled ? "cp.async.bulk.tensor (tile load)"
+                                           : "cp.async.bulk.tensor (im2col load)";
+}
+
+// What the emulator cannot reproduce exactly, refused rather than guessed.
+std::string unemulated(const TensorMapSpec& spec) {
+  if (spec.interleave != TensorMapInterleave::none)
+    return "an interleaved tensor map is not emulated; convjit's kernels use INTERLEAVE_NONE";
+  if (spec.nan_fill)
+    return "the OOB-NaN fill is not emulated (the ISA leaves its bits unspecified); use zero fill";
+  if (spec.swizzle != TensorMapSwizzle::none && box_row_bytes(spec) != swizzle_span(spec.swizzle))
+    return fmt::format(
+        "a swizzled box row of {} bytes, narrower than the {}-byte swizzle, is not emulated (the "
+        "ISA leaves the padding of its rows unspecified); make the row fill the span",
+        box_row_bytes(spec), swizzle_span(spec.swizzle));
+  return {};
+}
+
+// The map and the coordinates; an empty string when the copy may go on.
+std::string map_problem(const BulkTensorCopy& copy, bool load) {
+  const TensorMapSpec* spec = copy.map->spec;
+  if (spec == nullptr) return "its tensor map is one the launch did not set";
+  if (spec->mode != copy.mode)
+    return fmt::format("its tensor map is a{} map",
+                       spec->mode == TensorMapMode::tiled ? " tiled" : "n im2col");
+  if (copy.coords.size() != spec->rank)
+    return fmt::format("it gives {} coordinates to a rank-{} map", copy.coords.size(), spec->rank);
+  if (std::string why = unemulated(*spec); !why.empty()) return why;
+  if (!load)
+    for (std::size_t d = 0; d < copy.coords.size(); ++d)
+      if (copy.coords[d] < 0)
+        return fmt::format("a store's coordinate {} is {}: the ISA requires non-negative ones", d,
+                           copy.coords[d]);
+  if (copy.mode == TensorMapMode::im2col)
+    return im2col_coordinate_problem(*spec, copy.coords, copy.offsets);
+  return {};
+}
+
+// The shared side: alignment, bounds, and whole elements.
+std::string shared_problem(const BulkTensorCopy& copy, std::size_t bytes) {
+  const SharedRegion& r = *copy.region;
+  const std::size_t element = r.element_bytes();
+  const auto offset = static_cast<long long>(element) * copy.index;
+  const std::size_t repeat = swizzle_repeat(copy.map->spec->swizzle);
+  if (16 % element != 0)
+    return fmt::format("shared {} has {}-byte elements; a TMA copy needs 1, 2, 4, 8 or 16",
+                       r.name(), element);
+  if (offset % static_cast<long long>(kSharedAlignment) != 0)
+    return fmt::format("shared {}[{}] is byte {} of the array, not {}-byte aligned", r.name(),
+                       copy.index, offset, kSharedAlignment);
+  if (r.alignment() < std::max(repeat, kSharedAlignment))
+    return fmt::format(
+        "shared {} is declared {}-byte aligned; a TMA copy needs {} ({} for its swizzle's "
+        "pattern): declare it with CONVJIT_SHARED_ARRAY_ALIGNED",
+        r.name(), r.alignment(), kSharedAlignment, repeat);
+  if (offset < 0 ||
+      offset + static_cast<long long>(bytes) > r.count() * static_cast<long long>(element))
+    return fmt::format("its {}-byte box at shared {}[{}] overruns the array's {} elements", bytes,
+                       r.name(), copy.index, r.count());
+  return {};
+}
+
+bool refused(const BulkTensorCopy& copy, bool load, std::size_t bytes) {
+  std::string why = map_problem(copy, load);
+  if (why.empty()) why = shared_problem(copy, bytes);
+  if (why.empty()) return false;
+  report_violation(fmt::format("{}: {}", instruction(copy, load), why));
+  return true;
+}
+
+BoxElements walk(const BulkTensorCopy& copy) {
+  return copy.mode == TensorMapMode::tiled ? tiled_box(*copy.map->spec, copy.coords)
+                                           : im2col_box(*copy.map->spec, copy.coords, copy.offsets);
+}
+
+// Where box byte `linear` lands in the array: the swizzle acts on the
+// address, whose base is aligned to its repeat.
+std::size_t placed(const BulkTensorCopy& copy, std::size_t linear) {
+  const std::size_t start = copy.region->element_bytes() * static_cast<std::size_t>(copy.index);
+  return swizzled_offset(start + linear, copy.map->spec->swizzle) - start;
+}
+
+}  // namespace
+
+void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar) {
+  if (copy.map->spec == nullptr) return (void)refused(copy, true, 0);
+  const TensorMapSpec& spec = *copy.map->spec;
+  const std::size_t bytes = box_bytes(spec), element = element_bytes(spec.element);
+  if (refused(copy, true, bytes)) return;
+  BulkLoad load;
+  load.region = copy.region;
+  load.bar = bar;
+  load.data.assign(bytes, std::byte{0});  // out-of-bounds elements read as zero
+  const BoxElements box = walk(copy);
+  for (std::size_t i = 0; i < box.size(); ++i) {
+    if (box[i] == nullptr) continue;
+    std::byte* to = load.data.data() + placed(copy, i * element);
+    if (launch_context().buffers->check(box[i], element, Access::read))
+      std::memcpy(to, box[i], element);
+    else
+      std::memset(to, 0xff, element);
+  }
+  const auto region_element = static_cast<long long>(copy.region->element_bytes());
+  load.first = copy.index;
+  load.count = static_cast<long long>(bytes) / region_element;
+  if (!copy.region->begin_async_write(load.first, load.count, AsyncWriter::tma)) return;
+  BlockScheduler::current().issue_bulk_load(std::move(load));
+}
+
+void issue_bulk_tensor_store(const BulkTensorCopy& copy) {
+  if (copy.map->spec == nullptr) return (void)refused(copy, false, 0);
+  const TensorMapSpec& spec = *copy.map->spec;
+  const std::size_t bytes = box_bytes(spec), element = element_bytes(spec.element);
+  if (refused(copy, false, bytes)) return;
+  const auto count = static_cast<long long>(bytes / copy.region->element_bytes());
+  if (!copy.region->begin_async_read(copy.index, count)) return;
+  BulkStoreGroups& groups = BlockScheduler::current().bulk_stores();
+  groups.reading.push_back({copy.region, copy.index, count, groups.open_group});
+  const std::byte* source = copy.region->raw(copy.index);
+  const BoxElements box = walk(copy);
+  for (std::size_t i = 0; i < box.size(); ++i) {
+    if (box[i] == nullptr) continue;  // out of bounds: not written
+    auto* to = const_cast<std::byte*>(box[i]);
+    if (launch_context().buffers->check(to, element, Access::write))
+      std::memcpy(to, source + placed(copy, i * element), element);
+  }
+}
+
+}  // namespace convjit::emulator
