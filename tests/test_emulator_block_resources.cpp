@@ -59,8 +59,8 @@ TEST(EmulatorBlockResources, SharedMemoryLimitsAreChecked) {
 
 TEST(EmulatorBlockResources, SetmaxnregRulesAreChecked) {
   expect_reported(run_mode(3),
-                  "warp 5 ran setmaxnreg [inc 240], warp 4 of its warpgroup [inc 232]: every "
-                  "warp of a warpgroup runs the same ones");
+                  "warp 5's warpgroup instruction 1 is setmaxnreg.inc 240, warp 4's "
+                  "setmaxnreg.inc 232: every warp of a warpgroup runs the same ones");
   expect_reported(run_mode(4),
                   "setmaxnreg.inc.sync.aligned.u32 200 in warp 4, which holds 232 registers: "
                   ".inc must not lower the count");

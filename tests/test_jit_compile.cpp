@@ -241,13 +241,49 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
 // compile for sm_90a (and all but setmaxnreg for sm_90).
 TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
   const std::pair<std::string_view, int> modes[] = {
-      {"mbarrier.cuh", 8}, {"tma.cuh", 20}, {"block_resources.cuh", 6}};
+      {"mbarrier.cuh", 8}, {"tma.cuh", 20}, {"block_resources.cuh", 6}, {"wgmma.cuh", 13}};
   ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
   for (const auto& [name, count] : modes) {
-    if (name == "block_resources.cuh")
+    if (name == "block_resources.cuh" || name == "wgmma.cuh")
       expect_test_template_compiles(name, count, {"sm_90a"});
     else
       expect_test_template_compiles(name, count, {"sm_90", "sm_90a"});
+  }
+}
+
+// The wgmma wrappers emit the warpgroup instructions for each shape and type.
+TEST(JitTemplates, TheWgmmaWrappersEmitWarpgroupMma) {
+  const std::string_view text = test::warp_test_template("wgmma.cuh");
+  ASSERT_FALSE(text.empty());
+  struct Expected {
+    int mode;
+    const char* instruction;
+    std::size_t accumulators;  // N / 2
+  };
+  const Expected expected[] = {{0, "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16", 8},
+                               {1, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", 32},
+                               {3, "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", 4},
+                               {4, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", 128}};
+  for (const auto& [mode, instruction, accumulators] : expected) {
+    KernelSource source;
+    source.template_name = "wgmma.cuh";
+    source.source = test::test_template_prelude(256, mode) + std::string(text);
+    auto module = compile_kernel(source, "sm_90a");
+    ASSERT_TRUE(module.is_ok()) << module.status().message();
+    const std::string& ptx = module.value().ptx;
+    const std::size_t at = ptx.find(instruction);
+    ASSERT_NE(at, std::string::npos) << "mode " << mode;
+    // Its accumulator list names N/2 distinct registers.
+    const std::size_t open = ptx.find('{', at), close = ptx.find('}', open);
+    std::set<std::string> registers;
+    std::stringstream list(ptx.substr(open + 1, close - open - 1));
+    for (std::string r; std::getline(list, r, ',');)
+      registers.insert(r.substr(r.find_first_not_of(" \t\n")));
+    EXPECT_EQ(registers.size(), accumulators) << "mode " << mode;
+    for (const char* other : {"wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
+                              "wgmma.wait_group.sync.aligned 0"})
+      EXPECT_NE(ptx.find(other), std::string::npos) << "mode " << mode << " lacks " << other;
+    EXPECT_EQ(module.value().stats.spill_stores, 0) << "mode " << mode;
   }
 }
 

@@ -124,31 +124,39 @@ void SharedRegion::land_bulk_write(long long first, long long count, const std::
   }
 }
 
-bool SharedRegion::begin_async_read(long long first, long long count) noexcept {
+bool SharedRegion::begin_async_read(long long first, long long count,
+                                    AsyncReader reader) noexcept {
   if (!check_bounds(first, count)) return false;
   for (long long i = first; i < first + count; ++i) {
     Shadow& s = shadow_[static_cast<std::size_t>(i)];
     if (element(i, Access::read) == nullptr || !check_proxy_fence(s, i)) return false;
   }
   const auto me = static_cast<std::int32_t>(block_.running_thread());
-  for (long long i = first; i < first + count; ++i)
-    shadow_[static_cast<std::size_t>(i)].async_reader = me;
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    s.async_reader = me, s.async_reader_kind = reader;
+    ++s.async_reads;
+  }
   return true;
 }
 
 void SharedRegion::end_async_read(long long first, long long count) noexcept {
-  for (long long i = first; i < first + count; ++i)
-    shadow_[static_cast<std::size_t>(i)].async_reader = -1;
+  for (long long i = first; i < first + count; ++i) {
+    Shadow& s = shadow_[static_cast<std::size_t>(i)];
+    if (s.async_reads > 0 && --s.async_reads == 0) s.async_reader = -1;
+  }
 }
 
-// Writing a TMA store's source before its wait_group.read is a race with
-// the copy engine.
+// Writing an async read's source before the wait that ends the read is a
+// race with the copy engine or the tensor cores.
 bool SharedRegion::check_async_reader(const Shadow& s, long long index, Access access) noexcept {
-  if (access == Access::read || s.async_reader < 0) return true;
+  if (access == Access::read || s.async_reads == 0) return true;
+  const bool store = s.async_reader_kind == AsyncReader::tma_store;
   report_violation(fmt::format(
-      "writes shared {}[{}] while thread {}'s TMA store still reads it: a "
-      "cp.async.bulk.wait_group.read in that thread (then a __syncthreads()) is missing first",
-      name_, index, s.async_reader));
+      "writes shared {}[{}] while thread {}'s {} still reads it: a {} in that thread (then a "
+      "__syncthreads()) is missing first",
+      name_, index, s.async_reader, store ? "TMA store" : "wgmma",
+      store ? "cp.async.bulk.wait_group.read" : "wgmma.wait_group covering it"));
   return false;
 }
 
@@ -277,7 +285,8 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
   mbarriers_used_ = false;
   bulk_loads_.clear();
   static_shared_bytes_ = dynamic_shared_bytes_ = 0;
-  registers_.reset(threads);
+  next_shared_address_ = 0;
+  warpgroups_.reset(threads);
   agents_.clear();
   agent_epochs_.clear();
   start_threads(threads, body, context);
@@ -287,7 +296,7 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
         if (runnable(t)) resume(t);
     } while (settle_warps() || settle_mbarriers());
   } while (open_barrier());
-  registers_.report_mismatches();
+  warpgroups_.report_mismatches();
   if (!bulk_loads_.empty()) {
     enter(bulk_loads_.front().issuer);
     report_violation(fmt::format(
@@ -333,6 +342,12 @@ void BlockScheduler::report_unfinished_copies(ThreadSlot& t) {
       s.region->end_async_read(s.first, s.count);
     t.stores = {};
   }
+  if (const std::size_t n = t.wgmma.in_flight(); n > 0)
+    report_violation(fmt::format(
+        "returns with {} wgmma{} never waited for: a wgmma.commit_group and wgmma.wait_group are "
+        "missing",
+        n, n == 1 ? "" : "s"));
+  t.wgmma.clear();
 }
 
 bool BlockScheduler::runnable(unsigned thread) const {
@@ -417,8 +432,22 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
         alignment, dynamic));
     found = shared_.back().get();
   }
-  if (found->declare()) count_shared_bytes(*found);
+  if (found->declare()) {
+    count_shared_bytes(*found);
+    const std::size_t a = found->alignment();
+    next_shared_address_ = static_cast<std::uint32_t>((next_shared_address_ + a - 1) / a * a);
+    found->set_base(next_shared_address_);
+    next_shared_address_ += static_cast<std::uint32_t>(found->bytes());
+  }
   return *found;
+}
+
+SharedRegion* BlockScheduler::region_at(std::uint32_t address) const {
+  for (const auto& region : shared_)
+    if (region->declared() && address >= region->base() &&
+        address - region->base() < region->bytes())
+      return region.get();
+  return nullptr;
 }
 
 // Static arrays are laid out one after another, each at its alignment; the

@@ -28,7 +28,8 @@
 #include "dispatcher/backends/emulator/mbarrier_table.hpp"
 #include "dispatcher/backends/emulator/stack_switch_annotations.hpp"
 #include "dispatcher/backends/emulator/warp_collective.hpp"
-#include "dispatcher/backends/emulator/warpgroup_registers.hpp"
+#include "dispatcher/backends/emulator/warpgroup_instructions.hpp"
+#include "dispatcher/backends/emulator/wgmma_execution.hpp"
 
 namespace convjit::emulator {
 
@@ -37,6 +38,9 @@ class BlockScheduler;
 // Who writes a shared element asynchronously: a thread's cp.async, or a
 // TMA load (common/tma.cuh), whose bytes land through an mbarrier.
 enum class AsyncWriter : std::uint8_t { cp_async, tma };
+// Who reads one asynchronously, through the async proxy: a TMA store's
+// source, or a wgmma's operand (common/wgmma.cuh).
+enum class AsyncReader : std::uint8_t { tma_store, wgmma };
 
 // One __shared__ array of the running block.
 class SharedRegion {
@@ -61,10 +65,12 @@ class SharedRegion {
   // mbarrier the load completes on releases to its waiters.
   void land_bulk_write(long long first, long long count, const std::byte* data,
                        std::int32_t agent, std::uint32_t agent_epoch) noexcept;
-  // A TMA store's source: checked as a read by the running thread, whose
-  // writers must have fenced the async proxy; writes are refused until
-  // end_async_read() (cp.async.bulk.wait_group.read).  False after a report.
-  bool begin_async_read(long long first, long long count) noexcept;
+  // A TMA store's source or a wgmma's operand: checked as a read by the
+  // running thread, whose writers must have fenced the async proxy; writes
+  // are refused until as many end_async_read()s (cp.async.bulk.wait_group.read,
+  // wgmma.wait_group).  False after a report.
+  bool begin_async_read(long long first, long long count,
+                        AsyncReader reader = AsyncReader::tma_store) noexcept;
   void end_async_read(long long first, long long count) noexcept;
   // The bytes of `count` elements from `first`, for a TMA store that
   // begin_async_read() admitted.
@@ -90,6 +96,14 @@ class SharedRegion {
   [[nodiscard]] bool dynamic() const { return dynamic_; }  // CONVJIT_DYNAMIC_SHARED_ARRAY's
   // The first declaration in the running block; false after.
   bool declare() { return !std::exchange(declared_, true); }
+  [[nodiscard]] bool declared() const { return declared_; }
+  // Its address in the block's shared window (the order and alignment of
+  // the declarations), for the addresses PTX takes (wgmma's descriptors).
+  [[nodiscard]] std::uint32_t base() const { return base_; }
+  void set_base(std::uint32_t base) { base_ = base; }
+  [[nodiscard]] std::size_t bytes() const {
+    return static_cast<std::size_t>(count_) * element_bytes_;
+  }
   void reset();  // a new block: poisoned contents, no history
   // An element that holds a live mbarrier: plain accesses to it are reported.
   void mark_mbarrier(long long index, bool live) noexcept;
@@ -107,7 +121,9 @@ class SharedRegion {
     std::uint32_t unwritten_read_interval = 0;  // a read found it never written
     std::int32_t unwritten_reader = -1;
     std::int32_t in_flight_by = -1;  // the thread whose cp.async or TMA load has not landed
-    std::int32_t async_reader = -1;  // the thread whose TMA store still reads it
+    std::int32_t async_reader = -1;  // the last thread whose async read is unfinished
+    std::uint16_t async_reads = 0;   // unfinished async reads
+    AsyncReader async_reader_kind = AsyncReader::tma_store;
     std::uint32_t writer_fences = 0;  // the writer's fence.proxy.async count at the write
     std::uint32_t writer_epoch = 0;  // the writer's epoch at the write
     std::uint32_t reader_epoch = 0;  // the reader's at its last read
@@ -132,6 +148,7 @@ class SharedRegion {
   std::size_t alignment_;
   bool dynamic_;
   bool declared_ = false;
+  std::uint32_t base_ = 0;
   std::vector<std::byte> data_;
   std::vector<Shadow> shadow_;
   // Several readers of one element in one interval, each with its epoch:
@@ -216,7 +233,11 @@ class BlockScheduler {
   // "thread 5", or "a TMA load" for an async-proxy agent.
   [[nodiscard]] std::string who(std::int32_t thread) const;
   [[nodiscard]] unsigned threads() const { return static_cast<unsigned>(threads_.size()); }
-  [[nodiscard]] WarpgroupRegisters& warpgroup_registers() { return registers_; }
+  [[nodiscard]] WarpgroupInstructions& warpgroup_instructions() { return warpgroups_; }
+  [[nodiscard]] WgmmaThreadState& wgmma_state(unsigned thread) { return threads_[thread].wgmma; }
+  // The array declared in this block holding shared address `address`,
+  // or null.
+  [[nodiscard]] SharedRegion* region_at(std::uint32_t address) const;
 
   // Whether the running thread's accesses are ordered after `other`'s of
   // `epoch` through an mbarrier; and its own epoch now.
@@ -250,6 +271,7 @@ class BlockScheduler {
     OrderClock knows;          // see mbarrier_table.hpp
     BulkStoreGroups stores;
     std::uint32_t proxy_fences = 0;
+    WgmmaThreadState wgmma;
   };
   void start_threads(unsigned threads, Body body, const void* context);
   void resume(unsigned thread);
@@ -280,8 +302,9 @@ class BlockScheduler {
   MbarrierTable mbarriers_;
   bool mbarriers_used_ = false;  // in this block
   std::vector<BulkLoad> bulk_loads_;
-  WarpgroupRegisters registers_;
+  WarpgroupInstructions warpgroups_;
   std::size_t static_shared_bytes_ = 0, dynamic_shared_bytes_ = 0;  // declared in this block
+  std::uint32_t next_shared_address_ = 0;
   // The async proxy's writes through each mbarrier, as pseudo-threads
   // numbered after the block's threads: the barriers and their epochs.
   std::vector<MbarrierKey> agents_;

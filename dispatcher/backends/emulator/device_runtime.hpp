@@ -3,7 +3,7 @@
 // intrinsics, warp collectives, and bounds-checked storage for
 // CONVJIT_DTYPE; plus the emulator's side of the device wrappers in
 // kernel_templates/common/ (vector memory, cp.async, ldmatrix, mma,
-// mbarrier, TMA).  Included by the generated emulated_<template>_<dtype>.cpp
+// mbarrier, TMA, wgmma).  Included by the generated emulated_<template>_<dtype>.cpp
 // files only, which then include the template inside a namespace of their
 // own.
 //
@@ -182,6 +182,9 @@ inline unsigned bits_of_value(float v) { return float_to_bf16(v).bits; }
 
 // ---- shared memory -----------------------------------------------------------
 
+template <class T>
+class SharedRef;
+
 // What &shared[i] gives: the array and the index, which every access
 // through it checks.
 template <class T>
@@ -194,6 +197,7 @@ class SharedAddress {
   [[nodiscard]] emulator::SharedRegion& region() const { return *region_; }
   [[nodiscard]] long long index() const { return index_; }
   SharedAddress operator+(long long offset) const { return {region_, index_ + offset}; }
+  SharedRef<T> operator[](long long offset) const { return {region_, index_ + offset}; }
 
  private:
   emulator::SharedRegion* region_;
@@ -506,3 +510,4 @@ inline constexpr std::nullptr_t convjit_gemm_prepare = nullptr;
 
 #include "dispatcher/backends/emulator/device_mbarrier.hpp"
 #include "dispatcher/backends/emulator/device_bulk_copy.hpp"
+#include "dispatcher/backends/emulator/device_wgmma.hpp"
