@@ -54,6 +54,9 @@ TEST(CudaDriverApi, ACurrentDriverResolvesEverySymbolWithTheV2ElapsedTime) {
             ::dlsym(driver.handle(), "cuEventElapsedTime_v2"));
   EXPECT_NE(r.api.stream_create, nullptr);
   EXPECT_NE(r.api.stream_destroy, nullptr);
+  EXPECT_NE(r.api.func_set_attribute, nullptr);
+  EXPECT_NE(r.api.tensor_map_encode_tiled, nullptr);
+  EXPECT_NE(r.api.tensor_map_encode_im2col, nullptr);
 }
 
 TEST(CudaDriverApi, ADriverBeforeCuda12_8TimesWithThePlainElapsedTime) {

@@ -72,7 +72,7 @@ class SharedRegion {
   bool begin_async_read(long long first, long long count,
                         AsyncReader reader = AsyncReader::tma_store) noexcept;
   void end_async_read(long long first, long long count) noexcept;
-  // The bytes of `count` elements from `first`, for a TMA store that
+  // The bytes of the elements from `first`, for an async read that
   // begin_async_read() admitted.
   [[nodiscard]] const std::byte* raw(long long first) const {
     return data_.data() + static_cast<std::size_t>(first) * element_bytes_;
