@@ -37,7 +37,7 @@ SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* 
 
 void SharedRegion::reset() {
   declared_ = false;
-  std::memset(data_.data(), 0xff, data_.size());  // NaN in every float format
+  std::fill(data_.begin(), data_.end(), std::byte{0xff});  // NaN in every float format
   std::fill(shadow_.begin(), shadow_.end(), Shadow{});
   reader_lists_.clear();
 }
