@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatcher/backends/emulator/bulk_tensor_box.hpp"
+
 namespace convjit::emulator {
 
 namespace {
@@ -15,9 +17,12 @@ std::uint32_t field(std::uint64_t bits, unsigned shift) {
 // The span's 16-byte chunks: 1, 2, 4 or 8.
 unsigned chunks(WgmmaSwizzle swizzle) { return swizzle_span(swizzle) / 16; }
 
+// The same address swizzle as TMA's (bulk_tensor_box.hpp), by its mode.
 std::uint32_t swizzled(std::uint32_t address, WgmmaSwizzle swizzle) {
-  const unsigned mask = chunks(swizzle) - 1;
-  return address ^ (((address >> 7) & mask) << 4);
+  const TensorMapSwizzle tma = swizzle == WgmmaSwizzle::b128  ? TensorMapSwizzle::b128
+                               : swizzle == WgmmaSwizzle::b64 ? TensorMapSwizzle::b64
+                                                              : TensorMapSwizzle::b32;
+  return static_cast<std::uint32_t>(swizzled_offset(address, tma));
 }
 
 }  // namespace
