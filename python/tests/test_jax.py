@@ -22,6 +22,22 @@ from convjit.errors import InvalidArgumentError  # noqa: E402
 RNG = np.random.default_rng(2026)
 
 
+def jax_devices():
+    devices = jax.devices("cpu")[:1]
+    try:
+        devices += jax.devices("cuda")[:1]
+    except RuntimeError:  # this jax has no CUDA, or sees no GPU
+        pass
+    return devices
+
+
+@pytest.fixture(autouse=True, params=jax_devices(), ids=lambda d: d.platform)
+def jax_device(request):
+    """Arrays, jit and the references on this device; matmuls and convs in full precision."""
+    with jax.default_device(request.param), jax.default_matmul_precision("highest"):
+        yield request.param
+
+
 def rand(*shape, dtype=jnp.float32):
     return jnp.asarray(RNG.uniform(-1, 1, shape)).astype(dtype)
 
@@ -54,10 +70,12 @@ def lax_and_convjit(case):
 
 
 @pytest.mark.parametrize("case", CONVS, ids=lambda c: f"{c[0]}x{c[1]}")
-def test_conv_general_dilated_jit_grad_vmap(case):
+def test_conv_general_dilated_jit_grad_vmap(case, jax_device):
     x, w = rand(*case[0]), rand(*case[1])
     theirs, ours = lax_and_convjit(case)
-    close(jax.jit(ours)(x, w), theirs(x, w), 1e-4)
+    y = jax.jit(ours)(x, w)
+    assert y.devices() == {jax_device}
+    close(y, theirs(x, w), 1e-4)
     loss = lambda f: lambda x, w: jnp.sum(jnp.sin(f(x, w)))  # noqa: E731
     for a, b in zip(jax.jit(jax.grad(loss(ours), (0, 1)))(x, w), jax.grad(loss(theirs), (0, 1))(x, w)):
         close(a, b, 1e-3)

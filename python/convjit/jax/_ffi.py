@@ -1,5 +1,6 @@
-"""convjit's XLA FFI handler (libconvjit_xla_ffi.so, xla_ffi/convjit_xla_ffi.cpp), registered
-once as the custom call target "convjit_run" on the CPU, and how an op calls it.
+"""convjit's XLA FFI handlers (libconvjit_xla_ffi.so, xla_ffi/convjit_xla_ffi.cpp), registered
+once as the custom call target "convjit_run" on the CPU and on CUDA, and how an op calls it.
+On CUDA the op runs on XLA's stream for the call, on the buffers' device.
 
 Every op is one call of that target: its descriptor name (convjit's grammar), the buffers it
 reads and writes, and which convjit operand each is (ROLES, as the handler numbers them).  The
@@ -38,6 +39,9 @@ def _handler_library():
 
 _handler = _handler_library()
 jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(_handler.convjit_xla_run), platform="cpu")
+# Registered whether or not this jax has CUDA: jax keeps it for a CUDA plugin that loads later.
+jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(_handler.convjit_xla_run_cuda),
+                            platform="CUDA")
 
 _lib = _library.lib
 
