@@ -3,7 +3,9 @@
 under whatever python3 the GPU machine has).
 
 Reads, from the raw folder: the GPU tests' text log (skip reasons, which
-GoogleTest's JSON lacks), bench-runs.txt (one line per bench run: model,
+GoogleTest's JSON lacks, and the tests of a shard stopped before it wrote
+its JSON), dace_harness.txt, python_jax_tests.txt and python_tests.txt (with
+their .status), bench-runs.txt (one line per bench run: model,
 batch, dtype, image size, exit status, its --time-limit and the timeout that
 guards it, in seconds, then its layout and form, plain or fused, which
 older lines lack: nchw, plain) and each run's bench
@@ -67,12 +69,36 @@ def skip_reasons(log_path):
     return reasons
 
 
+def text_outcomes(log_path):
+    """{test name: pass, fail, skip or stop} from GoogleTest's text log: what a process
+    stopped at its time limit (no JSON) had run, "stop" for the test it was stopped in."""
+    outcomes = {}
+    try:
+        lines = open(log_path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return outcomes
+    ends = {"[       OK ]": "pass", "[  FAILED  ]": "fail", "[  SKIPPED ]": "skip"}
+    for line in lines:
+        started = re.match(r"\[ RUN      \] (\S+)", line)
+        if started:
+            outcomes[started.group(1)] = "stop"
+        for mark, result in ends.items():
+            ended = re.match(re.escape(mark) + r" (\S+) \(", line)
+            if ended and outcomes.get(ended.group(1)) == "stop":
+                outcomes[ended.group(1)] = result
+    return outcomes
+
+
 def gpu_tests(out_dir, raw_dir):
-    """[(name, result, note)] from GoogleTest's JSON; None if it is missing."""
+    """[(name, result, note)] from GoogleTest's JSON (the shards' merged), then the tests
+    its text log shows that no JSON holds (a shard stopped at its limit); None if there
+    is neither."""
     report = read_json(os.path.join(out_dir, "gpu_tests.json"))
-    if report is None:
+    log = os.path.join(raw_dir, "gpu_tests.txt")
+    logged = text_outcomes(log)
+    if report is None and not logged:
         return None
-    reasons = skip_reasons(os.path.join(raw_dir, "gpu_tests.txt"))
+    reasons = skip_reasons(log)
     rows = []
     for suite in report.get("testsuites", []):
         for test in suite.get("testsuite", []):
@@ -85,6 +111,13 @@ def gpu_tests(out_dir, raw_dir):
                 rows.append((name, "skip", reasons.get(name, "")))
             else:
                 rows.append((name, "pass", f"{test.get('time', '')}"))
+    reported = {row[0] for row in rows}
+    notes = {"stop": "stopped at the time limit", "fail": "failed (the text log; no JSON)",
+             "skip": reasons, "pass": "the text log; its process was stopped later"}
+    for name, result in logged.items():
+        if name not in reported:
+            note = notes[result]
+            rows.append((name, result, note.get(name, "") if isinstance(note, dict) else note))
     return rows
 
 
@@ -357,17 +390,28 @@ def fused_goal_lines(runs):
             "layer's plain conv in the plain run:", ""] + lines + [""]
 
 
-def python_tests(raw_dir):
+def python_tests(raw_dir, stem="python_tests"):
     """(status, last line) of the Python package's tests: status "0" passed, "skipped"
     where the machine's python3 could not run them, else pytest's exit code; None when
     the check did not run them."""
     try:
-        status = open(os.path.join(raw_dir, "python_tests.status"), encoding="utf-8").read()
-        lines = open(os.path.join(raw_dir, "python_tests.txt"), encoding="utf-8").read()
+        status = open(os.path.join(raw_dir, stem + ".status"), encoding="utf-8").read()
+        lines = open(os.path.join(raw_dir, stem + ".txt"), encoding="utf-8").read()
     except OSError:
         return None
     last = [line for line in lines.splitlines() if line.strip()]
     return status.strip(), (last[-1].strip("= ") if last else "no output")
+
+
+def dace_harness(raw_dir):
+    """The last two lines of the DaCe harness's log (its tally and the exit status of
+    the export and harness chain), or None where the check did not run it."""
+    try:
+        text = open(os.path.join(raw_dir, "dace_harness.txt"), encoding="utf-8").read()
+    except OSError:
+        return None
+    last = [line.strip() for line in text.splitlines() if line.strip()]
+    return last[-2:] if last else ["no output"]
 
 
 def calibration_lines(out_dir):
@@ -429,7 +473,7 @@ def prediction_lines(runs, predictions, model_row):
              "measured / predicted |", "|---|---|---|---|---|---|---|"] + rows + [""])
 
 
-def verdict(tests, runs, python=None):
+def verdict(tests, runs, python=None, dace=None, jax=None):
     """'all passed', or what failed."""
     problems = []
     if tests is None:
@@ -440,6 +484,9 @@ def verdict(tests, runs, python=None):
             problems.append(f"{len(failed)} GPU tests failed")
         if tests and all(t[1] == "skip" for t in tests):
             problems.append("every GPU test skipped")
+        stopped = [t for t in tests if t[1] == "stop"]
+        if stopped:
+            problems.append(f"{len(stopped)} GPU tests were stopped at the time limit")
     bad = [r for r in runs if not run_status(r)[0]]
     if bad:
         problems.append(f"{len(bad)} of {len(runs)} bench runs did not finish")
@@ -447,6 +494,10 @@ def verdict(tests, runs, python=None):
         problems.append("no bench ran")
     if python is not None and python[0] not in ("0", "skipped"):
         problems.append(f"the Python package's tests failed ({python[1]})")
+    if jax is not None and jax[0] not in ("0", "skipped"):
+        problems.append(f"the JAX and PyTensor tests failed ({jax[1]})")
+    if dace is not None and dace[-1] != "exit 0" and not dace[-1].startswith("skipped"):
+        problems.append(f"the DaCe harness failed ({' '.join(dace)})")
     return "all passed" if not problems else "; ".join(problems)
 
 
@@ -466,16 +517,23 @@ def main():
     with open(os.path.join(args.out, "bench.json"), "w", encoding="utf-8") as f:
         json.dump({"gpu": args.gpu, "runs": runs}, f, indent=1)
 
-    counts = {r: sum(1 for t in tests or [] if t[1] == r) for r in ("pass", "fail", "skip")}
+    counts = {r: sum(1 for t in tests or [] if t[1] == r)
+              for r in ("pass", "fail", "skip", "stop")}
     python = python_tests(args.raw)
-    result = verdict(tests, runs, python)
+    dace = dace_harness(args.raw)
+    jax = python_tests(args.raw, "python_jax_tests")
+    result = verdict(tests, runs, python, dace, jax)
     lines = [f"# convjit GPU check: {args.gpu}", "",
              f"Libraries: {args.libraries}", f"Elapsed: {args.elapsed} s", "",
              f"GPU tests: {counts['pass']} passed, {counts['fail']} failed, "
-             f"{counts['skip']} skipped.", ""]
+             f"{counts['skip']} skipped, {counts['stop']} stopped at the time limit.", ""]
     lines += tests_table(tests or []) + [""] + calibration_lines(args.out)
     if python is not None:
         lines += [f"Python package tests: {python[1]}", ""]
+    if jax is not None:
+        lines += [f"JAX and PyTensor tests: {jax[1]}", ""]
+    if dace is not None:
+        lines += [f"DaCe harness on CUDA libraries: {'; '.join(dace)}", ""]
     lines += ["JIT/cuDNN is the JIT's median time over cuDNN's best algorithm's, per op "
               "both served (below 1: the JIT is faster).", ""]
     lines += bench_table(runs) + [""] + goal_lines(runs) + bandwidth_goal_lines(runs)

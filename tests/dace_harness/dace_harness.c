@@ -4,14 +4,21 @@
  * loads lib<descriptor>.so files as DiHydrogen does and checks every call
  * against a direct convolution of its own.
  *
- *   dace_harness [--batch N]... LIBRARY...
+ *   dace_harness [--cuda] [--batch N]... LIBRARY...
  *
  * - dlopen(RTLD_LAZY); a failure is DiHydrogen's silent fall back to cuDNN:
  *   reported ("fallback"), and the exit status is 3 if nothing else failed.
  * - __dace_init_conv() with no arguments, also for a symbolic library;
  *   __dace_exit_conv and __program_conv must exist (DiHydrogen aborts).
  *   __dace_gpu_set_all_streams is required by DiHydrogen; the host libraries
- *   of `convjit export --device host` have none, so it is called when present.
+ *   of `convjit export --device host` have none, so it is called when present
+ *   (with --cuda it must be there).
+ * - --cuda: operands, output and workspace in device memory (cuMemAlloc),
+ *   and every call on a stream of its own that does not synchronise with
+ *   the legacy default stream; the operands are copied in and the output
+ *   out on that stream, so a library that ran elsewhere would be caught
+ *   reading or writing out of order.  The CUDA driver is dlopened: the
+ *   harness builds where no CUDA is installed.
  * - Per call: set the stream, then the workspace (sized by the library),
  *   then __program_conv(h, w-slot, x-slot, y-slot[, B], alpha, beta).
  * - A symbolic library runs at every --batch (default 2 and 3) through one
@@ -42,6 +49,79 @@ typedef void (*ws_set_fn)(void*, void*);
 typedef void (*ws_set_b_fn)(void*, void*, int);
 
 enum direction { FWD, BWDDATA, BWDFILT };
+
+/* The CUDA driver's calls the harness makes (cuda.h's signatures, by hand:
+ * the harness builds without CUDA installed). */
+typedef unsigned long long cu_ptr;
+struct cuda {
+  void* stream;
+  int (*init)(unsigned);
+  int (*device_get)(int*, int);
+  int (*primary_ctx_retain)(void**, int);
+  int (*ctx_set_current)(void*);
+  int (*stream_create)(void**, unsigned);
+  int (*stream_synchronize)(void*);
+  int (*mem_alloc)(cu_ptr*, size_t);
+  int (*mem_free)(cu_ptr);
+  int (*htod_async)(cu_ptr, const void*, size_t, void*);
+  int (*dtoh_async)(void*, cu_ptr, size_t, void*);
+};
+static struct cuda g_cuda; /* g_cuda.stream is NULL: the host */
+
+static void cuda_check(int result, const char* what) {
+  if (result == 0) return;
+  fprintf(stderr, "dace_harness: %s failed: CUDA error %d\n", what, result);
+  exit(1);
+}
+
+#define CONVJIT_HARNESS_CU(field, symbol)                          \
+  do {                                                             \
+    *(void**)&g_cuda.field = dlsym(driver, symbol);                \
+    if (!g_cuda.field) return fprintf(stderr, "no %s\n", symbol), 0; \
+  } while (0)
+
+/* Device 0's primary context (the one the CUDA runtime, and so DiHydrogen,
+ * uses) and a non-blocking stream. */
+static int open_cuda(void) {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!driver) return fprintf(stderr, "dace_harness --cuda: %s\n", dlerror()), 0;
+  CONVJIT_HARNESS_CU(init, "cuInit");
+  CONVJIT_HARNESS_CU(device_get, "cuDeviceGet");
+  CONVJIT_HARNESS_CU(primary_ctx_retain, "cuDevicePrimaryCtxRetain");
+  CONVJIT_HARNESS_CU(ctx_set_current, "cuCtxSetCurrent");
+  CONVJIT_HARNESS_CU(stream_create, "cuStreamCreate");
+  CONVJIT_HARNESS_CU(stream_synchronize, "cuStreamSynchronize");
+  CONVJIT_HARNESS_CU(mem_alloc, "cuMemAlloc_v2");
+  CONVJIT_HARNESS_CU(mem_free, "cuMemFree_v2");
+  CONVJIT_HARNESS_CU(htod_async, "cuMemcpyHtoDAsync_v2");
+  CONVJIT_HARNESS_CU(dtoh_async, "cuMemcpyDtoHAsync_v2");
+  int device = 0;
+  void* context = NULL;
+  cuda_check(g_cuda.init(0), "cuInit");
+  cuda_check(g_cuda.device_get(&device, 0), "cuDeviceGet");
+  cuda_check(g_cuda.primary_ctx_retain(&context, device), "cuDevicePrimaryCtxRetain");
+  cuda_check(g_cuda.ctx_set_current(context), "cuCtxSetCurrent");
+  cuda_check(g_cuda.stream_create(&g_cuda.stream, 1 /* CU_STREAM_NON_BLOCKING */),
+             "cuStreamCreate");
+  return 1;
+}
+
+/* Scratch memory where the library's calls run: device memory with --cuda. */
+static void* scratch_alloc(size_t bytes) {
+  if (!g_cuda.stream) return malloc(bytes ? bytes : 1);
+  cu_ptr p = 0;
+  cuda_check(g_cuda.mem_alloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+  return (void*)(uintptr_t)p;
+}
+
+static void scratch_free(void* p) {
+  if (!g_cuda.stream) {
+    free(p);
+    return;
+  }
+  cuda_check(g_cuda.stream_synchronize(g_cuda.stream), "cuStreamSynchronize");
+  cuda_check(g_cuda.mem_free((cu_ptr)(uintptr_t)p), "cuMemFree");
+}
 
 /* The 38 tokens of LBANN's grammar, spatial dims padded to 3 (size 1,
  * stride 0) in front, so every conv is 3D here. */
@@ -237,24 +317,50 @@ static void free_problem(struct problem* p) {
 /* One call through the library, as DiHydrogen makes it: the stream, the
  * workspace, the program. */
 static void call_library(void* lib, void* h, const struct conv* cv, int64_t batch,
-                         const struct problem* p, float alpha, float beta) {
+                         void* const slots[3], float alpha, float beta) {
   streams_fn streams = (streams_fn)dlsym(lib, "__dace_gpu_set_all_streams");
   void* size_fn = dlsym(lib, "__dace_get_external_memory_size_GPU_Global");
   void* set_fn = dlsym(lib, "__dace_set_external_memory_GPU_Global");
   void* program = dlsym(lib, "__program_conv");
   void* workspace = NULL;
-  if (streams) streams(h, NULL);
+  if (streams) streams(h, g_cuda.stream);
   if (size_fn) {
     size_t bytes = cv->symbolic ? ((ws_size_b_fn)size_fn)(h, (int)batch) : ((ws_size_fn)size_fn)(h);
-    workspace = malloc(bytes ? bytes : 1);
+    workspace = scratch_alloc(bytes);
     if (cv->symbolic) ((ws_set_b_fn)set_fn)(h, workspace, (int)batch);
     else ((ws_set_fn)set_fn)(h, workspace);
   }
   if (cv->symbolic)
-    ((program_b_fn)program)(h, p->w.data, p->x.data, p->y.data, (int)batch, alpha, beta);
+    ((program_b_fn)program)(h, slots[0], slots[1], slots[2], (int)batch, alpha, beta);
   else
-    ((program_fn)program)(h, p->w.data, p->x.data, p->y.data, alpha, beta);
-  free(workspace);
+    ((program_fn)program)(h, slots[0], slots[1], slots[2], alpha, beta);
+  if (workspace) scratch_free(workspace);
+}
+
+/* The call on the problem's operands (w, x, y), where they live: with
+ * --cuda each is copied to device memory on the stream, and the output back
+ * on it after the call. */
+static void run_call(void* lib, void* h, const struct conv* cv, int64_t batch,
+                     struct problem* p, struct tensor* out, float alpha, float beta) {
+  struct tensor* operands[3] = {&p->w, &p->x, &p->y};
+  void* slots[3];
+  for (int i = 0; i < 3; ++i) {
+    slots[i] = operands[i]->data;
+    if (!g_cuda.stream) continue;
+    const size_t bytes = (size_t)operands[i]->size * sizeof(float);
+    slots[i] = scratch_alloc(bytes);
+    cuda_check(g_cuda.htod_async((cu_ptr)(uintptr_t)slots[i], operands[i]->data, bytes,
+                                 g_cuda.stream), "cuMemcpyHtoDAsync");
+  }
+  call_library(lib, h, cv, batch, slots, alpha, beta);
+  if (!g_cuda.stream) return;
+  for (int i = 0; i < 3; ++i) {
+    if (operands[i] == out)
+      cuda_check(g_cuda.dtoh_async(out->data, (cu_ptr)(uintptr_t)slots[i],
+                                   (size_t)out->size * sizeof(float), g_cuda.stream),
+                 "cuMemcpyDtoHAsync");
+    scratch_free(slots[i]);
+  }
 }
 
 /* Calls the library with alpha and beta on the problem's operands, its
@@ -266,7 +372,7 @@ static int check_call(void* lib, void* h, const struct conv* cv, int64_t batch,
   for (int64_t i = 0; i < out->size; ++i) out->data[i] = out->logical[i] && beta == 0.0f ? NAN : uniform();
   float* before = malloc((size_t)out->size * sizeof(float));
   memcpy(before, out->data, (size_t)out->size * sizeof(float));
-  call_library(lib, h, cv, batch, p, alpha, beta);
+  run_call(lib, h, cv, batch, p, out, alpha, beta);
   int failures = 0;
   const double u = 1.0 / 16777216.0;
   for (int64_t i = 0; i < out->size && failures < 5; ++i) {
@@ -296,6 +402,10 @@ int main(int argc, char** argv) {
       batches[batch_count++] = atoll(argv[++i]);
       continue;
     }
+    if (strcmp(argv[i], "--cuda") == 0) {
+      if (!g_cuda.stream && !open_cuda()) return 2;
+      continue;
+    }
     ++libraries;
     struct conv cv;
     if (!parse_name(argv[i], &cv)) {
@@ -310,7 +420,8 @@ int main(int argc, char** argv) {
     }
     init_fn init = (init_fn)dlsym(lib, "__dace_init_conv");
     exit_fn exit_conv = (exit_fn)dlsym(lib, "__dace_exit_conv");
-    if (!init || !exit_conv || !dlsym(lib, "__program_conv")) {
+    if (!init || !exit_conv || !dlsym(lib, "__program_conv") ||
+        (g_cuda.stream && !dlsym(lib, "__dace_gpu_set_all_streams"))) {
       printf("FAIL %s: a required symbol is missing (DiHydrogen aborts)\n", argv[i]);
       ++failed;
       continue;
@@ -338,7 +449,7 @@ int main(int argc, char** argv) {
     failed += bad != 0;
   }
   if (libraries == 0) {
-    fprintf(stderr, "usage: dace_harness [--batch N]... LIBRARY...\n");
+    fprintf(stderr, "usage: dace_harness [--cuda] [--batch N]... LIBRARY...\n");
     return 2;
   }
   printf("%d libraries: %d failed, %d fell back\n", libraries, failed, fell_back);

@@ -93,7 +93,8 @@ class Summary(unittest.TestCase):
         self.add_run("resnet50", 1, "f32", 0, bench_report([op("stem", "fwd", 2.0, 1.0)]))
         status, summary = self.summarize()
         self.assertEqual(status, 1)
-        self.assertIn("GPU tests: 1 passed, 1 failed, 1 skipped.", summary)
+        self.assertIn("GPU tests: 1 passed, 1 failed, 1 skipped, 0 stopped at the time limit.",
+                      summary)
         self.assertIn("| Gpu.Passes | pass | 0.005s |", summary)
         self.assertIn("| Gpu.Skips | skip | variant algo6-fma: NOT_SUPPORTED |", summary)
         self.assertIn("| Gpu.Fails | fail | /src/test.cpp:20 |", summary)
@@ -262,6 +263,42 @@ class Summary(unittest.TestCase):
         self.write("raw/python_tests.status", "skipped\n")
         status, summary = self.summarize()
         self.assertEqual(status, 0, summary)
+        self.write("raw/python_jax_tests.txt", ".F\n==== 1 failed, 70 passed in 30s ====\n")
+        self.write("raw/python_jax_tests.status", "1\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("JAX and PyTensor tests: 1 failed, 70 passed in 30s", summary)
+        self.assertIn("the JAX and PyTensor tests failed (1 failed, 70 passed in 30s)", summary)
+
+    def test_a_shard_stopped_at_its_limit_adds_its_logged_tests_and_the_stopped_one(self):
+        self.write("gpu_tests.json", gtest_json())  # the shards that finished
+        self.write("raw/gpu_tests.txt", TEXT_LOG + "[ RUN      ] Slow.Finished\n"
+                   "[       OK ] Slow.Finished (90 ms)\n[ RUN      ] Slow.Compiling\n")
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("| Slow.Finished | pass | the text log; its process was stopped later |",
+                      summary)
+        self.assertIn("| Slow.Compiling | stop | stopped at the time limit |", summary)
+        self.assertIn("GPU tests: 2 passed, 1 failed, 1 skipped, 1 stopped", summary)
+        self.assertIn("| Gpu.Fails | fail | /src/test.cpp:20 |", summary)  # the JSON's note
+        self.assertIn("; 1 GPU tests were stopped at the time limit", summary)
+
+    def test_the_dace_harness_tally_is_reported_and_its_failure_fails_the_check(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
+        self.write("raw/dace_harness.txt", "ok lib_a.so\n2 libraries: 0 failed, 0 fell back\n"
+                   "exit 0\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 0, summary)
+        self.assertIn("DaCe harness on CUDA libraries: 2 libraries: 0 failed, 0 fell back; "
+                      "exit 0", summary)
+        self.write("raw/dace_harness.txt", "FAIL lib_a.so\n1 libraries: 1 failed, 0 fell back\n"
+                   "exit 1\n")
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("the DaCe harness failed (1 libraries: 1 failed, 0 fell back exit 1)",
+                      summary)
 
     def test_no_test_report_or_every_test_skipped_is_a_failure(self):
         self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
