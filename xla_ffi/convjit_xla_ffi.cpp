@@ -95,8 +95,9 @@ bool bind(convjit_operands_t& o, std::int64_t role, void* data) {
   }
 }
 
-// cudaMalloc's alignment, which every kernel's workspace layout assumes.
-constexpr std::size_t kWorkspaceAlignment = 256;
+// The most XLA's scratch allocator accepts (its device allocator returns
+// more), and what the kernels' widest access to their workspace needs.
+constexpr std::size_t kWorkspaceAlignment = 16;
 
 struct PlanDeleter {
   void operator()(convjit_plan_t* plan) const { convjit_plan_destroy(plan); }
@@ -194,7 +195,8 @@ ffi::Error run_on_cuda(void* stream, std::int32_t ordinal, ffi::ScratchAllocator
     auto workspace = scratch.Allocate(exec.workspace_bytes, kWorkspaceAlignment);
     if (!workspace.has_value())
       return ffi::Error(ffi::ErrorCode::kResourceExhausted,
-                        "convjit: XLA could not allocate the kernel's scratch memory");
+                        "convjit: XLA could not allocate the kernel's " +
+                            std::to_string(exec.workspace_bytes) + " bytes of scratch memory");
     exec.workspace = *workspace;
   }
   return run_plan(plan.value(), operands.value(), &exec);
