@@ -119,14 +119,14 @@ TEST(EmulatorTma, EveryTiledAndIm2colModeLandsTheBoxTheIsaDefines) {
 
 // Elements worked by hand, so that the cases' own walk is checked too.
 TEST(EmulatorTma, HandCheckedElements) {
-  // Mode 0, block 1: the box at (-3, -5); its element (3, 5) is the
-  // tensor's first, its row 5 starts 3 elements before the tensor's.
+  // Mode 0, block 1: the box at (-4, -5); its element (4, 5) is the
+  // tensor's first, its row 5 starts 4 elements before the tensor's.
   const test::TemplateRun tile = run_case(test::tma_case(0));
   ASSERT_TRUE(tile.status.is_ok()) << tile.status.message();
-  EXPECT_EQ(tile.output[128 + 5 * 8 + 3], 1.0f);
-  EXPECT_EQ(tile.output[128 + 5 * 8 + 2], 0.0f);
-  EXPECT_EQ(tile.output[128 + 4 * 8 + 3], 0.0f);
-  EXPECT_EQ(tile.output[128 + 6 * 8 + 7], 45.0f);  // (4, 1): 1 + 40 + 4
+  EXPECT_EQ(tile.output[128 + 5 * 8 + 4], 1.0f);
+  EXPECT_EQ(tile.output[128 + 5 * 8 + 3], 0.0f);
+  EXPECT_EQ(tile.output[128 + 4 * 8 + 4], 0.0f);
+  EXPECT_EQ(tile.output[128 + 6 * 8 + 7], 44.0f);  // (3, 1): 1 + 40 + 3
   // Mode 5: anchors W in [-1, 3] and H in [0, 1], 10 pixels an image;
   // pixel strides are 8 floats (W), 40 (H), 160 (N).  Block 0 starts at
   // (w -1, h 0): pixel 0 is padding, pixel 1 the first pixel (1..8),
@@ -168,6 +168,8 @@ TEST(EmulatorTma, PlantedBugsAreReported) {
   expect_reported(13, "shared loose is declared 16-byte aligned; a TMA copy needs 128 (1024");
   expect_reported(14, "while thread 0's TMA store still reads it");
   expect_reported(15, "the filter base's coordinate 1 (4) lies outside the bounding box [-1, 3]");
+  expect_reported(20, "its innermost coordinate -3 is -12 bytes into dimension 0, not a multiple "
+                      "of 16: the GPU stops with an illegal instruction");
 }
 
 TEST(EmulatorTma, AnInvalidMapFailsTheLaunchAsTheDriverWould) {

@@ -27,6 +27,11 @@ def device(request):
     return request.param
 
 
+# convjit computes f64 on the host only, and says so for a CUDA tensor: the tests in f64 check
+# that message on CUDA.
+F64_ON_CUDA = "f64 is computed on the host device only"
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path):
     convjit.set_cache_path([str(tmp_path)])

@@ -17,7 +17,9 @@
 // 10 a map larger than its tensor; 11 a store without fence.proxy.async;
 // 12 an expect_tx 16 bytes short; 13 a swizzle into a 16-byte aligned
 // array; 14 the store's source rewritten before wait_group.read; 15 an
-// im2col base outside the bounding box.
+// im2col base outside the bounding box; 20 a 2D tile's innermost coordinate
+// 12 bytes before the tensor (-3 floats), not a multiple of 16 bytes, which
+// an H200 stopped on with an illegal instruction.
 #include "common/grid.cuh"
 #include "common/tma.cuh"
 
@@ -30,15 +32,15 @@ __device__ __forceinline__ int tma_test_elements(int mode) {
 
 // The box's coordinates for block b (at most 3 blocks, or 10 in the store modes).
 __device__ __forceinline__ void tma_test_coords(int mode, int b, int (&c)[5], int (&o)[3]) {
-  const int tile2d[3][2] = {{0, 0}, {-3, -5}, {36, 10}};
+  const int tile2d[3][2] = {{0, 0}, {-4, -5}, {36, 10}};
   const int tile3d[3][3] = {{0, 0, 0}, {0, 1, 1}, {0, -1, 7}};
   const int tile5d[3][5] = {{0, 0, 1, 0, 0}, {0, 1, 2, 1, 1}, {0, -1, 0, 0, 1}};
   const int im2col_s1[3][6] = {{0, -1, 0, 0, 0, 0}, {0, 2, 1, 0, 2, 1}, {0, 3, 1, 0, 1, 2}};
   const int im2col_s2[3][6] = {{0, -1, -1, 0, 1, 1}, {0, 1, 1, 1, 0, 2}, {0, 3, 1, 0, 2, 0}};
   for (int i = 0; i < 5; ++i) c[i] = 0;
   for (int i = 0; i < 3; ++i) o[i] = 0;
-  if (mode <= 3 || (mode >= 8 && mode <= 13 && mode != 11)) {
-    c[0] = tile2d[b][0], c[1] = tile2d[b][1];
+  if (mode <= 3 || (mode >= 8 && mode <= 13 && mode != 11) || mode == 20) {
+    c[0] = mode == 20 && b == 1 ? -3 : tile2d[b][0], c[1] = tile2d[b][1];
   } else if (mode == 7 || mode == 11 || mode == 14) {
     c[0] = 8 * (b % 5), c[1] = 16 * (b / 5);
   } else if (mode == 4) {

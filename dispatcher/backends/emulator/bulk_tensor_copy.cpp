@@ -48,6 +48,15 @@ std::string map_problem(const BulkTensorCopy& copy, bool load) {
   if (copy.coords.size() != spec->rank)
     return fmt::format("it gives {} coordinates to a rank-{} map", copy.coords.size(), spec->rank);
   if (std::string why = unemulated(*spec); !why.empty()) return why;
+  // Not in the ISA's text, but the hardware's rule (an H200 stopped with an
+  // illegal instruction at -12 bytes and copied at 144: bench/results/
+  // 2026-11-27-h200/tma-probe).
+  const long long inner = copy.coords[0] * static_cast<long long>(element_bytes(spec->element));
+  if (inner % 16 != 0)
+    return fmt::format(
+        "its innermost coordinate {} is {} bytes into dimension 0, not a multiple of 16: the GPU "
+        "stops with an illegal instruction; start boxes at 16-byte multiples",
+        copy.coords[0], inner);
   if (!load)
     for (std::size_t d = 0; d < copy.coords.size(); ++d)
       if (copy.coords[d] < 0)
