@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dispatcher/backends/emulator/bulk_tensor_box.hpp"
+#include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
 #include "support/tma_cases.hpp"
 
 namespace convjit::emulator {
@@ -80,6 +82,39 @@ TEST(TensorMapSpec, Im2colMapsFollowTheirOwnRules) {
 }
 
 // ---- the swizzles (PTX ISA, "Tensor Swizzling Modes") ---------------------------
+
+TEST(TensorMapArgument, EachMapBindsItsOperandPlusTheOffset) {
+  std::byte in0[64], in1[64], out[64], workspace[64];
+  const TensorMapOperands operands{in0, in1, out, workspace};
+  using Operand = TensorMapArgument::Operand;
+  const std::pair<Operand, const std::byte*> cases[] = {
+      {Operand::in0, in0}, {Operand::in1, in1}, {Operand::out, out}, {Operand::workspace, workspace}};
+  for (const auto& [operand, base] : cases) {
+    const TensorMapArgument argument{test::tma_tiled({40, 20}, {8, 16}), operand, 32};
+    EXPECT_EQ(bound_spec(argument, operands).global_address, base + 32);
+    EXPECT_EQ(bound_spec(argument, operands).box[1], 16u);  // the rest is the source's
+  }
+  const TensorMapArgument on_workspace{test::tma_tiled({40, 20}, {8, 16}), Operand::workspace, 32};
+  EXPECT_EQ(bound_spec(on_workspace, {in0, in1, out, nullptr}).global_address, nullptr);
+}
+
+// The JIT's launch encodes its maps this way; a bad one is named before the
+// driver is asked (so on a machine with a driver or without).
+TEST(TensorMapArgument, ALaunchsMapsAreEncodedInOrderAndABadOneIsNamed) {
+  alignas(256) std::byte buffer[3200];
+  TensorMapArgument bad{test::tma_tiled({40, 20}, {8, 16}), TensorMapArgument::Operand::in1, 0};
+  bad.spec.strides[0] = 20;
+  const TensorMapArgument arguments[] = {test::tma_over_input(test::tma_tiled({40, 20}, {8, 16})),
+                                         bad};
+  auto encoded = encode_tensor_maps(CudaDriver::instance(), arguments,
+                                    {buffer, buffer, buffer, nullptr});
+  ASSERT_FALSE(encoded.is_ok());
+  EXPECT_THAT(encoded.status().message(), HasSubstr("tensor map 1: "));
+  const std::vector<TensorMapArgument> too_many(kMaxTensorMaps + 1, arguments[0]);
+  encoded = encode_tensor_maps(CudaDriver::instance(), too_many, {buffer, buffer, buffer, nullptr});
+  ASSERT_FALSE(encoded.is_ok());
+  EXPECT_THAT(encoded.status().message(), HasSubstr("5 tensor maps; a kernel takes at most 4"));
+}
 
 TEST(TmaSwizzle, SixteenByteChunksAreXoredWithTheRowWithinTheRepeat) {
   // 128B: row r of 128 bytes has its chunk k at k ^ (r % 8).

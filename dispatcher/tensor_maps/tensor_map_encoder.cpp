@@ -1,5 +1,7 @@
 #include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 
 namespace convjit {
@@ -54,6 +56,28 @@ Result<CUtensorMap> encode_tensor_map(const CudaDriver& driver, const TensorMapS
       !s.is_ok())
     return s;
   return map;
+}
+
+Result<DeviceTensorMaps> encode_tensor_maps(const CudaDriver& driver,
+                                            std::span<const TensorMapArgument> arguments,
+                                            const TensorMapOperands& operands) {
+  if (arguments.size() > kMaxTensorMaps)
+    return Status::invalid(fmt::format("{} tensor maps; a kernel takes at most {}",
+                                       arguments.size(), kMaxTensorMaps));
+  // Every map checked before the driver is asked for any: a bad one is
+  // named whether or not this machine has a driver.
+  for (std::size_t i = 0; i < arguments.size(); ++i)
+    if (Status s = validate_tensor_map(bound_spec(arguments[i], operands)); !s.is_ok())
+      return Status(s.code(), fmt::format("tensor map {}: {}", i, s.message()));
+  DeviceTensorMaps maps{};
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    auto encoded = encode_tensor_map(driver, bound_spec(arguments[i], operands));
+    if (!encoded.is_ok())
+      return Status(encoded.status().code(),
+                    fmt::format("tensor map {}: {}", i, encoded.status().message()));
+    maps.map[i] = encoded.value();
+  }
+  return maps;
 }
 
 }  // namespace convjit

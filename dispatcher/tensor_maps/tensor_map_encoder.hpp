@@ -5,8 +5,11 @@
 
 #include <cuda.h>
 
+#include <span>
+
 #include "dispatcher/cuda/cuda_driver.hpp"
 #include "dispatcher/result.hpp"
+#include "dispatcher/tensor_maps/tensor_map_argument.hpp"
 #include "dispatcher/tensor_maps/tensor_map_spec.hpp"
 
 namespace convjit {
@@ -16,5 +19,17 @@ namespace convjit {
 // encodes it.  NOT_AVAILABLE where the driver lacks the encoder.
 [[nodiscard]] Result<CUtensorMap> encode_tensor_map(const CudaDriver& driver,
                                                     const TensorMapSpec& spec);
+
+// The bytes of a kernel's tensor_maps_t parameter: CUtensorMap's layout.
+struct DeviceTensorMaps {
+  CUtensorMap map[kMaxTensorMaps];
+};
+
+// A launch's maps: each argument bound to the call's operands (bound_spec)
+// and encoded; the error names the map.  Nothing is allocated: it runs on
+// every launch.
+[[nodiscard]] Result<DeviceTensorMaps> encode_tensor_maps(
+    const CudaDriver& driver, std::span<const TensorMapArgument> arguments,
+    const TensorMapOperands& operands);
 
 }  // namespace convjit

@@ -43,28 +43,9 @@ struct GpuTemplateRun {
   std::size_t output_size = 0;
   long long threads = kWarpBlock;
   // Given: the kernel takes a tensor_maps_t parameter (common/tensor_map.cuh).
-  std::vector<emulator::EmulatedTensorMapArgument> tensor_maps;
+  std::vector<TensorMapArgument> tensor_maps;
   std::size_t dynamic_shared_bytes = 0;  // opted into beyond 48 KiB
 };
-
-// common/tensor_map.cuh's tensor_maps_t, as the kernel parameter's bytes.
-struct DeviceTensorMaps {
-  CUtensorMap map[emulator::kMaxTensorMaps];
-};
-
-inline Result<DeviceTensorMaps> encode_test_maps(const GpuTemplateRun& run, void* x, void* y) {
-  DeviceTensorMaps maps{};
-  for (std::size_t i = 0; i < run.tensor_maps.size(); ++i) {
-    TensorMapSpec spec = run.tensor_maps[i].spec;
-    const bool on_x =
-        run.tensor_maps[i].operand == emulator::EmulatedTensorMapArgument::Operand::in0;
-    spec.global_address = static_cast<char*>(on_x ? x : y) + run.tensor_maps[i].byte_offset;
-    auto encoded = encode_tensor_map(CudaDriver::instance(), spec);
-    if (!encoded.is_ok()) return encoded.status();
-    maps.map[i] = encoded.value();
-  }
-  return maps;
-}
 
 inline Result<CUfunction> load_test_kernel(const std::string& arch, const GpuTemplateRun& run,
                                            LoadedModule& module) {
@@ -116,7 +97,7 @@ inline Result<std::vector<float>> run_on_gpu(const std::shared_ptr<DeviceContext
   if (Status s = y.value()->upload(output.data()); !s.is_ok()) return s;
   void* x_ptr = x.value()->get();
   void* y_ptr = y.value()->get();
-  auto maps = encode_test_maps(run, x_ptr, y_ptr);
+  auto maps = encode_tensor_maps(driver, run.tensor_maps, {x_ptr, nullptr, y_ptr, nullptr});
   if (!maps.is_ok()) return maps.status();
   void* none = nullptr;
   float alpha = 1.0f, beta = 0.0f;

@@ -47,7 +47,7 @@ struct EmulatedRunOptions {
   std::vector<std::uint8_t> input_elements;  // x's layout flags; empty: every element
   std::size_t workspace_floats = 0;
   float output_fill = kUnwritten;  // y's contents before the launch
-  std::vector<emulator::EmulatedTensorMapArgument> tensor_maps;  // support/tma_cases.hpp
+  std::vector<TensorMapArgument> tensor_maps;  // support/tma_cases.hpp
   std::size_t dynamic_shared_bytes = 0;  // convjit_kernel's
 };
 
@@ -98,7 +98,7 @@ class TestLaunch {
     launch_.in0 = {&x_, in_.data()};
     launch_.out = {&y_, out_.data()};
     launch_.out_destination = output.data();
-    launch_.tensor_maps = std::move(options.tensor_maps);
+    source_.tensor_maps = std::move(options.tensor_maps);
   }
   TestLaunch(const TestLaunch&) = delete;
   TestLaunch& operator=(const TestLaunch&) = delete;

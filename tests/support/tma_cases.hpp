@@ -20,7 +20,7 @@ struct TmaCase {
   long long threads = 3 * kWarpBlock;
   std::vector<float> input = iota_from(800, 1.0f);
   std::size_t output_size = 0;
-  std::vector<emulator::EmulatedTensorMapArgument> maps;
+  std::vector<TensorMapArgument> maps;
   std::vector<float> expected;  // the output; empty for the planted bugs
 };
 
@@ -58,8 +58,8 @@ inline TensorMapSpec tma_im2col(std::vector<std::uint64_t> dims, std::vector<int
   return s;
 }
 
-inline emulator::EmulatedTensorMapArgument tma_over_input(TensorMapSpec spec) {
-  return {spec, emulator::EmulatedTensorMapArgument::Operand::in0, 0};
+inline TensorMapArgument tma_over_input(TensorMapSpec spec) {
+  return {spec, TensorMapArgument::Operand::in0, 0};
 }
 
 // The template's coordinates (tma_test_coords), again.
@@ -211,7 +211,7 @@ inline TmaCase tma_case(long long mode) {
     k.threads = kTmaStoreBlocks * kWarpBlock;
     k.output_size = 800;
     k.maps.push_back(
-        {tma_tiled({40, 20}, {8, 16}), emulator::EmulatedTensorMapArgument::Operand::out, 0});
+        {tma_tiled({40, 20}, {8, 16}), TensorMapArgument::Operand::out, 0});
     if (mode == 7)
       for (float v : k.input) k.expected.push_back(2.0f * v);
     return k;

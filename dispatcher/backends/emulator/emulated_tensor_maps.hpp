@@ -4,12 +4,9 @@
 // __grid_constant__ parameter; the maps themselves live in the launch.
 #pragma once
 
-#include "dispatcher/tensor_maps/tensor_map_spec.hpp"
+#include "dispatcher/tensor_maps/tensor_map_argument.hpp"
 
 namespace convjit::emulator {
-
-// As many as kernel_templates/common/tensor_map.cuh's kMaxTensorMaps.
-inline constexpr unsigned kMaxTensorMaps = 4;
 
 struct EmulatedTensorMap {
   const TensorMapSpec* spec = nullptr;  // null: the launch set no map here

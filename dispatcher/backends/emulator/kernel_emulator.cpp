@@ -141,22 +141,16 @@ class PreparedLaunch {
   [[nodiscard]] const ViolationLog& violations() const { return violations_; }
 
  private:
-  // The launch's tensor maps over its buffers, as the driver would encode them.
+  // The source's tensor maps over the call's buffers, as the driver would
+  // encode them.
   Status bind_tensor_maps(const GridCall& call) {
-    const auto& arguments = launch_.tensor_maps;
+    const auto& arguments = launch_.source->tensor_maps;
     if (arguments.size() > kMaxTensorMaps)
       return Status::invalid(fmt::format("the launch has {} tensor maps; a kernel takes at most {}",
                                          arguments.size(), kMaxTensorMaps));
-    using Operand = EmulatedTensorMapArgument::Operand;
+    const TensorMapOperands operands{call.in0, call.in1, call.out, call.workspace};
     for (std::size_t i = 0; i < arguments.size(); ++i) {
-      const EmulatedTensorMapArgument& a = arguments[i];
-      const void* base = a.operand == Operand::in0   ? call.in0
-                         : a.operand == Operand::in1 ? call.in1
-                         : a.operand == Operand::out ? call.out
-                                                     : call.workspace;
-      specs_[i] = a.spec;
-      specs_[i].global_address =
-          base == nullptr ? nullptr : static_cast<const std::byte*>(base) + a.byte_offset;
+      specs_[i] = bound_spec(arguments[i], operands);
       if (Status s = validate_tensor_map(specs_[i]); !s.is_ok())
         return Status::invalid(fmt::format("tensor map {}: {}", i, s.message()));
       maps_.map[i].spec = &specs_[i];

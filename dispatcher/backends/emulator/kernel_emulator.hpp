@@ -29,17 +29,6 @@ struct EmulatedNormOperands {
   double momentum = 0.1;
 };
 
-// A tensor map over one of the launch's operands (common/tensor_map.cuh):
-// the spec with its global address at the operand's emulated buffer plus
-// `byte_offset`, validated as the driver validates it when the launch
-// starts.  The kernel gets the launch's maps in order.
-struct EmulatedTensorMapArgument {
-  enum class Operand : std::uint8_t { in0, in1, out, workspace };
-  TensorMapSpec spec;
-  Operand operand = Operand::in0;
-  std::size_t byte_offset = 0;
-};
-
 struct EmulatedLaunch {
   const EmulatedTemplate* kernels = nullptr;
   const KernelSource* source = nullptr;
@@ -51,7 +40,6 @@ struct EmulatedLaunch {
   EmulatedOperand out;
   void* out_destination = nullptr;  // written only when the launch is clean
   float alpha = 1.0f, beta = 0.0f;
-  std::vector<EmulatedTensorMapArgument> tensor_maps;  // at most kMaxTensorMaps
 };
 
 // OK, or EXECUTION_FAILED listing the violations (the output is then left

@@ -15,6 +15,7 @@
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/kernel_workspace.hpp"
 #include "dispatcher/settings.hpp"
+#include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
 
 namespace convjit {
 
@@ -48,11 +49,12 @@ Status allow_dynamic_shared(const CudaDriver& driver, const LaunchEntry& e, cons
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
-            const OpDescriptor& desc)
+            const OpDescriptor& desc, std::vector<TensorMapArgument> tensor_maps)
       : driver_(driver),
         context_(std::move(context)),
         desc_(desc),
-        inputs_(kernel_inputs(desc)) {}
+        inputs_(kernel_inputs(desc)),
+        tensor_maps_(std::move(tensor_maps)) {}
   ~JitKernel() override {
     const ContextScope scope = context_->enter();
     workspaces_.reset();  // frees device memory, so before the context goes
@@ -118,6 +120,15 @@ class JitKernel final : public Kernel {
     NormOperands norm = args.norm;
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual};
     if (takes_norm_operands(desc_)) params[6] = &norm;
+    // TMA kernels take their maps there instead, encoded for this call's
+    // pointers (a map holds its tensor's address).
+    DeviceTensorMaps maps;
+    if (!tensor_maps_.empty()) {
+      auto encoded = encode_tensor_maps(driver_, tensor_maps_, {in0, in1, out, workspace});
+      if (!encoded.is_ok()) return encoded.status();
+      maps = encoded.value();
+      params[6] = &maps;
+    }
     for (const LaunchEntry& e : entries_)
       if (Status s =
               driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1,
@@ -137,6 +148,7 @@ class JitKernel final : public Kernel {
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
   std::unique_ptr<StreamWorkspaces> workspaces_;
+  std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
 };
 
 }  // namespace
@@ -210,7 +222,8 @@ Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& de
                      prepared.value().compiled ? "compiled with NVRTC for " + arch
                                                : std::string("loaded from the JIT cache"),
                      prepared.value().variant)});
-    auto kernel = std::make_unique<JitKernel>(driver, context.value(), desc);
+    auto kernel =
+        std::make_unique<JitKernel>(driver, context.value(), desc, prepared.value().tensor_maps);
     last = kernel->load(prepared.value().entry);
     if (last.is_ok()) {
       if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault

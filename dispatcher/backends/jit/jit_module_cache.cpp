@@ -88,6 +88,7 @@ Result<PreparedModule> prepare_jit_module(JitCache& cache, const OpDescriptor& d
   if (!plan.is_ok()) return plan.status();
   PreparedModule out;
   out.variant = plan.value().variant;
+  out.tensor_maps = plan.value().source.tensor_maps;
   auto entry = cache.get_or_compile(
       plan.value().key,
       [&] { return compile_jit_module(plan.value(), cache.primary_directory()); }, &out.compiled);

@@ -17,6 +17,9 @@ struct PreparedModule {
   CacheEntry entry;       // preimage, metadata JSON, CUBIN
   bool compiled = false;  // false: it came from the cache
   std::string variant;    // kernel_variants.hpp's id
+  // The source's TMA maps (from the descriptor, as the key is): each launch
+  // binds them to its pointers.
+  std::vector<TensorMapArgument> tensor_maps;
 };
 
 // The cache key of `desc`'s module for `arch`, of the variant

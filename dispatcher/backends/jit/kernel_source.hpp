@@ -10,6 +10,7 @@
 
 #include "dispatcher/descriptor/op_descriptor.hpp"
 #include "dispatcher/result.hpp"
+#include "dispatcher/tensor_maps/tensor_map_argument.hpp"
 
 namespace convjit {
 
@@ -46,6 +47,9 @@ struct KernelSource {
   std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
   std::vector<KernelEntry> entries;        // launched in order
   std::size_t workspace_bytes = 0;         // scratch shared by the entries
+  // The TMA maps the entries take after the workspace, in place of the
+  // epilogue's operands (kernel_abi.cuh), bound to each call's pointers.
+  std::vector<TensorMapArgument> tensor_maps;  // at most kMaxTensorMaps
 };
 
 // The text NVRTC compiles for `source`: a prelude fixing CONVJIT_DTYPE,
