@@ -87,8 +87,10 @@ TEST(TensorMapArgument, EachMapBindsItsOperandPlusTheOffset) {
   std::byte in0[64], in1[64], out[64], workspace[64];
   const TensorMapOperands operands{in0, in1, out, workspace};
   using Operand = TensorMapArgument::Operand;
-  const std::pair<Operand, const std::byte*> cases[] = {
-      {Operand::in0, in0}, {Operand::in1, in1}, {Operand::out, out}, {Operand::workspace, workspace}};
+  const std::pair<Operand, const std::byte*> cases[] = {{Operand::in0, in0},
+                                                        {Operand::in1, in1},
+                                                        {Operand::out, out},
+                                                        {Operand::workspace, workspace}};
   for (const auto& [operand, base] : cases) {
     const TensorMapArgument argument{test::tma_tiled({40, 20}, {8, 16}), operand, 32};
     EXPECT_EQ(bound_spec(argument, operands).global_address, base + 32);

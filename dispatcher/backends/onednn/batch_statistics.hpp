@@ -4,15 +4,15 @@
 // (51200 values per channel), and every later gradient inherits them.
 //
 // One pass over x sums d = x - x0 and d^2 per channel (x0 the channel's
-// first value: a shift that keeps the variance's cancellation small), in a
-// fixed number of pixel slices whose partial sums are added in order: the
-// result does not depend on the thread count.  The slices' partial sums are
-// made at construction: compute() allocates nothing.
+// first value: a shift that keeps the variance's cancellation small), in
+// ChannelSums' fixed slices: the result does not depend on the thread
+// count, and compute() allocates nothing.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "dispatcher/backends/onednn/channel_sums.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/op_descriptor.hpp"
 
@@ -32,14 +32,11 @@ class BatchStatistics {
   }
 
  private:
-  template <class T>
-  void sum_slice(const T* x, std::int64_t slice);
-
   DataType dtype_;
   View5 x_;
-  std::int64_t pixels_;                 // N x spatial
-  std::vector<double> shift_;           // x0 per channel
-  std::vector<double> sums_, squares_;  // [slice][channel]
+  std::int64_t pixels_;        // N x spatial
+  std::vector<double> shift_;  // x0 per channel
+  ChannelSums sums_;
   std::vector<double> mean_, variance_;
 };
 

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "dispatcher/backends/onednn/batch_statistics.hpp"
+#include "dispatcher/backends/onednn/channel_sums.hpp"
 #include "dispatcher/backends/onednn/onednn_primitive_descs.hpp"
 #include "dispatcher/backends/onednn/onednn_program.hpp"
 #include "dispatcher/backends/reference/batchnorm_formulas.hpp"
@@ -97,6 +99,8 @@ class OnednnBatchnormKernel final : public Kernel {
   dnnl_memory_desc_t data_md_{};
   dnnl_memory_desc_t channel_md_{};
   mutable std::optional<BatchStatistics> statistics_;  // fwd training
+  mutable std::optional<ChannelSums> gradient_sums_;   // bwd with parameter gradients
+  mutable std::vector<double> means_;                  // their per-channel centers
   float* mean_ = nullptr;                              // fwd training: the batch's, for oneDNN
   float* variance_ = nullptr;    // training: the batch's (fwd), from the saved invstd (bwd)
   const float* x32_ = nullptr;   // x's f32 copy, null where oneDNN reads x itself
@@ -277,6 +281,10 @@ Status OnednnBatchnormKernel::assemble(const OnednnProblem& p, std::string& note
     if (!s.is_ok()) return s;
   data_md_ = data.value(), channel_md_ = channels.value();
   if (forward() && training_) statistics_.emplace(d_);
+  if (d_.has_norm_flag(kNormGradScale) || d_.has_norm_flag(kNormGradShift)) {
+    gradient_sums_.emplace(x_);
+    means_.resize(static_cast<std::size_t>(x_.dims[1]));
+  }
   auto result = HostBuffer::allocate(onednn().api().memory_desc_get_size(&data_md_),
                                      "the f32 result before the output's layout and type");
   if (!result.is_ok()) return result.status();
@@ -313,37 +321,30 @@ void OnednnBatchnormKernel::finish_statistics(const ExecArgs& args) const {
   }
 }
 
-// dscale = sum g x^ and dshift = sum g over each channel, g the f32 dy
-// (through the activation) oneDNN read and x^ = (x - mean) invstd,
-// accumulated in f64: oneDNN's f32 sums lose up to 3x f32 torch's accuracy
-// on YOLO11n's first layer (51200 values per channel, which cancel).
+// dscale = sum g x^ = invstd sum g (x - mean) and dshift = sum g over each
+// channel, g the f32 dy (through the activation) oneDNN read, accumulated
+// in f64 (ChannelSums): oneDNN's f32 sums lose up to 3x f32 torch's
+// accuracy on YOLO11n's first layer (51200 values per channel, which cancel).
 void OnednnBatchnormKernel::parameter_gradients(const ExecArgs& args) const {
-  if (!d_.has_norm_flag(kNormGradScale) && !d_.has_norm_flag(kNormGradShift)) return;
+  if (!gradient_sums_) return;
   const NormOperands& norm = args.norm;
-  const auto* x = x32_ != nullptr ? x32_ : static_cast<const float*>(args.x);
-  const auto* g = dy32_ != nullptr ? dy32_ : static_cast<const float*>(args.dy);
   const auto at = [](const void* p, std::int64_t c) {
     return static_cast<double>(static_cast<const float*>(p)[c]);
   };
   const std::int64_t channels = x_.dims[1];
-#pragma omp parallel for if (reference::worth_parallel(channels * count_))
+  for (std::int64_t c = 0; c < channels; ++c)
+    means_[static_cast<std::size_t>(c)] = at(training_ ? norm.mean : norm.running_mean, c);
+  const void* x = x32_ != nullptr ? x32_ : args.x;
+  const auto* g = dy32_ != nullptr ? dy32_ : static_cast<const float*>(args.dy);
+  gradient_sums_->compute(DataType::f32, x, g, means_.data());
   for (std::int64_t c = 0; c < channels; ++c) {
-    const double mean = at(training_ ? norm.mean : norm.running_mean, c);
     const double invstd = training_ ? at(norm.invstd, c)
                                     : 1.0 / std::sqrt(at(norm.running_var, c) + d_.norm_epsilon());
-    double sum_g = 0, sum_gx = 0;
-    for (std::int64_t n = 0; n < x_.dims[0]; ++n)
-      for (std::int64_t i = 0; i < x_.dims[2]; ++i)
-        for (std::int64_t j = 0; j < x_.dims[3]; ++j)
-          for (std::int64_t k = 0; k < x_.dims[4]; ++k) {
-            const std::int64_t e = x_.offset(n, c, i, j, k);
-            sum_g += g[e];
-            sum_gx += g[e] * ((x[e] - mean) * invstd);
-          }
     if (d_.has_norm_flag(kNormGradScale))
-      static_cast<float*>(norm.scale_grad)[c] = static_cast<float>(sum_gx);
+      static_cast<float*>(norm.scale_grad)[c] =
+          static_cast<float>(invstd * gradient_sums_->second(c));
     if (d_.has_norm_flag(kNormGradShift))
-      static_cast<float*>(norm.shift_grad)[c] = static_cast<float>(sum_g);
+      static_cast<float*>(norm.shift_grad)[c] = static_cast<float>(gradient_sums_->first(c));
   }
 }
 
