@@ -1,15 +1,16 @@
 // The XLA FFI handlers that run convjit's ops inside jax.jit
 // (python/convjit/jax): one for every op on the host, one on CUDA, each a
-// thin layer over the C API's plans.  Python names the op by its descriptor (checked, and its
-// plan made, at trace time) and says which convjit operand each argument
-// and result buffer is; the handler binds them and runs the plan.
+// thin layer over the C API's plans.  Python names the op by its
+// descriptor (checked, and its plan made, at trace time) and says which
+// convjit operand each argument and result buffer is; the handler binds
+// them and runs the plan.
 //
 // Plans are cached per thread by device and descriptor name: XLA runs a
-// handler on its own threads, so no lock is taken, and an executable restored from a
-// persistent compilation cache needs nothing but the name.  JAX is
-// functional: alpha and beta are 1 and 0, and a running statistic that
-// convjit updates in place is an output aliased to its input, which XLA
-// fills with the input's values before the call.  On CUDA an op runs on
+// handler on its own threads, so no lock is taken, and an executable
+// restored from a persistent compilation cache needs nothing but the name.
+// JAX is functional: alpha and beta are 1 and 0, and a running statistic
+// that convjit updates in place is an output aliased to its input, which
+// XLA fills with the input's values before the call.  On CUDA an op runs on
 // XLA's stream for the call, with scratch memory from XLA's allocator, so
 // it orders with the ops around it as XLA's own kernels do.
 #include <xla/ffi/api/ffi.h>
@@ -95,8 +96,9 @@ bool bind(convjit_operands_t& o, std::int64_t role, void* data) {
   }
 }
 
-// The most XLA's scratch allocator accepts (its device allocator returns
-// more), and what the kernels' widest access to their workspace needs.
+// The most XLA's FFI lets a handler ask of its scratch allocator (on the
+// H200, 256 was refused), and what the JIT kernels' widest vector access to
+// their workspace needs; XLA's device allocator aligns its blocks further.
 constexpr std::size_t kWorkspaceAlignment = 16;
 
 struct PlanDeleter {
