@@ -48,13 +48,17 @@ def read_json(path):
         return None
 
 
-def skip_reasons(log_path):
+def log_lines(log_path):
+    """GoogleTest's text log, line by line; none where it is missing."""
+    try:
+        return open(log_path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return []
+
+
+def skip_reasons(lines):
     """{test name: the message of its GTEST_SKIP} from GoogleTest's text log."""
     reasons, current, message, in_skip = {}, None, [], False
-    try:
-        lines = open(log_path, encoding="utf-8", errors="replace").read().splitlines()
-    except OSError:
-        return reasons
     for line in lines:
         started = re.match(r"\[ RUN      \] (\S+)", line)
         if started:
@@ -69,14 +73,10 @@ def skip_reasons(log_path):
     return reasons
 
 
-def text_outcomes(log_path):
+def text_outcomes(lines):
     """{test name: pass, fail, skip or stop} from GoogleTest's text log: what a process
     stopped at its time limit (no JSON) had run, "stop" for the test it was stopped in."""
     outcomes = {}
-    try:
-        lines = open(log_path, encoding="utf-8", errors="replace").read().splitlines()
-    except OSError:
-        return outcomes
     ends = {"[       OK ]": "pass", "[  FAILED  ]": "fail", "[  SKIPPED ]": "skip"}
     for line in lines:
         started = re.match(r"\[ RUN      \] (\S+)", line)
@@ -94,11 +94,11 @@ def gpu_tests(out_dir, raw_dir):
     its text log shows that no JSON holds (a shard stopped at its limit); None if there
     is neither."""
     report = read_json(os.path.join(out_dir, "gpu_tests.json"))
-    log = os.path.join(raw_dir, "gpu_tests.txt")
-    logged = text_outcomes(log)
+    lines = log_lines(os.path.join(raw_dir, "gpu_tests.txt"))
+    logged = text_outcomes(lines)
     if report is None and not logged:
         return None
-    reasons = skip_reasons(log)
+    reasons = skip_reasons(lines)
     rows = []
     for suite in report.get("testsuites", []):
         for test in suite.get("testsuite", []):

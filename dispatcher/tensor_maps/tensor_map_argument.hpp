@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "convjit/status.hpp"
 #include "dispatcher/tensor_maps/tensor_map_spec.hpp"
 
 namespace convjit {
@@ -44,5 +46,12 @@ struct TensorMapOperands {
       base == nullptr ? nullptr : static_cast<const std::byte*>(base) + argument.byte_offset;
   return spec;
 }
+
+// A launch's maps bound to its operands into `specs`, each checked by the
+// driver's rules (validate_tensor_map), as the JIT encodes them and the
+// emulator runs them; the error names the map.
+[[nodiscard]] Status bind_tensor_maps(std::span<const TensorMapArgument> arguments,
+                                      const TensorMapOperands& operands,
+                                      std::span<TensorMapSpec, kMaxTensorMaps> specs);
 
 }  // namespace convjit

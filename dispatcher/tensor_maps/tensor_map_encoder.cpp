@@ -23,10 +23,8 @@ CUtensorMapDataType data_type(TensorMapElement element) {
 static_assert(static_cast<int>(TensorMapSwizzle::b128) == CU_TENSOR_MAP_SWIZZLE_128B);
 static_assert(static_cast<int>(TensorMapInterleave::b32) == CU_TENSOR_MAP_INTERLEAVE_32B);
 
-}  // namespace
-
-Result<CUtensorMap> encode_tensor_map(const CudaDriver& driver, const TensorMapSpec& spec) {
-  if (Status s = validate_tensor_map(spec); !s.is_ok()) return s;
+// The driver's encoding of a spec validate_tensor_map() accepted.
+Result<CUtensorMap> encode_valid(const CudaDriver& driver, const TensorMapSpec& spec) {
   if (Status s = driver.available(); !s.is_ok()) return s;
   const CudaDriverApi& api = driver.api();
   const bool tiled = spec.mode == TensorMapMode::tiled;
@@ -58,20 +56,23 @@ Result<CUtensorMap> encode_tensor_map(const CudaDriver& driver, const TensorMapS
   return map;
 }
 
+}  // namespace
+
+Result<CUtensorMap> encode_tensor_map(const CudaDriver& driver, const TensorMapSpec& spec) {
+  if (Status s = validate_tensor_map(spec); !s.is_ok()) return s;
+  return encode_valid(driver, spec);
+}
+
 Result<DeviceTensorMaps> encode_tensor_maps(const CudaDriver& driver,
                                             std::span<const TensorMapArgument> arguments,
                                             const TensorMapOperands& operands) {
-  if (arguments.size() > kMaxTensorMaps)
-    return Status::invalid(fmt::format("{} tensor maps; a kernel takes at most {}",
-                                       arguments.size(), kMaxTensorMaps));
   // Every map checked before the driver is asked for any: a bad one is
   // named whether or not this machine has a driver.
-  for (std::size_t i = 0; i < arguments.size(); ++i)
-    if (Status s = validate_tensor_map(bound_spec(arguments[i], operands)); !s.is_ok())
-      return Status(s.code(), fmt::format("tensor map {}: {}", i, s.message()));
+  TensorMapSpec specs[kMaxTensorMaps];
+  if (Status s = bind_tensor_maps(arguments, operands, specs); !s.is_ok()) return s;
   DeviceTensorMaps maps{};
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    auto encoded = encode_tensor_map(driver, bound_spec(arguments[i], operands));
+    auto encoded = encode_valid(driver, specs[i]);
     if (!encoded.is_ok())
       return Status(encoded.status().code(),
                     fmt::format("tensor map {}: {}", i, encoded.status().message()));

@@ -145,16 +145,9 @@ class PreparedLaunch {
   // encode them.
   Status bind_tensor_maps(const GridCall& call) {
     const auto& arguments = launch_.source->tensor_maps;
-    if (arguments.size() > kMaxTensorMaps)
-      return Status::invalid(fmt::format("the launch has {} tensor maps; a kernel takes at most {}",
-                                         arguments.size(), kMaxTensorMaps));
     const TensorMapOperands operands{call.in0, call.in1, call.out, call.workspace};
-    for (std::size_t i = 0; i < arguments.size(); ++i) {
-      specs_[i] = bound_spec(arguments[i], operands);
-      if (Status s = validate_tensor_map(specs_[i]); !s.is_ok())
-        return Status::invalid(fmt::format("tensor map {}: {}", i, s.message()));
-      maps_.map[i].spec = &specs_[i];
-    }
+    if (Status s = convjit::bind_tensor_maps(arguments, operands, specs_); !s.is_ok()) return s;
+    for (std::size_t i = 0; i < arguments.size(); ++i) maps_.map[i].spec = &specs_[i];
     return Status::ok();
   }
 

@@ -8,7 +8,6 @@ namespace convjit {
 BatchStatistics::BatchStatistics(const OpDescriptor& desc)
     : dtype_(desc.dtype),
       x_(canonical_view(desc.x_dims, desc.x_strides, desc.spatial_dims)),
-      pixels_(x_.dims[0] * x_.spatial_size()),
       shift_(static_cast<std::size_t>(x_.dims[1])),
       sums_(x_),
       mean_(static_cast<std::size_t>(x_.dims[1])),
@@ -23,7 +22,7 @@ void BatchStatistics::compute(const void* x) {
           static_cast<double>(reference::Element<T>::load(values[c * x_.strides[1]]));
   });
   sums_.compute(dtype_, x, nullptr, shift_.data());
-  const auto count = static_cast<double>(pixels_);
+  const auto count = static_cast<double>(sums_.pixels());
   for (std::int64_t c = 0; c < channels; ++c) {
     const double shifted_mean = sums_.first(c) / count;
     const auto i = static_cast<std::size_t>(c);

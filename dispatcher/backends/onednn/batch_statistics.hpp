@@ -34,7 +34,6 @@ class BatchStatistics {
  private:
   DataType dtype_;
   View5 x_;
-  std::int64_t pixels_;        // N x spatial
   std::vector<double> shift_;  // x0 per channel
   ChannelSums sums_;
   std::vector<double> mean_, variance_;

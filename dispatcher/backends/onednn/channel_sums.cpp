@@ -46,7 +46,7 @@ inline void accumulate_block(const T* x, const float* g, double center, double* 
 ChannelSums::ChannelSums(const View5& x)
     : x_(x), pixels_(x.dims[0] * x.spatial_size()) {
   const auto channels = static_cast<std::size_t>(x.dims[1]);
-  partial_.resize(channels * kSlices);
+  first_partial_.resize(channels * kSlices);
   second_partial_.resize(channels * kSlices);
   first_.resize(channels);
   second_.resize(channels);
@@ -101,7 +101,7 @@ void ChannelSums::sum_slice(const T* x, const float* g, const double* center,
                             std::int64_t slice) {
   const std::int64_t channels = x_.dims[1];
   const std::int64_t begin = pixels_ * slice / kSlices, end = pixels_ * (slice + 1) / kSlices;
-  double* s1 = partial_.data() + slice * channels;
+  double* s1 = first_partial_.data() + slice * channels;
   double* s2 = second_partial_.data() + slice * channels;
   std::fill_n(s1, channels, 0.0);
   std::fill_n(s2, channels, 0.0);
@@ -131,7 +131,7 @@ void ChannelSums::compute(DataType dtype, const void* x, const float* g, const d
   for (std::int64_t c = 0; c < channels; ++c) {
     double s1 = 0, s2 = 0;
     for (std::int64_t slice = 0; slice < kSlices; ++slice) {
-      s1 += partial_[static_cast<std::size_t>(slice * channels + c)];
+      s1 += first_partial_[static_cast<std::size_t>(slice * channels + c)];
       s2 += second_partial_[static_cast<std::size_t>(slice * channels + c)];
     }
     first_[static_cast<std::size_t>(c)] = s1;

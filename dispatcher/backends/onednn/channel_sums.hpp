@@ -28,6 +28,7 @@ class ChannelSums {
   // x in `dtype`, g f32 or null, center one value per channel.
   void compute(DataType dtype, const void* x, const float* g, const double* center);
 
+  [[nodiscard]] std::int64_t pixels() const { return pixels_; }  // values per channel
   [[nodiscard]] double first(std::int64_t c) const { return first_[static_cast<std::size_t>(c)]; }
   [[nodiscard]] double second(std::int64_t c) const {
     return second_[static_cast<std::size_t>(c)];
@@ -43,8 +44,8 @@ class ChannelSums {
                double& s2) const;
 
   View5 x_;
-  std::int64_t pixels_;                   // N x spatial
-  std::vector<double> partial_, second_partial_;  // [slice][channel]
+  std::int64_t pixels_;                                 // N x spatial
+  std::vector<double> first_partial_, second_partial_;  // [slice][channel]
   std::vector<double> first_, second_;
 };
 
