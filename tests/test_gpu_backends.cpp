@@ -288,17 +288,33 @@ TEST_P(GpuBackend, SeveralThreadsAtOnceEachOnItsOwnStream) {
 }
 
 // Resizes in every mode, and YOLO11n's upsamples: the JIT's gather
-// kernels (cuDNN has no resize).
-TEST_P(GpuBackend, RandomResizesAndTheModelsUpsamples) {
-  if (GetParam() != "jit") GTEST_SKIP() << "cuDNN has no resize; the JIT serves it";
-  std::mt19937 rng(23);
-  for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
+// kernels (cuDNN has no resize).  One test per dtype, so that the GPU
+// check's shards compile their kernels side by side: in one test, NVRTC
+// alone ran past a shard's 190 s on an H200.
+class GpuResize : public GpuBackend {
+ protected:
+  void check_random(DataType dtype) {
+    std::mt19937 rng(23 + static_cast<int>(dtype));
     for (const OpDescriptor& d : test::random_resize_descriptors(rng, dtype, 12)) check(d, rng);
+  }
+};
+
+TEST_P(GpuResize, RandomResizesInF32) { check_random(DataType::f32); }
+TEST_P(GpuResize, RandomResizesInF16) { check_random(DataType::f16); }
+TEST_P(GpuResize, RandomResizesInBf16) { check_random(DataType::bf16); }
+
+TEST_P(GpuResize, TheModelsUpsamplesInBothLayouts) {
+  std::mt19937 rng(23);
   for (bool channels_last : {false, true})
     for (const OpDescriptor& d : test::model_descriptors(
              "yolo11n", {2, 64, channels_last, DataType::bf16}, /*every_op=*/true))
       if (d.is_resize()) check(d, rng, {0.5, 0.25});
 }
+
+INSTANTIATE_TEST_SUITE_P(Jit, GpuResize, ::testing::Values("jit"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
                          [](const ::testing::TestParamInfo<std::string>& param) {

@@ -22,18 +22,37 @@
 namespace convjit {
 namespace {
 
-std::vector<test::GpuTemplateRun> hopper_runs() {
-  constexpr long long kThreads = 2 * test::kWarpBlock;
-  std::vector<test::GpuTemplateRun> runs = {
-      {"mbarrier.cuh", 0, test::iota_from(kThreads, 1.0f), 3 * kThreads, kThreads, {}},
-      {"block_resources.cuh", 0, test::iota_from(kThreads, 1.0f), kThreads, kThreads, {},
-       200 * 1024}};
-  for (long long mode : test::kTmaWorkingModes) {
-    test::TmaCase k = test::tma_case(mode);
-    runs.push_back(
-        {"tma.cuh", mode, std::move(k.input), k.output_size, k.threads, std::move(k.maps)});
-  }
+// One test per template and mode, so that tools/gpu-check runs each in a
+// process of its own: an illegal instruction ends the CUDA context, and on
+// the first H200 one TMA mode's fault skipped every mode after it.
+struct HopperRun {
+  const char* template_name;
+  long long mode;
+};
+
+std::vector<HopperRun> hopper_runs() {
+  std::vector<HopperRun> runs = {{"mbarrier.cuh", 0}, {"block_resources.cuh", 0}};
+  for (long long mode : test::kTmaWorkingModes) runs.push_back({"tma.cuh", mode});
+  for (long long mode : test::kWgmmaWorkingModes) runs.push_back({"wgmma.cuh", mode});
   return runs;
+}
+
+test::GpuTemplateRun template_run(const HopperRun& run) {
+  constexpr long long kThreads = 2 * test::kWarpBlock;
+  const std::string_view name = run.template_name;
+  if (name == "tma.cuh") {
+    test::TmaCase k = test::tma_case(run.mode);
+    return {run.template_name, run.mode, std::move(k.input), k.output_size, k.threads,
+            std::move(k.maps)};
+  }
+  if (name == "wgmma.cuh") {
+    test::WgmmaCase c = test::wgmma_case(run.mode);
+    return {run.template_name, run.mode, std::move(c.input), c.output_size, test::kWarpBlock, {}};
+  }
+  if (name == "block_resources.cuh")
+    return {run.template_name, 0, test::iota_from(kThreads, 1.0f), kThreads, kThreads, {},
+            200 * 1024};
+  return {run.template_name, 0, test::iota_from(kThreads, 1.0f), 3 * kThreads, kThreads, {}};
 }
 
 // The largest |GPU - emulator| relative to 1 + |emulator|: 0 where both
@@ -53,35 +72,39 @@ double compare(const std::vector<float>& emulated, const std::vector<float>& gpu
   return worst;
 }
 
-TEST(GpuHopperWrappers, EachTestTemplateMatchesTheEmulator) {
+class GpuHopperWrappers : public ::testing::TestWithParam<HopperRun> {};
+
+TEST_P(GpuHopperWrappers, TheTestTemplateMatchesTheEmulator) {
   auto context = DeviceContext::open(0);
   if (!context.is_ok()) GTEST_SKIP() << "no CUDA device: " << context.status().message();
   const std::string arch = CudaDriver::instance().arch_of(0);
   if (arch_number(arch) != 90) GTEST_SKIP() << arch << " is not sm_90: the tests target sm_90a";
-  std::vector<test::GpuTemplateRun> runs = hopper_runs();
-  for (long long mode : test::kWgmmaWorkingModes) {
-    test::WgmmaCase c = test::wgmma_case(mode);
-    runs.push_back({"wgmma.cuh", mode, std::move(c.input), c.output_size, test::kWarpBlock, {}});
-  }
-  for (const test::GpuTemplateRun& run : runs) {
-    SCOPED_TRACE(std::string(run.template_name) + " mode " + std::to_string(run.mode));
-    test::EmulatedRunOptions options;
-    options.tensor_maps = run.tensor_maps;
-    options.dynamic_shared_bytes = run.dynamic_shared_bytes;
-    const test::TemplateRun emulated = test::run_emulated(
-        run.template_name, run.mode, run.input, run.output_size, run.threads, std::move(options));
-    ASSERT_TRUE(emulated.status.is_ok()) << emulated.status.message();
-    auto gpu = test::run_on_gpu(context.value(), "sm_90a", run);
-    ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
-    std::size_t worst_at = 0;
-    const double worst = compare(emulated.output, gpu.value(), worst_at);
-    const double tolerance = std::string_view(run.template_name) == "wgmma.cuh" ? 1e-5 : 0.0;
-    std::printf("%-19s mode %2lld: worst relative difference %.3g at %zu\n", run.template_name,
-                run.mode, worst, worst_at);
-    EXPECT_LE(worst, tolerance) << "element " << worst_at << ": GPU " << gpu.value()[worst_at]
-                                << ", emulator " << emulated.output[worst_at];
-  }
+  const test::GpuTemplateRun run = template_run(GetParam());
+  test::EmulatedRunOptions options;
+  options.tensor_maps = run.tensor_maps;
+  options.dynamic_shared_bytes = run.dynamic_shared_bytes;
+  const test::TemplateRun emulated = test::run_emulated(
+      run.template_name, run.mode, run.input, run.output_size, run.threads, std::move(options));
+  ASSERT_TRUE(emulated.status.is_ok()) << emulated.status.message();
+  auto gpu = test::run_on_gpu(context.value(), "sm_90a", run);
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().message();
+  std::size_t worst_at = 0;
+  const double worst = compare(emulated.output, gpu.value(), worst_at);
+  const double tolerance = std::string_view(run.template_name) == "wgmma.cuh" ? 1e-5 : 0.0;
+  std::printf("%-19s mode %2lld: worst relative difference %.3g at %zu\n", run.template_name,
+              run.mode, worst, worst_at);
+  EXPECT_LE(worst, tolerance) << "element " << worst_at << ": GPU " << gpu.value()[worst_at]
+                              << ", emulator " << emulated.output[worst_at];
 }
+
+// Named for the template and mode: tma_mode3.
+INSTANTIATE_TEST_SUITE_P(EachTemplateAndMode, GpuHopperWrappers,
+                         ::testing::ValuesIn(hopper_runs()),
+                         [](const ::testing::TestParamInfo<HopperRun>& param) {
+                           std::string name = param.param.template_name;
+                           name = name.substr(0, name.find('.'));
+                           return name + "_mode" + std::to_string(param.param.mode);
+                         });
 
 }  // namespace
 }  // namespace convjit

@@ -39,3 +39,12 @@ def private_cache(tmp_path):
     yield
     convjit.set_cache_path(None)
     convjit.set_policy(None)
+
+
+def pytest_runtest_logreport(report):
+    """With CONVJIT_PYTEST_FAILURES set, each failure's reason is appended to that file as it
+    happens: tools/gpu-check stops pytest at its time limit, before pytest prints any."""
+    path = os.environ.get("CONVJIT_PYTEST_FAILURES")
+    if path and report.failed:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"=== {report.nodeid} ({report.when})\n{report.longreprtext}\n")
