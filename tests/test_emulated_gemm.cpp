@@ -19,6 +19,7 @@
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
@@ -117,6 +118,10 @@ class EmulatedGemm : public ::testing::Test {
       if (args.w != nullptr) args.w = w.data();
       if (args.dy != nullptr) args.dy = dy.data();
       const Status s = v.kernel->execute(args);
+      if (misaligned && v.id == kWgmmaVariant) {  // TMA takes 16-byte aligned tensors only
+        EXPECT_NE(s.message().find("must be 16-byte aligned"), std::string::npos) << s.message();
+        continue;
+      }
       EXPECT_TRUE(s.is_ok()) << s.message();
       if (!s.is_ok()) continue;
       test::expect_matches_reference(d, host, out.bytes(), tolerance(d, v.id));

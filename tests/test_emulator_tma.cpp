@@ -111,7 +111,7 @@ TEST(TensorMapArgument, ALaunchsMapsAreEncodedInOrderAndABadOneIsNamed) {
   auto encoded = encode_tensor_maps(CudaDriver::instance(), arguments,
                                     {buffer, buffer, buffer, nullptr});
   ASSERT_FALSE(encoded.is_ok());
-  EXPECT_THAT(encoded.status().message(), HasSubstr("tensor map 1: "));
+  EXPECT_THAT(encoded.status().message(), HasSubstr("tensor map 1 (over the kernel's in1): "));
   const std::vector<TensorMapArgument> too_many(kMaxTensorMaps + 1, arguments[0]);
   encoded = encode_tensor_maps(CudaDriver::instance(), too_many, {buffer, buffer, buffer, nullptr});
   ASSERT_FALSE(encoded.is_ok());
@@ -214,7 +214,8 @@ TEST(EmulatorTma, AnInvalidMapFailsTheLaunchAsTheDriverWould) {
   k.maps[0].spec.strides[0] = 20;
   const test::TemplateRun run = run_case(k);
   EXPECT_EQ(run.status.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
-  EXPECT_THAT(run.status.message(), HasSubstr("tensor map 0: tensor map (cuTensorMapEncodeTiled)"));
+  EXPECT_THAT(run.status.message(),
+              HasSubstr("tensor map 0 (over the kernel's in0): tensor map (cuTensorMapEncodeTiled)"));
 }
 
 }  // namespace

@@ -17,4 +17,9 @@ int arch_number(const std::string& arch) {
   return number;
 }
 
+std::string arch_specific(const std::string& arch) {
+  const bool suffixed = !arch.empty() && (arch.back() == 'a' || arch.back() == 'f');
+  return (suffixed ? arch.substr(0, arch.size() - 1) : arch) + "a";
+}
+
 }  // namespace convjit

@@ -12,4 +12,8 @@ namespace convjit {
 // when `arch` is not valid.
 [[nodiscard]] int arch_number(const std::string& arch);
 
+// The architecture-specific target of `arch` ("sm_90" -> "sm_90a"), which
+// wgmma and setmaxnreg need: its code runs on that architecture only.
+[[nodiscard]] std::string arch_specific(const std::string& arch);
+
 }  // namespace convjit

@@ -4,6 +4,25 @@
 
 namespace convjit {
 
+namespace {
+
+// The kernel ABI's names (kernel_templates/common/kernel_abi.cuh).
+const char* operand_name(TensorMapArgument::Operand operand) {
+  switch (operand) {
+    case TensorMapArgument::Operand::in0:
+      return "in0";
+    case TensorMapArgument::Operand::in1:
+      return "in1";
+    case TensorMapArgument::Operand::out:
+      return "out";
+    case TensorMapArgument::Operand::workspace:
+      return "workspace";
+  }
+  return "operand";
+}
+
+}  // namespace
+
 Status bind_tensor_maps(std::span<const TensorMapArgument> arguments,
                         const TensorMapOperands& operands,
                         std::span<TensorMapSpec, kMaxTensorMaps> specs) {
@@ -13,7 +32,10 @@ Status bind_tensor_maps(std::span<const TensorMapArgument> arguments,
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     specs[i] = bound_spec(arguments[i], operands);
     if (Status s = validate_tensor_map(specs[i]); !s.is_ok())
-      return Status::invalid(fmt::format("tensor map {}: {}", i, s.message()));
+      return Status::invalid(fmt::format(
+          "tensor map {} (over the kernel's {}): {}; this variant reads it with TMA: pass "
+          "operands that meet TMA's rules, or choose a variant without TMA",
+          i, operand_name(arguments[i].operand), s.message()));
   }
   return Status::ok();
 }

@@ -35,6 +35,13 @@
 // extern "C": the JIT looks entries up by their plain names.
 #define CONVJIT_KERNEL extern "C" __global__ void
 #endif
+#ifndef CONVJIT_KERNEL_BOUNDED
+// A kernel declared for at most `threads` per block and at least
+// `min_blocks` resident per SM: ptxas caps its registers to fit, which
+// setmaxnreg (common/warpgroup.cuh) needs to move them between warpgroups.
+#define CONVJIT_KERNEL_BOUNDED(threads, min_blocks) \
+  extern "C" __global__ void __launch_bounds__(threads, min_blocks)
+#endif
 #ifndef CONVJIT_SHARED_ARRAY
 // 16-byte aligned, so that vector accesses, cp.async and ldmatrix can
 // address it at 16-byte steps (the emulator assumes the same).

@@ -51,6 +51,24 @@ inline std::vector<OpDescriptor> random_conv_descriptors(std::mt19937& rng, Data
   return out;
 }
 
+// A channels-last conv, KRSC or KCRS filters, channels a multiple of 8 (16
+// bytes of a 16-bit dtype): what the Hopper conv (wgmma_conv.hpp) serves.
+// Channels on and off its 64-channel K step, filters on and off its
+// 128-filter tile, random windows, strides, dilations and padding.
+inline ConvCase random_channels_last_conv(std::mt19937& rng, int spatial) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  ConvCase c;
+  c.batch = pick(1, 3);
+  c.channels = 8 * pick(1, 18);
+  c.filters = pick(1, 2) == 1 ? pick(1, 40) : pick(120, 200);
+  randomize_windows(c, rng, spatial, spatial == 3 ? 6 : (spatial == 2 ? 11 : 40));
+  c.layout = TestLayout::nhwc;
+  c.filter_layout = pick(0, 1) == 0 ? TestLayout::nchw : TestLayout::nhwc;
+  return c;
+}
+
 // The case's descriptors in `dtype`, forward and backward.
 inline std::vector<OpDescriptor> pool_descriptors(const PoolCase& c, DataType dtype) {
   std::vector<OpDescriptor> out;

@@ -35,6 +35,7 @@
 
 #define CONVJIT_EMULATOR 1
 #define CONVJIT_KERNEL void
+#define CONVJIT_KERNEL_BOUNDED(threads, min_blocks) void
 #define CONVJIT_SHARED_ARRAY(type, name, count) \
   const ::convjit::emulated::SharedArray<type> name(#name, __LINE__, count)
 #define CONVJIT_SHARED_ARRAY_ALIGNED(type, name, count, alignment) \

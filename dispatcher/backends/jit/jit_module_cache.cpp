@@ -11,12 +11,18 @@
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/backends/jit/pch_directory.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "version.hpp"
 
 namespace convjit {
 
 namespace {
+
+// What NVRTC compiles `source` for on `arch`.
+std::string target_arch(const KernelSource& source, const std::string& arch) {
+  return source.arch_specific ? arch_specific(arch) : arch;
+}
 
 JitKeyFields key_fields(const OpDescriptor& desc, const KernelSource& source,
                         const std::string& arch) {
@@ -54,7 +60,7 @@ Result<JitCacheKey> jit_module_key(const OpDescriptor& desc, const std::string& 
   if (!chosen.is_ok()) return chosen.status();
   auto source = kernel_source(desc, chosen.value());
   if (!source.is_ok()) return source.status();
-  return make_jit_cache_key(key_fields(desc, source.value(), arch));
+  return make_jit_cache_key(key_fields(desc, source.value(), target_arch(source.value(), arch)));
 }
 
 Result<JitModulePlan> plan_jit_module(const OpDescriptor& desc, const std::string& arch,
@@ -69,8 +75,9 @@ Result<JitModulePlan> plan_jit_module(const OpDescriptor& desc, const std::strin
   if (!chosen.is_ok()) return chosen.status();
   auto source = kernel_source(desc, chosen.value());
   if (!source.is_ok()) return source.status();
-  JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), arch));
-  return JitModulePlan{std::move(key), std::move(source).value(), arch, chosen.value()};
+  const std::string target = target_arch(source.value(), arch);
+  JitCacheKey key = make_jit_cache_key(key_fields(desc, source.value(), target));
+  return JitModulePlan{std::move(key), std::move(source).value(), target, chosen.value()};
 }
 
 Result<CacheEntry> compile_jit_module(const JitModulePlan& plan, const std::string& scratch) {

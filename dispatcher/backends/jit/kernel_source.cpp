@@ -9,6 +9,7 @@
 
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/resize_taps.hpp"
@@ -97,6 +98,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        : variant == kTileVariant ? "_tile"
                                                  : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
+  if (variant == kWgmmaVariant) return "conv/conv_fwd_wgmma.cuh";
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   if (variant == kDepthwiseTileVariant)
@@ -373,7 +375,14 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   p.view("WS", w);
   if (takes_epilogue_operands(d)) epilogue_constants(d, p);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-  if (tile != nullptr) {
+  if (out.variant == kWgmmaVariant) {
+    WgmmaConvLaunch launch = wgmma_conv_launch(d);
+    p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
+    out.entries = std::move(launch.entries);
+    out.workspace_bytes = launch.workspace_bytes;
+    out.tensor_maps = std::move(launch.maps);
+    out.arch_specific = true;
+  } else if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
     // A thread per vector of filters and tap, per slice of the pixels.

@@ -50,6 +50,9 @@ struct KernelSource {
   // The TMA maps the entries take after the workspace, in place of the
   // epilogue's operands (kernel_abi.cuh), bound to each call's pointers.
   std::vector<TensorMapArgument> tensor_maps;  // at most kMaxTensorMaps
+  // wgmma or setmaxnreg: compiled for the architecture-specific target
+  // (sm_90a), which runs on that architecture alone.
+  bool arch_specific = false;
 };
 
 // The text NVRTC compiles for `source`: a prelude fixing CONVJIT_DTYPE,

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
@@ -209,7 +210,20 @@ std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantConte
   if (direct_is_better(shape)) ids.emplace_back(kDirectVariant);
   for (const GemmTile* t : tiles) ids.emplace_back(t->id);
   if (!direct_is_better(shape)) ids.emplace_back(kDirectVariant);
+  // Last until a GPU has measured it against the tiles: chosen by name only.
+  if (check_variant(d, kWgmmaVariant, c).is_ok()) ids.emplace_back(kWgmmaVariant);
   return ids;
+}
+
+// wgmma, TMA and setmaxnreg are sm_90a's: the emulator runs them, and an
+// sm_90 GPU (H100, H200); not a later one.
+Status check_wgmma_variant(const OpDescriptor& d, const VariantContext& c) {
+  constexpr int kHopper = 90;
+  if (!c.arch.empty() && arch_number(c.arch) != kHopper)
+    return Status::not_available(fmt::format(
+        "variant {} runs wgmma and TMA, which are sm_90a's (H100, H200); {} has neither",
+        kWgmmaVariant, c.arch));
+  return wgmma_conv_support(d);
 }
 
 }  // namespace
@@ -275,12 +289,13 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available(
         "variant depthwise serves convolutions with one channel per group (groups = C)");
   }
+  if (variant == kWgmmaVariant) return check_wgmma_variant(d, c);
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr)
     return Status::not_available(fmt::format(
         "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'depthwise_tile', 'vector', "
-        "'tile', 'epilogue_pass' and the tiles of gemm/tile_configs.cuh",
-        variant));
+        "'tile', 'epilogue_pass', '{}' and the tiles of gemm/tile_configs.cuh",
+        variant, kWgmmaVariant));
   if (!gemm_shape(d))
     return Status::not_available(
         fmt::format("variant {} is an implicit GEMM, which serves convolutions only", variant));

@@ -11,6 +11,7 @@
 
 #include "dispatcher/backends/jit/embedded_templates.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
+#include "dispatcher/cuda/gpu_arch.hpp"
 
 namespace convjit {
 
@@ -115,9 +116,10 @@ PtxasStats parse_ptxas_stats(const std::string& log) {
   return stats;
 }
 
-Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& arch,
+Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& device_arch,
                                       const std::string& failed_source_dir,
                                       const std::string& pch_dir) {
+  const std::string arch = source.arch_specific ? arch_specific(device_arch) : device_arch;
   const auto start = std::chrono::steady_clock::now();
   const NvrtcLibrary& nvrtc = NvrtcLibrary::instance();
   if (!nvrtc.available().is_ok()) return nvrtc.available();

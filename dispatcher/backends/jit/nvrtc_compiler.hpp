@@ -38,9 +38,10 @@ struct CompiledModule {
 // source is written to `failed_source_dir` (when not empty) for reading.
 // NVRTC's automatic precompiled headers go to `pch_dir` when it is given
 // (jit/pch_directory.hpp); it changes no binary, so it is not among the
-// options a key holds.
+// options a key holds.  An arch-specific source (KernelSource::arch_specific)
+// is compiled for `arch`'s specific target, sm_90a for sm_90.
 [[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source,
-                                                    const std::string& arch,
+                                                    const std::string& device_arch,
                                                     const std::string& failed_source_dir = "",
                                                     const std::string& pch_dir = "");
 

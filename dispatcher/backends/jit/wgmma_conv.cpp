@@ -1,0 +1,174 @@
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+
+#include "dispatcher/descriptor/canonical_layout.hpp"
+
+namespace convjit {
+
+namespace {
+
+constexpr std::int64_t kElementBytes = 2;  // f16, bf16
+constexpr std::int64_t kMaxTraversalStride = 8;
+
+TensorMapElement map_element(DataType dtype) {
+  return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
+}
+
+// A dimension's byte stride for the map: its own, or, where the dimension
+// has one element and is never stepped, the packed one after `inner`,
+// since the view's stride for it may be anything.
+std::uint64_t map_stride(std::int64_t dim, std::int64_t stride, std::uint64_t inner) {
+  return dim == 1 ? inner : static_cast<std::uint64_t>(stride * kElementBytes);
+}
+
+// x as (C, W[, H[, D]], N), its anchors walking the output pixels: from
+// -pad to the last output pixel's anchor, `stride` apart.
+TensorMapSpec im2col_map(const OpDescriptor& d) {
+  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const Window3 win = canonical_window(d);
+  TensorMapSpec s;
+  s.mode = TensorMapMode::im2col;
+  s.element = map_element(d.dtype);
+  s.rank = static_cast<unsigned>(d.spatial_dims + 2);
+  s.dims[0] = static_cast<std::uint64_t>(x.dims[1]);
+  std::uint64_t inner = static_cast<std::uint64_t>(x.dims[1] * kElementBytes);
+  for (unsigned i = 0; i + 2 < s.rank; ++i) {
+    const std::size_t at = 2 - i;  // W, H, D in the window's (D, H, W) order
+    s.dims[i + 1] = static_cast<std::uint64_t>(x.dims[at + 2]);
+    s.strides[i] = map_stride(x.dims[at + 2], x.strides[at + 2], inner);
+    inner = s.strides[i] * s.dims[i + 1];
+    s.element_strides[i + 1] = static_cast<std::uint32_t>(win.stride[at]);
+    s.lower_corner[i] = static_cast<int>(-win.pad_begin[at]);
+    s.upper_corner[i] = static_cast<int>((y.dims[at + 2] - 1) * win.stride[at] -
+                                         win.pad_begin[at] - (x.dims[at + 2] - 1));
+  }
+  s.dims[s.rank - 1] = static_cast<std::uint64_t>(x.dims[0]);
+  s.strides[s.rank - 2] = map_stride(x.dims[0], x.strides[0], inner);
+  s.channels_per_pixel = WgmmaConvTile::kChannels;
+  s.pixels_per_column = WgmmaConvTile::kPixels;
+  s.swizzle = TensorMapSwizzle::b128;
+  return s;
+}
+
+// w as (CG, S, R, T, K): a box of 64 channels of one tap for 128 filters;
+// its own strides, or `packed`: the copy in K T R S CG order that the
+// first pass writes into the workspace (conv/packed_filters.cuh).
+TensorMapSpec filter_map(const OpDescriptor& d, bool packed) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  TensorMapSpec s;
+  s.element = map_element(d.dtype);
+  s.rank = 5;
+  s.dims = {static_cast<std::uint64_t>(w.dims[1]), static_cast<std::uint64_t>(w.dims[4]),
+            static_cast<std::uint64_t>(w.dims[3]), static_cast<std::uint64_t>(w.dims[2]),
+            static_cast<std::uint64_t>(w.dims[0])};
+  const std::array<std::size_t, 4> order = {4, 3, 2, 0};  // S, R, T, K in the view
+  std::uint64_t inner = static_cast<std::uint64_t>(w.dims[1] * kElementBytes);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    s.strides[i] = packed ? inner : map_stride(w.dims[order[i]], w.strides[order[i]], inner);
+    inner = s.strides[i] * s.dims[i + 1];
+  }
+  s.box = {static_cast<std::uint32_t>(WgmmaConvTile::kChannels), 1, 1, 1,
+           static_cast<std::uint32_t>(WgmmaConvTile::kFilters)};
+  s.swizzle = TensorMapSwizzle::b128;
+  return s;
+}
+
+// OK if TMA takes `spec` (at a 16-byte aligned address, as a launch
+// checks it), else why not.
+Status check_map(TensorMapSpec spec) {
+  alignas(16) static const std::byte kAligned[16] = {};
+  spec.global_address = kAligned;
+  return validate_tensor_map(spec);
+}
+
+// Whether the kernel reads a packed copy of w: where w's own layout has no
+// TMA map (its channels are not contiguous, or its strides not 16-byte
+// multiples), LBANN's and PyTorch's default K C R S filters among them.
+bool packs_filters(const OpDescriptor& d) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  return w.strides[1] != 1 || !check_map(filter_map(d, false)).is_ok();
+}
+
+Status not_available(std::string_view why) {
+  return Status::not_available(fmt::format("variant {} {}", kWgmmaVariant, why));
+}
+
+// The im2col filter offsets are unsigned and as wide as the corners: 16,
+// 8 and 5 bits for ranks 3, 4 and 5.
+Status check_filter_offsets(const OpDescriptor& d) {
+  const Window3 win = canonical_window(d);
+  const std::int64_t limit = d.spatial_dims == 1 ? 65536 : d.spatial_dims == 2 ? 256 : 32;
+  for (std::size_t at = 0; at < 3; ++at)
+    if ((win.size[at] - 1) * win.dilation[at] >= limit)
+      return not_available(fmt::format(
+          "reaches taps through im2col offsets below {} for a {}D conv; this filter spans {}",
+          limit, d.spatial_dims, (win.size[at] - 1) * win.dilation[at] + 1));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status wgmma_conv_support(const OpDescriptor& d) {
+  if (d.kind != OpKind::conv || d.direction != Direction::fwd)
+    return not_available("serves conv fwd only");
+  if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
+    return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
+                                     dtype_name(d.dtype)));
+  if (d.groups != 1) return not_available("serves one group");
+  if (d.has_epilogue())
+    return not_available("has no fused epilogue: its tensor maps take the epilogue's operands' "
+                         "place; use a tc tile");
+  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+  if (x.strides[1] != 1)
+    return not_available("reads x with TMA along its channels: it needs channel stride 1 "
+                         "(channels-last)");
+  const Window3 win = canonical_window(d);
+  for (std::int64_t stride : win.stride)
+    if (stride > kMaxTraversalStride)
+      return not_available(fmt::format("walks the pixels with TMA's traversal stride, at most "
+                                       "{}; this conv's stride is {}",
+                                       kMaxTraversalStride, stride));
+  if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
+  // The rest is TMA's own rules (strides, corners, boxes), checked as a
+  // launch will check them.
+  for (const TensorMapArgument& map : wgmma_conv_tensor_maps(d))
+    if (Status s = check_map(map.spec); !s.is_ok())
+      return not_available(fmt::format("cannot map {} with TMA: {}",
+                                       map.operand == TensorMapArgument::Operand::in0 ? "x" : "w",
+                                       s.message()));
+  return Status::ok();
+}
+
+std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& d) {
+  const bool packed = packs_filters(d);
+  return {{im2col_map(d), TensorMapArgument::Operand::in0, 0},
+          {filter_map(d, packed),
+           packed ? TensorMapArgument::Operand::workspace : TensorMapArgument::Operand::in1, 0}};
+}
+
+WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const long long pixels = y.dims[0] * y.spatial_size();
+  const long long tiles = (pixels + WgmmaConvTile::kPixels - 1) / WgmmaConvTile::kPixels *
+                          ((y.dims[1] + WgmmaConvTile::kFilters - 1) / WgmmaConvTile::kFilters);
+  WgmmaConvLaunch launch;
+  if (packs_filters(d)) {
+    const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+    const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+    launch.entries.push_back({"convjit_kernel_prepare", weights});
+    launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
+  }
+  launch.entries.push_back({"convjit_kernel", tiles * kJitThreadsPerBlock, tiles,
+                            WgmmaConvTile::kStages * WgmmaConvTile::kStageBytes});
+  launch.maps = wgmma_conv_tensor_maps(d);
+  launch.rank = d.spatial_dims + 2;
+  launch.stages = WgmmaConvTile::kStages;
+  return launch;
+}
+
+}  // namespace convjit

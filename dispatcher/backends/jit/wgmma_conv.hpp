@@ -1,0 +1,52 @@
+// The host side of the Hopper convolution (kernel_templates/conv/
+// conv_fwd_wgmma.cuh): where it applies, the TMA maps it reads x and w
+// through, and its launch.  The maps are built here from the descriptor
+// alone; each call binds them to its pointers (tensor_map_argument.hpp).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "convjit/status.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/descriptor/op_descriptor.hpp"
+#include "dispatcher/tensor_maps/tensor_map_argument.hpp"
+
+namespace convjit {
+
+// The variant's id: its output tile, filters x pixels.
+inline constexpr std::string_view kWgmmaVariant = "wgmma128x128";
+
+// The template's tile (conv_fwd_wgmma.cuh's kBlockM, kBlockN, kBlockK)
+// and its pipeline: stages of A's and B's tiles in dynamic shared memory.
+struct WgmmaConvTile {
+  static constexpr long long kPixels = 128, kFilters = 128, kChannels = 64;
+  static constexpr long long kStages = 4;
+  static constexpr std::size_t kStageBytes = 2 * kPixels * kChannels * 2;
+};
+
+// OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
+// it breaks: f16/bf16, a conv fwd of one group without a fused epilogue,
+// channels-last x whose strides TMA can walk (16-byte multiples), conv
+// strides up to 8, and im2col corners and filter offsets within what the
+// map's rank encodes.  Filters whose own layout TMA cannot walk (K C R S)
+// are copied first, in K R S C order, into the workspace.
+[[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc);
+
+// Map 0: x in im2col mode (channels, W[, H[, D]], N); map 1: w, or its
+// packed copy in the workspace, tiled (channels, S, R, T, filters).  For a
+// supported descriptor.
+[[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc);
+
+// The entries (the filters' copy where it is made, then a block per
+// 128 x 128 tile of y with its dynamic shared memory), the workspace, the
+// maps and the template's constants beyond the conv's.
+struct WgmmaConvLaunch {
+  std::vector<KernelEntry> entries;
+  std::size_t workspace_bytes = 0;
+  std::vector<TensorMapArgument> maps;
+  long long rank = 0, stages = 0;
+};
+[[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc);
+
+}  // namespace convjit

@@ -1,0 +1,179 @@
+// The Hopper convolution (kernel_templates/conv/conv_fwd_wgmma.cuh: TMA
+// im2col and tile loads, an mbarrier ring, wgmma, setmaxnreg) in the host
+// emulator against the host reference, and where it applies
+// (dispatcher/backends/jit/wgmma_conv.hpp).  Random channels-last convs in
+// f16 and bf16, 1D/2D/3D, with channel counts on and off the 64-channel
+// K step and filter counts on and off the 128-filter tile, pixels that do
+// not fill the last tile, strides, dilations and padding at every edge.
+// f16 and bf16 products are exact in f32 and wgmma accumulates in f32, so
+// the dtype's usual tolerance (kernel_tolerance) holds.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reference_comparison.hpp"
+
+namespace convjit {
+namespace {
+
+constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+
+OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
+  return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
+}
+
+void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0) {
+  SCOPED_TRACE(descriptor_name(d));
+  ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
+  EmulatorBackend backend;
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, kHost, kWgmmaVariant, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  std::vector<unsigned char> out = host.out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
+TEST(EmulatedWgmmaConv, RandomChannelsLastConvolutions) {
+  std::mt19937 rng(4300);
+  for (DataType dtype : {DataType::bf16, DataType::f16})
+    for (int i = 0; i < 9; ++i) {
+      const test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      SCOPED_TRACE(c.describe());
+      check(fwd(c, dtype), rng);
+    }
+}
+
+TEST(EmulatedWgmmaConv, AlphaAndBetaBlend) {
+  std::mt19937 rng(4301);
+  const test::ConvCase c = test::random_channels_last_conv(rng, 2);
+  SCOPED_TRACE(c.describe());
+  check(fwd(c, DataType::bf16), rng, 0.5, 0.25);
+}
+
+// More pixels than one tile and more filters than one: several blocks on
+// both axes, the last of each partial; a 1x1 stride-2 conv (ResNet's
+// downsampling shortcut) and a 7x7 stride-2 one with C = 8.
+TEST(EmulatedWgmmaConv, TilesAcrossPixelsAndFiltersAndTheModelsOddLayers) {
+  std::mt19937 rng(4302);
+  test::ConvCase c;
+  c.batch = 2, c.channels = 72, c.filters = 136;
+  c.input = {13, 11}, c.kernel = {3, 3}, c.stride = {1, 1}, c.dilation = {1, 1};
+  c.pad_begin = {1, 0}, c.pad_end = {1, 2};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  check(fwd(c, DataType::bf16), rng);
+  c.channels = 64, c.filters = 128, c.input = {14, 14}, c.kernel = {1, 1}, c.stride = {2, 2};
+  c.pad_begin = {0, 0}, c.pad_end = {0, 0};
+  check(fwd(c, DataType::f16), rng);
+  c.channels = 8, c.filters = 64, c.input = {20, 18}, c.kernel = {7, 7}, c.stride = {2, 2};
+  c.pad_begin = {3, 3}, c.pad_end = {3, 3};
+  check(fwd(c, DataType::bf16), rng);
+  c.filter_layout = test::TestLayout::nchw;  // K C R S: through the packed copy
+  c.channels = 24, c.filters = 40, c.kernel = {3, 3}, c.stride = {1, 2}, c.dilation = {2, 1};
+  c.pad_begin = {2, 0}, c.pad_end = {1, 1};
+  check(fwd(c, DataType::f16), rng, 0.5, 0.5);
+}
+
+// It serves the models' dense fwd convs in bf16 channels-last (their
+// K C R S filters through a packed copy) but the stems (3 channels:
+// 6-byte pixel strides).
+TEST(EmulatedWgmmaConv, ServesTheModelsDenseChannelsLastFwdConvs) {
+  for (const char* model : {"resnet50", "yolo11n"}) {
+    int dense = 0, served = 0;
+    for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16})) {
+      if (!d.is_conv() || d.direction != Direction::fwd || d.groups != 1) continue;
+      ++dense;
+      const Status s = wgmma_conv_support(d);
+      if (s.is_ok()) ++served;
+      else if (d.x_dims[1] % 8 != 0)
+        EXPECT_NE(s.message().find("multiple of 16"), std::string::npos) << s.message();
+      else
+        ADD_FAILURE() << descriptor_name(d) << ": " << s.message();
+    }
+    EXPECT_GE(served, dense - 1) << model;
+    EXPECT_GT(served, 10) << model;
+  }
+}
+
+// Where it does not apply it says why, and the JIT's other variants serve.
+TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
+  test::ConvCase c;
+  c.batch = 1, c.channels = 16, c.filters = 16, c.input = {6, 6}, c.kernel = {3, 3};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const auto refusal = [](const OpDescriptor& d) {
+    const Status s = check_variant(d, kWgmmaVariant, {"sm_90", false});
+    EXPECT_FALSE(s.is_ok()) << descriptor_name(d);
+    EXPECT_EQ(s.code(), CONVJIT_STATUS_NOT_AVAILABLE);
+    return s.message();
+  };
+  EXPECT_TRUE(check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
+  EXPECT_NE(refusal(fwd(c, DataType::f32)).find("f16 and bf16"), std::string::npos);
+  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0))
+                .find("conv fwd only"),
+            std::string::npos);
+  const Status later = check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_100", false});
+  EXPECT_NE(later.message().find("sm_90a"), std::string::npos) << later.message();
+  test::ConvCase grouped = c;
+  grouped.groups = 2;
+  EXPECT_NE(refusal(fwd(grouped, DataType::bf16)).find("one group"), std::string::npos);
+  test::ConvCase planar = c;
+  planar.layout = test::TestLayout::nchw;
+  EXPECT_NE(refusal(fwd(planar, DataType::bf16)).find("channel stride 1"), std::string::npos);
+  test::ConvCase kcrs = c;  // served through a packed copy
+  kcrs.filter_layout = test::TestLayout::nchw;
+  EXPECT_TRUE(check_variant(fwd(kcrs, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
+  test::ConvCase rgb = c;  // 3 channels: 6-byte pixel strides
+  rgb.channels = 3;
+  EXPECT_NE(refusal(fwd(rgb, DataType::bf16)).find("16"), std::string::npos);
+  test::ConvCase wide = c;
+  wide.stride = {9, 1};
+  wide.input = {20, 6};
+  EXPECT_NE(refusal(fwd(wide, DataType::bf16)).find("traversal stride"), std::string::npos);
+  OpDescriptor fused = fwd(c, DataType::bf16);
+  fused.activation = Activation::relu;
+  EXPECT_NE(refusal(fused).find("fused epilogue"), std::string::npos);
+}
+
+// Chosen by name until a GPU has timed it: offered last, compiled for the
+// architecture-specific target with both tensor maps and 128 KiB of
+// dynamic shared memory.
+TEST(EmulatedWgmmaConv, IsOfferedLastAndBuiltForSm90a) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 64, c.input = {16, 16}, c.kernel = {3, 3};
+  c.pad_begin = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor d = fwd(c, DataType::bf16);
+  const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.back(), kWgmmaVariant);
+  EXPECT_EQ(jit_variants(d, {"sm_80", false}).back() == kWgmmaVariant, false);
+  auto source = kernel_source(d, kWgmmaVariant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  EXPECT_TRUE(source.value().arch_specific);
+  EXPECT_EQ(source.value().tensor_maps.size(), 2u);
+  ASSERT_EQ(source.value().entries.size(), 1u);
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes,
+            WgmmaConvTile::kStages * WgmmaConvTile::kStageBytes);
+  EXPECT_EQ(source.value().entries[0].tiles, 2 * 16 * 16 / 128);
+  // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
+  c.filter_layout = test::TestLayout::nchw;
+  auto packed = kernel_source(fwd(c, DataType::bf16), kWgmmaVariant);
+  ASSERT_TRUE(packed.is_ok()) << packed.status().message();
+  ASSERT_EQ(packed.value().entries.size(), 2u);
+  EXPECT_EQ(packed.value().entries[0].name, "convjit_kernel_prepare");
+  EXPECT_EQ(packed.value().workspace_bytes, 64u * 64 * 9 * 2);
+  EXPECT_EQ(packed.value().tensor_maps[1].operand, TensorMapArgument::Operand::workspace);
+}
+
+}  // namespace
+}  // namespace convjit
