@@ -29,9 +29,11 @@ class NvrtcPreloadCompiler final : public PreloadCompiler {
       : arch_(std::move(arch)), scratch_(std::move(scratch)) {}
 
   Result<JitCacheKey> key(const std::string& name) override {
-    auto desc = parse_descriptor_name(name);
+    const std::size_t at = name.find('@');
+    auto desc = parse_descriptor_name(name.substr(0, at));
     if (!desc.is_ok()) return desc.status();
-    auto plan = plan_jit_module(desc.value(), arch_);
+    const std::string variant = at == std::string::npos ? "" : name.substr(at + 1);
+    auto plan = plan_jit_module(desc.value(), arch_, variant);
     if (!plan.is_ok()) return plan.status();
     JitCacheKey key = plan.value().key;
     plans_.emplace(name, std::move(plan).value());

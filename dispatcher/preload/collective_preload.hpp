@@ -42,7 +42,10 @@ class PreloadCompiler {
                                                                       std::string scratch);
 
 struct PreloadRequest {
-  std::vector<std::string> names;  // this rank's descriptors, in any order, repeats allowed
+  // This rank's descriptors, in any order, repeats allowed; "name@variant"
+  // asks for that JIT variant's module (kernel_variants.hpp), a plain name
+  // for the auto policy's.
+  std::vector<std::string> names;
   int jobs = 1;                    // compile threads on a node leader
   Status setup;  // a failure met before the protocol (an unreadable record file), told to all
 };

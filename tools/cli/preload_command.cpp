@@ -17,6 +17,8 @@
 #include "cache/cache_tiers.hpp"
 #include "cli_status.hpp"
 #include "command.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
@@ -84,6 +86,9 @@ class PreloadCommand final : public Command {
                          "a record file written with CONVJIT_RECORD (JSON lines)");
     model_.add_to(*command_);
     command_->add_option("--arch", arch_, "GPU architecture, e.g. sm_90 (default: CONVJIT_ARCH)");
+    command_->add_flag("--every-variant", every_variant_,
+                       "every JIT variant of each op (what the tuned policy and convjit bench "
+                       "time), not only the auto policy's");
     command_->add_flag("--json", json_, "print one JSON summary instead of progress and lines");
     add_integer_flag(*command_, "--jobs", jobs_, "parallel compiles (per node leader with --mpi)",
                      {1, 256});
@@ -98,6 +103,8 @@ class PreloadCommand final : public Command {
     command_->footer(
         "Examples:\n"
         "  convjit preload --model yolo11n --arch sm_90\n"
+        "  convjit preload --model resnet50 --batch 32 --layout nhwc --dtype bf16 --arch sm_90 "
+        "--every-variant\n"
         "  CONVJIT_RECORD=run.jsonl ./trainer && convjit preload run.jsonl --arch sm_90 --jobs 8\n"
         "  mpirun -np 64 convjit preload run.jsonl --arch sm_90 --mpi");
   }
@@ -123,6 +130,7 @@ class PreloadCommand final : public Command {
     request.jobs = jobs_;
     std::vector<std::string> problems;
     request.setup = read_work(comm, cache, *settings, request.names, problems);
+    if (every_variant_) request.names = with_every_variant(request.names, arch);
     if (!mpi && !request.setup.is_ok()) throw RuntimeError(request.setup.message());
     const auto compiler = nvrtc_preload_compiler(arch, cache.primary_directory());
     PreloadOutput output(json_, comm.rank(), comm.size());
@@ -228,10 +236,28 @@ class PreloadCommand final : public Command {
     return work;
   }
 
+  // Each name as name@variant for every variant the JIT offers on `arch`;
+  // a name the JIT does not serve stays as it is, to be reported so.
+  static std::vector<std::string> with_every_variant(const std::vector<std::string>& names,
+                                                     const std::string& arch) {
+    std::vector<std::string> out;
+    for (const std::string& name : names) {
+      auto desc = parse_descriptor_name(name);
+      if (!desc.is_ok() || !jit_supports(desc.value()).is_ok()) {
+        out.push_back(name);
+        continue;
+      }
+      for (const std::string& id : jit_variants(desc.value(), variant_context(arch)))
+        out.push_back(name + "@" + id);
+    }
+    return out;
+  }
+
   CLI::App* command_ = nullptr;
   std::string manifest_;
   ModelFlags model_;
   std::string arch_;
+  bool every_variant_ = false;
   bool json_ = false;
   bool mpi_ = false;
   int ranks_per_node_ = 0;
