@@ -110,7 +110,8 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
 }
 
 // The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
-// a slice is 32 bytes further along the swizzled rows.
+// a slice is 32 bytes further along the swizzled rows.  A stage is
+// released once the wgmmas reading it are done, a step later.
 template <class Tiles, class Barriers>
 __device__ __forceinline__ void consume(Tiles tiles, Barriers full, Barriers empty,
                                         wgmma_accumulators<kBlockN>& top,
@@ -134,10 +135,14 @@ __device__ __forceinline__ void consume(Tiles tiles, Barriers full, Barriers emp
       wgmma_ss<kBlockN, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
     }
     wgmma_commit_group();
-    wgmma_wait_group<0>(top);
-    wgmma_wait_group<0>(bottom);
-    mbarrier_arrive(&empty[stage]);
+    // One step's wgmmas stay in flight while the next stage is awaited:
+    // the previous step's are done, and their stage goes back.
+    wgmma_wait_group<1>(top);
+    wgmma_wait_group<1>(bottom);
+    if (step > 0) mbarrier_arrive(&empty[(step - 1) % stages]);
   }
+  wgmma_wait_group<0>(top);
+  wgmma_wait_group<0>(bottom);
 }
 
 // The epilogue, in two halves around a block barrier.  First each

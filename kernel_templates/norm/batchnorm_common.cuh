@@ -147,7 +147,10 @@ __device__ __forceinline__ void read_floats(const scratch_t* p, index_t c0,
 __device__ __forceinline__ void vector_stats(index_t c0, const scratch_t* workspace,
                                              const NormParams& norm, bool forward,
                                              ChannelStats (&s)[kChunkElements]) {
-  float mean[kChunkElements], invstd[kChunkElements], scale[kChunkElements], shift[kChunkElements];
+  // scale and shift zeroed: read only where given, which an optimiser
+  // cannot see through P::SCALE and P::SHIFT in the emulator's builds.
+  float mean[kChunkElements], invstd[kChunkElements];
+  float scale[kChunkElements] = {}, shift[kChunkElements] = {};
   if (P::INFERENCE) {
     read_floats(norm.running_mean, c0, mean);
     read_floats(norm.running_var, c0, invstd);
