@@ -27,8 +27,8 @@ def device(request):
     return request.param
 
 
-# convjit computes f64 on the host only, and says so for a CUDA tensor: the tests in f64 check
-# that message on CUDA.
+# convjit computes f64 on the host only, and says so for a CUDA tensor (UnsupportedError): the
+# tests in f64 check that message on CUDA.
 F64_ON_CUDA = "f64 is computed on the host device only"
 
 
