@@ -144,19 +144,22 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   EXPECT_NE(refusal(fused).find("fused epilogue"), std::string::npos);
 }
 
-// Chosen by name until a GPU has timed it: offered last, compiled for the
-// architecture-specific target with both tensor maps and 128 KiB of
-// dynamic shared memory.
-TEST(EmulatedWgmmaConv, IsOfferedLastAndBuiltForSm90a) {
+// The auto choice on sm_90 from 64 channels per group (a whole K step),
+// as the H200 measured; offered last below that, on other architectures'
+// lists never, in the emulator last.  Compiled for the architecture-
+// specific target with both tensor maps and 128 KiB of dynamic shared memory.
+TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   test::ConvCase c;
   c.batch = 2, c.channels = 64, c.filters = 64, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
-  const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
-  ASSERT_FALSE(ids.empty());
-  EXPECT_EQ(ids.back(), kWgmmaVariant);
-  EXPECT_EQ(jit_variants(d, {"sm_80", false}).back() == kWgmmaVariant, false);
+  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), kWgmmaVariant);
+  EXPECT_EQ(jit_variants(d, {"", false}).back(), kWgmmaVariant);
+  for (const std::string& id : jit_variants(d, {"sm_80", false})) EXPECT_NE(id, kWgmmaVariant);
+  test::ConvCase narrow = c;
+  narrow.channels = 32;
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).back(), kWgmmaVariant);
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_TRUE(source.value().arch_specific);

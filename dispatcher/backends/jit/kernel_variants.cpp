@@ -193,6 +193,16 @@ long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
 
 namespace {
 
+// Where the Hopper conv is the choice on an sm_90 GPU: at least 64
+// channels per group, a whole K step of its tile.  On an H200 it beat the
+// best tile on 55 of 56 such layers of ResNet-50 and YOLO11n, and lost on
+// 7 of 9 with fewer, which load and multiply a 64-channel step's zeros
+// (bench/results/2026-11-27-h200-hopper).  In the emulator it stays last.
+bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
+  constexpr long long kStepChannels = 64;
+  return !c.arch.empty() && !direct_is_better(shape) && d.w_dims[1] >= kStepChannels;
+}
+
 // The direct kernel and the tiles, the heuristic's choice first.
 std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantContext& c) {
   const std::optional<GemmShape> gemm = gemm_shape(d);
@@ -210,8 +220,10 @@ std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantConte
   if (direct_is_better(shape)) ids.emplace_back(kDirectVariant);
   for (const GemmTile* t : tiles) ids.emplace_back(t->id);
   if (!direct_is_better(shape)) ids.emplace_back(kDirectVariant);
-  // Last until a GPU has measured it against the tiles: chosen by name only.
-  if (check_variant(d, kWgmmaVariant, c).is_ok()) ids.emplace_back(kWgmmaVariant);
+  if (check_variant(d, kWgmmaVariant, c).is_ok()) {
+    const auto at = wgmma_leads(d, c, shape) ? ids.begin() : ids.end();
+    ids.insert(at, std::string(kWgmmaVariant));
+  }
   return ids;
 }
 
