@@ -20,6 +20,7 @@
 
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -347,6 +348,49 @@ TEST_P(GpuBackend, TheHopperConvMatchesTheReference) {
     ++served;
   }
   EXPECT_GT(served, 30);
+}
+
+// On sm_90 the auto choice is the Hopper conv where it applies.  A call
+// whose x and w are views one element into larger tensors, which TMA cannot
+// address, falls back to a variant without TMA, chosen or named.
+TEST_P(GpuBackend, AMisalignedViewFallsBackFromTheHopperConv) {
+  if (GetParam() != "jit") GTEST_SKIP() << "a JIT variant";
+  const std::string arch = CudaDriver::instance().arch_of(0);
+  if (arch_number(arch) != 90) GTEST_SKIP() << arch << " is not sm_90: the kernel is sm_90a's";
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 64, c.input = {8, 8}, c.kernel = {3, 3};
+  c.pad_begin = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  ASSERT_EQ(jit_variants(d, variant_context(arch)).front(), kWgmmaVariant);
+  std::mt19937 rng(44);
+  const test::HostOperands host = test::random_operands(d, rng, 1.0, 0.0);
+  const auto shifted = [](const std::vector<unsigned char>& v) {
+    std::vector<unsigned char> out(2 + v.size());
+    std::copy(v.begin(), v.end(), out.begin() + 2);
+    return out;
+  };
+  auto gx = staged(shifted(host.x)), gw = staged(shifted(host.w)), gout = staged(host.out);
+  ExecArgs args = host.args(d, gout->get());
+  args.x = static_cast<unsigned char*>(gx->get()) + 2;
+  args.w = static_cast<unsigned char*>(gw->get()) + 2;
+  BuildTrace trace;
+  auto chosen = backend_->build(d, kGpu, trace);
+  ASSERT_TRUE(chosen.is_ok()) << chosen.status().message();
+  EXPECT_EQ(trace.variant, kWgmmaVariant);
+  ASSERT_TRUE(chosen.value()->execute(args).is_ok());
+  ASSERT_TRUE(wait_for(nullptr).is_ok());
+  std::vector<unsigned char> got(host.out.size());
+  ASSERT_TRUE(gout->download(got.data()).is_ok());
+  test::expect_matches_reference(d, host, got);
+  auto named = backend_->build_variant(d, kGpu, kWgmmaVariant, trace);
+  ASSERT_TRUE(named.is_ok()) << named.status().message();
+  std::vector<unsigned char> again(host.out.size());
+  ASSERT_TRUE(gout->upload(host.out.data()).is_ok());
+  ASSERT_TRUE(named.value()->execute(args).is_ok());
+  ASSERT_TRUE(wait_for(nullptr).is_ok());
+  ASSERT_TRUE(gout->download(again.data()).is_ok());
+  test::expect_matches_reference(d, host, again);
 }
 
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cache/cache_tiers.hpp"
 #include "dispatcher/backends/jit/jit_module_cache.hpp"
@@ -46,6 +49,9 @@ Status allow_dynamic_shared(const CudaDriver& driver, const LaunchEntry& e, cons
 // workspaces it keeps for callers that pass none.  Launches are asynchronous
 // on the caller's stream; each entry enters the context with a ContextScope
 // and leaves the caller's current context as it found it.
+// A tensor map's global address (cuTensorMapEncode*'s rule).
+constexpr std::uintptr_t kTmaAddressAlignment = 16;
+
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
@@ -99,6 +105,19 @@ class JitKernel final : public Kernel {
 
   [[nodiscard]] std::size_t workspace_bytes() const override { return workspaces_->bytes(); }
 
+  // Whether this call's operands meet TMA's 16-byte alignment for every map
+  // (the kernel's own workspace always does).
+  [[nodiscard]] bool tensor_maps_aligned(const ExecArgs& args) const {
+    const TensorMapOperands operands{input_pointer(args, inputs_.in0),
+                                     input_pointer(args, inputs_.in1), args.out, args.workspace};
+    for (const TensorMapArgument& map : tensor_maps_)
+      if (const TensorMapSpec spec = bound_spec(map, operands);
+          reinterpret_cast<std::uintptr_t>(spec.global_address) % kTmaAddressAlignment != 0)
+        return false;
+    return true;
+  }
+  [[nodiscard]] bool uses_tma() const { return !tensor_maps_.empty(); }
+
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     const auto& api = driver_.api();
     if (desc_.has_epilogue())
@@ -150,6 +169,53 @@ class JitKernel final : public Kernel {
   std::unique_ptr<StreamWorkspaces> workspaces_;
   std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
 };
+
+// A TMA kernel, with the variant it falls back on for a call whose
+// operands TMA cannot address (a view one element into a larger tensor):
+// that call runs as it would without TMA instead of failing, whether the
+// TMA kernel was the heuristic's choice, the tuned policy's or named.
+class TmaFallbackKernel final : public Kernel {
+ public:
+  TmaFallbackKernel(std::unique_ptr<JitKernel> tma, std::unique_ptr<Kernel> fallback)
+      : tma_(std::move(tma)), fallback_(std::move(fallback)) {}
+
+  [[nodiscard]] Status execute(const ExecArgs& args) const override {
+    return tma_->tensor_maps_aligned(args) ? tma_->execute(args) : fallback_->execute(args);
+  }
+  [[nodiscard]] std::size_t workspace_bytes() const override {
+    return std::max(tma_->workspace_bytes(), fallback_->workspace_bytes());
+  }
+
+ private:
+  std::unique_ptr<JitKernel> tma_;
+  std::unique_ptr<Kernel> fallback_;
+};
+
+// The heuristic's first variant that reads no operand through TMA.
+std::optional<std::string> first_variant_without_tma(const OpDescriptor& desc,
+                                                     const std::string& arch) {
+  for (const std::string& id : jit_variants(desc, variant_context(arch))) {
+    auto source = kernel_source(desc, id);
+    if (source.is_ok() && source.value().tensor_maps.empty()) return id;
+  }
+  return std::nullopt;
+}
+
+// `tma` paired with its fallback, which `backend` builds.
+Result<std::unique_ptr<Kernel>> with_tma_fallback(JitBackend& backend, const OpDescriptor& desc,
+                                                  const convjit_device_t& device,
+                                                  const std::string& arch,
+                                                  std::unique_ptr<JitKernel> tma,
+                                                  BuildTrace& trace) {
+  const std::optional<std::string> fallback_id = first_variant_without_tma(desc, arch);
+  if (!fallback_id) return std::unique_ptr<Kernel>(std::move(tma));
+  const std::string chosen = trace.variant;
+  auto fallback = backend.build_variant(desc, device, *fallback_id, trace);
+  trace.variant = chosen;
+  if (!fallback.is_ok()) return fallback.status();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<TmaFallbackKernel>(std::move(tma), std::move(fallback).value()));
+}
 
 }  // namespace
 
@@ -228,7 +294,8 @@ Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& de
     if (last.is_ok()) {
       if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault
       trace.variant = prepared.value().variant;
-      return std::unique_ptr<Kernel>(std::move(kernel));
+      if (!kernel->uses_tma()) return std::unique_ptr<Kernel>(std::move(kernel));
+      return with_tma_fallback(*this, desc, device, arch, std::move(kernel), trace);
     }
     if (prepared.value().compiled) break;  // a fresh CUBIN failed: not the cache's fault
     auto key = jit_module_key(desc, arch, variant);
