@@ -40,6 +40,13 @@ double memory_requests(const KernelMemoryCounters& m) {
   return n;
 }
 
+// Whether the kernel loads through TMA (cp.async.bulk.tensor).
+bool bulk_copies(const KernelMemoryCounters& m) {
+  return std::any_of(m.sites.begin(), m.sites.end(), [](const emulator::SiteCounters& s) {
+    return s.site.op == MemoryOp::bulk_load;
+  });
+}
+
 struct DynamicMix {
   Range total;             // warp instructions
   double float_math = 0;   // of them, FMA-pipe ones (straight-line code)
@@ -102,10 +109,15 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     p.limits.push_back({name, Range{clocks_per_sm_device, clocks_per_sm_device} *
                                   (stretch / sm_clocks)});
   };
-  if (m.mma_instructions > 0) {
-    const double clocks = m.mma_instructions * kMmaFlops / t->tensor_flops_per_clock_sm;
-    p.limits.push_back({"tensor", Range{clocks / t->mma_sync_fraction.high,
-                                        clocks / t->mma_sync_fraction.low} *
+  if (m.mma_instructions > 0 || m.wgmma_mma_equivalents > 0) {
+    // Each kind of instruction at its own share of the peak.
+    const double mma = m.mma_instructions * kMmaFlops / t->tensor_flops_per_clock_sm;
+    const double wgmma = m.wgmma_mma_equivalents * kMmaFlops / t->tensor_flops_per_clock_sm;
+    const auto at = [](double clocks, double fraction) { return clocks > 0 ? clocks / fraction : 0; };
+    p.limits.push_back({"tensor", Range{at(mma, t->mma_sync_fraction.high) +
+                                            at(wgmma, t->wgmma_fraction.high),
+                                        at(mma, t->mma_sync_fraction.low) +
+                                            at(wgmma, t->wgmma_fraction.low)} *
                                       (stretch / sm_clocks)});
   }
   if (const auto mix = dynamic_mix(e)) {
@@ -118,9 +130,11 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
       {"l2", seconds_at(m.total(MemorySpace::global, false) * kSectorBytes, t->l2_bytes_per_s)});
 
   // Little's law: the bytes each SM must keep in flight to draw its share.
+  // A TMA kernel keeps its ring of stages in dynamic shared memory filling.
   const double in_flight =
       tile != nullptr ? o.blocks_per_sm * (tile->stages - 1) * (tile->bm + tile->bn) * 64.0
-                      : o.warps_per_sm * 32 * kBytesPerThreadInFlight;
+      : bulk_copies(m) ? o.blocks_per_sm * static_cast<double>(e.launch.dynamic_shared_bytes)
+                       : o.warps_per_sm * 32 * kBytesPerThreadInFlight;
   const double needed = t->dram_latency_s.mid() * t->dram_bytes_per_s.mid() / gpu.sms;
   p.latency_stretch = std::max(1.0, needed / in_flight);
   p.limits.push_back({"dram", seconds_at(dram_bytes(m, t->l2_bytes), t->dram_bytes_per_s) *
@@ -140,7 +154,7 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
   // f32 on tensor cores is TF32, held to TF32's peak.
   bool tensor_math = false;
   for (const EntryAnalysis& e : analysis.entries)
-    tensor_math |= e.memory && e.memory->mma_instructions > 0;
+    tensor_math |= e.memory && (e.memory->mma_instructions > 0 || e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;

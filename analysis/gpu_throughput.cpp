@@ -20,6 +20,9 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 //   wgmma at 75%); modelled as 0.50-0.67 of peak for the GEMM main loop.
 //   On Ampere mma.sync is the native path; CUTLASS's Ampere GEMMs reach
 //   80-95% of peak.
+// - wgmma's reach on Hopper: FA-3 at 75% of the H100's peak end to end
+//   (DESIGN.md section 14), large GEMMs from CUTLASS 3 and cuBLAS at 75-80%,
+//   the instruction alone close to the peak; modelled as 0.75-0.95.
 // - Shared memory: 32 banks of 4 bytes, one wavefront a clock per SM (the
 //   CUDA C++ Programming Guide, "Shared Memory" for 8.x and 9.x).
 // - Issue: four warp schedulers per SM, one instruction a clock each.
@@ -48,13 +51,13 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 //       unloaded; 330-500 ns, as loaded kernels see more.
 //   PyTorch reports 60 MB of L2 on the H200 (the device tool's notes).
 constexpr GpuThroughput kRows[] = {
-    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, 256, 1.87, 4, {2.8 * kTBs, 3.0 * kTBs},
+    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4, {2.8 * kTBs, 3.0 * kTBs},
      {67, 495, 989, 3350},
      {8.0 * kTBs, 10.0 * kTBs}, 50 * kMB, {330 * kNs, 500 * kNs}},
-    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, 256, 1.87, 4, {3.9 * kTBs, 4.3 * kTBs},
+    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4, {3.9 * kTBs, 4.3 * kTBs},
      {67, 495, 989, 4800},
      {8.0 * kTBs, 10.0 * kTBs}, 60 * kMB, {330 * kNs, 500 * kNs}},
-    {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
+    {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, {0, 0}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
      {19.5, 156, 312, 2039},
      {4.5 * kTBs, 7.2 * kTBs}, 40 * kMB, {450 * kNs, 700 * kNs}},
 };

@@ -25,6 +25,7 @@ struct GpuThroughput {
   double tensor_flops_per_clock_sm = 0;  // dense f16/bf16 mma; TF32 does half the FLOPs at the
                                          // same instruction rate
   Range mma_sync_fraction;               // of that peak, reachable with mma.sync
+  Range wgmma_fraction;                  // and with wgmma (sm_90); 0 where there is none
   double fma_flops_per_clock_sm = 0;     // f32 FMA pipe, 2 FLOPs an FMA
   double shared_wavefronts_per_clock_sm = 1;  // 128 bytes a clock
   double issue_per_clock_sm = 4;              // warp instructions, one per scheduler

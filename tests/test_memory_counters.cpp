@@ -4,11 +4,14 @@
 // (tests/emulator_templates/memory_patterns.cuh) run through the recorder.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/emulator/memory_counters.hpp"
 #include "support/test_templates.hpp"
+#include "support/tma_cases.hpp"
+#include "support/wgmma_cases.hpp"
 
 namespace convjit::emulator {
 namespace {
@@ -171,6 +174,39 @@ TEST(MemoryCounters, SampledBlocksAreScaledToTheGrid) {
   const SiteCounters& load = site(k, MemorySpace::global, MemoryOp::load);
   EXPECT_DOUBLE_EQ(load.instructions, 10 * kWarpsPerBlock);
   EXPECT_DOUBLE_EQ(load.cost, 8 * 10 * kWarpsPerBlock);
+}
+
+// A TMA copy is one request of the copy engine's, costing the sectors of
+// its box inside the tensor: tma.cuh mode 16 copies a box of 128 floats of
+// an 800-float tensor at 0, -64 and 736, 512 + 256 + 256 bytes in whole
+// sectors: 16 + 8 + 8, of which the second's are the first's, so x's
+// footprint is 24.
+TEST(MemoryCounters, ATmaCopyCostsTheSectorsOfItsBoxInsideTheTensor) {
+  test::TmaCase k = test::tma_case(16);
+  test::EmulatedRunOptions options;
+  options.tensor_maps = k.maps;
+  auto counted =
+      test::count_emulated("tma.cuh", 16, k.input, k.output_size, k.threads, 3, options);
+  ASSERT_TRUE(counted.is_ok()) << counted.status().message();
+  const KernelMemoryCounters& c = counted.value().at(0);
+  const SiteCounters& tma = site(c, MemorySpace::global, MemoryOp::bulk_load);
+  EXPECT_EQ(tma.instructions, 3);
+  EXPECT_EQ(tma.cost, 32);
+  EXPECT_EQ(tma.ideal, 32);
+  const auto x = std::find_if(c.footprint.begin(), c.footprint.end(),
+                              [](const BufferFootprint& f) { return f.name == "x"; });
+  ASSERT_NE(x, c.footprint.end());
+  EXPECT_EQ(x->sectors, 24);
+}
+
+// A warpgroup's wgmma m64nNk16 does the work of N/2 m16n8k16 mma.syncs:
+// wgmma.cuh mode 1 runs four m64n64k16 in each of two warpgroups.
+TEST(MemoryCounters, AWgmmaCountsAsTheMmaSyncsOfItsFlops) {
+  const test::WgmmaCase w = test::wgmma_case(1);
+  auto counted = test::count_emulated("wgmma.cuh", 1, w.input, w.output_size, kBlock, 1);
+  ASSERT_TRUE(counted.is_ok()) << counted.status().message();
+  EXPECT_EQ(counted.value().at(0).wgmma_mma_equivalents, 2 * 4 * 64 / 2);
+  EXPECT_EQ(counted.value().at(0).mma_instructions, 0);
 }
 
 }  // namespace

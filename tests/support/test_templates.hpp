@@ -129,9 +129,9 @@ inline TemplateRun run_emulated(const char* name, long long mode, const std::vec
 // Counts its memory traffic on at most `sampled` blocks (count_memory).
 inline Result<std::vector<emulator::KernelMemoryCounters>> count_emulated(
     const char* name, long long mode, const std::vector<float>& input, std::size_t output_size,
-    long long threads, unsigned sampled) {
+    long long threads, unsigned sampled, EmulatedRunOptions options = {}) {
   std::vector<float> output(output_size, kUnwritten);
-  const TestLaunch launch(name, mode, input, output, threads, {});
+  const TestLaunch launch(name, mode, input, output, threads, std::move(options));
   if (!launch.status().is_ok()) return launch.status();
   return emulator::count_memory(launch.launch(), sampled);
 }

@@ -24,6 +24,21 @@ void AccessRecorder::record(unsigned thread, const AccessSite& site, std::int64_
     b.sectors.insert(s);
 }
 
+void AccessRecorder::record_bulk(std::uint32_t object, MemoryOp op, std::size_t element_bytes,
+                                 std::span<const std::int64_t> offsets) {
+  Buffer& b = buffers_[object];
+  std::unordered_set<std::int64_t> touched;
+  for (std::int64_t offset : offsets) {
+    touched.insert(offset / kSectorBytes);
+    b.sectors.insert(offset / kSectorBytes);
+  }
+  const auto bytes = static_cast<std::int64_t>(offsets.size() * element_bytes);
+  Totals& t = sites_[{MemorySpace::global, op, 0, 0, object}];
+  ++t.instructions;
+  t.cost += touched.size();
+  t.ideal += static_cast<std::uint64_t>((bytes + kSectorBytes - 1) / kSectorBytes);
+}
+
 bool AccessRecorder::named(MemorySpace space, std::uint32_t object) const {
   return names_.contains({space, object});
 }
@@ -88,6 +103,7 @@ void AccessRecorder::count(const AccessSite& site, const std::vector<LaneAccess>
 KernelMemoryCounters AccessRecorder::counters(double scale) const {
   KernelMemoryCounters k;
   k.mma_instructions = scale * static_cast<double>(mma_);
+  k.wgmma_mma_equivalents = scale * static_cast<double>(wgmma_equivalents_);
   for (const auto& [site, t] : sites_)
     k.sites.push_back({site, names_.at({site.space, site.object}), scale * static_cast<double>(t.instructions),
                        scale * static_cast<double>(t.cost), scale * static_cast<double>(t.ideal)});
@@ -114,6 +130,42 @@ void note_global_access(const void* address, std::size_t bytes, MemoryOp op) {
   recorder->record(block.running_thread(),
                    {MemorySpace::global, op, static_cast<std::uint16_t>(bytes), 0, at->buffer},
                    at->offset);
+}
+
+void note_bulk_global_access(std::span<const std::byte* const> elements,
+                             std::size_t element_bytes, MemoryOp op) {
+  AccessRecorder* recorder = BlockScheduler::current().recorder();
+  if (recorder == nullptr) return;
+  // A box lies in one tensor: the buffer is the first in-bounds element's,
+  // and the others' offsets follow from their distance to it.
+  const std::byte* first = nullptr;
+  std::optional<BufferLocation> at;
+  std::vector<std::int64_t> offsets;
+  offsets.reserve(elements.size());
+  for (const std::byte* e : elements) {
+    if (e == nullptr) continue;
+    if (first == nullptr) {
+      first = e;
+      at = launch_context().buffers->locate(e);
+      if (!at) return;  // outside every buffer: reported by its check
+    }
+    offsets.push_back(at->offset + (e - first));
+  }
+  if (!at) return;  // wholly outside the tensor: no memory traffic
+  if (!recorder->named(MemorySpace::global, at->buffer)) {
+    recorder->name(MemorySpace::global, at->buffer, std::string(at->name));
+    recorder->note_buffer(at->buffer, std::string(at->name), at->bytes);
+  }
+  recorder->record_bulk(at->buffer, op, element_bytes, offsets);
+}
+
+void note_wgmma(unsigned n, unsigned k) {
+  BlockScheduler& block = BlockScheduler::current();
+  AccessRecorder* recorder = block.recorder();
+  // wgmma is warpgroup-wide; an m16n8k16 mma.sync multiplies 16 x 8 x 16.
+  constexpr unsigned kWarpgroup = 4 * kWarpSize, kMmaMacs = 16 * 8 * 16, kWgmmaRows = 64;
+  if (recorder != nullptr && block.running_thread() % kWarpgroup == 0)
+    recorder->count_wgmma(kWgmmaRows * n * k / kMmaMacs);
 }
 
 void note_shared_access(const SharedRegion& region, long long element, std::size_t bytes,

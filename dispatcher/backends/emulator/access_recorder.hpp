@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -33,6 +34,12 @@ class AccessRecorder {
   void record(unsigned thread, const AccessSite& site, std::int64_t offset);
   // A warp's mma.sync, once per warp.
   void count_mma() { ++mma_; }
+  // A warpgroup's wgmma, once per warpgroup, as `equivalents` mma.syncs.
+  void count_wgmma(std::uint64_t equivalents) { wgmma_equivalents_ += equivalents; }
+  // One TMA copy of global buffer `object`: the bytes of the box inside the
+  // tensor, at `offsets` (each element's, from the buffer's start).
+  void record_bulk(std::uint32_t object, MemoryOp op, std::size_t element_bytes,
+                   std::span<const std::int64_t> offsets);
   // Whether a buffer or shared array has its name yet; name() gives it.
   [[nodiscard]] bool named(MemorySpace space, std::uint32_t object) const;
   void name(MemorySpace space, std::uint32_t object, std::string name);
@@ -63,7 +70,7 @@ class AccessRecorder {
   };
   void count(const AccessSite& site, const std::vector<LaneAccess>& lanes);
 
-  std::uint64_t mma_ = 0;
+  std::uint64_t mma_ = 0, wgmma_equivalents_ = 0;
   std::vector<Access> pending_;  // this barrier interval's, in the order lanes ran
   std::map<AccessSite, Totals> sites_;
   std::map<std::uint32_t, Buffer> buffers_;
@@ -77,5 +84,11 @@ void note_shared_access(const SharedRegion& region, long long element, std::size
                         MemoryOp op, unsigned shape = 0);
 // Called by every lane of a warp's mma.sync.
 void note_mma();
+// Called by every thread of a warpgroup's wgmma m64nNk16 (K = 8 for tf32).
+void note_wgmma(unsigned n, unsigned k);
+// Called for each TMA copy, with the global address of each of its box's
+// elements (null where the box leaves the tensor).
+void note_bulk_global_access(std::span<const std::byte* const> elements,
+                             std::size_t element_bytes, MemoryOp op);
 
 }  // namespace convjit::emulator

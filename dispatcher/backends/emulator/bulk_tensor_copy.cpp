@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/block_scheduler.hpp"
 #include "dispatcher/backends/emulator/bulk_tensor_box.hpp"
 #include "dispatcher/backends/emulator/emulated_buffers.hpp"
@@ -131,6 +132,7 @@ void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar) 
     else
       std::memset(to, 0xff, element);
   }
+  note_bulk_global_access(box, element, MemoryOp::bulk_load);
   const auto region_element = static_cast<long long>(copy.region->element_bytes());
   load.first = copy.index;
   load.count = static_cast<long long>(bytes) / region_element;
@@ -149,6 +151,7 @@ void issue_bulk_tensor_store(const BulkTensorCopy& copy) {
   groups.reading.push_back({copy.region, copy.index, count, groups.open_group});
   const std::byte* source = copy.region->raw(copy.index);
   const BoxElements box = walk(copy);
+  note_bulk_global_access(box, element, MemoryOp::bulk_store);
   for (std::size_t i = 0; i < box.size(); ++i) {
     if (box[i] == nullptr) continue;  // out of bounds: not written
     auto* to = const_cast<std::byte*>(box[i]);

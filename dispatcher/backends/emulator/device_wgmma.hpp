@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/block_scheduler.hpp"
 #include "dispatcher/backends/emulator/wgmma_execution.hpp"
 
@@ -105,6 +106,7 @@ void mma(WgmmaAccumulators<N>& d, emulator::WgmmaType type, std::uint64_t a_desc
                            b_descriptor,
                            a_registers,
                            d.guard()};
+  emulator::note_wgmma(static_cast<unsigned>(N), type == emulator::WgmmaType::tf32 ? 8u : 16u);
   collective("wgmma.mma_async.sync.aligned", &emulator::complete_wgmma, &p);
 }
 

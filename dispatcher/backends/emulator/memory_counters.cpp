@@ -45,6 +45,10 @@ const char* memory_op_name(MemorySpace space, MemoryOp op) {
       return global ? "LDGSTS (global read)" : "LDGSTS (shared write)";
     case MemoryOp::ldmatrix:
       return "LDSM";
+    case MemoryOp::bulk_load:
+      return "UTMALDG";
+    case MemoryOp::bulk_store:
+      return "UTMASTG";
   }
   return "?";
 }

@@ -27,7 +27,9 @@ namespace convjit::emulator {
 enum class MemorySpace : std::uint8_t { global, shared };
 
 // async_copy is cp.async: its global read, and its shared write.
-enum class MemoryOp : std::uint8_t { load, store, atomic, async_copy, ldmatrix };
+// bulk_load and bulk_store are TMA's copies of a box (cp.async.bulk.tensor),
+// counted per copy: the copy engine's request, not a warp's.
+enum class MemoryOp : std::uint8_t { load, store, atomic, async_copy, ldmatrix, bulk_load, bulk_store };
 
 [[nodiscard]] const char* memory_op_name(MemorySpace space, MemoryOp op);
 
@@ -84,6 +86,10 @@ struct KernelMemoryCounters {
   // Warp-level mma.sync instructions, counted alongside: what the tensor
   // pipe must do (tiles past the problem's edges included).
   double mma_instructions = 0;
+  // Warpgroup wgmma instructions, as the m16n8k16 mma.syncs of the same
+  // FLOPs (an m64nNk16 is N/2 of them): the tensor pipe's work at
+  // wgmma's rate.
+  double wgmma_mma_equivalents = 0;
   std::vector<BufferFootprint> footprint;
 
   [[nodiscard]] double total(MemorySpace space, bool ideal) const;
