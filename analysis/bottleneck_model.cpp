@@ -113,7 +113,9 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     // Each kind of instruction at its own share of the peak.
     const double mma = m.mma_instructions * kMmaFlops / t->tensor_flops_per_clock_sm;
     const double wgmma = m.wgmma_mma_equivalents * kMmaFlops / t->tensor_flops_per_clock_sm;
-    const auto at = [](double clocks, double fraction) { return clocks > 0 ? clocks / fraction : 0; };
+    const auto at = [](double clocks, double fraction) {
+      return clocks > 0 ? clocks / fraction : 0;
+    };
     p.limits.push_back({"tensor", Range{at(mma, t->mma_sync_fraction.high) +
                                             at(wgmma, t->wgmma_fraction.high),
                                         at(mma, t->mma_sync_fraction.low) +
@@ -154,7 +156,8 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
   // f32 on tensor cores is TF32, held to TF32's peak.
   bool tensor_math = false;
   for (const EntryAnalysis& e : analysis.entries)
-    tensor_math |= e.memory && (e.memory->mma_instructions > 0 || e.memory->wgmma_mma_equivalents > 0);
+    tensor_math |= e.memory && (e.memory->mma_instructions > 0 ||
+                                e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;

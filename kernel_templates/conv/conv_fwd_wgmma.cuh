@@ -76,8 +76,8 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
                                            Barrier full, const Anchor& first, int step,
                                            int filter0) {
   const int tap = step / channel_blocks(), c0 = step % channel_blocks() * kBlockK;
-  const int s = tap % static_cast<int>(P::S), r = tap / static_cast<int>(P::S) % static_cast<int>(P::R);
-  const int t = tap / static_cast<int>(P::S * P::R);
+  const int taps_s = static_cast<int>(P::S), taps_r = static_cast<int>(P::R);
+  const int s = tap % taps_s, r = tap / taps_s % taps_r, t = tap / (taps_s * taps_r);
   const int os = s * static_cast<int>(P::DW), orr = r * static_cast<int>(P::DH),
             ot = t * static_cast<int>(P::DD);
   if (P::RANK == 3) {
@@ -162,7 +162,8 @@ __device__ __forceinline__ int staged_index(int row, int col) {
 template <class Staged>
 __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<kBlockN>& acc,
                                                    int row0) {
-  const int warp = static_cast<int>(threadIdx.x / 32 % 4), lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
   for (int i = 0; i < kBlockN / 2; ++i) {
     const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);

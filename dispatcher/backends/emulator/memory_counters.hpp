@@ -29,7 +29,9 @@ enum class MemorySpace : std::uint8_t { global, shared };
 // async_copy is cp.async: its global read, and its shared write.
 // bulk_load and bulk_store are TMA's copies of a box (cp.async.bulk.tensor),
 // counted per copy: the copy engine's request, not a warp's.
-enum class MemoryOp : std::uint8_t { load, store, atomic, async_copy, ldmatrix, bulk_load, bulk_store };
+enum class MemoryOp : std::uint8_t {
+  load, store, atomic, async_copy, ldmatrix, bulk_load, bulk_store
+};
 
 [[nodiscard]] const char* memory_op_name(MemorySpace space, MemoryOp op);
 
