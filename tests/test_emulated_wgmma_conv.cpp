@@ -142,6 +142,9 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   OpDescriptor fused = fwd(c, DataType::bf16);
   fused.activation = Activation::relu;
   EXPECT_NE(refusal(fused).find("fused epilogue"), std::string::npos);
+  OpDescriptor huge = fwd(c, DataType::bf16);  // 2^36 images of 16 output pixels: 2^33 tiles
+  huge.x_dims[0] = huge.y_dims[0] = std::int64_t{1} << 36;
+  EXPECT_NE(refusal(huge).find("beyond the grid's"), std::string::npos);
 }
 
 // The auto choice on sm_90 from 64 channels per group (a whole K step),

@@ -111,6 +111,14 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
+// The blocks of the launch: one per 128 x 128 tile of y.
+long long output_tiles(const OpDescriptor& d) {
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const long long pixels = y.dims[0] * y.spatial_size();
+  return (pixels + WgmmaConvTile::kPixels - 1) / WgmmaConvTile::kPixels *
+         ((y.dims[1] + WgmmaConvTile::kFilters - 1) / WgmmaConvTile::kFilters);
+}
+
 }  // namespace
 
 Status wgmma_conv_support(const OpDescriptor& d) {
@@ -134,6 +142,10 @@ Status wgmma_conv_support(const OpDescriptor& d) {
                                        "{}; this conv's stride is {}",
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
+  constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
+  if (output_tiles(d) > kMaxGrid)
+    return not_available(fmt::format("would launch {} blocks, beyond the grid's {}",
+                                     output_tiles(d), kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
   for (const TensorMapArgument& map : wgmma_conv_tensor_maps(d))
@@ -152,10 +164,7 @@ std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& d) {
 }
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  const long long pixels = y.dims[0] * y.spatial_size();
-  const long long tiles = (pixels + WgmmaConvTile::kPixels - 1) / WgmmaConvTile::kPixels *
-                          ((y.dims[1] + WgmmaConvTile::kFilters - 1) / WgmmaConvTile::kFilters);
+  const long long tiles = output_tiles(d);
   WgmmaConvLaunch launch;
   if (packs_filters(d)) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
