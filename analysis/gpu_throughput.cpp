@@ -51,11 +51,11 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9;
 //       unloaded; 330-500 ns, as loaded kernels see more.
 //   PyTorch reports 60 MB of L2 on the H200 (the device tool's notes).
 constexpr GpuThroughput kRows[] = {
-    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4, {2.8 * kTBs, 3.0 * kTBs},
-     {67, 495, 989, 3350},
+    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4,
+     {2.8 * kTBs, 3.0 * kTBs}, {67, 495, 989, 3350},
      {8.0 * kTBs, 10.0 * kTBs}, 50 * kMB, {330 * kNs, 500 * kNs}},
-    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4, {3.9 * kTBs, 4.3 * kTBs},
-     {67, 495, 989, 4800},
+    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4,
+     {3.9 * kTBs, 4.3 * kTBs}, {67, 495, 989, 4800},
      {8.0 * kTBs, 10.0 * kTBs}, 60 * kMB, {330 * kNs, 500 * kNs}},
     {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, {0, 0}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
      {19.5, 156, 312, 2039},

@@ -29,7 +29,7 @@ class NvrtcPreloadCompiler final : public PreloadCompiler {
       : arch_(std::move(arch)), scratch_(std::move(scratch)) {}
 
   Result<JitCacheKey> key(const std::string& name) override {
-    const std::size_t at = name.find('@');
+    const std::size_t at = name.find(kPreloadVariantSeparator);
     auto desc = parse_descriptor_name(name.substr(0, at));
     if (!desc.is_ok()) return desc.status();
     const std::string variant = at == std::string::npos ? "" : name.substr(at + 1);

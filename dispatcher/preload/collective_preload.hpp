@@ -41,6 +41,9 @@ class PreloadCompiler {
 [[nodiscard]] std::unique_ptr<PreloadCompiler> nvrtc_preload_compiler(std::string arch,
                                                                       std::string scratch);
 
+// Separates a work item's descriptor name from its variant: "name@variant".
+inline constexpr char kPreloadVariantSeparator = '@';
+
 struct PreloadRequest {
   // This rank's descriptors, in any order, repeats allowed; "name@variant"
   // asks for that JIT variant's module (kernel_variants.hpp), a plain name

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 namespace convjit {
 
 namespace {
@@ -22,6 +24,16 @@ const char* operand_name(TensorMapArgument::Operand operand) {
 }
 
 }  // namespace
+
+bool tensor_maps_aligned(std::span<const TensorMapArgument> arguments,
+                         const TensorMapOperands& operands) {
+  for (const TensorMapArgument& argument : arguments) {
+    const TensorMapSpec spec = bound_spec(argument, operands);
+    const auto address = reinterpret_cast<std::uintptr_t>(spec.global_address);
+    if (address % global_address_alignment(spec) != 0) return false;
+  }
+  return true;
+}
 
 Status bind_tensor_maps(std::span<const TensorMapArgument> arguments,
                         const TensorMapOperands& operands,

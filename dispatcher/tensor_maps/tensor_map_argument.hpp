@@ -47,6 +47,12 @@ struct TensorMapOperands {
   return spec;
 }
 
+// Whether every map's address, bound to these operands, is aligned as TMA
+// needs (global_address_alignment): what a kernel's fallback for views one
+// element into a larger tensor tests per call, before anything is encoded.
+[[nodiscard]] bool tensor_maps_aligned(std::span<const TensorMapArgument> arguments,
+                                       const TensorMapOperands& operands);
+
 // A launch's maps bound to its operands into `specs`, each checked by the
 // driver's rules (validate_tensor_map), as the JIT encodes them and the
 // emulator runs them; the error names the map.

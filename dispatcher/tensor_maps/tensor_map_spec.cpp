@@ -26,7 +26,7 @@ Status check_rank_and_address(const TensorMapSpec& spec) {
     return refuse(spec,
                   fmt::format("rank {} is outside {} to {}{}", spec.rank, low, kTensorMapMaxRank,
                               low == 3 ? " (im2col and interleaved maps need 3 or more)" : ""));
-  const std::size_t alignment = spec.interleave == TensorMapInterleave::b32 ? 32 : 16;
+  const std::size_t alignment = global_address_alignment(spec);
   const auto address = reinterpret_cast<std::uintptr_t>(spec.global_address);
   if (address == 0 || address % alignment != 0)
     return refuse(
@@ -153,5 +153,11 @@ std::size_t box_bytes(const TensorMapSpec& spec) {
   for (unsigned d = 1; d < spec.rank; ++d) bytes *= box_extent(spec, d);
   return bytes;
 }
+
+std::size_t global_address_alignment(const TensorMapSpec& spec) {
+  return spec.interleave == TensorMapInterleave::b32 ? 32 : 16;
+}
+
+int im2col_offset_limit(unsigned rank) { return 2 * corner_limit(rank); }
 
 }  // namespace convjit

@@ -70,6 +70,12 @@ struct TensorMapSpec {
 // breaks, with the fix.
 [[nodiscard]] Status validate_tensor_map(const TensorMapSpec& spec);
 
+// The alignment the map's global address needs: 16 bytes, 32 interleaved.
+[[nodiscard]] std::size_t global_address_alignment(const TensorMapSpec& spec);
+// An im2col copy's filter offsets are 0 to this, exclusive, by the map's
+// rank: 16, 8 and 5 bits for ranks 3, 4 and 5.
+[[nodiscard]] int im2col_offset_limit(unsigned rank);
+
 // The elements a load moves along dimension `d` of a tiled map.
 [[nodiscard]] std::uint32_t box_extent(const TensorMapSpec& spec, unsigned d);
 // The bytes one copy moves, out-of-bounds fill included: what an

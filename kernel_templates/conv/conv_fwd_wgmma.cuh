@@ -29,16 +29,19 @@
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
 #include "conv/packed_filters.cuh"
+#include "conv/wgmma_conv_shape.cuh"
 
 namespace convjit_device {
 namespace conv_fwd_wgmma {
 
 typedef Problem P;
 
-constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 64;  // K: 128 bytes of 16-bit channels
+constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockN = CONVJIT_WGMMA_FILTERS,
+              kBlockK = CONVJIT_WGMMA_CHANNELS;
+static_assert(kBlockM == kBlockN, "A's and B's tiles take the same bytes of a stage");
 constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles per stage
 constexpr unsigned kStageBytes = 2 * kOperandBytes;
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = CONVJIT_WGMMA_MAX_STAGES;
 // The canonical K-major layout TMA's 128-byte swizzle writes: a row of
 // 128 bytes per pixel (or filter), 8-row groups 1024 bytes apart.
 constexpr unsigned kSwizzleRowGroup = 1024;

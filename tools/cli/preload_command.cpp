@@ -248,7 +248,7 @@ class PreloadCommand final : public Command {
         continue;
       }
       for (const std::string& id : jit_variants(desc.value(), variant_context(arch)))
-        out.push_back(name + "@" + id);
+        out.push_back(name + kPreloadVariantSeparator + id);
     }
     return out;
   }

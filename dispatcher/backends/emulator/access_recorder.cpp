@@ -14,6 +14,17 @@ namespace convjit::emulator {
 
 namespace {
 constexpr std::int64_t kSectorBytes = 32;
+
+// The launch's buffer holding `address`, named to `recorder` the first
+// time; nullopt outside every buffer (its check reports that).
+std::optional<BufferLocation> recorded_buffer(AccessRecorder& recorder, const void* address) {
+  std::optional<BufferLocation> at = launch_context().buffers->locate(address);
+  if (at && !recorder.named(MemorySpace::global, at->buffer)) {
+    recorder.name(MemorySpace::global, at->buffer, std::string(at->name));
+    recorder.note_buffer(at->buffer, std::string(at->name), at->bytes);
+  }
+  return at;
+}
 }  // namespace
 
 void AccessRecorder::record(unsigned thread, const AccessSite& site, std::int64_t offset) {
@@ -121,12 +132,8 @@ void note_global_access(const void* address, std::size_t bytes, MemoryOp op) {
   BlockScheduler& block = BlockScheduler::current();
   AccessRecorder* recorder = block.recorder();
   if (recorder == nullptr) return;
-  const std::optional<BufferLocation> at = launch_context().buffers->locate(address);
-  if (!at) return;  // outside every buffer: reported by its check
-  if (!recorder->named(MemorySpace::global, at->buffer)) {
-    recorder->name(MemorySpace::global, at->buffer, std::string(at->name));
-    recorder->note_buffer(at->buffer, std::string(at->name), at->bytes);
-  }
+  const std::optional<BufferLocation> at = recorded_buffer(*recorder, address);
+  if (!at) return;
   recorder->record(block.running_thread(),
                    {MemorySpace::global, op, static_cast<std::uint16_t>(bytes), 0, at->buffer},
                    at->offset);
@@ -146,16 +153,12 @@ void note_bulk_global_access(std::span<const std::byte* const> elements,
     if (e == nullptr) continue;
     if (first == nullptr) {
       first = e;
-      at = launch_context().buffers->locate(e);
-      if (!at) return;  // outside every buffer: reported by its check
+      at = recorded_buffer(*recorder, e);
+      if (!at) return;
     }
     offsets.push_back(at->offset + (e - first));
   }
   if (!at) return;  // wholly outside the tensor: no memory traffic
-  if (!recorder->named(MemorySpace::global, at->buffer)) {
-    recorder->name(MemorySpace::global, at->buffer, std::string(at->name));
-    recorder->note_buffer(at->buffer, std::string(at->name), at->bytes);
-  }
   recorder->record_bulk(at->buffer, op, element_bytes, offsets);
 }
 

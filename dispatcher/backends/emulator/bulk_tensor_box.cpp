@@ -61,7 +61,7 @@ BoxElements tiled_box(const TensorMapSpec& spec, std::span<const int> coords) {
 std::string im2col_coordinate_problem(const TensorMapSpec& spec, std::span<const int> coords,
                                       std::span<const int> offsets) {
   const unsigned spatial = spec.rank - 2;
-  const int offset_limit = spec.rank == 3 ? 65536 : spec.rank == 4 ? 256 : 32;
+  const int offset_limit = im2col_offset_limit(spec.rank);
   for (unsigned s = 0; s < spatial; ++s) {
     if (offsets[s] < 0 || offsets[s] >= offset_limit)
       return fmt::format("im2col offset {} is {}: it must be 0 to {} for rank {}", s, offsets[s],

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -49,9 +48,6 @@ Status allow_dynamic_shared(const CudaDriver& driver, const LaunchEntry& e, cons
 // workspaces it keeps for callers that pass none.  Launches are asynchronous
 // on the caller's stream; each entry enters the context with a ContextScope
 // and leaves the caller's current context as it found it.
-// A tensor map's global address (cuTensorMapEncode*'s rule).
-constexpr std::uintptr_t kTmaAddressAlignment = 16;
-
 class JitKernel final : public Kernel {
  public:
   JitKernel(const CudaDriver& driver, std::shared_ptr<DeviceContext> context,
@@ -105,16 +101,12 @@ class JitKernel final : public Kernel {
 
   [[nodiscard]] std::size_t workspace_bytes() const override { return workspaces_->bytes(); }
 
-  // Whether this call's operands meet TMA's 16-byte alignment for every map
-  // (the kernel's own workspace always does).
+  // Whether this call's operands meet TMA's alignment for every map (the
+  // kernel's own workspace, used where the caller passes none, always does).
   [[nodiscard]] bool tensor_maps_aligned(const ExecArgs& args) const {
-    const TensorMapOperands operands{input_pointer(args, inputs_.in0),
-                                     input_pointer(args, inputs_.in1), args.out, args.workspace};
-    for (const TensorMapArgument& map : tensor_maps_)
-      if (const TensorMapSpec spec = bound_spec(map, operands);
-          reinterpret_cast<std::uintptr_t>(spec.global_address) % kTmaAddressAlignment != 0)
-        return false;
-    return true;
+    return convjit::tensor_maps_aligned(
+        tensor_maps_, {input_pointer(args, inputs_.in0), input_pointer(args, inputs_.in1),
+                       args.out, args.workspace});
   }
   [[nodiscard]] bool uses_tma() const { return !tensor_maps_.empty(); }
 

@@ -11,18 +11,12 @@
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
 #include "dispatcher/backends/jit/nvrtc_library.hpp"
 #include "dispatcher/backends/jit/pch_directory.hpp"
-#include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "version.hpp"
 
 namespace convjit {
 
 namespace {
-
-// What NVRTC compiles `source` for on `arch`.
-std::string target_arch(const KernelSource& source, const std::string& arch) {
-  return source.arch_specific ? arch_specific(arch) : arch;
-}
 
 JitKeyFields key_fields(const OpDescriptor& desc, const KernelSource& source,
                         const std::string& arch) {

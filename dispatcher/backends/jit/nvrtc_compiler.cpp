@@ -116,10 +116,14 @@ PtxasStats parse_ptxas_stats(const std::string& log) {
   return stats;
 }
 
+std::string target_arch(const KernelSource& source, const std::string& device_arch) {
+  return source.arch_specific ? arch_specific(device_arch) : device_arch;
+}
+
 Result<CompiledModule> compile_kernel(const KernelSource& source, const std::string& device_arch,
                                       const std::string& failed_source_dir,
                                       const std::string& pch_dir) {
-  const std::string arch = source.arch_specific ? arch_specific(device_arch) : device_arch;
+  const std::string arch = target_arch(source, device_arch);
   const auto start = std::chrono::steady_clock::now();
   const NvrtcLibrary& nvrtc = NvrtcLibrary::instance();
   if (!nvrtc.available().is_ok()) return nvrtc.available();

@@ -31,6 +31,11 @@ struct CompiledModule {
 // "13.0"; "unavailable" without NVRTC (see jit/nvrtc_library.hpp).
 [[nodiscard]] std::string nvrtc_version();
 
+// What NVRTC compiles `source` for on a device of `device_arch`: its
+// architecture-specific target (sm_90a for sm_90) where the source asks
+// for it (KernelSource::arch_specific), else `device_arch`.
+[[nodiscard]] std::string target_arch(const KernelSource& source, const std::string& device_arch);
+
 // The NVRTC options for `arch` ("sm_90", "sm_90a", ...); part of every key.
 [[nodiscard]] std::vector<std::string> nvrtc_options(const std::string& arch);
 
@@ -38,8 +43,7 @@ struct CompiledModule {
 // source is written to `failed_source_dir` (when not empty) for reading.
 // NVRTC's automatic precompiled headers go to `pch_dir` when it is given
 // (jit/pch_directory.hpp); it changes no binary, so it is not among the
-// options a key holds.  An arch-specific source (KernelSource::arch_specific)
-// is compiled for `arch`'s specific target, sm_90a for sm_90.
+// options a key holds.  The source is compiled for target_arch().
 [[nodiscard]] Result<CompiledModule> compile_kernel(const KernelSource& source,
                                                     const std::string& device_arch,
                                                     const std::string& failed_source_dir = "",

@@ -98,11 +98,10 @@ Status not_available(std::string_view why) {
   return Status::not_available(fmt::format("variant {} {}", kWgmmaVariant, why));
 }
 
-// The im2col filter offsets are unsigned and as wide as the corners: 16,
-// 8 and 5 bits for ranks 3, 4 and 5.
+// The taps' im2col offsets, within what the map's rank encodes.
 Status check_filter_offsets(const OpDescriptor& d) {
   const Window3 win = canonical_window(d);
-  const std::int64_t limit = d.spatial_dims == 1 ? 65536 : d.spatial_dims == 2 ? 256 : 32;
+  const std::int64_t limit = im2col_offset_limit(static_cast<unsigned>(d.spatial_dims + 2));
   for (std::size_t at = 0; at < 3; ++at)
     if ((win.size[at] - 1) * win.dilation[at] >= limit)
       return not_available(fmt::format(
@@ -117,6 +116,13 @@ long long output_tiles(const OpDescriptor& d) {
   const long long pixels = y.dims[0] * y.spatial_size();
   return (pixels + WgmmaConvTile::kPixels - 1) / WgmmaConvTile::kPixels *
          ((y.dims[1] + WgmmaConvTile::kFilters - 1) / WgmmaConvTile::kFilters);
+}
+
+// Map 0 over x, map 1 over w or, `packed`, its copy in the workspace.
+std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed) {
+  using Operand = TensorMapArgument::Operand;
+  return {{im2col_map(d), Operand::in0, 0},
+          {filter_map(d, packed), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 }  // namespace
@@ -143,9 +149,9 @@ Status wgmma_conv_support(const OpDescriptor& d) {
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  if (output_tiles(d) > kMaxGrid)
-    return not_available(fmt::format("would launch {} blocks, beyond the grid's {}",
-                                     output_tiles(d), kMaxGrid));
+  if (const long long tiles = output_tiles(d); tiles > kMaxGrid)
+    return not_available(
+        fmt::format("would launch {} blocks, beyond the grid's {}", tiles, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
   for (const TensorMapArgument& map : wgmma_conv_tensor_maps(d))
@@ -157,16 +163,14 @@ Status wgmma_conv_support(const OpDescriptor& d) {
 }
 
 std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& d) {
-  const bool packed = packs_filters(d);
-  return {{im2col_map(d), TensorMapArgument::Operand::in0, 0},
-          {filter_map(d, packed),
-           packed ? TensorMapArgument::Operand::workspace : TensorMapArgument::Operand::in1, 0}};
+  return tensor_maps(d, packs_filters(d));
 }
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
   const long long tiles = output_tiles(d);
+  const bool packed = packs_filters(d);
   WgmmaConvLaunch launch;
-  if (packs_filters(d)) {
+  if (packed) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
     const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
     launch.entries.push_back({"convjit_kernel_prepare", weights});
@@ -174,7 +178,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
   }
   launch.entries.push_back({"convjit_kernel", tiles * kJitThreadsPerBlock, tiles,
                             WgmmaConvTile::kStages * WgmmaConvTile::kStageBytes});
-  launch.maps = wgmma_conv_tensor_maps(d);
+  launch.maps = tensor_maps(d, packed);
   launch.rank = d.spatial_dims + 2;
   launch.stages = WgmmaConvTile::kStages;
   return launch;

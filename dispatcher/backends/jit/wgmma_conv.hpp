@@ -11,18 +11,21 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/descriptor/op_descriptor.hpp"
 #include "dispatcher/tensor_maps/tensor_map_argument.hpp"
+#include "kernel_templates/conv/wgmma_conv_shape.cuh"
 
 namespace convjit {
 
 // The variant's id: its output tile, filters x pixels.
 inline constexpr std::string_view kWgmmaVariant = "wgmma128x128";
 
-// The template's tile (conv_fwd_wgmma.cuh's kBlockM, kBlockN, kBlockK)
-// and its pipeline: stages of A's and B's tiles in dynamic shared memory.
+// The template's tile (conv/wgmma_conv_shape.cuh) and its pipeline:
+// stages of A's and B's tiles in dynamic shared memory.
 struct WgmmaConvTile {
-  static constexpr long long kPixels = 128, kFilters = 128, kChannels = 64;
+  static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
+                             kChannels = CONVJIT_WGMMA_CHANNELS;
   static constexpr long long kStages = 4;
-  static constexpr std::size_t kStageBytes = 2 * kPixels * kChannels * 2;
+  static_assert(kStages <= CONVJIT_WGMMA_MAX_STAGES, "the template declares the barriers");
+  static constexpr std::size_t kStageBytes = (kPixels + kFilters) * kChannels * 2;
 };
 
 // OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
