@@ -1,6 +1,7 @@
 // The Hopper convolution (kernel_templates/conv/conv_fwd_wgmma.cuh: TMA
-// im2col and tile loads, an mbarrier ring, wgmma, setmaxnreg) in the host
-// emulator against the host reference, and where it applies
+// im2col and tile loads, an mbarrier ring, wgmma, setmaxnreg), fwd and
+// stride-1 bwddata, in the host emulator against the host reference, and
+// where it applies
 // (dispatcher/backends/jit/wgmma_conv.hpp).  Random channels-last convs in
 // f16 and bf16, 1D/2D/3D, with channel counts on and off the 64-channel
 // K step and filter counts on and off the 128-filter tile, pixels that do
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
@@ -28,6 +30,9 @@ constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
   return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
+}
+OpDescriptor bwddata(const test::ConvCase& c, DataType dtype) {
+  return test::conv_descriptors(c, dtype, {Direction::bwddata}).at(0);
 }
 
 void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0) {
@@ -59,6 +64,42 @@ TEST(EmulatedWgmmaConv, AlphaAndBetaBlend) {
   const test::ConvCase c = test::random_channels_last_conv(rng, 2);
   SCOPED_TRACE(c.describe());
   check(fwd(c, DataType::bf16), rng, 0.5, 0.25);
+}
+
+// bwddata of stride 1 as the forward conv of dy with the flipped,
+// transposed filters: random windows, dilations and padding (some beyond
+// the filter's reach, a negative padding of the forward conv), dy's
+// channels (the conv's filters) a multiple of 8, dx's (its channels) on
+// and off the 128-filter tile.
+TEST(EmulatedWgmmaConv, RandomStrideOneBackwardData) {
+  std::mt19937 rng(4303);
+  for (DataType dtype : {DataType::bf16, DataType::f16})
+    for (int i = 0; i < 6; ++i) {
+      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      c.stride.assign(c.input.size(), 1);
+      c.filters = 8 * std::uniform_int_distribution<std::int64_t>(1, 20)(rng);
+      SCOPED_TRACE(c.describe());
+      check(bwddata(c, dtype), rng);
+    }
+}
+
+// The bwddata cases the random ones may miss: padding past the filter's
+// reach on one side and none on the other, a dilated 3D filter, K R S C
+// filters (packed all the same: the taps flip), alpha/beta, and tiles
+// across dx's pixels and channels.
+TEST(EmulatedWgmmaConv, BackwardDataEdgesAndBlends) {
+  std::mt19937 rng(4304);
+  test::ConvCase c;
+  c.batch = 2, c.channels = 136, c.filters = 72;
+  c.input = {9, 15}, c.kernel = {3, 3}, c.stride = {1, 1}, c.dilation = {1, 1};
+  c.pad_begin = {3, 0}, c.pad_end = {0, 2};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  check(bwddata(c, DataType::bf16), rng, 0.5, 0.25);
+  c.filter_layout = test::TestLayout::nchw;
+  c.channels = 40, c.filters = 64;
+  c.input = {5, 6, 7}, c.kernel = {2, 3, 2}, c.stride = {1, 1, 1}, c.dilation = {2, 1, 3};
+  c.pad_begin = {1, 2, 0}, c.pad_end = {2, 0, 3};
+  check(bwddata(c, DataType::f16), rng);
 }
 
 // More pixels than one tile and more filters than one: several blocks on
@@ -105,6 +146,29 @@ TEST(EmulatedWgmmaConv, ServesTheModelsDenseChannelsLastFwdConvs) {
   }
 }
 
+// And their stride-1 dense bwddata convs, all of them: dy has at least 16
+// channels in both models.
+TEST(EmulatedWgmmaConv, ServesTheModelsStrideOneChannelsLastBwddataConvs) {
+  for (const char* model : {"resnet50", "yolo11n"}) {
+    int strided = 0, served = 0;
+    for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16})) {
+      if (!d.is_conv() || d.direction != Direction::bwddata || d.groups != 1) continue;
+      const bool unit = std::all_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
+                                    [](std::int64_t s) { return s == 1; });
+      const Status s = wgmma_conv_support(d);
+      if (!unit) {
+        ++strided;
+        EXPECT_FALSE(s.is_ok()) << descriptor_name(d);
+        continue;
+      }
+      EXPECT_TRUE(s.is_ok()) << descriptor_name(d) << ": " << s.message();
+      served += s.is_ok();
+    }
+    EXPECT_GT(served, 10) << model;
+    EXPECT_GT(strided, 0) << model;
+  }
+}
+
 // Where it does not apply it says why, and the JIT's other variants serve.
 TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   test::ConvCase c;
@@ -118,9 +182,17 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   };
   EXPECT_TRUE(check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
   EXPECT_NE(refusal(fwd(c, DataType::f32)).find("f16 and bf16"), std::string::npos);
-  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0))
-                .find("conv fwd only"),
+  EXPECT_TRUE(check_variant(bwddata(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
+  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0))
+                .find("conv fwd and bwddata only"),
             std::string::npos);
+  test::ConvCase strided = c;
+  strided.stride = {2, 1};
+  EXPECT_NE(refusal(bwddata(strided, DataType::bf16)).find("stride-1 convs only"),
+            std::string::npos);
+  test::ConvCase narrow_dy = c;  // dy's 12 channels: 24-byte pixel strides
+  narrow_dy.filters = 12;
+  EXPECT_NE(refusal(bwddata(narrow_dy, DataType::bf16)).find("dy"), std::string::npos);
   const Status later = check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_100", false});
   EXPECT_NE(later.message().find("sm_90a"), std::string::npos) << later.message();
   test::ConvCase grouped = c;
@@ -128,7 +200,10 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   EXPECT_NE(refusal(fwd(grouped, DataType::bf16)).find("one group"), std::string::npos);
   test::ConvCase planar = c;
   planar.layout = test::TestLayout::nchw;
-  EXPECT_NE(refusal(fwd(planar, DataType::bf16)).find("channel stride 1"), std::string::npos);
+  EXPECT_NE(refusal(fwd(planar, DataType::bf16)).find("reads x with TMA along its channels"),
+            std::string::npos);
+  EXPECT_NE(refusal(bwddata(planar, DataType::bf16)).find("reads dy with TMA along its channels"),
+            std::string::npos);
   test::ConvCase kcrs = c;  // served through a packed copy
   kcrs.filter_layout = test::TestLayout::nchw;
   EXPECT_TRUE(check_variant(fwd(kcrs, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
@@ -179,6 +254,19 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   EXPECT_EQ(packed.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_EQ(packed.value().workspace_bytes, 64u * 64 * 9 * 2);
   EXPECT_EQ(packed.value().tensor_maps[1].operand, TensorMapArgument::Operand::workspace);
+  // A bwddata leads by dy's channels (the conv's filters), always through
+  // a packed, flipped copy.
+  test::ConvCase few_filters = c;
+  few_filters.filters = 32;
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
+  EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).back(),
+            kWgmmaVariant);
+  c.filter_layout = test::TestLayout::nhwc;
+  auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
+  ASSERT_TRUE(flipped.is_ok()) << flipped.status().message();
+  ASSERT_EQ(flipped.value().entries.size(), 2u);
+  EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
+  EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
 }
 
 }  // namespace

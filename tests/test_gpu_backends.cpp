@@ -320,9 +320,9 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuResize, ::testing::Values("jit"),
                          });
 
 // The Hopper conv (wgmma128x128: TMA im2col, an mbarrier ring, wgmma),
-// chosen by name, since the auto policy does not pick it yet: random
-// channels-last convs in f16 and bf16, and the fwd convs of ResNet-50 and
-// YOLO11n it serves (bf16, channels-last, batch 2).
+// chosen by name: random channels-last convs in f16 and bf16, fwd and
+// stride-1 bwddata, and the fwd and bwddata convs of ResNet-50 and YOLO11n
+// it serves (bf16, channels-last, batch 2).
 TEST_P(GpuBackend, TheHopperConvMatchesTheReference) {
   if (GetParam() != "jit") GTEST_SKIP() << "a JIT variant";
   const std::string arch = CudaDriver::instance().arch_of(0);
@@ -330,13 +330,16 @@ TEST_P(GpuBackend, TheHopperConvMatchesTheReference) {
   std::mt19937 rng(43);
   std::vector<OpDescriptor> ops;
   for (DataType dtype : {DataType::bf16, DataType::f16})
-    for (int i = 0; i < 12; ++i)
-      ops.push_back(test::conv_descriptors(test::random_channels_last_conv(rng, 1 + i % 3), dtype,
-                                           {Direction::fwd})
-                        .at(0));
+    for (int i = 0; i < 12; ++i) {
+      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
+      c.stride.assign(c.input.size(), 1);
+      c.filters = 8 * (1 + i);  // dy's channels, a multiple of 8
+      ops.push_back(test::conv_descriptors(c, dtype, {Direction::bwddata}).at(0));
+    }
   for (const char* model : {"resnet50", "yolo11n"})
     for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16}))
-      if (d.is_conv() && d.direction == Direction::fwd) ops.push_back(d);
+      if (d.is_conv() && d.direction != Direction::bwdfilt) ops.push_back(d);
   int served = 0;
   for (const OpDescriptor& d : ops) {
     if (!wgmma_conv_support(d).is_ok()) continue;
@@ -347,7 +350,7 @@ TEST_P(GpuBackend, TheHopperConvMatchesTheReference) {
     check_with(d, rng, [&](const ExecArgs& args) { return kernel.value()->execute(args); });
     ++served;
   }
-  EXPECT_GT(served, 30);
+  EXPECT_GT(served, 60);
 }
 
 // On sm_90 the auto choice is the Hopper conv where it applies.  A call

@@ -17,6 +17,9 @@
 //   - the epilogue (stage_accumulators, store_tile): the accumulators
 //     through shared memory to y, alpha/beta-blended, in 16-byte chunks
 //     of 8 filters where y's filters are contiguous.
+// A stride-1 bwddata runs as the forward conv it equals: dx from dy and
+// the filters transposed, their taps flipped (the Problem is that conv's;
+// wgmma_forward_equivalent).
 // Where it applies (dispatcher/backends/jit/wgmma_conv.hpp): f16 and
 // bf16, one group, channels-last x with 16-byte aligned strides (TMA's
 // rule), conv strides up to 8 (TMA's traversal stride), no fused epilogue
@@ -261,11 +264,15 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in
-// K T R S CG order, which map 1 then reads.
+// K T R S CG order, which map 1 then reads; for a bwddata (FLIP), the
+// transposed filters' taps flipped.
 CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*x*/,
                                       const convjit_device::storage_t* __restrict__ w,
                                       convjit_device::storage_t* /*y*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));
+  if (Problem::FLIP)
+    pack_filters<FlippedTaps<ForwardFilterOrder>>(w, workspace_storage(workspace));
+  else
+    pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));
 }

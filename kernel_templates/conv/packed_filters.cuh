@@ -51,6 +51,19 @@ struct BackwardDataFilterOrder {
   }
 };
 
+// Order with each filter's taps reversed: tap (t, r, s) of the copy holds
+// tap (T-1-t, R-1-r, S-1-s) of w.  The Hopper conv computes a stride-1
+// bwddata as the forward conv of dy with these (Problem::FLIP), its
+// Problem's K and CG being the conv's C and K and WS0, WS1 swapped.
+template <class Order>
+struct FlippedTaps {
+  __device__ __forceinline__ static FilterElement element(index_t i) {
+    typedef Problem P;
+    const FilterElement e = Order::element(i);
+    return {e.f, e.c, P::T - 1 - e.t, P::R - 1 - e.r, P::S - 1 - e.s};
+  }
+};
+
 // Copies every weight of w into `packed` in Order.  Reads gather through
 // w's strides (the filters are small and stay in L2); writes coalesce.
 template <class Order>

@@ -81,7 +81,10 @@ void print_memory(const emulator::KernelMemoryCounters& m) {
 }
 
 nlohmann::json memory_json(const emulator::KernelMemoryCounters& m) {
-  nlohmann::json j{{"blocks", m.blocks}, {"sampled_blocks", m.sampled_blocks}};
+  nlohmann::json j{{"blocks", m.blocks},
+                   {"sampled_blocks", m.sampled_blocks},
+                   {"mma_instructions", m.mma_instructions},
+                   {"wgmma_mma_equivalents", m.wgmma_mma_equivalents}};
   for (const emulator::SiteCounters& s : m.sites)
     j["instructions"].push_back(
         {{"op", emulator::memory_op_name(s.site.space, s.site.op)},
@@ -182,6 +185,7 @@ nlohmann::json entry_json(const EntryAnalysis& e) {
                    {"registers", r.registers},
                    {"barriers", r.barriers},
                    {"shared_bytes", r.shared_bytes},
+                   {"dynamic_shared_bytes", e.launch.dynamic_shared_bytes},
                    {"stack_bytes", r.cumulative_stack_bytes},
                    {"spill_store_bytes", r.spill_store_bytes},
                    {"spill_load_bytes", r.spill_load_bytes}};
@@ -205,7 +209,8 @@ nlohmann::json entry_json(const EntryAnalysis& e) {
       j["main_loop"] = {{"first_offset", loop.first_offset},
                         {"last_offset", loop.last_offset},
                         {"inner_loops", loop.inner_loops},
-                        {"instructions", counts_json(loop.counts)}};
+                        {"instructions", counts_json(loop.counts)},
+                        {"outside_inner_loops", counts_json(loop.outside_inner)}};
     }
   }
   return j;

@@ -304,14 +304,17 @@ Status jit_supports_arch(const OpDescriptor& d, const std::string& arch) {
   return Status::ok();
 }
 
-Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view variant) {
-  if (Status s = jit_supports(d); !s.is_ok()) return s;
+Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_view variant) {
+  if (Status s = jit_supports(requested); !s.is_ok()) return s;
   // An explicit variant is checked for fit only: whether the settings
   // allow it (TF32) is the backends' call (resolve_variant, build_variant).
   KernelSource out;
-  out.variant =
-      variant.empty() ? jit_variants(d, variant_context("")).front() : std::string(variant);
-  if (Status s = check_variant(d, out.variant, {"", true}); !s.is_ok()) return s;
+  out.variant = variant.empty() ? jit_variants(requested, variant_context("")).front()
+                                : std::string(variant);
+  if (Status s = check_variant(requested, out.variant, {"", true}); !s.is_ok()) return s;
+  // The Hopper conv's constants are those of the forward conv it computes.
+  const OpDescriptor d =
+      out.variant == kWgmmaVariant ? wgmma_forward_equivalent(requested) : requested;
   const GemmTile* tile = find_gemm_tile(out.variant);
   out.template_name = template_for(d, out.variant, tile);
   PreludeWriter p;
@@ -376,8 +379,9 @@ Result<KernelSource> kernel_source(const OpDescriptor& d, std::string_view varia
   if (takes_epilogue_operands(d)) epilogue_constants(d, p);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   if (out.variant == kWgmmaVariant) {
-    WgmmaConvLaunch launch = wgmma_conv_launch(d);
+    WgmmaConvLaunch launch = wgmma_conv_launch(requested);
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
+    p.constant("FLIP", launch.flip);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;
     out.tensor_maps = std::move(launch.maps);

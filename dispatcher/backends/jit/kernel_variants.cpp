@@ -197,10 +197,13 @@ namespace {
 // channels per group, a whole K step of its tile.  On an H200 it beat the
 // best tile on 55 of 56 such layers of ResNet-50 and YOLO11n, and lost on
 // 7 of 9 with fewer, which load and multiply a 64-channel step's zeros
-// (bench/results/2026-11-27-h200-hopper).  In the emulator it stays last.
+// (bench/results/2026-11-27-h200-hopper).  A stride-1 bwddata runs the same
+// kernel as a forward conv whose channels are the conv's filters, so the
+// same rule holds there.  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kStepChannels = 64;
-  return !c.arch.empty() && !direct_is_better(shape) && d.w_dims[1] >= kStepChannels;
+  return !c.arch.empty() && !direct_is_better(shape) &&
+         wgmma_forward_equivalent(d).w_dims[1] >= kStepChannels;
 }
 
 // The direct kernel and the tiles, the heuristic's choice first.

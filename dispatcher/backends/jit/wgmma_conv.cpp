@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "dispatcher/descriptor/canonical_layout.hpp"
 
@@ -86,16 +87,37 @@ Status check_map(TensorMapSpec spec) {
   return validate_tensor_map(spec);
 }
 
-// Whether the kernel reads a packed copy of w: where w's own layout has no
-// TMA map (its channels are not contiguous, or its strides not 16-byte
-// multiples), LBANN's and PyTorch's default K C R S filters among them.
-bool packs_filters(const OpDescriptor& d) {
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  return w.strides[1] != 1 || !check_map(filter_map(d, false)).is_ok();
+// Whether the kernel reads a packed copy of w: for a bwddata, whose taps
+// it flips; else where w's own layout has no TMA map (its channels are not
+// contiguous, or its strides not 16-byte multiples), LBANN's and
+// PyTorch's default K C R S filters among them.  `e`: the forward conv.
+bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
+  if (d.direction == Direction::bwddata) return true;
+  const View5 w = canonical_view(e.w_dims, e.w_strides, e.spatial_dims);
+  return w.strides[1] != 1 || !check_map(filter_map(e, false)).is_ok();
 }
 
 Status not_available(std::string_view why) {
   return Status::not_available(fmt::format("variant {} {}", kWgmmaVariant, why));
+}
+
+// What the kernel reads through map 0 and walks along its channels.
+std::string_view input_name(const OpDescriptor& d) {
+  return d.direction == Direction::bwddata ? "dy" : "x";
+}
+
+// The directions it serves: fwd, and bwddata where it is a forward conv.
+Status check_direction(const OpDescriptor& d) {
+  if (d.kind != OpKind::conv || d.direction == Direction::bwdfilt)
+    return not_available("serves conv fwd and bwddata only");
+  if (d.direction == Direction::fwd) return Status::ok();
+  for (int i = 0; i < d.spatial_dims; ++i)
+    if (d.stride[static_cast<std::size_t>(i)] != 1)
+      return not_available(fmt::format(
+          "serves bwddata of stride-1 convs only (dx as the forward conv of dy with the flipped "
+          "filters); this conv's stride is {} along spatial dim {}: use a tc tile",
+          d.stride[static_cast<std::size_t>(i)], i));
+  return Status::ok();
 }
 
 // The taps' im2col offsets, within what the map's rank encodes.
@@ -127,9 +149,25 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed) {
 
 }  // namespace
 
-Status wgmma_conv_support(const OpDescriptor& d) {
-  if (d.kind != OpKind::conv || d.direction != Direction::fwd)
-    return not_available("serves conv fwd only");
+OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
+  if (d.direction != Direction::bwddata) return d;
+  OpDescriptor e = d;
+  e.direction = Direction::fwd;
+  std::swap(e.x_dims, e.y_dims);
+  std::swap(e.x_strides, e.y_strides);
+  std::swap(e.w_dims[0], e.w_dims[1]);
+  std::swap(e.w_strides[0], e.w_strides[1]);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
+    const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
+    e.pad_begin[i] = reach - d.pad_begin[i];
+    e.pad_end[i] = reach - d.pad_end[i];
+  }
+  return e;
+}
+
+Status wgmma_conv_support(const OpDescriptor& desc) {
+  if (Status s = check_direction(desc); !s.is_ok()) return s;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
                                      dtype_name(d.dtype)));
@@ -139,8 +177,9 @@ Status wgmma_conv_support(const OpDescriptor& d) {
                          "place; use a tc tile");
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
   if (x.strides[1] != 1)
-    return not_available("reads x with TMA along its channels: it needs channel stride 1 "
-                         "(channels-last)");
+    return not_available(fmt::format(
+        "reads {} with TMA along its channels: it needs channel stride 1 (channels-last)",
+        input_name(desc)));
   const Window3 win = canonical_window(d);
   for (std::int64_t stride : win.stride)
     if (stride > kMaxTraversalStride)
@@ -154,21 +193,23 @@ Status wgmma_conv_support(const OpDescriptor& d) {
         fmt::format("would launch {} blocks, beyond the grid's {}", tiles, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
-  for (const TensorMapArgument& map : wgmma_conv_tensor_maps(d))
+  for (const TensorMapArgument& map : wgmma_conv_tensor_maps(desc))
     if (Status s = check_map(map.spec); !s.is_ok())
-      return not_available(fmt::format("cannot map {} with TMA: {}",
-                                       map.operand == TensorMapArgument::Operand::in0 ? "x" : "w",
-                                       s.message()));
+      return not_available(fmt::format(
+          "cannot map {} with TMA: {}",
+          map.operand == TensorMapArgument::Operand::in0 ? input_name(desc) : "w", s.message()));
   return Status::ok();
 }
 
-std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& d) {
-  return tensor_maps(d, packs_filters(d));
+std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc) {
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  return tensor_maps(d, packs_filters(desc, d));
 }
 
-WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
+WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc) {
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
   const long long tiles = output_tiles(d);
-  const bool packed = packs_filters(d);
+  const bool packed = packs_filters(desc, d);
   WgmmaConvLaunch launch;
   if (packed) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -181,6 +222,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& d) {
   launch.maps = tensor_maps(d, packed);
   launch.rank = d.spatial_dims + 2;
   launch.stages = WgmmaConvTile::kStages;
+  launch.flip = desc.direction == Direction::bwddata;
   return launch;
 }
 

@@ -28,17 +28,25 @@ struct WgmmaConvTile {
   static constexpr std::size_t kStageBytes = (kPixels + kFilters) * kChannels * 2;
 };
 
+// The forward conv the kernel computes for `desc`: `desc` itself for a
+// conv fwd; for a bwddata of stride 1, dx as the forward conv of dy with
+// the filters transposed (C filters of K channels) and their taps flipped,
+// padded by dilation x (taps - 1) - pad on each side.  The kernel packs
+// the filters so (conv/packed_filters.cuh, Problem::FLIP).
+[[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
+
 // OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
-// it breaks: f16/bf16, a conv fwd of one group without a fused epilogue,
-// channels-last x whose strides TMA can walk (16-byte multiples), conv
-// strides up to 8, and im2col corners and filter offsets within what the
-// map's rank encodes.  Filters whose own layout TMA cannot walk (K C R S)
-// are copied first, in K R S C order, into the workspace.
+// it breaks: f16/bf16, a conv fwd, or a bwddata of stride 1, of one group
+// without a fused epilogue; channels-last x (bwddata: dy) whose strides
+// TMA can walk (16-byte multiples), conv strides up to 8, and im2col
+// corners and filter offsets within what the map's rank encodes.  Filters
+// whose own layout TMA cannot walk (K C R S), and a bwddata's always, are
+// copied first, in K R S C order of the forward conv, into the workspace.
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc);
 
-// Map 0: x in im2col mode (channels, W[, H[, D]], N); map 1: w, or its
-// packed copy in the workspace, tiled (channels, S, R, T, filters).  For a
-// supported descriptor.
+// Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map 1:
+// w, or its packed copy in the workspace, tiled (channels, S, R, T,
+// filters).  For a supported descriptor.
 [[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made, then a block per
@@ -49,6 +57,7 @@ struct WgmmaConvLaunch {
   std::size_t workspace_bytes = 0;
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0;
+  bool flip = false;  // the copy's taps are w's flipped (bwddata)
 };
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc);
 
