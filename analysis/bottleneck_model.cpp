@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/op_roofline.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 
 namespace convjit::analysis {
 
@@ -23,6 +24,7 @@ constexpr double kSectorBytes = 32;
 // One thread's 16-byte load: the bytes a thread keeps in flight when a
 // kernel has no cp.async pipeline.
 constexpr double kBytesPerThreadInFlight = 16;
+constexpr std::string_view kMainEntry = "convjit_kernel";  // the others are first or last passes
 
 int memory_instructions(const InstructionCounts& c) {
   return c.of(InstructionClass::ldg) + c.of(InstructionClass::stg) +
@@ -48,30 +50,53 @@ bool bulk_copies(const KernelMemoryCounters& m) {
 }
 
 struct DynamicMix {
-  Range total;             // warp instructions
-  double float_math = 0;   // of them, FMA-pipe ones (straight-line code)
+  Range total;            // warp instructions
+  double float_math = 0;  // of them, FMA-pipe ones (straight-line code)
 };
+
+double float_math(const InstructionCounts& c) { return c.of(InstructionClass::float_math); }
 
 // Scales the SASS's counts per trip of the main loop (or of the whole
 // kernel, without one) by how often the emulator saw the trip's anchor:
-// its MMAs, or else its memory instructions.  What a trip runs is a
-// range: its code outside inner loops (a fallback path's loops skipped)
-// to all of it with each inner loop run once.
+// its MMAs, or else its memory instructions.  Inner loops (a loader's
+// element-by-element path, say) run as often as their memory instructions
+// say: the emulator's requests beyond those of the trips' straight-line
+// code and of the code around the main loop, which each warp runs once.
+// Inner loops without memory instructions leave a range: from not at all
+// to once a trip.
 std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
   if (!e.mix || !e.memory) return std::nullopt;
   const SassLoop* loop = e.mix->main_loop ? &*e.mix->main_loop : nullptr;
   const InstructionCounts& all = loop != nullptr ? loop->counts : e.mix->whole;
   const InstructionCounts& straight = loop != nullptr ? loop->outside_inner : e.mix->whole;
+  const double requests = memory_requests(*e.memory);
   double anchor_static = straight.of(InstructionClass::mma),
          anchor_dynamic = e.memory->mma_instructions;
   if (anchor_static == 0 || anchor_dynamic == 0) {
     anchor_static = memory_instructions(straight);
-    anchor_dynamic = memory_requests(*e.memory);
+    anchor_dynamic = requests;
   }
   if (anchor_static == 0) return std::nullopt;
   const double trips = anchor_dynamic / anchor_static;
-  return DynamicMix{{trips * straight.total, trips * all.total},
-                    trips * straight.of(InstructionClass::float_math)};
+  const double warps = static_cast<double>(e.launch.blocks()) * (kJitThreadsPerBlock / 32);
+  const double around = loop != nullptr ? 1 : 0;  // the code outside the main loop
+  const double around_memory =
+      around * (memory_instructions(e.mix->whole) - memory_instructions(all));
+  const int inner_memory = memory_instructions(all) - memory_instructions(straight);
+  const double inner_trips =
+      inner_memory > 0 ? std::max(0.0, requests - trips * memory_instructions(straight) -
+                                           around_memory * warps) /
+                             inner_memory
+                       : 0;
+  const auto dynamic = [&](auto count, double inner) {
+    return trips * count(straight) + inner * (count(all) - count(straight)) +
+           around * warps * (count(e.mix->whole) - count(all));
+  };
+  const auto total = [](const InstructionCounts& c) { return double(c.total); };
+  const Range total_range = inner_memory > 0
+                                ? Range{dynamic(total, inner_trips), dynamic(total, inner_trips)}
+                                : Range{dynamic(total, 0), dynamic(total, trips)};
+  return DynamicMix{total_range, dynamic(float_math, inner_trips)};
 }
 
 // The DRAM bytes: what the kernel touches, plus the share of its other
@@ -85,10 +110,22 @@ double dram_bytes(const KernelMemoryCounters& m, double l2_bytes) {
 
 Range seconds_at(double work, Range rate) { return {work / rate.high, work / rate.low}; }
 
+// What one round of resident blocks leaves exposed: the fill and drain of
+// the way the kernel feeds its math, and its tiles' epilogues.
+Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, int blocks_per_sm,
+                    long long tile_outputs) {
+  const Range fill = m.wgmma_mma_equivalents > 0 ? t.round_latency_wgmma_s
+                     : m.mma_instructions > 0    ? t.round_latency_mma_s
+                                                 : t.round_latency_plain_s;
+  const Range epilogue =
+      t.epilogue_s_per_output * (static_cast<double>(blocks_per_sm) * static_cast<double>(tile_outputs));
+  return {fill.low + epilogue.low, fill.high + epilogue.high};
+}
+
 }  // namespace
 
 Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& gpu,
-                                        const GemmTile* tile) {
+                                        const GemmTile* tile, long long tile_outputs) {
   const GpuThroughput* t = gpu_throughput(gpu);
   if (t == nullptr) return Status::not_available(fmt::format("no throughputs for {}", gpu.name));
   if (!e.memory) return Status::not_available("no memory counters");
@@ -123,7 +160,15 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
                                       (stretch / sm_clocks)});
   }
   if (const auto mix = dynamic_mix(e)) {
-    p.limits.push_back({"issue", mix->total * (stretch / (sm_clocks * t->issue_per_clock_sm))});
+    // A scheduler issues every clock only with enough warps to pick from.
+    const double per_scheduler = o.warps_per_sm / t->issue_per_clock_sm;
+    const auto issue_rate = [&](double needed) {
+      return t->issue_per_clock_sm * std::min(1.0, per_scheduler / needed);
+    };
+    p.limits.push_back(
+        {"issue", Range{mix->total.low / issue_rate(t->issue_warps_per_scheduler.low),
+                        mix->total.high / issue_rate(t->issue_warps_per_scheduler.high)} *
+                      (stretch / sm_clocks)});
     // An FMA warp instruction is 32 FMAs: 64 FLOPs.
     if (mix->float_math > 0) sm_limit("fma", mix->float_math * 64 / t->fma_flops_per_clock_sm);
   }
@@ -147,6 +192,11 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     p.seconds.high = std::max(p.seconds.high, l.seconds.high);
     if (p.limiter.empty() || l.seconds.mid() > p.seconds_of(p.limiter)) p.limiter = l.name;
   }
+  p.rounds = std::ceil(p.waves);
+  p.exposed_latency = round_latency(*t, m, o.blocks_per_sm, tile_outputs) * p.rounds;
+  if (p.exposed_latency.mid() > p.seconds.mid()) p.limiter = "latency";
+  p.seconds.low += p.exposed_latency.low;
+  p.seconds.high += p.exposed_latency.high;
   return p;
 }
 
@@ -159,6 +209,11 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
     tensor_math |= e.memory && (e.memory->mma_instructions > 0 ||
                                 e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
+  // The output tile of a block of the main entry (the others are plain passes).
+  const long long tile_outputs = tile != nullptr ? static_cast<long long>(tile->bm) * tile->bn
+                                 : analysis.variant == kWgmmaVariant
+                                     ? WgmmaConvTile::kPixels * WgmmaConvTile::kFilters
+                                     : 0;
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;
   for (const GpuOccupancy& o : analysis.entries.front().occupancy) {
@@ -169,7 +224,8 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
           roofline(work, t->peaks, compute_peak_tflops(t->peaks, desc.dtype, tensor_math)).ms /
           1e3;
     for (const EntryAnalysis& e : analysis.entries) {
-      auto k = predict_kernel(e, *o.gpu, tile);
+      auto k = predict_kernel(e, *o.gpu, tile,
+                              e.launch.name == kMainEntry ? tile_outputs : 0);
       if (!k.is_ok()) {
         v.missing = fmt::format("{}: {}", e.launch.name, k.status().message());
         v.kernels.clear();

@@ -18,8 +18,11 @@
 // The SM-local limits (tensor, fma, shared, issue) are stretched by wave
 // quantisation: a grid of 1.1 waves takes 2.  The DRAM time is stretched
 // when the bytes the SM keeps in flight cannot cover the DRAM latency at
-// its share of the bandwidth (Little's law).  Throughputs that are ranges
-// give ranges.
+// its share of the bandwidth (Little's law).  Issue runs at full rate
+// only with enough warps per scheduler.  Each round of resident blocks
+// then adds what nothing hides: its pipeline's fill and drain and its
+// tiles' epilogues (the "latency"), fitted to a lent GPU's times.
+// Throughputs that are ranges give ranges.
 #pragma once
 
 #include <string>
@@ -41,9 +44,11 @@ struct Limit {
 struct KernelPrediction {
   std::vector<Limit> limits;
   Range seconds;              // the largest limit, at each end of the ranges
-  std::string_view limiter;   // the largest at the middle of the ranges
+  std::string_view limiter;   // the largest at the middle of the ranges, or "latency"
   double waves = 0;           // blocks over the blocks the GPU runs at once
   double latency_stretch = 1;  // > 1: too few bytes in flight for the DRAM latency
+  double rounds = 0;           // rounds of resident blocks: the waves, rounded up
+  Range exposed_latency;       // the rounds' fill, drain and epilogues, in `seconds`
   [[nodiscard]] double seconds_of(std::string_view limit) const {
     for (const Limit& l : limits)
       if (l.name == limit) return l.seconds.mid();
@@ -53,9 +58,11 @@ struct KernelPrediction {
 
 // NOT_AVAILABLE when the entry lacks its memory counters or its occupancy
 // on `gpu`.  `tile`: the GEMM tile of the variant, or null (the bytes in
-// flight are then one 16-byte load per thread).
+// flight are then one 16-byte load per thread).  `tile_outputs`: the
+// outputs a block computes whose epilogue is charged, 0 for none.
 [[nodiscard]] Result<KernelPrediction> predict_kernel(const EntryAnalysis& entry,
-                                                      const GpuSpec& gpu, const GemmTile* tile);
+                                                      const GpuSpec& gpu, const GemmTile* tile,
+                                                      long long tile_outputs = 0);
 
 // A variant's kernels predicted on one GPU, one after another.
 struct VariantPrediction {

@@ -15,8 +15,8 @@ namespace convjit::analysis {
 // [low, high]; a figure known exactly has low == high.
 struct Range {
   double low = 0, high = 0;
-  [[nodiscard]] Range operator*(double k) const { return {low * k, high * k}; }
-  [[nodiscard]] double mid() const { return (low + high) / 2; }
+  [[nodiscard]] constexpr Range operator*(double k) const { return {low * k, high * k}; }
+  [[nodiscard]] constexpr double mid() const { return (low + high) / 2; }
 };
 
 struct GpuThroughput {
@@ -34,6 +34,16 @@ struct GpuThroughput {
   Range l2_bytes_per_s;
   double l2_bytes = 0;
   Range dram_latency_s;                       // a load that misses L2, unloaded
+  // Fitted to a lent GPU's times of our kernels (gpu_throughput.cpp), for
+  // what the throughput limits leave out:
+  Range issue_warps_per_scheduler;  // resident warps a scheduler needs to issue every clock
+  // Per round of resident blocks, what no other work on the SM hides: the
+  // pipeline's fill and drain, by how a kernel feeds its math.
+  Range round_latency_plain_s;   // no tensor cores (vector kernels, SIMT tiles)
+  Range round_latency_mma_s;     // mma.sync tiles fed by cp.async
+  Range round_latency_wgmma_s;   // wgmma fed by TMA
+  // A GEMM tile's epilogue per output element of each resident block.
+  Range epilogue_s_per_output;
 };
 
 // The throughput row of a GPU gpu_specs() lists; null for one without.

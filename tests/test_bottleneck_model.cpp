@@ -45,14 +45,17 @@ void expect_range(Range got, double low, double high) {
 }
 
 TEST(BottleneckModel, ATensorBoundKernelTakesItsMmasAtMmaSyncsReach) {
-  // One full wave: 2 blocks on each of 132 SMs, 1000 mma.sync each.
-  const auto p = predict_kernel(kernel(264, 2, 264 * 1000.0), h100(), nullptr);
+  // One full wave: 2 blocks on each of 132 SMs, 10000 mma.sync each.
+  const auto p = predict_kernel(kernel(264, 2, 264 * 10000.0), h100(), nullptr);
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p.value().waves, 1.0);
-  const double clocks = 264 * 1000.0 / kSmClocks;
+  const double clocks = 264 * 10000.0 / kSmClocks;
   expect_range(limit(p.value(), "tensor"), clocks / 0.65, clocks / 0.55);
   EXPECT_EQ(p.value().limiter, "tensor");
-  expect_range(p.value().seconds, clocks / 0.65, clocks / 0.55);
+  // Plus one round's exposed fill and drain of an mma.sync kernel.
+  const Range fill = gpu_throughput(h100())->round_latency_mma_s;
+  EXPECT_DOUBLE_EQ(p.value().rounds, 1.0);
+  expect_range(p.value().seconds, clocks / 0.65 + fill.low, clocks / 0.55 + fill.high);
 }
 
 TEST(BottleneckModel, ALastPartialWaveCostsAWholeOne) {
@@ -121,11 +124,86 @@ TEST(BottleneckModel, IssueIsTheMainLoopsInstructionsPerAnchorTimesTheDynamicAnc
   e.mix = InstructionMix{"k", loop.counts, loop};
   const auto p = predict_kernel(e, h100(), nullptr);
   ASSERT_TRUE(p.is_ok());
-  // 264000 MMAs in trips of 16: 800 to 1600 instructions a trip, 4 a clock.
+  // 264000 MMAs in trips of 16: 800 to 1600 instructions a trip (the inner
+  // loops, without memory instructions to count their trips by, from not
+  // at all to once a trip), 4 a clock at most; with 4 warps a scheduler of
+  // the 5.4-6.0 it needs to issue every clock, 4/5.4-4/6.0 of that.
   const double trips = 264 * 1000.0 / 16;
-  expect_range(limit(p.value(), "issue"), trips * 800 / 4 / kSmClocks,
-               trips * 1600 / 4 / kSmClocks);
+  const Range needed = gpu_throughput(h100())->issue_warps_per_scheduler;
+  expect_range(limit(p.value(), "issue"), trips * 800 / (4 * 4 / needed.low) / kSmClocks,
+               trips * 1600 / (4 * 4 / needed.high) / kSmClocks);
   EXPECT_EQ(p.value().limiter, "issue");
+
+  // 64 warps a SM (16 a scheduler) issue every clock.
+  e.occupancy[0].occupancy = Occupancy{8, 64, 64, "warps"};
+  const auto full = predict_kernel(e, h100(), nullptr);
+  ASSERT_TRUE(full.is_ok());
+  // A quarter wave now: the partial wave costs a whole one, 4 times its work.
+  expect_range(limit(full.value(), "issue"), 4 * trips * 800 / 4 / kSmClocks,
+               4 * trips * 1600 / 4 / kSmClocks);
+}
+
+// Inner loops run as often as their memory instructions say: a trip of
+// 16 MMAs and 100 instructions, 2 of them memory ones, with an inner loop
+// of 20 instructions, 2 of them memory ones, and 40 instructions around
+// the main loop (2 memory ones) that each of the 1056 x 8 warps runs once;
+// one full wave of 8 blocks a SM.
+TEST(BottleneckModel, InnerLoopsRunAsOftenAsTheirMemoryInstructionsSay) {
+  const double trips = 1056 * 1000.0 / 16, warps = 1056 * 8;
+  EntryAnalysis e = kernel(1056, 8, 1056 * 1000.0);
+  SassLoop loop;
+  loop.outside_inner.count[static_cast<int>(InstructionClass::mma)] = 16;
+  loop.outside_inner.count[static_cast<int>(InstructionClass::ldg)] = 1;
+  loop.outside_inner.count[static_cast<int>(InstructionClass::sts)] = 1;
+  loop.outside_inner.total = 100;
+  loop.counts = loop.outside_inner;
+  loop.counts.count[static_cast<int>(InstructionClass::ldg)] += 1;
+  loop.counts.count[static_cast<int>(InstructionClass::sts)] += 1;
+  loop.counts.total += 20;
+  InstructionCounts whole = loop.counts;
+  whole.count[static_cast<int>(InstructionClass::stg)] = 2;
+  whole.total += 40;
+  e.mix = InstructionMix{"k", whole, loop};
+  // The emulator's requests: each trip's 2, 7 inner trips' 2 a trip, 2 a warp.
+  const double requests = trips * 2 + 7 * trips * 2 + warps * 2;
+  e.memory->sites.push_back({AccessSite{MemorySpace::global, MemoryOp::load, 16, 0, 0}, "x",
+                             requests, requests, requests});
+  const auto p = predict_kernel(e, h100(), nullptr);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  const double instructions = trips * 100 + 7 * trips * 20 + warps * 40;
+  expect_range(limit(p.value(), "issue"), instructions / 4 / kSmClocks,
+               instructions / 4 / kSmClocks);
+}
+
+// Each round of resident blocks adds its exposed fill and drain, by how
+// the kernel feeds its math, and its tiles' epilogues: here 3 rounds of 2
+// blocks of 128 x 128 outputs.
+TEST(BottleneckModel, EachRoundOfBlocksAddsItsFillAndItsTilesEpilogues) {
+  const GpuThroughput& row = *gpu_throughput(h100());
+  const auto exposed = [&](const EntryAnalysis& e, long long outputs) {
+    const auto p = predict_kernel(e, h100(), nullptr, outputs);
+    EXPECT_TRUE(p.is_ok()) << p.status().message();
+    EXPECT_DOUBLE_EQ(p.value().rounds, 3.0);
+    return p.value().exposed_latency;
+  };
+  const double epilogue = 2 * 128 * 128;
+  const EntryAnalysis mma = kernel(3 * 264 - 10, 2, 1000);
+  expect_range(exposed(mma, 128 * 128), 3 * (row.round_latency_mma_s.low +
+                                             epilogue * row.epilogue_s_per_output.low),
+               3 * (row.round_latency_mma_s.high + epilogue * row.epilogue_s_per_output.high));
+  EntryAnalysis wgmma = kernel(3 * 264 - 10, 2, 0);
+  wgmma.memory->wgmma_mma_equivalents = 1000;
+  expect_range(exposed(wgmma, 0), 3 * row.round_latency_wgmma_s.low,
+               3 * row.round_latency_wgmma_s.high);
+  const EntryAnalysis plain = kernel(3 * 264 - 10, 2, 0);
+  expect_range(exposed(plain, 0), 3 * row.round_latency_plain_s.low,
+               3 * row.round_latency_plain_s.high);
+  // A kernel with nothing else to do is latency-bound.
+  const auto p = predict_kernel(plain, h100(), nullptr);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p.value().limiter, "latency");
+  expect_range(p.value().seconds, 3 * row.round_latency_plain_s.low,
+               3 * row.round_latency_plain_s.high);
 }
 
 TEST(BottleneckModel, AKernelWithoutMemoryCountersOrOccupancyIsNotPredicted) {

@@ -6,6 +6,8 @@
 // installed), then the command itself.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "analysis/disassembler.hpp"
@@ -338,6 +340,32 @@ TEST(AnalyzeCommand, RefusesAnArchitectureNoGpuModelsAndTwoInputs) {
   auto both = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --model resnet50 --arch sm_90");
   EXPECT_EQ(both.exit_code, 2) << both.output;
   EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;
+  auto direction = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --arch sm_90 --direction fwd");
+  EXPECT_EQ(direction.exit_code, 2) << direction.output;
+  EXPECT_NE(direction.output.find("--direction selects among --model's ops"), std::string::npos)
+      << direction.output;
+}
+
+// --direction keeps a model's ops of that direction: a one-layer table's
+// fwd and bwdfilt (its input layer has no bwddata), bwdfilt alone here.
+TEST(AnalyzeCommand, ADirectionSelectsAModelsOpsOfIt) {
+  if (Status s = NvrtcLibrary::instance().available(); !s.is_ok()) GTEST_SKIP() << s.message();
+  const std::string table = ::testing::TempDir() + "/analyze-direction.json";
+  std::ofstream(table) << R"({"name": "one", "image_size": 8, "layers": [
+      {"name": "stem", "in": 8, "out": 16, "kernel": 3, "input_layer": true}]})";
+  const auto out = analyze("--table " + table +
+                           " --dtype bf16 --layout nhwc --arch sm_90 --variant auto "
+                           "--sample-blocks 0 --direction bwdfilt --json");
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const auto report = nlohmann::json::parse(out.output);
+  int ops = 0;
+  for (const auto& op : report)
+    if (op.contains("descriptor")) {
+      ++ops;
+      EXPECT_NE(op["descriptor"].get<std::string>().find("_bwdfilt_"), std::string::npos)
+          << op.dump();
+    }
+  EXPECT_EQ(ops, 1);
 }
 
 }  // namespace

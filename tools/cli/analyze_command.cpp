@@ -110,8 +110,10 @@ void print_kernel_prediction(const GpuSpec& gpu, const KernelPrediction& k) {
   std::string limits;
   for (const Limit& l : k.limits)
     limits += fmt::format("{}{} {}", limits.empty() ? "" : ", ", l.name, time_text(l.seconds));
-  fmt::print("      {:<10}predicted {}, {}-bound ({}); {:.2f} waves{}\n", gpu.name,
-             time_text(k.seconds), k.limiter, limits, k.waves,
+  fmt::print("      {:<10}predicted {}, {}-bound ({}; + latency {} over {:.0f} rounds); "
+             "{:.2f} waves{}\n",
+             gpu.name, time_text(k.seconds), k.limiter, limits, time_text(k.exposed_latency),
+             k.rounds, k.waves,
              k.latency_stretch > 1
                  ? fmt::format("; DRAM latency not covered ({:.1f}x too few bytes in flight)",
                                k.latency_stretch)
@@ -128,8 +130,11 @@ nlohmann::json prediction_json(const VariantPrediction& v) {
   j["roofline_seconds"] = v.roofline_seconds;
   for (const KernelPrediction& k : v.kernels) {
     nlohmann::json kj{{"limiter", k.limiter}, {"seconds", {k.seconds.low, k.seconds.high}},
-                      {"waves", k.waves}, {"latency_stretch", k.latency_stretch}};
-    for (const Limit& l : k.limits) kj["limits"][std::string(l.name)] = {l.seconds.low, l.seconds.high};
+                      {"waves", k.waves}, {"latency_stretch", k.latency_stretch},
+                      {"rounds", k.rounds},
+                      {"exposed_latency", {k.exposed_latency.low, k.exposed_latency.high}}};
+    for (const Limit& l : k.limits)
+      kj["limits"][std::string(l.name)] = {l.seconds.low, l.seconds.high};
     j["kernels"].push_back(kj);
   }
   return j;
@@ -340,6 +345,11 @@ class AnalyzeCommand final : public Command {
                          "none")
         ->default_val(kDefaultSampledBlocks)
         ->check(CLI::Range(0, 1000));
+    command_
+        ->add_option("--direction", direction_,
+                     "with --model: only the ops of this direction (the step's totals then "
+                     "cover those alone)")
+        ->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt", "bwd"}));
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
     model_.add_to(*command_);
@@ -367,9 +377,14 @@ class AnalyzeCommand final : public Command {
   std::vector<AnalyzedOp> ops() const {
     if (model_.given() && problem_->given())
       throw UsageError("give either --model or one problem (conv|pool|bias, --name), not both");
-    if (!model_.given()) return {{"", problem_->descriptor(), 1}};
+    if (!model_.given()) {
+      if (!direction_.empty()) throw UsageError("--direction selects among --model's ops");
+      return {{"", problem_->descriptor(), 1}};
+    }
     std::vector<AnalyzedOp> out;
-    for (const ModelOp& op : model_.expand()) out.push_back({op.layer, op.desc, op.count});
+    for (const ModelOp& op : model_.expand())
+      if (direction_.empty() || direction_name(op.desc.direction) == direction_)
+        out.push_back({op.layer, op.desc, op.count});
     return out;
   }
 
@@ -480,6 +495,7 @@ class AnalyzeCommand final : public Command {
   ModelFlags model_;
   std::string arch_;
   std::string variant_;
+  std::string direction_;  // with --model: only this direction's ops
   unsigned sampled_blocks_ = kDefaultSampledBlocks;
   bool json_ = false;
 };
