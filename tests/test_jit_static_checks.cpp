@@ -19,6 +19,7 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "dispatcher/settings.hpp"
@@ -285,6 +286,39 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
   }
   EXPECT_EQ(dense, 1);
   EXPECT_EQ(depthwise, 1);
+}
+
+// The Hopper conv (wgmma_conv.hpp) on the representative layers it
+// serves, fwd and bwddata, in bf16 for sm_90a: TMA, mbarriers, wgmma and
+// setmaxnreg in its PTX, no spills, its ring within the opt-in shared
+// memory.  The compile time is printed (issue: at most 400 ms median).
+TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
+  int checked = 0;
+  for (Direction direction : {Direction::fwd, Direction::bwddata})
+    for (const auto& [layer, d] : representative_layers(DataType::bf16, direction)) {
+      if (!wgmma_conv_support(d).is_ok()) continue;
+      SCOPED_TRACE(fmt::format("{} {} ({})", layer, direction_name(direction),
+                               descriptor_name(d)));
+      auto source = kernel_source(d, kWgmmaVariant);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      auto module = compile_kernel(source.value(), "sm_90");
+      ASSERT_TRUE(module.is_ok()) << module.status().message();
+      const CompiledModule& m = module.value();
+      for (const char* instruction :
+           {".global.im2col.mbarrier::complete_tx::bytes",
+            "cp.async.bulk.tensor.5d.shared::cluster.global.tile", "mbarrier.try_wait.parity",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc"})
+        EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction;
+      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+      EXPECT_LE(m.stats.shared_bytes + source.value().entries.back().dynamic_shared_bytes,
+                kOptInSharedLimit);
+      std::printf("  %-24s %-7s %s sm_90a: %3d registers, %.0f ms\n", layer.c_str(),
+                  std::string(direction_name(direction)).c_str(), std::string(kWgmmaVariant).c_str(),
+                  m.stats.max_registers, m.compile_ms);
+      ++checked;
+    }
+  EXPECT_GT(checked, 8);
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {
