@@ -30,12 +30,15 @@ def dynamic_instructions(e, requests):
         return None
     m = e['memory']
     if loop is None:
-        trips = requests / memory_instructions(whole) if memory_instructions(whole) else 0
-        return trips * whole['total']
+        if memory_instructions(whole) == 0:
+            return None
+        return requests / memory_instructions(whole) * whole['total']
     straight, every = loop['outside_inner_loops'], loop['instructions']
     anchor_static, anchor_dynamic = straight['mma'], m.get('mma_instructions', 0)
     if anchor_static == 0 or anchor_dynamic == 0:
         anchor_static, anchor_dynamic = memory_instructions(straight), requests
+    if anchor_static == 0:
+        return None
     trips = anchor_dynamic / anchor_static
     warps = e['blocks'] * e['threads_per_block'] / 32
     around_memory = memory_instructions(whole) - memory_instructions(every)
@@ -103,7 +106,7 @@ def fit(rows, p):
 
 
 def family(variant):
-    return 'wgmma' if variant.startswith('wgmma') else 'tc' if variant.startswith('tc') else 'vector'
+    return 'wgmma' if variant.startswith('wgmma') else 'tc' if variant.startswith('tc') else 'other'
 
 
 def report(label, rows, p):
@@ -116,7 +119,7 @@ def report(label, rows, p):
         mean = sum(logs) / len(logs)
         spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / len(logs))
         within = sum(1 for x in q if 0.5 <= x <= 2) / len(q)
-        print(f'  {name:<7} {len(q):3d} ops: measured/predicted geomean {math.exp(mean):.2f}, '
+        print(f'  {name:<6}{len(q):4d} ops: measured/predicted geomean {math.exp(mean):.2f}, '
               f'{min(q):.2f}-{max(q):.2f}, spread x{math.exp(spread):.2f}, '
               f'{100 * within:.0f}% within 2x')
     print(f'  all {len(rows)} ops: rms log error {error(rows, p):.3f} (x{math.exp(error(rows, p)):.2f})')
