@@ -211,7 +211,7 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
   const GemmTile* tile = find_gemm_tile(analysis.variant);
   // The output tile of a block of the main entry (the others are plain passes).
   const long long tile_outputs = tile != nullptr ? static_cast<long long>(tile->bm) * tile->bn
-                                 : analysis.variant == kWgmmaVariant
+                                 : find_wgmma_config(analysis.variant) != nullptr
                                      ? WgmmaConvTile::kPixels * WgmmaConvTile::kFilters
                                      : 0;
   std::vector<VariantPrediction> out;

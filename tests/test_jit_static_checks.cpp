@@ -288,37 +288,46 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
   EXPECT_EQ(depthwise, 1);
 }
 
-// The Hopper conv (wgmma_conv.hpp) on the representative layers it
-// serves, fwd and bwddata, in bf16 for sm_90a: TMA, mbarriers, wgmma and
-// setmaxnreg in its PTX, no spills, its ring within the opt-in shared
-// memory.  The compile time is printed (issue: at most 400 ms median).
+// The Hopper conv (wgmma_conv.hpp), each configuration, on the
+// representative layers it serves, fwd and bwddata, in bf16 for sm_90a:
+// TMA, mbarriers, wgmma and setmaxnreg in its PTX, no spills, its
+// consumers' registers, and its rings within an SM's shared memory at its
+// blocks per SM.  The compile time is printed (issue: at most 400 ms median).
 TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
+  constexpr long long kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
   int checked = 0;
-  for (Direction direction : {Direction::fwd, Direction::bwddata})
-    for (const auto& [layer, d] : representative_layers(DataType::bf16, direction)) {
-      if (!wgmma_conv_support(d).is_ok()) continue;
-      SCOPED_TRACE(fmt::format("{} {} ({})", layer, direction_name(direction),
-                               descriptor_name(d)));
-      auto source = kernel_source(d, kWgmmaVariant);
-      ASSERT_TRUE(source.is_ok()) << source.status().message();
-      auto module = compile_kernel(source.value(), "sm_90");
-      ASSERT_TRUE(module.is_ok()) << module.status().message();
-      const CompiledModule& m = module.value();
-      for (const char* instruction :
-           {".global.im2col.mbarrier::complete_tx::bytes",
-            "cp.async.bulk.tensor.5d.shared::cluster.global.tile", "mbarrier.try_wait.parity",
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc"})
-        EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction;
-      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-      EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
-      EXPECT_LE(m.stats.shared_bytes + source.value().entries.back().dynamic_shared_bytes,
-                kOptInSharedLimit);
-      std::printf("  %-24s %-7s %s sm_90a: %3d registers, %.0f ms\n", layer.c_str(),
-                  std::string(direction_name(direction)).c_str(), std::string(kWgmmaVariant).c_str(),
-                  m.stats.max_registers, m.compile_ms);
-      ++checked;
-    }
-  EXPECT_GT(checked, 8);
+  for (const WgmmaConvConfig& config : kWgmmaConfigs)
+    for (Direction direction : {Direction::fwd, Direction::bwddata})
+      for (const auto& [layer, d] : representative_layers(DataType::bf16, direction)) {
+        if (!wgmma_conv_support(d).is_ok()) continue;
+        SCOPED_TRACE(fmt::format("{} {} {} ({})", config.id, layer, direction_name(direction),
+                                 descriptor_name(d)));
+        auto source = kernel_source(d, config.id);
+        ASSERT_TRUE(source.is_ok()) << source.status().message();
+        auto module = compile_kernel(source.value(), "sm_90");
+        ASSERT_TRUE(module.is_ok()) << module.status().message();
+        const CompiledModule& m = module.value();
+        for (const char* instruction :
+             {".global.im2col.mbarrier::complete_tx::bytes",
+              "cp.async.bulk.tensor.5d.shared::cluster.global.tile", "mbarrier.try_wait.parity",
+              "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc"})
+          EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction;
+        EXPECT_NE(m.ptx.find(config.blocks_per_sm > 1 ? "setmaxnreg.inc.sync.aligned.u32 216"
+                                                      : "setmaxnreg.inc.sync.aligned.u32 232"),
+                  std::string::npos);
+        EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+        EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+        const long long block_shared =
+            m.stats.shared_bytes +
+            static_cast<long long>(source.value().entries.back().dynamic_shared_bytes);
+        EXPECT_LE(block_shared, static_cast<long long>(kOptInSharedLimit));
+        EXPECT_LE(config.blocks_per_sm * (block_shared + kReservedPerBlock), kSharedPerSm);
+        std::printf("  %-24s %-7s %-14s sm_90a: %3d registers, %.0f ms\n", layer.c_str(),
+                    std::string(direction_name(direction)).c_str(),
+                    std::string(config.id).c_str(), m.stats.max_registers, m.compile_ms);
+        ++checked;
+      }
+  EXPECT_GT(checked, 16);
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {

@@ -216,9 +216,10 @@ __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, index_t 
 }  // namespace conv_fwd_wgmma
 }  // namespace convjit_device
 
-// The register cap at entry (one block of BLOCK threads per SM) is what
-// lets setmaxnreg move registers between the warpgroups.
-CONVJIT_KERNEL_BOUNDED(256, 1)
+// The register cap at entry (BLOCKS_PER_SM blocks of 256 threads an SM:
+// 255 or 128 registers) is what lets setmaxnreg move registers between
+// the warpgroups.
+CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* y, float alpha, float beta,
                convjit_device::scratch_t* /*workspace*/,
@@ -248,7 +249,12 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
     if (threadIdx.x == 0) produce(maps, smem, full, empty, anchor(pixel0), filter0);
     return;
   }
-  setmaxnreg_inc<232>();
+  // Two blocks an SM: the producer's 88 registers (128 - 40) go to the
+  // consumer, 216; one: the most setmaxnreg lets the rest have.
+  if (Problem::BLOCKS_PER_SM > 1)
+    setmaxnreg_inc<216>();
+  else
+    setmaxnreg_inc<232>();
   wgmma_accumulators<kBlockN> top, bottom;
   consume(smem, full, empty, top, bottom);
   // Every stage has landed and been read: the ring holds the staged tile

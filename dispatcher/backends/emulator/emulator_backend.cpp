@@ -9,6 +9,7 @@
 #include "dispatcher/backends/emulator/kernel_emulator.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
 
@@ -189,8 +190,11 @@ Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescripto
   auto made = kernel_source(desc, variant);
   if (!made.is_ok()) return made.status();
   source = std::move(made).value();
+  // The Hopper conv's variants differ in Problem constants alone: one build.
+  const std::string_view built =
+      find_wgmma_config(source.variant) != nullptr ? kWgmmaVariant : source.variant;
   const auto* kernels = emulator::find_emulated_template(
-      emulator::emulated_templates(), source.template_name, desc.dtype, source.variant);
+      emulator::emulated_templates(), source.template_name, desc.dtype, built);
   if (kernels == nullptr)
     return Status(CONVJIT_STATUS_INTERNAL_ERROR,
                   fmt::format("{} has no emulated build for {} ({})", source.template_name,

@@ -98,7 +98,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        : variant == kTileVariant ? "_tile"
                                                  : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
-  if (variant == kWgmmaVariant) return "conv/conv_fwd_wgmma.cuh";
+  if (find_wgmma_config(variant) != nullptr) return "conv/conv_fwd_wgmma.cuh";
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   if (variant == kDepthwiseTileVariant)
@@ -313,8 +313,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
                                 : std::string(variant);
   if (Status s = check_variant(requested, out.variant, {"", true}); !s.is_ok()) return s;
   // The Hopper conv's constants are those of the forward conv it computes.
-  const OpDescriptor d =
-      out.variant == kWgmmaVariant ? wgmma_forward_equivalent(requested) : requested;
+  const WgmmaConvConfig* wgmma = find_wgmma_config(out.variant);
+  const OpDescriptor d = wgmma != nullptr ? wgmma_forward_equivalent(requested) : requested;
   const GemmTile* tile = find_gemm_tile(out.variant);
   out.template_name = template_for(d, out.variant, tile);
   PreludeWriter p;
@@ -378,10 +378,10 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   p.view("WS", w);
   if (takes_epilogue_operands(d)) epilogue_constants(d, p);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-  if (out.variant == kWgmmaVariant) {
-    WgmmaConvLaunch launch = wgmma_conv_launch(requested);
+  if (wgmma != nullptr) {
+    WgmmaConvLaunch launch = wgmma_conv_launch(requested, *wgmma);
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
-    p.constant("FLIP", launch.flip);
+    p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;
     out.tensor_maps = std::move(launch.maps);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <cstdint>
 #include <utility>
 
@@ -206,7 +208,19 @@ std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc) 
   return tensor_maps(d, packs_filters(desc, d));
 }
 
-WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc) {
+static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
+                          [](const WgmmaConvConfig& c) {
+                            return c.stages <= CONVJIT_WGMMA_MAX_STAGES;
+                          }),
+              "the template declares the ring's mbarriers");
+
+const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
+  for (const WgmmaConvConfig& c : kWgmmaConfigs)
+    if (c.id == variant) return &c;
+  return nullptr;
+}
+
+WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   const long long tiles = output_tiles(d);
   const bool packed = packs_filters(desc, d);
@@ -218,10 +232,11 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc) {
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
   launch.entries.push_back({"convjit_kernel", tiles * kJitThreadsPerBlock, tiles,
-                            WgmmaConvTile::kStages * WgmmaConvTile::kStageBytes});
+                            static_cast<std::size_t>(config.stages) * WgmmaConvTile::kStageBytes});
   launch.maps = tensor_maps(d, packed);
   launch.rank = d.spatial_dims + 2;
-  launch.stages = WgmmaConvTile::kStages;
+  launch.stages = config.stages;
+  launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata;
   return launch;
 }

@@ -15,18 +15,32 @@
 
 namespace convjit {
 
-// The variant's id: its output tile, filters x pixels.
-inline constexpr std::string_view kWgmmaVariant = "wgmma128x128";
-
-// The template's tile (conv/wgmma_conv_shape.cuh) and its pipeline:
-// stages of A's and B's tiles in dynamic shared memory.
+// The template's tile (conv/wgmma_conv_shape.cuh): A's and B's tiles make
+// a stage of its ring in dynamic shared memory.
 struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
                              kChannels = CONVJIT_WGMMA_CHANNELS;
-  static constexpr long long kStages = 4;
-  static_assert(kStages <= CONVJIT_WGMMA_MAX_STAGES, "the template declares the barriers");
   static constexpr std::size_t kStageBytes = (kPixels + kFilters) * kChannels * 2;
 };
+
+// The Hopper conv's variants: one template whose ring and residency come
+// from its Problem (STAGES, BLOCKS_PER_SM), so the emulator runs them all
+// through one build.  Two blocks an SM overlap one block's epilogue with
+// the other's main loop, at 3 stages each and 216 registers for the
+// consumers (their 128 threads' 216 and the producers' 40 fill the 64 Ki
+// register file twice over).
+struct WgmmaConvConfig {
+  std::string_view id;
+  long long stages;
+  long long blocks_per_sm;
+};
+inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1},
+                                                    {"wgmma128x128b2", 3, 2}};
+// The first variant: the one the auto policy picks on sm_90.
+inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
+
+// The configuration of a Hopper conv variant, or null for another id.
+[[nodiscard]] const WgmmaConvConfig* find_wgmma_config(std::string_view variant);
 
 // The forward conv the kernel computes for `desc`: `desc` itself for a
 // conv fwd; for a bwddata of stride 1, dx as the forward conv of dy with
@@ -50,15 +64,16 @@ struct WgmmaConvTile {
 [[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made, then a block per
-// 128 x 128 tile of y with its dynamic shared memory), the workspace, the
-// maps and the template's constants beyond the conv's.
+// 128 x 128 tile of y with `config`'s ring in dynamic shared memory), the
+// workspace, the maps and the template's constants beyond the conv's.
 struct WgmmaConvLaunch {
   std::vector<KernelEntry> entries;
   std::size_t workspace_bytes = 0;
   std::vector<TensorMapArgument> maps;
-  long long rank = 0, stages = 0;
+  long long rank = 0, stages = 0, blocks_per_sm = 1;
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
 };
-[[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc);
+[[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,
+                                                const WgmmaConvConfig& config);
 
 }  // namespace convjit
