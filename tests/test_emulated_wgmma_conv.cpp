@@ -12,7 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -33,6 +37,20 @@ OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
 }
 OpDescriptor bwddata(const test::ConvCase& c, DataType dtype) {
   return test::conv_descriptors(c, dtype, {Direction::bwddata}).at(0);
+}
+
+// A batch-2 2D 3x3 conv of stride and dilation 1, channels-last with
+// K R S C filters.
+test::ConvCase channels_last_3x3(std::int64_t channels, std::int64_t filters,
+                                 std::vector<std::int64_t> input,
+                                 std::vector<std::int64_t> pad_begin,
+                                 std::vector<std::int64_t> pad_end) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = channels, c.filters = filters, c.input = std::move(input);
+  c.kernel = {3, 3}, c.stride = {1, 1}, c.dilation = {1, 1};
+  c.pad_begin = std::move(pad_begin), c.pad_end = std::move(pad_end);
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  return c;
 }
 
 // The Hopper conv's first variant, last but its others: not the choice.
@@ -110,11 +128,7 @@ TEST(EmulatedWgmmaConv, RandomStrideOneBackwardData) {
 // across dx's pixels and channels.
 TEST(EmulatedWgmmaConv, BackwardDataEdgesAndBlends) {
   std::mt19937 rng(4304);
-  test::ConvCase c;
-  c.batch = 2, c.channels = 136, c.filters = 72;
-  c.input = {9, 15}, c.kernel = {3, 3}, c.stride = {1, 1}, c.dilation = {1, 1};
-  c.pad_begin = {3, 0}, c.pad_end = {0, 2};
-  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  test::ConvCase c = channels_last_3x3(136, 72, {9, 15}, {3, 0}, {0, 2});
   check(bwddata(c, DataType::bf16), rng, 0.5, 0.25);
   c.filter_layout = test::TestLayout::nchw;
   c.channels = 40, c.filters = 64;
@@ -128,11 +142,7 @@ TEST(EmulatedWgmmaConv, BackwardDataEdgesAndBlends) {
 // downsampling shortcut) and a 7x7 stride-2 one with C = 8.
 TEST(EmulatedWgmmaConv, TilesAcrossPixelsAndFiltersAndTheModelsOddLayers) {
   std::mt19937 rng(4302);
-  test::ConvCase c;
-  c.batch = 2, c.channels = 72, c.filters = 136;
-  c.input = {13, 11}, c.kernel = {3, 3}, c.stride = {1, 1}, c.dilation = {1, 1};
-  c.pad_begin = {1, 0}, c.pad_end = {1, 2};
-  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  test::ConvCase c = channels_last_3x3(72, 136, {13, 11}, {1, 0}, {1, 2});
   check(fwd(c, DataType::bf16), rng);
   c.channels = 64, c.filters = 128, c.input = {14, 14}, c.kernel = {1, 1}, c.stride = {2, 2};
   c.pad_begin = {0, 0}, c.pad_end = {0, 0};
