@@ -117,8 +117,9 @@ Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, int b
   const Range fill = m.wgmma_mma_equivalents > 0 ? t.round_latency_wgmma_s
                      : m.mma_instructions > 0    ? t.round_latency_mma_s
                                                  : t.round_latency_plain_s;
-  const Range epilogue =
-      t.epilogue_s_per_output * (static_cast<double>(blocks_per_sm) * static_cast<double>(tile_outputs));
+  const double resident_outputs =
+      static_cast<double>(blocks_per_sm) * static_cast<double>(tile_outputs);
+  const Range epilogue = t.epilogue_s_per_output * resident_outputs;
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
