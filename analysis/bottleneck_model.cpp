@@ -78,10 +78,10 @@ std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
   }
   if (anchor_static == 0) return std::nullopt;
   const double trips = anchor_dynamic / anchor_static;
+  // The code around the main loop (none without one: `all` is then the
+  // whole kernel), which each warp runs once.
   const double warps = static_cast<double>(e.launch.blocks()) * (kJitThreadsPerBlock / 32);
-  const double around = loop != nullptr ? 1 : 0;  // the code outside the main loop
-  const double around_memory =
-      around * (memory_instructions(e.mix->whole) - memory_instructions(all));
+  const int around_memory = memory_instructions(e.mix->whole) - memory_instructions(all);
   const int inner_memory = memory_instructions(all) - memory_instructions(straight);
   const double inner_trips =
       inner_memory > 0 ? std::max(0.0, requests - trips * memory_instructions(straight) -
@@ -90,7 +90,7 @@ std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
                        : 0;
   const auto dynamic = [&](auto count, double inner) {
     return trips * count(straight) + inner * (count(all) - count(straight)) +
-           around * warps * (count(e.mix->whole) - count(all));
+           warps * (count(e.mix->whole) - count(all));
   };
   const auto total = [](const InstructionCounts& c) { return double(c.total); };
   const Range total_range = inner_memory > 0

@@ -345,11 +345,9 @@ class AnalyzeCommand final : public Command {
                          "none")
         ->default_val(kDefaultSampledBlocks)
         ->check(CLI::Range(0, 1000));
-    command_
-        ->add_option("--direction", direction_,
-                     "with --model: only the ops of this direction (the step's totals then "
-                     "cover those alone)")
-        ->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt", "bwd"}));
+    add_direction_flag(*command_, direction_,
+                       "with --model: only the ops of this direction (the step's totals then "
+                       "cover those alone)");
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
     model_.add_to(*command_);
@@ -383,8 +381,7 @@ class AnalyzeCommand final : public Command {
     }
     std::vector<AnalyzedOp> out;
     for (const ModelOp& op : model_.expand())
-      if (direction_.empty() || direction_name(op.desc.direction) == direction_)
-        out.push_back({op.layer, op.desc, op.count});
+      if (in_direction(op, direction_)) out.push_back({op.layer, op.desc, op.count});
     return out;
   }
 

@@ -100,7 +100,7 @@ class Bench {
     const auto start = std::chrono::steady_clock::now();
     bool stopped = false;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (!o_.direction.empty() && direction_name(ops[i].desc.direction) != o_.direction) continue;
+      if (!in_direction(ops[i], o_.direction)) continue;
       if (!seen.insert(descriptor_name(ops[i].desc)).second) continue;
       if (o_.time_limit_s > 0 &&
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
@@ -248,10 +248,8 @@ class BenchCommand final : public Command {
     command_->add_option("--predict", options_.predict_arch,
                          "also predict each op's JIT kernels on the GPUs of this architecture "
                          "(sm_90, sm_80), as convjit analyze does; no GPU needed");
-    command_
-        ->add_option("--direction", options_.direction,
-                     "only the ops of this direction (the step's totals then cover those alone)")
-        ->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt", "bwd"}));
+    add_direction_flag(*command_, options_.direction,
+                       "only the ops of this direction (the step's totals then cover those alone)");
     command_->add_flag("--json", options_.json, "machine-readable output");
     command_->add_option("--json-out", options_.json_file,
                          "also write the JSON report to this file (one run, both forms)");

@@ -28,6 +28,15 @@ void ModelFlags::add_to(CLI::App& command) {
                    "with the bias and the activation fused (yolo11n: SiLU)");
 }
 
+void add_direction_flag(CLI::App& command, std::string& direction, const std::string& help) {
+  command.add_option("--direction", direction, help)
+      ->check(CLI::IsMember({"fwd", "bwddata", "bwdfilt", "bwd"}));
+}
+
+bool in_direction(const ModelOp& op, const std::string& direction) {
+  return direction.empty() || direction_name(op.desc.direction) == direction;
+}
+
 std::string ModelFlags::model_name() const { return model_.empty() ? table_ : model_; }
 
 std::vector<ModelOp> ModelFlags::expand() const {

@@ -36,4 +36,10 @@ class ModelFlags {
 // "resnet50, yolo11n, cosmoflow"
 [[nodiscard]] std::string model_names();
 
+// --direction: keep a model's ops of one direction (fwd, bwddata, bwdfilt,
+// or a pool's bwd); `help` says what the command does with the rest.
+void add_direction_flag(CLI::App& command, std::string& direction, const std::string& help);
+// Whether `op` is kept by a --direction of `direction` (empty: every op).
+[[nodiscard]] bool in_direction(const ModelOp& op, const std::string& direction);
+
 }  // namespace convjit::cli

@@ -311,11 +311,14 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
   }
   if (find_wgmma_config(variant) != nullptr) return check_wgmma_variant(d, c);
   const GemmTile* tile = find_gemm_tile(variant);
-  if (tile == nullptr)
+  if (tile == nullptr) {
+    std::string offered = "'direct', 'depthwise', 'depthwise_tile', 'vector', 'tile', "
+                          "'epilogue_pass'";
+    for (const WgmmaConvConfig& config : kWgmmaConfigs) offered += fmt::format(", '{}'", config.id);
     return Status::not_available(fmt::format(
-        "the JIT has no variant '{}'; it offers 'direct', 'depthwise', 'depthwise_tile', 'vector', "
-        "'tile', 'epilogue_pass', '{}', '{}' and the tiles of gemm/tile_configs.cuh",
-        variant, kWgmmaConfigs[0].id, kWgmmaConfigs[1].id));
+        "the JIT has no variant '{}'; it offers {} and the tiles of gemm/tile_configs.cuh",
+        variant, offered));
+  }
   if (!gemm_shape(d))
     return Status::not_available(
         fmt::format("variant {} is an implicit GEMM, which serves convolutions only", variant));

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <utility>
 
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -195,7 +195,7 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
         fmt::format("would launch {} blocks, beyond the grid's {}", tiles, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
-  for (const TensorMapArgument& map : wgmma_conv_tensor_maps(desc))
+  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d)))
     if (Status s = check_map(map.spec); !s.is_ok())
       return not_available(fmt::format(
           "cannot map {} with TMA: {}",
