@@ -1,7 +1,7 @@
-// The Hopper convolution (kernel_templates/conv/conv_fwd_wgmma.cuh: TMA
-// im2col and tile loads, an mbarrier ring, wgmma, setmaxnreg), fwd and
-// stride-1 bwddata, in the host emulator against the host reference, and
-// where it applies
+// The Hopper convolution (kernel_templates/conv/conv_fwd_wgmma.cuh and
+// conv_bwdfilt_wgmma.cuh: TMA im2col and tile loads, an mbarrier ring,
+// wgmma, setmaxnreg), fwd, stride-1 bwddata and bwdfilt, in the host
+// emulator against the host reference, and where it applies
 // (dispatcher/backends/jit/wgmma_conv.hpp).  Random channels-last convs in
 // f16 and bf16, 1D/2D/3D, with channel counts on and off the 64-channel
 // K step and filter counts on and off the 128-filter tile, pixels that do
@@ -37,6 +37,9 @@ OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
 }
 OpDescriptor bwddata(const test::ConvCase& c, DataType dtype) {
   return test::conv_descriptors(c, dtype, {Direction::bwddata}).at(0);
+}
+OpDescriptor bwdfilt(const test::ConvCase& c, DataType dtype) {
+  return test::conv_descriptors(c, dtype, {Direction::bwdfilt}).at(0);
 }
 
 // A batch-2 2D 3x3 conv of stride and dilation 1, channels-last with
@@ -137,6 +140,46 @@ TEST(EmulatedWgmmaConv, BackwardDataEdgesAndBlends) {
   check(bwddata(c, DataType::f16), rng);
 }
 
+// bwdfilt: random channels-last convs (strides, dilations, padding at
+// every edge, 1D/2D/3D), their filters rounded up to a multiple of 8 (dy
+// is read with TMA), dw K C R S or K R S C.  The filter counts fall on
+// and off the 128-filter tile and below its second box of 64; the
+// channels on and off the 64-channel box, so taps share a tile.
+TEST(EmulatedWgmmaConv, RandomBackwardFilter) {
+  std::mt19937 rng(4306);
+  for (DataType dtype : {DataType::bf16, DataType::f16})
+    for (int i = 0; i < 6; ++i) {
+      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      c.filters = (c.filters + 7) / 8 * 8;
+      SCOPED_TRACE(c.describe());
+      check(bwdfilt(c, dtype), rng);
+    }
+}
+
+// A bwdfilt long enough to be cut into slices of the pixels (a partial
+// sum per slice, added in order by the second pass), blended with
+// alpha/beta into K C R S filters; and one with a single slice, which
+// writes dw itself, over two filter tiles and three taps' tiles.
+TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
+  std::mt19937 rng(4307);
+  test::ConvCase c = channels_last_3x3(24, 16, {40, 52}, {1, 1}, {1, 1});
+  c.filter_layout = test::TestLayout::nchw;
+  const OpDescriptor sliced = bwdfilt(c, DataType::bf16);
+  auto source = kernel_source(sliced, kWgmmaVariant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  ASSERT_EQ(source.value().entries.size(), 2u);
+  EXPECT_EQ(source.value().entries[1].name, "convjit_kernel_finish");
+  EXPECT_NE(source.value().source.find("SPLIT = 4"), std::string::npos);  // 65 steps / 16
+  check(sliced, rng, 0.5, 0.25);
+  c = channels_last_3x3(136, 200, {5, 6}, {0, 2}, {1, 0});
+  c.dilation = {2, 1};
+  const OpDescriptor whole = bwdfilt(c, DataType::f16);
+  auto one = kernel_source(whole, kWgmmaConfigs[1].id);
+  ASSERT_TRUE(one.is_ok()) << one.status().message();
+  EXPECT_EQ(one.value().entries.size(), 1u);
+  check(whole, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
+}
+
 // More pixels than one tile and more filters than one: several blocks on
 // both axes, the last of each partial; a 1x1 stride-2 conv (ResNet's
 // downsampling shortcut) and a 7x7 stride-2 one with C = 8.
@@ -200,6 +243,25 @@ TEST(EmulatedWgmmaConv, ServesTheModelsStrideOneChannelsLastBwddataConvs) {
   }
 }
 
+// And their dense bwdfilt convs but the stems (x's 3 channels).
+TEST(EmulatedWgmmaConv, ServesTheModelsDenseChannelsLastBwdfiltConvs) {
+  for (const char* model : {"resnet50", "yolo11n"}) {
+    int dense = 0, served = 0;
+    for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16})) {
+      if (!d.is_conv() || d.direction != Direction::bwdfilt || d.groups != 1) continue;
+      ++dense;
+      const Status s = wgmma_conv_support(d);
+      if (s.is_ok()) ++served;
+      else if (d.x_dims[1] % 8 != 0)
+        EXPECT_NE(s.message().find("cannot map x"), std::string::npos) << s.message();
+      else
+        ADD_FAILURE() << descriptor_name(d) << ": " << s.message();
+    }
+    EXPECT_GE(served, dense - 1) << model;
+    EXPECT_GT(served, 10) << model;
+  }
+}
+
 // Where it does not apply it says why, and the JIT's other variants serve.
 TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   test::ConvCase c;
@@ -214,9 +276,10 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   EXPECT_TRUE(check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
   EXPECT_NE(refusal(fwd(c, DataType::f32)).find("f16 and bf16"), std::string::npos);
   EXPECT_TRUE(check_variant(bwddata(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
-  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0))
-                .find("conv fwd and bwddata only"),
-            std::string::npos);
+  EXPECT_TRUE(check_variant(bwdfilt(c, DataType::bf16), kWgmmaVariant, {"sm_90", false}).is_ok());
+  OpDescriptor planar_dy = bwdfilt(c, DataType::bf16);  // x channels-last, dy not
+  planar_dy.y_strides = {16 * 16, 16, 4, 1, 0};
+  EXPECT_NE(refusal(planar_dy).find("reads dy with TMA along its filters"), std::string::npos);
   test::ConvCase strided = c;
   strided.stride = {2, 1};
   EXPECT_NE(refusal(bwddata(strided, DataType::bf16)).find("stride-1 convs only"),
@@ -224,6 +287,7 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   test::ConvCase narrow_dy = c;  // dy's 12 channels: 24-byte pixel strides
   narrow_dy.filters = 12;
   EXPECT_NE(refusal(bwddata(narrow_dy, DataType::bf16)).find("dy"), std::string::npos);
+  EXPECT_NE(refusal(bwdfilt(narrow_dy, DataType::bf16)).find("cannot map dy"), std::string::npos);
   const Status later = check_variant(fwd(c, DataType::bf16), kWgmmaVariant, {"sm_100", false});
   EXPECT_NE(later.message().find("sm_90a"), std::string::npos) << later.message();
   test::ConvCase grouped = c;

@@ -31,29 +31,22 @@
 #include "common/tma.cuh"
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
+#include "conv/im2col_loads.cuh"
 #include "conv/packed_filters.cuh"
 #include "conv/wgmma_conv_shape.cuh"
+#include "conv/wgmma_pipeline.cuh"
 
 namespace convjit_device {
 namespace conv_fwd_wgmma {
 
 typedef Problem P;
+using namespace wgmma_pipeline;
 
 constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockN = CONVJIT_WGMMA_FILTERS,
               kBlockK = CONVJIT_WGMMA_CHANNELS;
 static_assert(kBlockM == kBlockN, "A's and B's tiles take the same bytes of a stage");
 constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles per stage
 constexpr unsigned kStageBytes = 2 * kOperandBytes;
-constexpr int kMaxStages = CONVJIT_WGMMA_MAX_STAGES;
-// The canonical K-major layout TMA's 128-byte swizzle writes: a row of
-// 128 bytes per pixel (or filter), 8-row groups 1024 bytes apart.
-constexpr unsigned kSwizzleRowGroup = 1024;
-
-#if CONVJIT_DTYPE == 1
-typedef wgmma_f16 Operand;
-#else
-typedef wgmma_bf16 Operand;
-#endif
 
 // The K steps: every tap's channels in blocks of kBlockK.
 __device__ __forceinline__ int channel_blocks() {
@@ -63,70 +56,40 @@ __device__ __forceinline__ int k_steps() {
   return static_cast<int>(P::T * P::R * P::S) * channel_blocks();
 }
 
-// The im2col anchor of output pixel m: its window's first input pixel.
-struct Anchor {
-  int n, d, h, w;
-};
-__device__ __forceinline__ Anchor anchor(index_t m) {
-  const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-  return {static_cast<int>(m / (P::OW * P::OH * P::OD)),
-          static_cast<int>(od * P::SD - P::PD), static_cast<int>(oh * P::SH - P::PH),
-          static_cast<int>(ow * P::SW - P::PW)};
-}
-
-// One K step's loads: A's pixels from the tile's first anchor at tap
-// (t, r, s), B's filters at that tap; the map's rank is the op's spatial
-// dimensions + 2 (P::RANK), W first after the channels.
+// One K step's loads: A's pixels from the tile's first anchor at one
+// tap, B's filters at that tap.
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Anchor& first, int step,
                                            int filter0) {
-  const int tap = step / channel_blocks(), c0 = step % channel_blocks() * kBlockK;
-  const int taps_s = static_cast<int>(P::S), taps_r = static_cast<int>(P::R);
-  const int s = tap % taps_s, r = tap / taps_s % taps_r, t = tap / (taps_s * taps_r);
-  const int os = s * static_cast<int>(P::DW), orr = r * static_cast<int>(P::DH),
-            ot = t * static_cast<int>(P::DD);
-  if (P::RANK == 3) {
-    tma_load_im2col<3>(a, maps.map[0], full, {c0, first.w, first.n}, {os});
-  } else if (P::RANK == 4) {
-    tma_load_im2col<4>(a, maps.map[0], full, {c0, first.w, first.h, first.n}, {os, orr});
-  } else {
-    tma_load_im2col<5>(a, maps.map[0], full, {c0, first.w, first.h, first.d, first.n},
-                       {os, orr, ot});
-  }
-  tma_load_tile<5>(b, maps.map[1], full, {c0, s, r, t, filter0});
+  const FilterTap tap = filter_tap(step / channel_blocks());
+  const int c0 = step % channel_blocks() * kBlockK;
+  load_pixels(a, maps.map[0], full, c0, first, tap);
+  tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
 }
 
-// The producer's loop: waits for each stage to be free (a fresh
-// barrier's "previous phase", parity 1, counts as complete), arms its full
-// barrier with the bytes both loads bring, and issues them.
-template <class Tiles, class Barriers>
-__device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, Barriers full,
-                                        Barriers empty, const Anchor& first, int filter0) {
-  const int stages = static_cast<int>(P::STAGES);
+// The producer's loop: each step's loads into its stage of the ring.
+template <class Tiles, class Ring>
+__device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
+                                        const Anchor& first, int filter0) {
   for (int step = 0; step < k_steps(); ++step) {
-    const int stage = step % stages;
-    const unsigned parity = static_cast<unsigned>(step / stages) & 1u;
-    mbarrier_wait_parity(&empty[stage], parity ^ 1u);
-    mbarrier_arrive_expect_tx(&full[stage], kStageBytes);
-    const unsigned at = static_cast<unsigned>(stage) * kStageBytes / 4;  // in the ring's floats
-    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &full[stage], first, step,
-               filter0);
+    ring.acquire(step, kStageBytes);
+    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;  // in floats
+    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &ring.full[ring.stage(step)],
+               first, step, filter0);
   }
 }
 
 // The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
 // a slice is 32 bytes further along the swizzled rows.  A stage is
 // released once the wgmmas reading it are done, a step later.
-template <class Tiles, class Barriers>
-__device__ __forceinline__ void consume(Tiles tiles, Barriers full, Barriers empty,
+template <class Tiles, class Ring>
+__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring,
                                         wgmma_accumulators<kBlockN>& top,
                                         wgmma_accumulators<kBlockN>& bottom) {
-  const int stages = static_cast<int>(P::STAGES);
   for (int step = 0; step < k_steps(); ++step) {
-    const int stage = step % stages;
-    mbarrier_wait_parity(&full[stage], static_cast<unsigned>(step / stages) & 1u);
-    const unsigned at = static_cast<unsigned>(stage) * kStageBytes / 4;
+    ring.wait_loaded(step);
+    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
     const unsigned long long a =
         wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
     const unsigned long long b =
@@ -145,7 +108,7 @@ __device__ __forceinline__ void consume(Tiles tiles, Barriers full, Barriers emp
     // the previous step's are done, and their stage goes back.
     wgmma_wait_group<1>(top);
     wgmma_wait_group<1>(bottom);
-    if (step > 0) mbarrier_arrive(&empty[(step - 1) % stages]);
+    if (step > 0) ring.release(step - 1);
   }
   wgmma_wait_group<0>(top);
   wgmma_wait_group<0>(bottom);
@@ -233,11 +196,9 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   const index_t filter_tiles = (P::K + kBlockN - 1) / kBlockN;
   const index_t pixel0 = static_cast<index_t>(blockIdx.x) / filter_tiles * kBlockM;
   const int filter0 = static_cast<int>(static_cast<index_t>(blockIdx.x) % filter_tiles * kBlockN);
+  const auto stages = ring(full, empty);
   if (threadIdx.x == 0) {
-    for (int s = 0; s < static_cast<int>(P::STAGES); ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], kWarpgroupSize);
-    }
+    stages.init();
     mbarrier_init(&consumers[0], kWarpgroupSize);
     fence_mbarrier_init();
   }
@@ -246,17 +207,12 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   // would have to fit the producer's 40 registers.
   if (warpgroup_id() == 0) {
     setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) produce(maps, smem, full, empty, anchor(pixel0), filter0);
+    if (threadIdx.x == 0) produce(maps, smem, stages, window_anchor(pixel0), filter0);
     return;
   }
-  // Two blocks an SM: the producer's 88 registers (128 - 40) go to the
-  // consumer, 216; one: the most setmaxnreg lets the rest have.
-  if (Problem::BLOCKS_PER_SM > 1)
-    setmaxnreg_inc<216>();
-  else
-    setmaxnreg_inc<232>();
+  consumer_registers();
   wgmma_accumulators<kBlockN> top, bottom;
-  consume(smem, full, empty, top, bottom);
+  consume(smem, stages, top, bottom);
   // Every stage has landed and been read: the ring holds the staged tile
   // once the whole warpgroup is past its last wgmma (the consumers'
   // barrier, phase 0), and y's chunks once it is all staged (phase 1).

@@ -1,10 +1,13 @@
-// How the Hopper conv (conv/conv_fwd_wgmma.cuh) cuts its work.  Plain
-// macros: the host sizes the grid, the tensor maps' boxes and the shared
-// memory with them (dispatcher/backends/jit/wgmma_conv.cpp), the template
-// its tiles and its ring of stages.
+// How the Hopper convs (conv/conv_fwd_wgmma.cuh, conv/conv_bwdfilt_wgmma.cuh)
+// cut their work.  Plain macros: the host sizes the grid, the tensor maps'
+// boxes and the shared memory with them (dispatcher/backends/jit/
+// wgmma_conv.cpp), the templates their tiles and their ring of stages.
 #pragma once
 
-#define CONVJIT_WGMMA_PIXELS 128   // M: output pixels per tile
-#define CONVJIT_WGMMA_FILTERS 128  // N: filters per tile
-#define CONVJIT_WGMMA_CHANNELS 64  // K step: 128 bytes of 16-bit channels, one tap
-#define CONVJIT_WGMMA_MAX_STAGES 8  // the mbarriers the template declares
+#define CONVJIT_WGMMA_PIXELS 128   // fwd M: output pixels per tile
+#define CONVJIT_WGMMA_FILTERS 128  // fwd N, bwdfilt M: filters per tile
+#define CONVJIT_WGMMA_CHANNELS 64  // fwd K step: 128 bytes of 16-bit channels, one tap
+// bwdfilt: a K step of 64 output pixels; each operand's 128 rows of M or
+// N (filters; taps x channels) come as two boxes of 64 channels.
+#define CONVJIT_WGMMA_STEP_PIXELS 64
+#define CONVJIT_WGMMA_MAX_STAGES 8  // the mbarriers the templates declare

@@ -11,7 +11,10 @@
 //   2 f16, N 64, A 64-byte swizzled, B MN-major 128-byte swizzled;
 //   3 tf32, N 8, both 32-byte swizzled;
 //   4 f16, N 256, A from registers, B 32-byte swizzled;
-//   5 f16, N 32, A MN-major unswizzled, B 128-byte swizzled.
+//   5 f16, N 32, A MN-major unswizzled, B 128-byte swizzled;
+//   13 bf16, N 128, K 32 in two wgmmas, A and B MN-major 128-byte
+//      swizzled: B's N in two spans (the leading offset), K in 8-row
+//      groups (the stride offset), as the bwdfilt conv reads its boxes.
 // Planted bugs on mode 0: 6 no wgmma.fence; 7 an accumulator read before
 // the wait; 8 B rewritten while the wgmma reads it; 9 no fence.proxy.async
 // after the operands' stores; 10 warp 1 gives another B; 11 a stride
@@ -44,6 +47,8 @@ __device__ __forceinline__ WgmmaTestMode wgmma_test_mode(int mode) {
       return {{false, 0, 128, 256}, {false, 32, 16, 256}};
     case 5:
       return {{true, 0, 1024, 128}, {false, 128, 16, 1024}};
+    case 13:
+      return {{true, 128, 8192, 1024}, {true, 128, 4096, 1024}};
     default:
       return {{false, 0, 128, 256}, {false, 0, 128, 256}};
   }
@@ -75,10 +80,12 @@ __device__ __forceinline__ wgmma_swizzle_t wgmma_test_swizzle(unsigned span) {
                       : wgmma_swizzle_none;
 }
 
-// Where k-slice j (32 bytes of each row) starts: 32 bytes on within a
-// swizzled K-major row; two core matrices (2 LBO) on unswizzled.
+// Where k-slice j (16 elements of K) starts: 32 bytes on within a
+// swizzled K-major row; two core matrices (2 LBO) on unswizzled; two
+// 8-row groups (2 SBO) on a swizzled MN-major layout.
 __device__ __forceinline__ unsigned wgmma_test_slice(const WgmmaTestLayout& l, int j) {
-  return l.mn_major ? 2 * l.lbo * j : l.span == 0 ? 2 * l.lbo * j : 32 * j;
+  if (l.mn_major && l.span != 0) return 2 * l.sbo * j;
+  return l.mn_major || l.span == 0 ? 2 * l.lbo * j : 32 * j;
 }
 
 template <int N, class Type, int TransA, int TransB, bool ARegisters, class A16, class A32,
@@ -143,8 +150,13 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
   CONVJIT_SHARED_ARRAY_ALIGNED(unsigned, b32, 64, 1024);
   const int mode = static_cast<int>(P::MODE);
   const WgmmaTestMode m = wgmma_test_mode(mode);
-  const int n = mode == 1 || mode == 2 ? 64 : mode == 3 ? 8 : mode == 4 ? 256 : mode == 5 ? 32 : 16;
-  const int k_total = mode == 1 ? 64 : mode == 3 ? 8 : 16;
+  const int n = mode == 1 || mode == 2 ? 64
+                : mode == 3           ? 8
+                : mode == 4           ? 256
+                : mode == 5           ? 32
+                : mode == 13          ? 128
+                                      : 16;
+  const int k_total = mode == 1 ? 64 : mode == 3 ? 8 : mode == 13 ? 32 : 16;
   const bool tf32 = mode == 3, a_registers = mode == 4;
   const unsigned bytes = tf32 ? 4 : 2, t = threadIdx.x;
   // The operands, each element where its layout puts it.
@@ -184,6 +196,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
   else if (mode == 5)
     wgmma_test_run<32, wgmma_f16, 1, 0, false>(mode, k_total, &a16[0], &a32[0], &b16[0], &b32[0],
                                                in0, out);
+  else if (mode == 13)
+    wgmma_test_run<128, wgmma_bf16, 1, 1, false>(mode, k_total, &a16[0], &a32[0], &b16[0],
+                                                 &b32[0], in0, out);
   else
     wgmma_test_run<16, wgmma_f16, 0, 0, false>(mode, k_total, &a16[0], &a32[0], &b16[0], &b32[0],
                                                in0, out);

@@ -36,13 +36,15 @@ inline WgmmaMode wgmma_mode(long long mode) {
       return {0, 256, 16};
     case 5:
       return {0, 32, 16};
+    case 13:
+      return {1, 128, 32};
     default:
       return {0, 16, 16};
   }
 }
 
-inline constexpr long long kWgmmaWorkingModes[] = {0, 1, 2, 3, 4, 5};
-inline constexpr long long kWgmmaModes = 13;
+inline constexpr long long kWgmmaWorkingModes[] = {0, 1, 2, 3, 4, 5, 13};
+inline constexpr long long kWgmmaModes = 14;
 
 struct WgmmaCase {
   long long mode = 0;
@@ -73,7 +75,7 @@ inline WgmmaCase wgmma_case(long long mode) {
                                     : real(rng));
   }
   c.output_size = 2 * 64 * static_cast<std::size_t>(m.n);
-  if (mode >= 6) return c;
+  if (mode >= 6 && mode <= 12) return c;
   const int step = m.type == 2 ? 8 : 16;
   for (int g = 0; g < 2; ++g)
     for (int row = 0; row < 64; ++row)

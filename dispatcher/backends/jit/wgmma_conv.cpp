@@ -17,6 +17,8 @@ namespace {
 constexpr std::int64_t kElementBytes = 2;  // f16, bf16
 constexpr std::int64_t kMaxTraversalStride = 8;
 
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
 }
@@ -29,8 +31,9 @@ std::uint64_t map_stride(std::int64_t dim, std::int64_t stride, std::uint64_t in
 }
 
 // x as (C, W[, H[, D]], N), its anchors walking the output pixels: from
-// -pad to the last output pixel's anchor, `stride` apart.
-TensorMapSpec im2col_map(const OpDescriptor& d) {
+// -pad to the last output pixel's anchor, `stride` apart; a box of
+// `pixels` pixels by 64 channels.
+TensorMapSpec im2col_map(const OpDescriptor& d, std::uint32_t pixels) {
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const Window3 win = canonical_window(d);
@@ -53,9 +56,23 @@ TensorMapSpec im2col_map(const OpDescriptor& d) {
   s.dims[s.rank - 1] = static_cast<std::uint64_t>(x.dims[0]);
   s.strides[s.rank - 2] = map_stride(x.dims[0], x.strides[0], inner);
   s.channels_per_pixel = WgmmaConvTile::kChannels;
-  s.pixels_per_column = WgmmaConvTile::kPixels;
+  s.pixels_per_column = pixels;
   s.swizzle = TensorMapSwizzle::b128;
   return s;
+}
+
+// dy as (K, OW[, OH[, OD]], N) for a bwdfilt: the map of a 1 x 1 window
+// over dy itself, so that a box is a K step's run of output pixels (in
+// N, D, H, W order, across rows and images) by 64 filters.
+TensorMapSpec output_map(const OpDescriptor& d) {
+  OpDescriptor over_dy = d;
+  over_dy.x_dims = d.y_dims, over_dy.x_strides = d.y_strides;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
+    over_dy.w_dims[i + 2] = 1;
+    over_dy.stride[i] = over_dy.dilation[i] = 1;
+    over_dy.pad_begin[i] = over_dy.pad_end[i] = 0;
+  }
+  return im2col_map(over_dy, WgmmaConvTile::kStepPixels);
 }
 
 // w as (CG, S, R, T, K): a box of 64 channels of one tap for 128 filters;
@@ -93,7 +110,9 @@ Status check_map(TensorMapSpec spec) {
 // it flips; else where w's own layout has no TMA map (its channels are not
 // contiguous, or its strides not 16-byte multiples), LBANN's and
 // PyTorch's default K C R S filters among them.  `e`: the forward conv.
+// A bwdfilt writes w with plain stores, and reads no filters.
 bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
+  if (d.direction == Direction::bwdfilt) return false;
   if (d.direction == Direction::bwddata) return true;
   const View5 w = canonical_view(e.w_dims, e.w_strides, e.spatial_dims);
   return w.strides[1] != 1 || !check_map(filter_map(e, false)).is_ok();
@@ -108,11 +127,32 @@ std::string_view input_name(const OpDescriptor& d) {
   return d.direction == Direction::bwddata ? "dy" : "x";
 }
 
-// The directions it serves: fwd, and bwddata where it is a forward conv.
+// What a map reads: map 0 the input, map 1 w (a bwdfilt: dy).
+std::string_view mapped_name(const OpDescriptor& d, const TensorMapArgument& map) {
+  if (map.operand == TensorMapArgument::Operand::in0) return input_name(d);
+  return d.direction == Direction::bwdfilt ? "dy" : "w";
+}
+
+// The input the kernel reads (of `e`, the forward conv of `d`) runs along
+// its channels; a bwdfilt reads dy, too, along its filters.
+Status check_channels_last(const OpDescriptor& d, const OpDescriptor& e) {
+  const View5 x = canonical_view(e.x_dims, e.x_strides, e.spatial_dims);
+  if (x.strides[1] != 1)
+    return not_available(fmt::format(
+        "reads {} with TMA along its channels: it needs channel stride 1 (channels-last)",
+        input_name(d)));
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  if (d.direction == Direction::bwdfilt && y.strides[1] != 1)
+    return not_available(
+        "reads dy with TMA along its filters: it needs channel stride 1 (channels-last)");
+  return Status::ok();
+}
+
+// The directions it serves: fwd and bwdfilt, and bwddata where it is a
+// forward conv.
 Status check_direction(const OpDescriptor& d) {
-  if (d.kind != OpKind::conv || d.direction == Direction::bwdfilt)
-    return not_available("serves conv fwd and bwddata only");
-  if (d.direction == Direction::fwd) return Status::ok();
+  if (d.kind != OpKind::conv) return not_available("serves convs only");
+  if (d.direction != Direction::bwddata) return Status::ok();
   for (int i = 0; i < d.spatial_dims; ++i)
     if (d.stride[static_cast<std::size_t>(i)] != 1)
       return not_available(fmt::format(
@@ -134,18 +174,45 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
-// The blocks of the launch: one per 128 x 128 tile of y.
+// The output tiles: fwd, of y, 128 pixels by 128 filters; bwdfilt, of
+// dw, 128 filters by two blocks of 64 channels of a tap.
 long long output_tiles(const OpDescriptor& d) {
+  if (d.direction == Direction::bwdfilt) {
+    const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+    const long long channel_blocks = ceil_div(w.dims[1], WgmmaConvTile::kChannels);
+    return ceil_div(w.dims[0], WgmmaConvTile::kFilters) *
+           ceil_div(w.spatial_size() * channel_blocks, 2);
+  }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  const long long pixels = y.dims[0] * y.spatial_size();
-  return (pixels + WgmmaConvTile::kPixels - 1) / WgmmaConvTile::kPixels *
-         ((y.dims[1] + WgmmaConvTile::kFilters - 1) / WgmmaConvTile::kFilters);
+  return ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kPixels) *
+         ceil_div(y.dims[1], WgmmaConvTile::kFilters);
 }
 
-// Map 0 over x, map 1 over w or, `packed`, its copy in the workspace.
+// A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
+// to fill an H100's or H200's 132 SMs twice, each slice at least 16 K
+// steps to amortise the pipeline's fill, and the f32 partial sums within
+// 64 MiB (the tiles' rule, kernel_variants.hpp's gemm_split).  1 for the
+// other directions.
+long long pixel_slices(const OpDescriptor& d, long long tiles) {
+  if (d.direction != Direction::bwdfilt) return 1;
+  constexpr long long kSMs = 132, kMinSteps = 16, kMaxPartialBytes = 64ll << 20;
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const long long steps = ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kStepPixels);
+  const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+  const long long by_memory =
+      kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
+  return std::max(1ll, std::min({ceil_div(2 * kSMs, tiles), steps / kMinSteps, by_memory}));
+}
+
+// fwd and bwddata: map 0 over x, map 1 over w or, `packed`, its copy in
+// the workspace; bwdfilt: map 0 over x, map 1 over dy.
 std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed) {
   using Operand = TensorMapArgument::Operand;
-  return {{im2col_map(d), Operand::in0, 0},
+  if (d.direction == Direction::bwdfilt)
+    return {{im2col_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
+            {output_map(d), Operand::in1, 0}};
+  return {{im2col_map(d, WgmmaConvTile::kPixels), Operand::in0, 0},
           {filter_map(d, packed), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
@@ -177,11 +244,7 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
   if (d.has_epilogue())
     return not_available("has no fused epilogue: its tensor maps take the epilogue's operands' "
                          "place; use a tc tile");
-  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-  if (x.strides[1] != 1)
-    return not_available(fmt::format(
-        "reads {} with TMA along its channels: it needs channel stride 1 (channels-last)",
-        input_name(desc)));
+  if (Status s = check_channels_last(desc, d); !s.is_ok()) return s;
   const Window3 win = canonical_window(d);
   for (std::int64_t stride : win.stride)
     if (stride > kMaxTraversalStride)
@@ -190,16 +253,16 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  if (const long long tiles = output_tiles(d); tiles > kMaxGrid)
+  const long long tiles = output_tiles(d);
+  if (const long long blocks = tiles * pixel_slices(d, tiles); blocks > kMaxGrid)
     return not_available(
-        fmt::format("would launch {} blocks, beyond the grid's {}", tiles, kMaxGrid));
+        fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
   for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d)))
     if (Status s = check_map(map.spec); !s.is_ok())
-      return not_available(fmt::format(
-          "cannot map {} with TMA: {}",
-          map.operand == TensorMapArgument::Operand::in0 ? input_name(desc) : "w", s.message()));
+      return not_available(
+          fmt::format("cannot map {} with TMA: {}", mapped_name(desc, map), s.message()));
   return Status::ok();
 }
 
@@ -231,8 +294,16 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     launch.entries.push_back({"convjit_kernel_prepare", weights});
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
-  launch.entries.push_back({"convjit_kernel", tiles * kJitThreadsPerBlock, tiles,
+  launch.split = pixel_slices(d, tiles);
+  const long long blocks = tiles * launch.split;
+  launch.entries.push_back({"convjit_kernel", blocks * kJitThreadsPerBlock, blocks,
                             static_cast<std::size_t>(config.stages) * WgmmaConvTile::kStageBytes});
+  if (launch.split > 1) {
+    const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+    const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+    launch.entries.push_back({"convjit_kernel_finish", weights});
+    launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
+  }
   launch.maps = tensor_maps(d, packed);
   launch.rank = d.spatial_dims + 2;
   launch.stages = config.stages;

@@ -19,8 +19,12 @@ namespace convjit {
 // a stage of its ring in dynamic shared memory.
 struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
-                             kChannels = CONVJIT_WGMMA_CHANNELS;
+                             kChannels = CONVJIT_WGMMA_CHANNELS,
+                             kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
   static constexpr std::size_t kStageBytes = (kPixels + kFilters) * kChannels * 2;
+  // A bwdfilt's stage: two boxes of dy and two of x, each 64 x 64.
+  static_assert((kFilters + 2 * kChannels) * kStepPixels * 2 == kStageBytes,
+                "the bwdfilt kernel's stage is the fwd kernel's size");
 };
 
 // The Hopper conv's variants: one template whose ring and residency come
@@ -71,6 +75,7 @@ struct WgmmaConvLaunch {
   std::size_t workspace_bytes = 0;
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
+  long long split = 1;  // a bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh)
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
 };
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,

@@ -1,0 +1,227 @@
+// Convolution backward filter for Hopper (sm_90a): the implicit GEMM of
+// conv/conv_bwdfilt_gemm.cuh, dw[m, n] = sum_k A[m, k] B[n, k] over
+// m = filters, n = (tap, channel), k = output pixels, with the operands
+// brought in by TMA and multiplied by wgmma in the pipeline of
+// conv/wgmma_pipeline.cuh.  A block computes a 128 x 128 tile of dw over
+// a slice of the pixels:
+//   - the producer, per K step of 64 output pixels: two im2col boxes of
+//     dy (64 pixels x 64 filters each, a map over dy itself, map 1) and two
+//     of x (64 pixels x 64 channels of one tap, the forward conv's window
+//     with its padding zero-filled, map 0), all 128-byte swizzled;
+//   - the consumer: per stage, four k16 slices of two m64n128 wgmmas
+//     (filters 0-63 and 64-127).  Both operands are MN-major (their
+//     filters and channels run along the boxes' rows, the pixels across
+//     them), so the wgmmas transpose them;
+//   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
+//     accumulators to dw, alpha/beta-blended; with more, as f32 partial
+//     sums to the workspace, and convjit_kernel_finish adds them in slice
+//     order: the same sum on every run, no atomics.
+// dw's columns come in blocks of 64 channels of one tap; a tile is two
+// of them, so a tap's 64 channels or fewer share a tile with the next
+// tap's.  Boxes past the last block or filter load the last again (their
+// rows are never stored); channels past CG are TMA's zero fill.
+// Where it applies (dispatcher/backends/jit/wgmma_conv.hpp): as for the
+// forward conv, with dy channels-last too; dw in any layout.
+#include "common/epilogue.cuh"
+#include "common/grid.cuh"
+#include "common/tma.cuh"
+#include "common/wgmma.cuh"
+#include "conv/im2col_loads.cuh"
+#include "conv/wgmma_conv_shape.cuh"
+#include "conv/wgmma_pipeline.cuh"
+
+namespace convjit_device {
+namespace conv_bwdfilt_wgmma {
+
+typedef Problem P;
+using namespace wgmma_pipeline;
+
+constexpr int kBlockM = CONVJIT_WGMMA_FILTERS;
+constexpr int kBox = CONVJIT_WGMMA_CHANNELS;  // filters or channels of a box
+constexpr int kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
+constexpr int kBlockN = 2 * kBox;
+static_assert(kBlockM == 2 * kBox, "A's 128 filters are two boxes");
+constexpr unsigned kBoxBytes = kStepPixels * kBox * 2;
+constexpr unsigned kStageBytes = 4 * kBoxBytes;  // dy's two boxes, then x's two
+constexpr unsigned kBoxFloats = kBoxBytes / 4;
+
+__device__ __forceinline__ int channel_blocks() {
+  return static_cast<int>((P::CG + kBox - 1) / kBox);
+}
+__device__ __forceinline__ int column_blocks() {
+  return static_cast<int>(P::T * P::R * P::S) * channel_blocks();
+}
+__device__ __forceinline__ index_t pixels() { return P::N * P::OD * P::OH * P::OW; }
+
+// A block's work: its tile of dw and its slice of the K steps, split s
+// taking steps [s steps / SPLIT, (s + 1) steps / SPLIT).  Blocks run the
+// filters' tiles fastest, then the columns', then the slices, so that
+// those reading the same pixels run together.
+struct Work {
+  int filter0, block0;  // the first filter; the first column block
+  index_t split, first_step;
+  int steps;
+};
+__device__ __forceinline__ Work work_of(index_t block) {
+  const index_t tiles_m = (P::K + kBlockM - 1) / kBlockM;
+  const index_t tiles_n = (column_blocks() + 1) / 2;
+  const index_t split = block / (tiles_m * tiles_n);
+  const index_t steps = (pixels() + kStepPixels - 1) / kStepPixels;
+  const index_t first = split * steps / P::SPLIT, end = (split + 1) * steps / P::SPLIT;
+  return {static_cast<int>(block % tiles_m * kBlockM), static_cast<int>(block / tiles_m % tiles_n * 2),
+          split, first, static_cast<int>(end - first)};
+}
+
+// Column block j's tap and first channel; the last block for one past it.
+struct Columns {
+  FilterTap tap;
+  int c0;
+};
+__device__ __forceinline__ Columns columns_of(int j) {
+  const int block = j < column_blocks() ? j : column_blocks() - 1;
+  return {filter_tap(block / channel_blocks()), block % channel_blocks() * kBox};
+}
+
+// One K step's four boxes, each completing on `full`.
+template <class Shared, class Barrier>
+__device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared stage, Barrier full,
+                                           const Work& work, index_t step) {
+  const index_t m = step * kStepPixels;
+  const Anchor pixel = output_anchor(m), window = window_anchor(m);
+  const int second = work.filter0 + kBox < P::K ? work.filter0 + kBox : work.filter0;
+  load_pixels(&stage[0], maps.map[1], full, work.filter0, pixel, FilterTap{0, 0, 0});
+  load_pixels(&stage[kBoxFloats], maps.map[1], full, second, pixel, FilterTap{0, 0, 0});
+  for (int j = 0; j < 2; ++j) {
+    const Columns cols = columns_of(work.block0 + j);
+    load_pixels(&stage[(2 + j) * kBoxFloats], maps.map[0], full, cols.c0, window, cols.tap);
+  }
+}
+
+template <class Tiles, class Ring>
+__device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
+                                        const Work& work) {
+  for (int i = 0; i < work.steps; ++i) {
+    ring.acquire(i, kStageBytes);
+    const unsigned at = static_cast<unsigned>(ring.stage(i)) * kStageBytes / 4;
+    load_stage(maps, &tiles[at], &ring.full[ring.stage(i)], work, work.first_step + i);
+  }
+}
+
+// Per stage, 4 k16 slices of 16 pixels: two 8-row groups further along
+// each box.  In the MN-major layout a box row holds 64 filters or
+// channels (the leading offset steps to x's second box, which follows
+// the first; A's 64 rows are one box) and 8 pixels' rows are 1024 bytes.
+template <class Tiles, class Ring>
+__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
+                                        wgmma_accumulators<kBlockN>& top,
+                                        wgmma_accumulators<kBlockN>& bottom) {
+  for (int i = 0; i < steps; ++i) {
+    ring.wait_loaded(i);
+    const unsigned at = static_cast<unsigned>(ring.stage(i)) * kStageBytes / 4;
+    const unsigned long long a0 =
+        wgmma_descriptor(&tiles[at], kBoxBytes, kSwizzleRowGroup, wgmma_swizzle_128);
+    const unsigned long long a1 = wgmma_descriptor(&tiles[at + kBoxFloats], kBoxBytes,
+                                                   kSwizzleRowGroup, wgmma_swizzle_128);
+    const unsigned long long b = wgmma_descriptor(&tiles[at + 2 * kBoxFloats], kBoxBytes,
+                                                  kSwizzleRowGroup, wgmma_swizzle_128);
+    wgmma_fence();
+    for (int slice = 0; slice < kStepPixels / 16; ++slice) {
+      const unsigned long long offset =
+          static_cast<unsigned long long>(slice) * 2 * kSwizzleRowGroup >> 4;
+      const bool accumulate = i > 0 || slice > 0;
+      wgmma_ss<kBlockN, Operand, 1, 1>(top, a0 + offset, b + offset, accumulate);
+      wgmma_ss<kBlockN, Operand, 1, 1>(bottom, a1 + offset, b + offset, accumulate);
+    }
+    wgmma_commit_group();
+    wgmma_wait_group<1>(top);
+    wgmma_wait_group<1>(bottom);
+    if (i > 0) ring.release(i - 1);
+  }
+  wgmma_wait_group<0>(top);
+  wgmma_wait_group<0>(bottom);
+}
+
+// The weights of one split's partial sums, each (filter, tap, channel).
+__device__ __forceinline__ index_t weight_count() {
+  return P::K * P::T * P::R * P::S * P::CG;
+}
+__device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, index_t c) {
+  return f * P::WS0 + c * P::WS1 + tap.t * P::WS2 + tap.r * P::WS3 + tap.s * P::WS4;
+}
+
+// A half's accumulators (filters row0 to row0 + 63 of the tile) to dw, or
+// to its split's partial sums.
+__device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, const Work& work,
+                                           int row0, storage_t* dw, scratch_t* partial,
+                                           float alpha, float beta) {
+  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const index_t taps = P::T * P::R * P::S;
+#pragma unroll
+  for (int i = 0; i < kBlockN / 2; ++i) {
+    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
+    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    const int j = work.block0 + col / kBox;
+    const index_t f = work.filter0 + row;
+    const Columns cols = columns_of(j);
+    const index_t c = cols.c0 + col % kBox;
+    if (f >= P::K || j >= column_blocks() || c >= P::CG) continue;
+    if (P::SPLIT == 1) {
+      scale_store(dw + dw_offset(f, cols.tap, c), acc[i], alpha, beta);
+    } else {
+      const index_t tap = j / channel_blocks();
+      partial[work.split * weight_count() + (f * taps + tap) * P::CG + c] = acc[i];
+    }
+  }
+}
+
+}  // namespace conv_bwdfilt_wgmma
+}  // namespace convjit_device
+
+CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
+convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*dy*/,
+               convjit_device::storage_t* dw, float alpha, float beta,
+               convjit_device::scratch_t* workspace,
+               const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
+  using namespace convjit_device;
+  using namespace convjit_device::conv_bwdfilt_wgmma;
+  CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
+  const auto stages = ring(full, empty);
+  const Work work = work_of(static_cast<index_t>(blockIdx.x));
+  if (threadIdx.x == 0) {
+    stages.init();
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warpgroup_id() == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) produce(maps, smem, stages, work);
+    return;
+  }
+  consumer_registers();
+  wgmma_accumulators<kBlockN> top, bottom;
+  consume(smem, stages, work.steps, top, bottom);
+  store_half(top, work, 0, dw, workspace, alpha, beta);
+  store_half(bottom, work, 64, dw, workspace, alpha, beta);
+}
+
+// The second pass of a split reduction: each weight's partial sums added
+// in slice order, one thread per weight.
+CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
+                                     const convjit_device::storage_t* /*dy*/,
+                                     convjit_device::storage_t* __restrict__ dw, float alpha,
+                                     float beta,
+                                     convjit_device::scratch_t* __restrict__ workspace) {
+  using namespace convjit_device;
+  using namespace convjit_device::conv_bwdfilt_wgmma;
+  const index_t weights = weight_count();
+  for (index_t e = thread_index(); e < weights; e += thread_count()) {
+    float acc = 0.0f;
+    for (index_t split = 0; split < P::SPLIT; ++split) acc += workspace[split * weights + e];
+    const index_t c = e % P::CG, tap = e / P::CG % (P::T * P::R * P::S);
+    const index_t f = e / (P::CG * P::T * P::R * P::S);
+    scale_store(dw + dw_offset(f, filter_tap(static_cast<int>(tap)), c), acc, alpha, beta);
+  }
+}

@@ -1,0 +1,57 @@
+// TMA im2col loads of a conv's pixels (common/tma.cuh): a box of
+// consecutive output pixels (in N, D, H, W order) by a block of channels,
+// read from a map of rank P::RANK (the op's spatial dimensions + 2; W
+// first after the channels) at one filter tap.  The map's corners, its
+// traversal strides and its padding's zero fill make the pixels those of
+// a window walking the output (dispatcher/backends/jit/wgmma_conv.cpp).
+#pragma once
+#include "common/tma.cuh"
+
+namespace convjit_device {
+
+// Where an output pixel's box starts in the map: its window's first
+// input pixel, or in a map over the output itself (a 1 x 1 window), the
+// pixel.
+struct Anchor {
+  int n, d, h, w;
+};
+__device__ __forceinline__ Anchor window_anchor(index_t m) {
+  typedef Problem P;
+  const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
+  return {static_cast<int>(m / (P::OW * P::OH * P::OD)), static_cast<int>(od * P::SD - P::PD),
+          static_cast<int>(oh * P::SH - P::PH), static_cast<int>(ow * P::SW - P::PW)};
+}
+__device__ __forceinline__ Anchor output_anchor(index_t m) {
+  typedef Problem P;
+  return {static_cast<int>(m / (P::OW * P::OH * P::OD)),
+          static_cast<int>(m / (P::OW * P::OH) % P::OD), static_cast<int>(m / P::OW % P::OH),
+          static_cast<int>(m % P::OW)};
+}
+
+// A filter tap: its index t R S + r S + s, and its im2col offsets.
+struct FilterTap {
+  int t, r, s;
+};
+__device__ __forceinline__ FilterTap filter_tap(int tap) {
+  typedef Problem P;
+  const int taps_s = static_cast<int>(P::S), taps_r = static_cast<int>(P::R);
+  return {tap / (taps_s * taps_r), tap / taps_s % taps_r, tap % taps_s};
+}
+
+// The box of channels from c0 at pixels from `at`, at tap `tap`'s offsets
+// (all zero in a map over the output).
+template <class Shared, class Barrier>
+__device__ __forceinline__ void load_pixels(Shared dst, const tensor_map_t& map, Barrier bar,
+                                            int c0, const Anchor& at, const FilterTap& tap) {
+  typedef Problem P;
+  const int os = tap.s * static_cast<int>(P::DW), orr = tap.r * static_cast<int>(P::DH),
+            ot = tap.t * static_cast<int>(P::DD);
+  if (P::RANK == 3)
+    tma_load_im2col<3>(dst, map, bar, {c0, at.w, at.n}, {os});
+  else if (P::RANK == 4)
+    tma_load_im2col<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {os, orr});
+  else
+    tma_load_im2col<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n}, {os, orr, ot});
+}
+
+}  // namespace convjit_device

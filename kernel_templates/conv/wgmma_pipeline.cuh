@@ -1,0 +1,81 @@
+// The warp-specialised pipeline of the Hopper convs (conv_fwd_wgmma.cuh,
+// conv_bwdfilt_wgmma.cuh): a ring of P::STAGES stages in dynamic shared
+// memory between
+//   - the producer (warpgroup 0; one thread issues, the rest give their
+//     registers to the consumer), which loads each K step's operands into
+//     a stage with TMA, the loads completing on the stage's `full`
+//     mbarrier;
+//   - the consumer (warpgroup 1), which multiplies each stage with wgmma
+//     and releases it (its `empty` mbarrier, one arrival per thread) once
+//     the wgmmas that read it are done.
+// What a stage holds and how it is multiplied is the kernel's own; the
+// ring's protocol, the barriers and the registers' split are here.
+#pragma once
+#include "common/mbarrier.cuh"
+#include "common/warpgroup.cuh"
+#include "common/wgmma.cuh"
+#include "conv/wgmma_conv_shape.cuh"
+
+namespace convjit_device {
+namespace wgmma_pipeline {
+
+#if CONVJIT_DTYPE == 1
+typedef wgmma_f16 Operand;
+#else
+typedef wgmma_bf16 Operand;
+#endif
+
+constexpr int kMaxStages = CONVJIT_WGMMA_MAX_STAGES;
+// The canonical layouts TMA's 128-byte swizzle writes: a row of 128 bytes
+// per box row, 8-row groups 1024 bytes apart (the swizzle's repeat).
+constexpr unsigned kSwizzleRowGroup = 1024;
+
+template <class Barriers>
+struct Ring {
+  Barriers full, empty;
+
+  __device__ __forceinline__ static int stage(int step) {
+    return step % static_cast<int>(Problem::STAGES);
+  }
+  __device__ __forceinline__ static unsigned parity(int step) {
+    return static_cast<unsigned>(step / static_cast<int>(Problem::STAGES)) & 1u;
+  }
+  // Thread 0, before the block's barrier.
+  __device__ __forceinline__ void init() const {
+    for (int s = 0; s < static_cast<int>(Problem::STAGES); ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], kWarpgroupSize);
+    }
+  }
+  // The producer, before step's loads: waits for the stage to be free (a
+  // fresh barrier's "previous phase", parity 1, counts as complete) and
+  // arms its full barrier with the bytes the loads bring.
+  __device__ __forceinline__ void acquire(int step, unsigned bytes) const {
+    mbarrier_wait_parity(&empty[stage(step)], parity(step) ^ 1u);
+    mbarrier_arrive_expect_tx(&full[stage(step)], bytes);
+  }
+  __device__ __forceinline__ void wait_loaded(int step) const {
+    mbarrier_wait_parity(&full[stage(step)], parity(step));
+  }
+  __device__ __forceinline__ void release(int step) const {
+    mbarrier_arrive(&empty[stage(step)]);
+  }
+};
+
+template <class Barriers>
+__device__ __forceinline__ Ring<Barriers> ring(Barriers full, Barriers empty) {
+  return {full, empty};
+}
+
+// The consumer's registers once the producer has given its own back: with
+// two blocks an SM, the producer's 88 (128 - 40) go to the consumer, 216;
+// with one, the most setmaxnreg lets the rest have.
+__device__ __forceinline__ void consumer_registers() {
+  if (Problem::BLOCKS_PER_SM > 1)
+    setmaxnreg_inc<216>();
+  else
+    setmaxnreg_inc<232>();
+}
+
+}  // namespace wgmma_pipeline
+}  // namespace convjit_device
