@@ -34,19 +34,14 @@
 #include "conv/im2col_loads.cuh"
 #include "conv/packed_filters.cuh"
 #include "conv/wgmma_conv_shape.cuh"
+#include "conv/wgmma_conv_tile.cuh"
 #include "conv/wgmma_pipeline.cuh"
 
 namespace convjit_device {
 namespace conv_fwd_wgmma {
 
 typedef Problem P;
-using namespace wgmma_pipeline;
-
-constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockN = CONVJIT_WGMMA_FILTERS,
-              kBlockK = CONVJIT_WGMMA_CHANNELS;
-static_assert(kBlockM == kBlockN, "A's and B's tiles take the same bytes of a stage");
-constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles per stage
-constexpr unsigned kStageBytes = 2 * kOperandBytes;
+using namespace wgmma_conv_tile;
 
 // The K steps: every tap's channels in blocks of kBlockK.
 __device__ __forceinline__ int channel_blocks() {
@@ -80,100 +75,19 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
   }
 }
 
-// The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
-// a slice is 32 bytes further along the swizzled rows.  A stage is
-// released once the wgmmas reading it are done, a step later.
-template <class Tiles, class Ring>
-__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring,
-                                        wgmma_accumulators<kBlockN>& top,
-                                        wgmma_accumulators<kBlockN>& bottom) {
-  for (int step = 0; step < k_steps(); ++step) {
-    ring.wait_loaded(step);
-    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
-    const unsigned long long a =
-        wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
-    const unsigned long long b =
-        wgmma_descriptor(&tiles[at + kOperandBytes / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
-    // A's rows 64-127, in the descriptor's 16-byte units.
-    constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
-    wgmma_fence();
-    for (int slice = 0; slice < kBlockK / 16; ++slice) {
-      const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
-      const bool accumulate = step > 0 || slice > 0;
-      wgmma_ss<kBlockN, Operand>(top, a + offset, b + offset, accumulate);
-      wgmma_ss<kBlockN, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
-    }
-    wgmma_commit_group();
-    // One step's wgmmas stay in flight while the next stage is awaited:
-    // the previous step's are done, and their stage goes back.
-    wgmma_wait_group<1>(top);
-    wgmma_wait_group<1>(bottom);
-    if (step > 0) ring.release(step - 1);
+// y, written a pixel's filters at a time.
+struct Output {
+  index_t channels, channel_stride;
+  bool vectors;
+
+  __device__ __forceinline__ index_t offset(index_t m) const {
+    if (m >= P::N * P::OD * P::OH * P::OW) return -1;
+    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
+    return m / (P::OW * P::OH * P::OD) * P::YS0 + od * P::YS2 + oh * P::YS3 + ow * P::YS4;
   }
-  wgmma_wait_group<0>(top);
-  wgmma_wait_group<0>(bottom);
-}
-
-// The epilogue, in two halves around a block barrier.  First each
-// consumer thread puts its accumulators, in f32, into the tile `staged`
-// (row-major, a pixel's 128 filters a 512-byte row) in shared memory that
-// the main loop no longer needs; 16-byte chunks are XOR-swizzled by the
-// row so that both halves' accesses are conflict-free.  Then the consumer
-// writes y a chunk of 8 filters at a time (16 bytes of y where its filters
-// are contiguous and aligned), alpha/beta-blended and rounded once.
-constexpr int kStagedRowFloats = kBlockN;
-
-__device__ __forceinline__ int staged_index(int row, int col) {
-  const int chunk = (col / 4) ^ (row % 8);
-  return row * kStagedRowFloats + chunk * 4 + col % 4;
-}
-
-template <class Staged>
-__device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<kBlockN>& acc,
-                                                   int row0) {
-  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
-  const int lane = static_cast<int>(threadIdx.x % 32);
-#pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) {
-    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
-    staged[staged_index(row, 8 * (i / 4) + 2 * (lane % 4) + i % 2)] = acc[i];
-  }
-}
-
-// y's element offset of output pixel m.
-__device__ __forceinline__ index_t pixel_offset(index_t m) {
-  const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-  return m / (P::OW * P::OH * P::OD) * P::YS0 + od * P::YS2 + oh * P::YS3 + ow * P::YS4;
-}
-
-template <class Staged>
-__device__ __forceinline__ void store_tile(Staged staged, storage_t* y, index_t pixel0,
-                                          int filter0, float alpha, float beta) {
-  constexpr int kChunks = kBlockN / kChunkElements;  // per row
-  const index_t pixels = P::N * P::OD * P::OH * P::OW;
-  const bool vectors =
-      chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4) && chunk_aligned(y);
-  const int t = static_cast<int>(threadIdx.x % kWarpgroupSize);
-  for (int item = t; item < kBlockM * kChunks; item += static_cast<int>(kWarpgroupSize)) {
-    const int row = item / kChunks, col = item % kChunks * kChunkElements;
-    const index_t m = pixel0 + row, filter = filter0 + col;
-    if (m >= pixels || filter >= P::K) continue;
-    float v[kChunkElements];
-#pragma unroll
-    for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index(row, col + j)];
-    storage_t* out = y + pixel_offset(m) + filter * P::YS1;
-    if (!vectors) {
-      for (int j = 0; j < kChunkElements && filter + j < P::K; ++j)
-        scale_store(&out[j * P::YS1], v[j], alpha, beta);
-      continue;
-    }
-    float old[kChunkElements];
-    if (beta != 0.0f) unpack_chunk(load_128(out), old);
-#pragma unroll
-    for (int j = 0; j < kChunkElements; ++j)
-      v[j] = alpha * v[j] + (beta != 0.0f ? beta * old[j] : 0.0f);
-    store_128(out, pack_chunk(v));
-  }
+};
+__device__ __forceinline__ Output y_output() {
+  return {P::K, P::YS1, chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4)};
 }
 
 }  // namespace conv_fwd_wgmma
@@ -211,18 +125,8 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
     return;
   }
   consumer_registers();
-  wgmma_accumulators<kBlockN> top, bottom;
-  consume(smem, stages, top, bottom);
-  // Every stage has landed and been read: the ring holds the staged tile
-  // once the whole warpgroup is past its last wgmma (the consumers'
-  // barrier, phase 0), and y's chunks once it is all staged (phase 1).
-  mbarrier_arrive(&consumers[0]);
-  mbarrier_wait_parity(&consumers[0], 0);
-  stage_accumulators(smem, top, 0);
-  stage_accumulators(smem, bottom, 64);
-  mbarrier_arrive(&consumers[0]);
-  mbarrier_wait_parity(&consumers[0], 1);
-  store_tile(smem, y, pixel0, filter0, alpha, beta);
+  consume_and_store(smem, stages, k_steps(), &consumers[0], y, y_output(), pixel0, filter0,
+                    alpha, beta);
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in

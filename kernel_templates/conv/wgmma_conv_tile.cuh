@@ -1,0 +1,146 @@
+// The 128 x 128 output tile of the Hopper convs whose operands are both
+// K-major (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh): A, 128 pixels by
+// 64 channels of one tap, and B, 128 filters by the same 64 channels, each
+// a 128-byte swizzled box, make a stage of the ring (wgmma_pipeline.cuh).
+// Here are the consumer's main loop over the stages and the epilogue that
+// writes the tile through an Output:
+//   struct Output {
+//     index_t offset(index_t m) const;  // pixel m's element, -1: not stored
+//     index_t channels, channel_stride; // the N side: channels, their stride
+//     bool vectors;                     // 16-byte chunks of 8 channels
+//   };
+#pragma once
+#include "common/epilogue.cuh"
+#include "common/mbarrier.cuh"
+#include "common/vector_memory.cuh"
+#include "common/wgmma.cuh"
+#include "conv/wgmma_conv_shape.cuh"
+#include "conv/wgmma_pipeline.cuh"
+
+namespace convjit_device {
+namespace wgmma_conv_tile {
+
+using namespace wgmma_pipeline;
+
+constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockN = CONVJIT_WGMMA_FILTERS,
+              kBlockK = CONVJIT_WGMMA_CHANNELS;
+static_assert(kBlockM == kBlockN, "A's and B's tiles take the same bytes of a stage");
+constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles per stage
+constexpr unsigned kStageBytes = 2 * kOperandBytes;
+
+// The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
+// a slice is 32 bytes further along the swizzled rows.  A stage is
+// released once the wgmmas reading it are done, a step later.
+template <class Tiles, class Ring>
+__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
+                                        wgmma_accumulators<kBlockN>& top,
+                                        wgmma_accumulators<kBlockN>& bottom) {
+  for (int step = 0; step < steps; ++step) {
+    ring.wait_loaded(step);
+    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
+    const unsigned long long a =
+        wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
+    const unsigned long long b =
+        wgmma_descriptor(&tiles[at + kOperandBytes / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
+    // A's rows 64-127, in the descriptor's 16-byte units.
+    constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
+    wgmma_fence();
+    for (int slice = 0; slice < kBlockK / 16; ++slice) {
+      const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
+      const bool accumulate = step > 0 || slice > 0;
+      wgmma_ss<kBlockN, Operand>(top, a + offset, b + offset, accumulate);
+      wgmma_ss<kBlockN, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
+    }
+    wgmma_commit_group();
+    // One step's wgmmas stay in flight while the next stage is awaited:
+    // the previous step's are done, and their stage goes back.
+    wgmma_wait_group<1>(top);
+    wgmma_wait_group<1>(bottom);
+    if (step > 0) ring.release(step - 1);
+  }
+  wgmma_wait_group<0>(top);
+  wgmma_wait_group<0>(bottom);
+}
+
+// The epilogue, in two halves around a block barrier.  First each
+// consumer thread puts its accumulators, in f32, into the tile `staged`
+// (row-major, a pixel's 128 filters a 512-byte row) in shared memory that
+// the main loop no longer needs; 16-byte chunks are XOR-swizzled by the
+// row so that both halves' accesses are conflict-free.  Then the consumer
+// writes y a chunk of 8 filters at a time (16 bytes of y where its filters
+// are contiguous and aligned), alpha/beta-blended and rounded once.
+constexpr int kStagedRowFloats = kBlockN;
+
+__device__ __forceinline__ int staged_index(int row, int col) {
+  const int chunk = (col / 4) ^ (row % 8);
+  return row * kStagedRowFloats + chunk * 4 + col % 4;
+}
+
+template <class Staged>
+__device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<kBlockN>& acc,
+                                                   int row0) {
+  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+#pragma unroll
+  for (int i = 0; i < kBlockN / 2; ++i) {
+    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
+    staged[staged_index(row, 8 * (i / 4) + 2 * (lane % 4) + i % 2)] = acc[i];
+  }
+}
+
+template <class Staged, class Output>
+__device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Output& output,
+                                          index_t pixel0, int filter0, float alpha, float beta) {
+  constexpr int kChunks = kBlockN / kChunkElements;  // per row
+  const bool vectors = output.vectors && chunk_aligned(y);
+  const int t = static_cast<int>(threadIdx.x % kWarpgroupSize);
+  for (int item = t; item < kBlockM * kChunks; item += static_cast<int>(kWarpgroupSize)) {
+    const int row = item / kChunks, col = item % kChunks * kChunkElements;
+    const index_t filter = filter0 + col, offset = output.offset(pixel0 + row);
+    if (offset < 0 || filter >= output.channels) continue;
+    float v[kChunkElements];
+#pragma unroll
+    for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index(row, col + j)];
+    storage_t* out = y + offset + filter * output.channel_stride;
+    if (!vectors) {
+      for (int j = 0; j < kChunkElements && filter + j < output.channels; ++j)
+        scale_store(&out[j * output.channel_stride], v[j], alpha, beta);
+      continue;
+    }
+    float old[kChunkElements];
+    if (beta != 0.0f) unpack_chunk(load_128(out), old);
+#pragma unroll
+    for (int j = 0; j < kChunkElements; ++j)
+      v[j] = alpha * v[j] + (beta != 0.0f ? beta * old[j] : 0.0f);
+    store_128(out, pack_chunk(v));
+  }
+}
+
+// The consumer's whole part: the main loop, then the tile through the
+// ring's memory to y.  Every stage has landed and been read: the ring holds
+// the staged tile once the whole warpgroup is past its last wgmma (the
+// consumers' barrier, phase 0), and y's chunks once it is all staged
+// (phase 1).  Without K steps the tile is zero (y = beta y).
+template <class Tiles, class Ring, class Barrier, class Output>
+__device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
+                                                  Barrier consumers, storage_t* y,
+                                                  const Output& output, index_t pixel0,
+                                                  int filter0, float alpha, float beta) {
+  wgmma_accumulators<kBlockN> top, bottom;
+  consume(smem, ring, steps, top, bottom);
+  if (steps == 0)
+    for (int i = 0; i < kBlockN / 2; ++i) {
+      top[i] = 0.0f;
+      bottom[i] = 0.0f;
+    }
+  mbarrier_arrive(consumers);
+  mbarrier_wait_parity(consumers, 0);
+  stage_accumulators(smem, top, 0);
+  stage_accumulators(smem, bottom, 64);
+  mbarrier_arrive(consumers);
+  mbarrier_wait_parity(consumers, 1);
+  store_tile(smem, y, output, pixel0, filter0, alpha, beta);
+}
+
+}  // namespace wgmma_conv_tile
+}  // namespace convjit_device
