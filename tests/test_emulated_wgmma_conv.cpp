@@ -180,6 +180,51 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   check(whole, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
 }
 
+// A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
+// random channels-last convs whose strides are not all 1, their filters
+// (dy's channels) a multiple of 8.
+TEST(EmulatedWgmmaConv, RandomStridedBackwardData) {
+  std::mt19937 rng(4308);
+  int strided = 0;
+  for (DataType dtype : {DataType::bf16, DataType::f16})
+    for (int i = 0; i < 8; ++i) {
+      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      c.filters = 8 * std::uniform_int_distribution<std::int64_t>(1, 20)(rng);
+      if (std::all_of(c.stride.begin(), c.stride.end(), [](std::int64_t s) { return s == 1; }))
+        c.stride[0] = 2;
+      SCOPED_TRACE(c.describe());
+      const OpDescriptor d = bwddata(c, dtype);
+      if (!wgmma_conv_support(d).is_ok()) continue;  // a window TMA's offsets cannot reach
+      check(d, rng);
+      ++strided;
+    }
+  EXPECT_GE(strided, 12);
+}
+
+// The phases the random ones may miss: a 1x1 stride-2 conv (ResNet's
+// downsampling shortcut), whose odd phases have no taps (dx = beta dx
+// there); a 3x3 of stride 2 and dilation 2 (only the phases of pad's
+// parity have taps); a stride above the filter's size and uneven per
+// axis in 3D; dx sizes that are not multiples of the stride (a narrower
+// last phase); alpha/beta, and tiles across pixels and channels.
+TEST(EmulatedWgmmaConv, StridedBackwardDataPhases) {
+  std::mt19937 rng(4309);
+  test::ConvCase c = channels_last_3x3(64, 136, {14, 13}, {0, 0}, {0, 0});
+  c.kernel = {1, 1}, c.stride = {2, 2};
+  check(bwddata(c, DataType::bf16), rng, 0.5, 0.25);
+  c = channels_last_3x3(136, 32, {11, 12}, {2, 1}, {1, 2});
+  c.stride = {2, 2}, c.dilation = {2, 2};
+  check(bwddata(c, DataType::f16), rng);
+  c.filter_layout = test::TestLayout::nchw;
+  c.channels = 24, c.filters = 16;
+  c.input = {7, 9, 8}, c.kernel = {2, 3, 1}, c.stride = {3, 1, 2}, c.dilation = {1, 2, 1};
+  c.pad_begin = {1, 2, 0}, c.pad_end = {0, 1, 1};
+  check(bwddata(c, DataType::bf16), rng, 1.0, 0.5);
+  c = channels_last_3x3(200, 64, {33, 30}, {1, 1}, {1, 1});
+  c.stride = {2, 2};
+  check(bwddata(c, DataType::bf16), rng);
+}
+
 // More pixels than one tile and more filters than one: several blocks on
 // both axes, the last of each partial; a 1x1 stride-2 conv (ResNet's
 // downsampling shortcut) and a 7x7 stride-2 one with C = 8.
@@ -220,21 +265,16 @@ TEST(EmulatedWgmmaConv, ServesTheModelsDenseChannelsLastFwdConvs) {
   }
 }
 
-// And their stride-1 dense bwddata convs, all of them: dy has at least 16
-// channels in both models.
-TEST(EmulatedWgmmaConv, ServesTheModelsStrideOneChannelsLastBwddataConvs) {
+// And their dense bwddata convs, all of them (dy has at least 16 channels
+// in both models), strided ones by phases.
+TEST(EmulatedWgmmaConv, ServesTheModelsChannelsLastBwddataConvs) {
   for (const char* model : {"resnet50", "yolo11n"}) {
     int strided = 0, served = 0;
     for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16})) {
       if (!d.is_conv() || d.direction != Direction::bwddata || d.groups != 1) continue;
-      const bool unit = std::all_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
-                                    [](std::int64_t s) { return s == 1; });
+      strided += std::any_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
+                             [](std::int64_t s) { return s != 1; });
       const Status s = wgmma_conv_support(d);
-      if (!unit) {
-        ++strided;
-        EXPECT_FALSE(s.is_ok()) << descriptor_name(d);
-        continue;
-      }
       EXPECT_TRUE(s.is_ok()) << descriptor_name(d) << ": " << s.message();
       served += s.is_ok();
     }
@@ -280,10 +320,14 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   OpDescriptor planar_dy = bwdfilt(c, DataType::bf16);  // x channels-last, dy not
   planar_dy.y_strides = {16 * 16, 16, 4, 1, 0};
   EXPECT_NE(refusal(planar_dy).find("reads dy with TMA along its filters"), std::string::npos);
-  test::ConvCase strided = c;
+  test::ConvCase strided = c;  // by stride phases
   strided.stride = {2, 1};
-  EXPECT_NE(refusal(bwddata(strided, DataType::bf16)).find("stride-1 convs only"),
-            std::string::npos);
+  auto phased = kernel_source(bwddata(strided, DataType::bf16), kWgmmaVariant);
+  ASSERT_TRUE(phased.is_ok()) << phased.status().message();
+  EXPECT_EQ(phased.value().template_name, "conv/conv_bwddata_wgmma.cuh");
+  test::ConvCase far = c;  // 2D: im2col offsets below 2^8; the phases span 300 pixels of dy
+  far.input = {4, 900}, far.kernel = {1, 900}, far.stride = {1, 3};
+  EXPECT_NE(refusal(bwddata(far, DataType::bf16)).find("stride phases span"), std::string::npos);
   test::ConvCase narrow_dy = c;  // dy's 12 channels: 24-byte pixel strides
   narrow_dy.filters = 12;
   EXPECT_NE(refusal(bwddata(narrow_dy, DataType::bf16)).find("dy"), std::string::npos);

@@ -38,20 +38,33 @@ __device__ __forceinline__ FilterTap filter_tap(int tap) {
   return {tap / (taps_s * taps_r), tap / taps_s % taps_r, tap % taps_s};
 }
 
-// The box of channels from c0 at pixels from `at`, at tap `tap`'s offsets
-// (all zero in a map over the output).
+// The box of channels from c0 at pixels from `at`, each read `offset`
+// further along D, H and W.
+struct Offsets {
+  int d, h, w;
+};
+template <class Shared, class Barrier>
+__device__ __forceinline__ void load_im2col(Shared dst, const tensor_map_t& map, Barrier bar,
+                                            int c0, const Anchor& at, const Offsets& offset) {
+  typedef Problem P;
+  if (P::RANK == 3)
+    tma_load_im2col<3>(dst, map, bar, {c0, at.w, at.n}, {offset.w});
+  else if (P::RANK == 4)
+    tma_load_im2col<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {offset.w, offset.h});
+  else
+    tma_load_im2col<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n},
+                       {offset.w, offset.h, offset.d});
+}
+
+// The same at filter tap `tap` of the conv's window (all zero in a map
+// over the output).
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_pixels(Shared dst, const tensor_map_t& map, Barrier bar,
                                             int c0, const Anchor& at, const FilterTap& tap) {
   typedef Problem P;
-  const int os = tap.s * static_cast<int>(P::DW), orr = tap.r * static_cast<int>(P::DH),
-            ot = tap.t * static_cast<int>(P::DD);
-  if (P::RANK == 3)
-    tma_load_im2col<3>(dst, map, bar, {c0, at.w, at.n}, {os});
-  else if (P::RANK == 4)
-    tma_load_im2col<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {os, orr});
-  else
-    tma_load_im2col<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n}, {os, orr, ot});
+  load_im2col(dst, map, bar, c0, at,
+              {tap.t * static_cast<int>(P::DD), tap.r * static_cast<int>(P::DH),
+               tap.s * static_cast<int>(P::DW)});
 }
 
 }  // namespace convjit_device

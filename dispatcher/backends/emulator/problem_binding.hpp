@@ -20,7 +20,8 @@
   X(WS0) X(WS1) X(WS2) X(WS3) X(WS4) X(ACT) X(BIAS) X(RESIDUAL)                      \
   X(COORD) X(RD) X(RH) X(RW) X(TD) X(TH) X(TW)                                        \
   X(COUNT) X(EPS) X(INFERENCE) X(SCALE) X(SHIFT) X(ONNX)                              \
-  X(GRAD_INPUT) X(GRAD_SCALE) X(GRAD_SHIFT) X(RANK) X(STAGES) X(FLIP) X(BLOCKS_PER_SM)
+  X(GRAD_INPUT) X(GRAD_SCALE) X(GRAD_SHIFT) X(RANK) X(STAGES) X(FLIP) X(BLOCKS_PER_SM) \
+  X(AD) X(AH) X(AW)
 // clang-format on
 
 namespace convjit::emulated {

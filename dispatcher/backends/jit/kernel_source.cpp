@@ -98,9 +98,11 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        : variant == kTileVariant ? "_tile"
                                                  : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
+  // The Hopper conv's: `d` is the forward conv it computes, where there is one.
   if (find_wgmma_config(variant) != nullptr)
-    return d.direction == Direction::bwdfilt ? "conv/conv_bwdfilt_wgmma.cuh"
-                                             : "conv/conv_fwd_wgmma.cuh";
+    return d.direction == Direction::bwdfilt   ? "conv/conv_bwdfilt_wgmma.cuh"
+           : d.direction == Direction::bwddata ? "conv/conv_bwddata_wgmma.cuh"
+                                               : "conv/conv_fwd_wgmma.cuh";
   if (variant == kDepthwiseVariant)
     return fmt::format("conv/depthwise_{}.cuh", direction_name(d.direction));
   if (variant == kDepthwiseTileVariant)
@@ -385,6 +387,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("SPLIT", launch.split);
+    p.spatial("AD", "AH", "AW", launch.origin);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;
     out.tensor_maps = std::move(launch.maps);

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <utility>
 
+#include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 
 namespace convjit {
@@ -30,49 +31,71 @@ std::uint64_t map_stride(std::int64_t dim, std::int64_t stride, std::uint64_t in
   return dim == 1 ? inner : static_cast<std::uint64_t>(stride * kElementBytes);
 }
 
-// x as (C, W[, H[, D]], N), its anchors walking the output pixels: from
-// -pad to the last output pixel's anchor, `stride` apart; a box of
-// `pixels` pixels by 64 channels.
-TensorMapSpec im2col_map(const OpDescriptor& d, std::uint32_t pixels) {
-  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  const Window3 win = canonical_window(d);
+// Where a map's anchors run along each axis (D, H, W): from `lower` to
+// the tensor's far edge plus `upper`, `traversal` apart.
+struct AnchorRange {
+  std::array<std::int64_t, 3> lower{}, upper{}, traversal{1, 1, 1};
+};
+
+// The channels-last tensor `t` as (C, W[, H[, D]], N) for im2col boxes
+// of `pixels` pixels by 64 channels, its anchors in `range`.
+TensorMapSpec im2col_map(const OpDescriptor& d, const View5& t, const AnchorRange& range,
+                         std::uint32_t pixels) {
   TensorMapSpec s;
   s.mode = TensorMapMode::im2col;
   s.element = map_element(d.dtype);
   s.rank = static_cast<unsigned>(d.spatial_dims + 2);
-  s.dims[0] = static_cast<std::uint64_t>(x.dims[1]);
-  std::uint64_t inner = static_cast<std::uint64_t>(x.dims[1] * kElementBytes);
+  s.dims[0] = static_cast<std::uint64_t>(t.dims[1]);
+  std::uint64_t inner = static_cast<std::uint64_t>(t.dims[1] * kElementBytes);
   for (unsigned i = 0; i + 2 < s.rank; ++i) {
     const std::size_t at = 2 - i;  // W, H, D in the window's (D, H, W) order
-    s.dims[i + 1] = static_cast<std::uint64_t>(x.dims[at + 2]);
-    s.strides[i] = map_stride(x.dims[at + 2], x.strides[at + 2], inner);
+    s.dims[i + 1] = static_cast<std::uint64_t>(t.dims[at + 2]);
+    s.strides[i] = map_stride(t.dims[at + 2], t.strides[at + 2], inner);
     inner = s.strides[i] * s.dims[i + 1];
-    s.element_strides[i + 1] = static_cast<std::uint32_t>(win.stride[at]);
-    s.lower_corner[i] = static_cast<int>(-win.pad_begin[at]);
-    s.upper_corner[i] = static_cast<int>((y.dims[at + 2] - 1) * win.stride[at] -
-                                         win.pad_begin[at] - (x.dims[at + 2] - 1));
+    s.element_strides[i + 1] = static_cast<std::uint32_t>(range.traversal[at]);
+    s.lower_corner[i] = static_cast<int>(range.lower[at]);
+    s.upper_corner[i] = static_cast<int>(range.upper[at]);
   }
-  s.dims[s.rank - 1] = static_cast<std::uint64_t>(x.dims[0]);
-  s.strides[s.rank - 2] = map_stride(x.dims[0], x.strides[0], inner);
+  s.dims[s.rank - 1] = static_cast<std::uint64_t>(t.dims[0]);
+  s.strides[s.rank - 2] = map_stride(t.dims[0], t.strides[0], inner);
   s.channels_per_pixel = WgmmaConvTile::kChannels;
   s.pixels_per_column = pixels;
   s.swizzle = TensorMapSwizzle::b128;
   return s;
 }
 
-// dy as (K, OW[, OH[, OD]], N) for a bwdfilt: the map of a 1 x 1 window
-// over dy itself, so that a box is a K step's run of output pixels (in
-// N, D, H, W order, across rows and images) by 64 filters.
-TensorMapSpec output_map(const OpDescriptor& d) {
-  OpDescriptor over_dy = d;
-  over_dy.x_dims = d.y_dims, over_dy.x_strides = d.y_strides;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
-    over_dy.w_dims[i + 2] = 1;
-    over_dy.stride[i] = over_dy.dilation[i] = 1;
-    over_dy.pad_begin[i] = over_dy.pad_end[i] = 0;
+// x, its anchors walking the output pixels: from -pad to the last output
+// pixel's anchor, `stride` apart.
+TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels) {
+  const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const Window3 win = canonical_window(d);
+  AnchorRange range;
+  for (std::size_t a = 0; a < 3; ++a) {
+    range.lower[a] = -win.pad_begin[a];
+    range.upper[a] = (y.dims[a + 2] - 1) * win.stride[a] - win.pad_begin[a] - (x.dims[a + 2] - 1);
+    range.traversal[a] = win.stride[a];
   }
-  return im2col_map(over_dy, WgmmaConvTile::kStepPixels);
+  return im2col_map(d, x, range, pixels);
+}
+
+// dy for a bwdfilt: its own pixels, so that a box is a K step's run of
+// them (in N, D, H, W order, across rows and images) by 64 filters.
+TensorMapSpec output_map(const OpDescriptor& d) {
+  return im2col_map(d, canonical_view(d.y_dims, d.y_strides, d.spatial_dims), {},
+                    WgmmaConvTile::kStepPixels);
+}
+
+// dy for a strided bwddata: every phase's pixels from the phases' common
+// origin, the widest phase's extent (conv_bwddata_wgmma.cuh).
+TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases) {
+  const View5 dy = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  AnchorRange range;
+  for (std::size_t a = 0; a < 3; ++a) {
+    range.lower[a] = phases.axis[a].origin;
+    range.upper[a] = phases.axis[a].origin + phases.axis[a].extent - dy.dims[a + 2];
+  }
+  return im2col_map(d, dy, range, WgmmaConvTile::kPixels);
 }
 
 // w as (CG, S, R, T, K): a box of 64 channels of one tap for 128 filters;
@@ -122,6 +145,22 @@ Status not_available(std::string_view why) {
   return Status::not_available(fmt::format("variant {} {}", kWgmmaVariant, why));
 }
 
+// A bwddata of a strided conv, which runs by stride phases
+// (conv_bwddata_wgmma.cuh).
+bool phased(const OpDescriptor& d) {
+  return d.direction == Direction::bwddata &&
+         std::any_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
+                     [](std::int64_t s) { return s != 1; });
+}
+
+// The filters as a bwddata's GEMM reads them: K channels of C filters.
+OpDescriptor transposed_filters(const OpDescriptor& d) {
+  OpDescriptor t = d;
+  std::swap(t.w_dims[0], t.w_dims[1]);
+  std::swap(t.w_strides[0], t.w_strides[1]);
+  return t;
+}
+
 // What the kernel reads through map 0 and walks along its channels.
 std::string_view input_name(const OpDescriptor& d) {
   return d.direction == Direction::bwddata ? "dy" : "x";
@@ -133,10 +172,12 @@ std::string_view mapped_name(const OpDescriptor& d, const TensorMapArgument& map
   return d.direction == Direction::bwdfilt ? "dy" : "w";
 }
 
-// The input the kernel reads (of `e`, the forward conv of `d`) runs along
-// its channels; a bwdfilt reads dy, too, along its filters.
+// The input the kernel reads (x of `e`, the forward conv of `d`; a
+// strided bwddata's dy) runs along its channels; a bwdfilt reads dy, too,
+// along its filters.
 Status check_channels_last(const OpDescriptor& d, const OpDescriptor& e) {
-  const View5 x = canonical_view(e.x_dims, e.x_strides, e.spatial_dims);
+  const View5 x = phased(d) ? canonical_view(d.y_dims, d.y_strides, d.spatial_dims)
+                            : canonical_view(e.x_dims, e.x_strides, e.spatial_dims);
   if (x.strides[1] != 1)
     return not_available(fmt::format(
         "reads {} with TMA along its channels: it needs channel stride 1 (channels-last)",
@@ -148,24 +189,21 @@ Status check_channels_last(const OpDescriptor& d, const OpDescriptor& e) {
   return Status::ok();
 }
 
-// The directions it serves: fwd and bwdfilt, and bwddata where it is a
-// forward conv.
-Status check_direction(const OpDescriptor& d) {
-  if (d.kind != OpKind::conv) return not_available("serves convs only");
-  if (d.direction != Direction::bwddata) return Status::ok();
-  for (int i = 0; i < d.spatial_dims; ++i)
-    if (d.stride[static_cast<std::size_t>(i)] != 1)
-      return not_available(fmt::format(
-          "serves bwddata of stride-1 convs only (dx as the forward conv of dy with the flipped "
-          "filters); this conv's stride is {} along spatial dim {}: use a tc tile",
-          d.stride[static_cast<std::size_t>(i)], i));
-  return Status::ok();
-}
-
-// The taps' im2col offsets, within what the map's rank encodes.
+// The taps' im2col offsets, within what the map's rank encodes: the
+// window's span, or the phases' reach from their common origin.
 Status check_filter_offsets(const OpDescriptor& d) {
   const Window3 win = canonical_window(d);
   const std::int64_t limit = im2col_offset_limit(static_cast<unsigned>(d.spatial_dims + 2));
+  if (phased(d)) {
+    const StridePhases phases = stride_phases(d);
+    for (const PhaseAxis& axis : phases.axis)
+      if (axis.reach >= limit)
+        return not_available(fmt::format(
+            "reaches dy through im2col offsets below {} for a {}D conv; this conv's stride "
+            "phases span {} pixels of dy",
+            limit, d.spatial_dims, axis.reach + 1));
+    return Status::ok();
+  }
   for (std::size_t at = 0; at < 3; ++at)
     if ((win.size[at] - 1) * win.dilation[at] >= limit)
       return not_available(fmt::format(
@@ -174,9 +212,18 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
-// The output tiles: fwd, of y, 128 pixels by 128 filters; bwdfilt, of
+// The output tiles: fwd, of y, 128 pixels by 128 filters; a strided
+// bwddata's, of each phase of dx, 128 pixels by 128 channels; bwdfilt, of
 // dw, 128 filters by two blocks of 64 channels of a tap.
 long long output_tiles(const OpDescriptor& d) {
+  if (phased(d)) {
+    const StridePhases phases = stride_phases(d);
+    const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+    long long pixels = dx.dims[0];
+    for (const PhaseAxis& axis : phases.axis) pixels *= axis.extent;
+    return phases.count * ceil_div(pixels, WgmmaConvTile::kPixels) *
+           ceil_div(dx.dims[1], WgmmaConvTile::kFilters);
+  }
   if (d.direction == Direction::bwdfilt) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
     const long long channel_blocks = ceil_div(w.dims[1], WgmmaConvTile::kChannels);
@@ -205,27 +252,29 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
   return std::max(1ll, std::min({ceil_div(2 * kSMs, tiles), steps / kMinSteps, by_memory}));
 }
 
-// fwd and bwddata: map 0 over x, map 1 over w or, `packed`, its copy in
-// the workspace; bwdfilt: map 0 over x, map 1 over dy.
+// fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
+// copy in the workspace; a strided bwddata: map 0 over dy, map 1 over the
+// copy; bwdfilt: map 0 over x, map 1 over dy.
 std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed) {
   using Operand = TensorMapArgument::Operand;
   if (d.direction == Direction::bwdfilt)
-    return {{im2col_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
+    return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
-  return {{im2col_map(d, WgmmaConvTile::kPixels), Operand::in0, 0},
+  if (phased(d))
+    return {{phase_map(d, stride_phases(d)), Operand::in0, 0},
+            {filter_map(transposed_filters(d), true), Operand::workspace, 0}};
+  return {{window_map(d, WgmmaConvTile::kPixels), Operand::in0, 0},
           {filter_map(d, packed), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 }  // namespace
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
-  if (d.direction != Direction::bwddata) return d;
-  OpDescriptor e = d;
+  if (d.direction != Direction::bwddata || phased(d)) return d;
+  OpDescriptor e = transposed_filters(d);
   e.direction = Direction::fwd;
   std::swap(e.x_dims, e.y_dims);
   std::swap(e.x_strides, e.y_strides);
-  std::swap(e.w_dims[0], e.w_dims[1]);
-  std::swap(e.w_strides[0], e.w_strides[1]);
   for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
     const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
     e.pad_begin[i] = reach - d.pad_begin[i];
@@ -235,7 +284,7 @@ OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
 }
 
 Status wgmma_conv_support(const OpDescriptor& desc) {
-  if (Status s = check_direction(desc); !s.is_ok()) return s;
+  if (desc.kind != OpKind::conv) return not_available("serves convs only");
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -247,7 +296,7 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
   if (Status s = check_channels_last(desc, d); !s.is_ok()) return s;
   const Window3 win = canonical_window(d);
   for (std::int64_t stride : win.stride)
-    if (stride > kMaxTraversalStride)
+    if (!phased(d) && stride > kMaxTraversalStride)
       return not_available(fmt::format("walks the pixels with TMA's traversal stride, at most "
                                        "{}; this conv's stride is {}",
                                        kMaxTraversalStride, stride));
@@ -308,7 +357,11 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.rank = d.spatial_dims + 2;
   launch.stages = config.stages;
   launch.blocks_per_sm = config.blocks_per_sm;
-  launch.flip = desc.direction == Direction::bwddata;
+  launch.flip = desc.direction == Direction::bwddata && !phased(desc);
+  if (phased(d)) {
+    const StridePhases phases = stride_phases(d);
+    for (std::size_t a = 0; a < 3; ++a) launch.origin[a] = phases.axis[a].origin;
+  }
   return launch;
 }
 

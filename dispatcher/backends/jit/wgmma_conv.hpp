@@ -4,6 +4,7 @@
 // alone; each call binds them to its pointers (tensor_map_argument.hpp).
 #pragma once
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -50,21 +51,25 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // conv fwd; for a bwddata of stride 1, dx as the forward conv of dy with
 // the filters transposed (C filters of K channels) and their taps flipped,
 // padded by dilation x (taps - 1) - pad on each side.  The kernel packs
-// the filters so (conv/packed_filters.cuh, Problem::FLIP).
+// the filters so (conv/packed_filters.cuh, Problem::FLIP).  A strided
+// bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a bwdfilt
+// (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
 
 // OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
-// it breaks: f16/bf16, a conv fwd, or a bwddata of stride 1, of one group
-// without a fused epilogue; channels-last x (bwddata: dy) whose strides
-// TMA can walk (16-byte multiples), conv strides up to 8, and im2col
-// corners and filter offsets within what the map's rank encodes.  Filters
-// whose own layout TMA cannot walk (K C R S), and a bwddata's always, are
-// copied first, in K R S C order of the forward conv, into the workspace.
+// it breaks: f16/bf16, a conv of one group without a fused epilogue;
+// channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
+// walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
+// im2col corners and filter offsets within what the map's rank encodes.
+// Filters whose own layout TMA cannot walk (K C R S), and a bwddata's
+// always, are copied first, in the order the kernel reads them, into the
+// workspace.
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc);
 
 // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map 1:
 // w, or its packed copy in the workspace, tiled (channels, S, R, T,
-// filters).  For a supported descriptor.
+// filters); a bwdfilt's map 1: dy in im2col mode.  For a supported
+// descriptor.
 [[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made, then a block per
@@ -76,6 +81,8 @@ struct WgmmaConvLaunch {
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long split = 1;  // a bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh)
+  // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
+  std::array<std::int64_t, 3> origin{};
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
 };
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,

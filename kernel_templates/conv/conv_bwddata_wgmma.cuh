@@ -1,0 +1,210 @@
+// Convolution backward data of a strided conv for Hopper (sm_90a), by
+// stride phases.  Along an axis of stride s, pad p, dilation d, the dx
+// pixels i = phase + s j of one phase (0 <= phase < s) take
+//   dx[phase + s j] = sum_r dy[j + (phase + p - r d) / s] w[r]
+// over the taps r with phase + p - r d a multiple of s: every
+// (s / gcd(s, d))-th tap from the last.  Each phase is so a stride-1
+// forward conv of dy, and a block computes a 128 x 128 tile of one
+// phase's dx (128 of its pixels, in N, D, H, W order, by 128 channels) as
+// conv_fwd_wgmma.cuh computes y:
+//   - the producer, per K step of 64 filters of one of the phase's taps:
+//     an im2col box of dy (128 pixels x 64 filters, its edges TMA's zero
+//     fill) and a tile box of the filters (128 channels x the same 64
+//     filters of that tap, from the workspace's copy of w in [C][T R S][K]
+//     order, convjit_kernel_prepare);
+//   - the consumer and the epilogue of wgmma_conv_tile.cuh; a phase
+//     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
+// One im2col map serves every phase: its anchors start at the least of
+// the phases' first offsets, P::AD, AH, AW (the host's origin), run
+// ceil(size / s) pixels, the widest phase's, along each axis, and each tap
+// reads at its offset from there.  The narrower phases' last pixels are
+// computed and not stored.
+// Stride-1 bwddata runs through conv_fwd_wgmma.cuh instead, as the one
+// forward conv it is (dispatcher/backends/jit/wgmma_conv.hpp).
+#include "common/epilogue.cuh"
+#include "common/grid.cuh"
+#include "common/tma.cuh"
+#include "common/wgmma.cuh"
+#include "conv/im2col_loads.cuh"
+#include "conv/packed_filters.cuh"
+#include "conv/wgmma_conv_shape.cuh"
+#include "conv/wgmma_conv_tile.cuh"
+#include "conv/wgmma_pipeline.cuh"
+
+namespace convjit_device {
+namespace conv_bwddata_wgmma {
+
+typedef Problem P;
+using namespace wgmma_conv_tile;
+
+// An axis of the window: D, H or W.
+struct Axis {
+  index_t stride, pad, dilation, taps, size, origin;
+};
+__device__ __forceinline__ Axis axis(int a) {
+  if (a == 0) return {P::SD, P::PD, P::DD, P::T, P::D, P::AD};
+  if (a == 1) return {P::SH, P::PH, P::DH, P::R, P::H, P::AH};
+  return {P::SW, P::PW, P::DW, P::S, P::W, P::AW};
+}
+// The pixels of a phase along the axis, the widest phase's.
+__device__ __forceinline__ index_t phase_extent(const Axis& x) {
+  return (x.size + x.stride - 1) / x.stride;
+}
+
+__device__ __forceinline__ int gcd(int a, int b) {
+  while (b != 0) {
+    const int r = a % b;
+    a = b, b = r;
+  }
+  return a;
+}
+
+// One phase's taps along an axis: `count` of them, w's taps last, last -
+// step, ..., in the order of their increasing dy offsets.
+struct AxisTaps {
+  int phase, count, last, step;
+};
+__device__ __forceinline__ AxisTaps axis_taps(const Axis& x, int phase) {
+  const int stride = static_cast<int>(x.stride), taps = static_cast<int>(x.taps);
+  const int step = stride / gcd(stride, static_cast<int>(x.dilation));
+  for (int r = taps - 1; r >= 0 && r > taps - 1 - step; --r)
+    if (((phase + x.pad - r * x.dilation) % x.stride + x.stride) % x.stride == 0)
+      return {phase, r / step + 1, r, step};
+  return {phase, 0, 0, step};
+}
+// Tap q's index in w, and its dy offset from the map's origin.
+__device__ __forceinline__ int tap_of(const AxisTaps& a, int q) { return a.last - q * a.step; }
+__device__ __forceinline__ int offset_of(const Axis& x, const AxisTaps& a, int q) {
+  return static_cast<int>((a.phase + x.pad - tap_of(a, q) * x.dilation) / x.stride - x.origin);
+}
+
+__device__ __forceinline__ int channel_blocks() {
+  return static_cast<int>((P::K + kBlockK - 1) / kBlockK);
+}
+
+// A block's work: its phase's taps on each axis, its first pixel (of the
+// phase grid) and its first channel.  Blocks run the channel tiles
+// fastest, then the pixels', then the phases.
+struct Work {
+  AxisTaps d, h, w;
+  index_t pixel0;
+  int channel0;
+
+  __device__ __forceinline__ int steps() const {
+    return d.count * h.count * w.count * channel_blocks();
+  }
+};
+__device__ __forceinline__ index_t grid_pixels() {
+  return P::N * phase_extent(axis(0)) * phase_extent(axis(1)) * phase_extent(axis(2));
+}
+__device__ __forceinline__ Work work_of(index_t block) {
+  const index_t channel_tiles = (P::C + kBlockN - 1) / kBlockN;
+  const index_t pixel_tiles = (grid_pixels() + kBlockM - 1) / kBlockM;
+  const int phase = static_cast<int>(block / (channel_tiles * pixel_tiles));
+  const int sh = static_cast<int>(P::SH), sw = static_cast<int>(P::SW);
+  return {axis_taps(axis(0), phase / (sh * sw)), axis_taps(axis(1), phase / sw % sh),
+          axis_taps(axis(2), phase % sw),
+          block / channel_tiles % pixel_tiles * kBlockM,
+          static_cast<int>(block % channel_tiles * kBlockN)};
+}
+
+// Pixel m of the phase grid: its image and its place along each axis.
+struct GridPixel {
+  index_t n, jd, jh, jw;
+};
+__device__ __forceinline__ GridPixel grid_pixel(index_t m) {
+  const index_t ew = phase_extent(axis(2)), eh = phase_extent(axis(1)),
+                ed = phase_extent(axis(0));
+  return {m / (ew * eh * ed), m / (ew * eh) % ed, m / ew % eh, m % ew};
+}
+
+// One K step's loads: dy's box at the step's tap, the filters' at it.
+template <class Shared, class Barrier>
+__device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
+                                           Barrier full, const Work& work, int step) {
+  const int q = step / channel_blocks(), c0 = step % channel_blocks() * kBlockK;
+  const int qw = q % work.w.count, qh = q / work.w.count % work.h.count,
+            qd = q / (work.w.count * work.h.count);
+  const GridPixel first = grid_pixel(work.pixel0);
+  const Anchor at = {static_cast<int>(first.n), static_cast<int>(first.jd + P::AD),
+                     static_cast<int>(first.jh + P::AH), static_cast<int>(first.jw + P::AW)};
+  load_im2col(a, maps.map[0], full, c0, at,
+              {offset_of(axis(0), work.d, qd), offset_of(axis(1), work.h, qh),
+               offset_of(axis(2), work.w, qw)});
+  tma_load_tile<5>(b, maps.map[1], full,
+                   {c0, tap_of(work.w, qw), tap_of(work.h, qh), tap_of(work.d, qd),
+                    work.channel0});
+}
+
+template <class Tiles, class Ring>
+__device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
+                                        const Work& work) {
+  for (int step = 0; step < work.steps(); ++step) {
+    ring.acquire(step, kStageBytes);
+    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
+    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &ring.full[ring.stage(step)],
+               work, step);
+  }
+}
+
+// dx, written a pixel's channels at a time: the phase's pixels within dx.
+struct Output {
+  index_t channels, channel_stride;
+  bool vectors;
+  int pd, ph, pw;
+
+  __device__ __forceinline__ index_t offset(index_t m) const {
+    if (m >= grid_pixels()) return -1;
+    const GridPixel g = grid_pixel(m);
+    const index_t id = pd + P::SD * g.jd, ih = ph + P::SH * g.jh, iw = pw + P::SW * g.jw;
+    if (id >= P::D || ih >= P::H || iw >= P::W) return -1;
+    return g.n * P::XS0 + id * P::XS2 + ih * P::XS3 + iw * P::XS4;
+  }
+};
+__device__ __forceinline__ Output dx_output(const Work& work) {
+  return {P::C, P::XS1, chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4), work.d.phase,
+          work.h.phase, work.w.phase};
+}
+
+}  // namespace conv_bwddata_wgmma
+}  // namespace convjit_device
+
+// As conv_fwd_wgmma.cuh's: the register cap at entry lets setmaxnreg move
+// registers between the warpgroups.
+CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
+convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::storage_t* /*w*/,
+               convjit_device::storage_t* dx, float alpha, float beta,
+               convjit_device::scratch_t* /*workspace*/,
+               const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
+  using namespace convjit_device;
+  using namespace convjit_device::conv_bwddata_wgmma;
+  CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
+  const Work work = work_of(static_cast<index_t>(blockIdx.x));
+  const auto stages = ring(full, empty);
+  if (threadIdx.x == 0) {
+    stages.init();
+    mbarrier_init(&consumers[0], kWarpgroupSize);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warpgroup_id() == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) produce(maps, smem, stages, work);
+    return;
+  }
+  consumer_registers();
+  consume_and_store(smem, stages, work.steps(), &consumers[0], dx, dx_output(work), work.pixel0,
+                    work.channel0, alpha, beta);
+}
+
+// The first pass: w copied in [C][T R S][K] order, which map 1 reads.
+CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*dy*/,
+                                      const convjit_device::storage_t* __restrict__ w,
+                                      convjit_device::storage_t* /*dx*/, float /*alpha*/,
+                                      float /*beta*/, convjit_device::scratch_t* workspace) {
+  using namespace convjit_device;
+  pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
+}
