@@ -194,17 +194,19 @@ long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
 
 namespace {
 
-// Where the Hopper conv is the choice on an sm_90 GPU: at least 64
-// channels per group, a whole K step of its tile.  On an H200 it beat the
-// best tile on 55 of 56 such layers of ResNet-50 and YOLO11n, and lost on
-// 7 of 9 with fewer, which load and multiply a 64-channel step's zeros
-// (bench/results/2026-11-27-h200-hopper).  A stride-1 bwddata runs the same
-// kernel as a forward conv whose channels are the conv's filters, so the
-// same rule holds there.  In the emulator it stays last.
+// Where the Hopper conv is the choice on an sm_90 GPU: where the channels
+// its 64-wide boxes hold fill one, x's (fwd, bwdfilt) or dy's (bwddata).
+// On an H200 the fwd conv beat the best tile on 55 of 56 such layers of
+// ResNet-50 and YOLO11n, and lost on 7 of 9 with fewer, which load and
+// multiply a box's zeros (bench/results/2026-11-27-h200-hopper).  bwddata
+// and bwdfilt follow by analogy and by the analyser's prediction
+// (bench/results/2026-11-27-hopper-conv-analysis); no GPU has timed them.
+// In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
-  constexpr long long kStepChannels = 64;
-  return !c.arch.empty() && !direct_is_better(shape) &&
-         wgmma_forward_equivalent(d).w_dims[1] >= kStepChannels;
+  constexpr long long kBoxChannels = 64;
+  const long long channels = d.direction == Direction::bwddata ? d.w_dims[0] / d.groups
+                                                               : d.w_dims[1];
+  return !c.arch.empty() && !direct_is_better(shape) && channels >= kBoxChannels;
 }
 
 // The direct kernel and the tiles, the heuristic's choice first.
