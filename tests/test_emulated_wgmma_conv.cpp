@@ -412,14 +412,16 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   ASSERT_EQ(flipped.value().entries.size(), 2u);
   EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
-  // A strided bwddata leads by the same rule; a bwdfilt by x's channels
-  // (its boxes of a tap's channels).
+  // A strided bwddata leads by the same rule; a bwdfilt wherever it
+  // applies (its K step is pixels), narrow channels too.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
   EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(),
             kWgmmaVariant);
+  EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
+            kWgmmaVariant);
   EXPECT_EQ(jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
-  EXPECT_EQ(offered_last(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false})),
+  EXPECT_EQ(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false}).front(),
             kWgmmaVariant);
 }
 

@@ -184,20 +184,12 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
   const Work work = work_of(static_cast<index_t>(blockIdx.x));
   const auto stages = ring(full, empty);
-  if (threadIdx.x == 0) {
-    stages.init();
-    mbarrier_init(&consumers[0], kWarpgroupSize);
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-  if (warpgroup_id() == 0) {
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) produce(maps, smem, stages, work);
-    return;
-  }
-  consumer_registers();
-  consume_and_store(smem, stages, work.steps(), &consumers[0], dx, dx_output(work), work.pixel0,
-                    work.channel0, alpha, beta);
+  run_warpgroups(
+      stages, &consumers[0], [&] { produce(maps, smem, stages, work); },
+      [&] {
+        consume_and_store(smem, stages, work.steps(), &consumers[0], dx, dx_output(work),
+                          work.pixel0, work.channel0, alpha, beta);
+      });
 }
 
 // The first pass: w copied in [C][T R S][K] order, which map 1 reads.

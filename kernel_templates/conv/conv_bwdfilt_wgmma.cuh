@@ -115,30 +115,20 @@ template <class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<kBlockN>& top,
                                         wgmma_accumulators<kBlockN>& bottom) {
-  for (int i = 0; i < steps; ++i) {
-    ring.wait_loaded(i);
-    const unsigned at = static_cast<unsigned>(ring.stage(i)) * kStageBytes / 4;
-    const unsigned long long a0 =
-        wgmma_descriptor(&tiles[at], kBoxBytes, kSwizzleRowGroup, wgmma_swizzle_128);
-    const unsigned long long a1 = wgmma_descriptor(&tiles[at + kBoxFloats], kBoxBytes,
-                                                   kSwizzleRowGroup, wgmma_swizzle_128);
-    const unsigned long long b = wgmma_descriptor(&tiles[at + 2 * kBoxFloats], kBoxBytes,
-                                                  kSwizzleRowGroup, wgmma_swizzle_128);
-    wgmma_fence();
+  const auto box = [&](unsigned at) {
+    return wgmma_descriptor(&tiles[at], kBoxBytes, kSwizzleRowGroup, wgmma_swizzle_128);
+  };
+  consume_steps(ring, steps, kStageBytes / 4, top, bottom, [&](unsigned at, bool accumulated) {
+    const unsigned long long a0 = box(at), a1 = box(at + kBoxFloats),
+                             b = box(at + 2 * kBoxFloats);
     for (int slice = 0; slice < kStepPixels / 16; ++slice) {
       const unsigned long long offset =
           static_cast<unsigned long long>(slice) * 2 * kSwizzleRowGroup >> 4;
-      const bool accumulate = i > 0 || slice > 0;
+      const bool accumulate = accumulated || slice > 0;
       wgmma_ss<kBlockN, Operand, 1, 1>(top, a0 + offset, b + offset, accumulate);
       wgmma_ss<kBlockN, Operand, 1, 1>(bottom, a1 + offset, b + offset, accumulate);
     }
-    wgmma_commit_group();
-    wgmma_wait_group<1>(top);
-    wgmma_wait_group<1>(bottom);
-    if (i > 0) ring.release(i - 1);
-  }
-  wgmma_wait_group<0>(top);
-  wgmma_wait_group<0>(bottom);
+  });
 }
 
 // The weights of one split's partial sums, each (filter, tap, channel).
@@ -188,23 +178,17 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);  // unused: the epilogue needs no barrier
   const auto stages = ring(full, empty);
   const Work work = work_of(static_cast<index_t>(blockIdx.x));
-  if (threadIdx.x == 0) {
-    stages.init();
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-  if (warpgroup_id() == 0) {
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) produce(maps, smem, stages, work);
-    return;
-  }
-  consumer_registers();
-  wgmma_accumulators<kBlockN> top, bottom;
-  consume(smem, stages, work.steps, top, bottom);
-  store_half(top, work, 0, dw, workspace, alpha, beta);
-  store_half(bottom, work, 64, dw, workspace, alpha, beta);
+  run_warpgroups(
+      stages, &consumers[0], [&] { produce(maps, smem, stages, work); },
+      [&] {
+        wgmma_accumulators<kBlockN> top, bottom;
+        consume(smem, stages, work.steps, top, bottom);
+        store_half(top, work, 0, dw, workspace, alpha, beta);
+        store_half(bottom, work, 64, dw, workspace, alpha, beta);
+      });
 }
 
 // The second pass of a split reduction: each weight's partial sums added

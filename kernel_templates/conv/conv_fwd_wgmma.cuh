@@ -1,22 +1,17 @@
 // Convolution forward for Hopper (sm_90a): the implicit GEMM of
 // conv/conv_fwd_gemm.cuh, y[m, n] = sum_k A[m, k] B[n, k] over
 // m = output pixels, n = filters, k = taps x channels, with the operands
-// brought in by TMA and multiplied by wgmma.  A block computes a
-// BM x BN = 128 x 128 tile of y in two warpgroups:
-//   - the producer (warpgroup 0; one thread issues, the rest give their
-//     registers to the consumer): per K step of 64 channels of one tap,
-//     an im2col load of A (128 pixels x 64 channels, x's padding
-//     zero-filled by TMA, tensor map 0) and a tile load of B (128 filters
-//     x 64 channels of that tap, tensor map 1), both 128-byte swizzled,
-//     into a ring of STAGES stages in dynamic shared memory, each
-//     completing on its stage's `full` mbarrier;
-//   - the consumer (warpgroup 1): per stage, four k16 steps of two
-//     m64n128 wgmmas (rows 0-63 and 64-127 of the tile) reading both
-//     operands through their descriptors, then it releases the stage
-//     (its `empty` mbarrier) once the wgmmas that read it are done;
-//   - the epilogue (stage_accumulators, store_tile): the accumulators
-//     through shared memory to y, alpha/beta-blended, in 16-byte chunks
-//     of 8 filters where y's filters are contiguous.
+// brought in by TMA and multiplied by wgmma in the warp-specialised
+// pipeline of conv/wgmma_pipeline.cuh.  A block computes a 128 x 128 tile
+// of y:
+//   - the producer, per K step of 64 channels of one tap: an im2col load
+//     of A (128 pixels x 64 channels, x's padding zero-filled by TMA,
+//     tensor map 0) and a tile load of B (128 filters x 64 channels of
+//     that tap, tensor map 1), both 128-byte swizzled;
+//   - the consumer and the epilogue of conv/wgmma_conv_tile.cuh: two
+//     m64n128 wgmmas per 16 channels, then the tile through shared memory
+//     to y, alpha/beta-blended, in 16-byte chunks of 8 filters where y's
+//     filters are contiguous.
 // A stride-1 bwddata runs as the forward conv it equals: dx from dy and
 // the filters transposed, their taps flipped (the Problem is that conv's;
 // wgmma_forward_equivalent).
@@ -111,22 +106,13 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   const index_t pixel0 = static_cast<index_t>(blockIdx.x) / filter_tiles * kBlockM;
   const int filter0 = static_cast<int>(static_cast<index_t>(blockIdx.x) % filter_tiles * kBlockN);
   const auto stages = ring(full, empty);
-  if (threadIdx.x == 0) {
-    stages.init();
-    mbarrier_init(&consumers[0], kWarpgroupSize);
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-  // The warpgroups part here for good: code they shared after setmaxnreg
-  // would have to fit the producer's 40 registers.
-  if (warpgroup_id() == 0) {
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) produce(maps, smem, stages, window_anchor(pixel0), filter0);
-    return;
-  }
-  consumer_registers();
-  consume_and_store(smem, stages, k_steps(), &consumers[0], y, y_output(), pixel0, filter0,
-                    alpha, beta);
+  run_warpgroups(
+      stages, &consumers[0],
+      [&] { produce(maps, smem, stages, window_anchor(pixel0), filter0); },
+      [&] {
+        consume_and_store(smem, stages, k_steps(), &consumers[0], y, y_output(), pixel0,
+                          filter0, alpha, beta);
+      });
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in

@@ -29,37 +29,25 @@ constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles 
 constexpr unsigned kStageBytes = 2 * kOperandBytes;
 
 // The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
-// a slice is 32 bytes further along the swizzled rows.  A stage is
-// released once the wgmmas reading it are done, a step later.
+// a slice is 32 bytes further along the swizzled rows.
 template <class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<kBlockN>& top,
                                         wgmma_accumulators<kBlockN>& bottom) {
-  for (int step = 0; step < steps; ++step) {
-    ring.wait_loaded(step);
-    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
+  // A's rows 64-127, in the descriptor's 16-byte units.
+  constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
+  consume_steps(ring, steps, kStageBytes / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a =
         wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
     const unsigned long long b =
         wgmma_descriptor(&tiles[at + kOperandBytes / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
-    // A's rows 64-127, in the descriptor's 16-byte units.
-    constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
-    wgmma_fence();
     for (int slice = 0; slice < kBlockK / 16; ++slice) {
       const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
-      const bool accumulate = step > 0 || slice > 0;
+      const bool accumulate = accumulated || slice > 0;
       wgmma_ss<kBlockN, Operand>(top, a + offset, b + offset, accumulate);
       wgmma_ss<kBlockN, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
     }
-    wgmma_commit_group();
-    // One step's wgmmas stay in flight while the next stage is awaited:
-    // the previous step's are done, and their stage goes back.
-    wgmma_wait_group<1>(top);
-    wgmma_wait_group<1>(bottom);
-    if (step > 0) ring.release(step - 1);
-  }
-  wgmma_wait_group<0>(top);
-  wgmma_wait_group<0>(bottom);
+  });
 }
 
 // The epilogue, in two halves around a block barrier.  First each

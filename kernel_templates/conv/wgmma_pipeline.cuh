@@ -77,5 +77,51 @@ __device__ __forceinline__ void consumer_registers() {
     setmaxnreg_inc<232>();
 }
 
+// The block's two warpgroups: thread 0 sets up the ring's barriers and
+// `consumers` (the consumer warpgroup's own, for its epilogue), then the
+// producer gives its registers back and its first thread runs produce(),
+// and the consumer takes them and runs consume().  They part here for
+// good: code they shared after setmaxnreg would have to fit the
+// producer's 40 registers.
+template <class Ring, class Barrier, class Produce, class Consume>
+__device__ __forceinline__ void run_warpgroups(const Ring& ring, Barrier consumers,
+                                               Produce produce, Consume consume) {
+  if (threadIdx.x == 0) {
+    ring.init();
+    mbarrier_init(consumers, kWarpgroupSize);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (warpgroup_id() == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) produce();
+    return;
+  }
+  consumer_registers();
+  consume();
+}
+
+// The consumer's main loop over `steps` stages: multiply(at, accumulate)
+// issues a stage's wgmmas (`at`: the stage's offset in the ring, in
+// floats; `accumulate`: false on the first step).  One step's wgmmas
+// stay in flight while the next stage is awaited; the previous step's
+// are then done, and their stage goes back to the producer.
+template <class Ring, class Accumulators, class Multiply>
+__device__ __forceinline__ void consume_steps(const Ring& ring, int steps, unsigned stage_floats,
+                                              Accumulators& top, Accumulators& bottom,
+                                              Multiply multiply) {
+  for (int step = 0; step < steps; ++step) {
+    ring.wait_loaded(step);
+    wgmma_fence();
+    multiply(static_cast<unsigned>(ring.stage(step)) * stage_floats, step > 0);
+    wgmma_commit_group();
+    wgmma_wait_group<1>(top);
+    wgmma_wait_group<1>(bottom);
+    if (step > 0) ring.release(step - 1);
+  }
+  wgmma_wait_group<0>(top);
+  wgmma_wait_group<0>(bottom);
+}
+
 }  // namespace wgmma_pipeline
 }  // namespace convjit_device

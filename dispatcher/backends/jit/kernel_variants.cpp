@@ -194,19 +194,23 @@ long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
 
 namespace {
 
-// Where the Hopper conv is the choice on an sm_90 GPU: where the channels
-// its 64-wide boxes hold fill one, x's (fwd, bwdfilt) or dy's (bwddata).
-// On an H200 the fwd conv beat the best tile on 55 of 56 such layers of
-// ResNet-50 and YOLO11n, and lost on 7 of 9 with fewer, which load and
-// multiply a box's zeros (bench/results/2026-11-27-h200-hopper).  bwddata
-// and bwdfilt follow by analogy and by the analyser's prediction
-// (bench/results/2026-11-27-hopper-conv-analysis); no GPU has timed them.
+// Where the Hopper conv is the choice on an sm_90 GPU.  fwd and bwddata:
+// where the channels its K step's 64-wide boxes hold fill one, x's (fwd)
+// or dy's (bwddata).  On an H200 the fwd conv beat the best tile on 55 of
+// 56 such layers of ResNet-50 and YOLO11n, and lost on 7 of 9 with fewer,
+// which load and multiply a box's zeros (bench/results/
+// 2026-11-27-h200-hopper); bwddata follows by analogy.  bwdfilt, whose K
+// step is 64 output pixels, always full: wherever it applies, as the
+// analyser predicts it faster than the best tile on every bwdfilt layer
+// of ResNet-50 and YOLO11n it serves, the narrow ones too (bench/results/
+// 2026-11-27-hopper-conv-analysis).  No GPU has timed bwddata or bwdfilt.
 // In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kBoxChannels = 64;
-  const long long channels = d.direction == Direction::bwddata ? d.w_dims[0] / d.groups
-                                                               : d.w_dims[1];
-  return !c.arch.empty() && !direct_is_better(shape) && channels >= kBoxChannels;
+  const long long step_channels =
+      d.direction == Direction::bwddata ? d.w_dims[0] / d.groups : d.w_dims[1];
+  return !c.arch.empty() && !direct_is_better(shape) &&
+         (d.direction == Direction::bwdfilt || step_channels >= kBoxChannels);
 }
 
 // The direct kernel and the tiles, the heuristic's choice first.
