@@ -68,8 +68,9 @@ __device__ __forceinline__ Work work_of(index_t block) {
   const index_t split = block / (tiles_m * tiles_n);
   const index_t steps = (pixels() + kStepPixels - 1) / kStepPixels;
   const index_t first = split * steps / P::SPLIT, end = (split + 1) * steps / P::SPLIT;
-  return {static_cast<int>(block % tiles_m * kBlockM), static_cast<int>(block / tiles_m % tiles_n * 2),
-          split, first, static_cast<int>(end - first)};
+  return {static_cast<int>(block % tiles_m * kBlockM),
+          static_cast<int>(block / tiles_m % tiles_n * 2), split, first,
+          static_cast<int>(end - first)};
 }
 
 // Column block j's tap and first channel; the last block for one past it.
