@@ -118,16 +118,22 @@ __device__ __forceinline__ GridPixel grid_pixel(index_t m) {
   return {m / (ew * eh * ed), m / (ew * eh) % ed, m / ew % eh, m % ew};
 }
 
+// Where the block's pixels start in dy's map: its first pixel of the
+// phase grid, from the map's origin.
+__device__ __forceinline__ Anchor first_anchor(const Work& work) {
+  const GridPixel first = grid_pixel(work.pixel0);
+  return {static_cast<int>(first.n), static_cast<int>(first.jd + P::AD),
+          static_cast<int>(first.jh + P::AH), static_cast<int>(first.jw + P::AW)};
+}
+
 // One K step's loads: dy's box at the step's tap, the filters' at it.
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
-                                           Barrier full, const Work& work, int step) {
+                                           Barrier full, const Work& work, const Anchor& at,
+                                           int step) {
   const int q = step / channel_blocks(), c0 = step % channel_blocks() * kBlockK;
   const int qw = q % work.w.count, qh = q / work.w.count % work.h.count,
             qd = q / (work.w.count * work.h.count);
-  const GridPixel first = grid_pixel(work.pixel0);
-  const Anchor at = {static_cast<int>(first.n), static_cast<int>(first.jd + P::AD),
-                     static_cast<int>(first.jh + P::AH), static_cast<int>(first.jw + P::AW)};
   load_im2col(a, maps.map[0], full, c0, at,
               {offset_of(axis(0), work.d, qd), offset_of(axis(1), work.h, qh),
                offset_of(axis(2), work.w, qw)});
@@ -139,11 +145,12 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
 template <class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
+  const Anchor at = first_anchor(work);
   for (int step = 0; step < work.steps(); ++step) {
     ring.acquire(step, kStageBytes);
-    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
-    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &ring.full[ring.stage(step)],
-               work, step);
+    const unsigned stage = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
+    load_stage(maps, &tiles[stage], &tiles[stage + kOperandBytes / 4],
+               &ring.full[ring.stage(step)], work, at, step);
   }
 }
 
