@@ -26,6 +26,7 @@
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
 
 namespace convjit {
 namespace {
@@ -61,8 +62,10 @@ std::string offered_last(const std::vector<std::string>& ids) {
   return ids.size() < 2 ? "" : ids[ids.size() - 2];
 }
 
+// `shift`: a fused epilogue's bias and residual that many bytes off a
+// 16-byte boundary.
 void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
-           std::string_view variant = kWgmmaVariant) {
+           std::string_view variant = kWgmmaVariant, std::size_t shift = 0) {
   SCOPED_TRACE(fmt::format("{} {}", variant, descriptor_name(d)));
   ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
   EmulatorBackend backend;
@@ -70,8 +73,12 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
   auto kernel = backend.build_variant(d, kHost, variant, trace);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
   const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  const test::ShiftedBuffer bias(host.bias, shift), residual(host.residual, shift);
   std::vector<unsigned char> out = host.out;
-  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  ExecArgs args = host.args(d, out.data());
+  if (args.bias != nullptr) args.bias = bias.data();
+  if (args.residual != nullptr) args.residual = residual.data();
+  const Status s = kernel.value()->execute(args);
   ASSERT_TRUE(s.is_ok()) << s.message();
   test::expect_matches_reference(d, host, out, kernel_tolerance(d));
 }
@@ -106,6 +113,36 @@ TEST(EmulatedWgmmaConv, AlphaAndBetaBlend) {
   const test::ConvCase c = test::random_channels_last_conv(rng, 2);
   SCOPED_TRACE(c.describe());
   check(fwd(c, DataType::bf16), rng, 0.5, 0.25);
+}
+
+// A conv fwd's fused epilogue (common/fused_epilogue.cuh), applied as the
+// tile is stored: every activation, with and without the bias and the
+// residual, alpha and beta, f16 and bf16, in both configurations, on
+// random convs (filters on and off the 128-filter tile and the 8-filter
+// chunk); then a bias and residual one element off a 16-byte boundary,
+// which the store must read element by element.  The tolerance is the
+// conv's: the activations' slopes are at most 1.1 (SiLU), and the bias
+// and residual are added once, in f32 (test_emulated_fused_epilogue.cpp).
+TEST(EmulatedWgmmaConv, FusesEveryEpilogue) {
+  std::mt19937 rng(4309);
+  int trial = 0;
+  for (Activation act :
+       {Activation::identity, Activation::relu, Activation::silu, Activation::sigmoid})
+    for (std::int32_t operands = 0; operands < 4; ++operands, ++trial) {
+      const test::ConvCase c = test::random_channels_last_conv(rng, 1 + trial % 3);
+      SCOPED_TRACE(c.describe());
+      OpDescriptor d = fwd(c, trial % 2 ? DataType::f16 : DataType::bf16);
+      d.activation = act;
+      d.epilogue_operands = operands;
+      check(d, rng, trial % 3 ? 1.0 : 0.75, trial % 4 == 1 ? 0.5 : 0.0,
+            kWgmmaConfigs[trial % 2].id);
+    }
+  test::ConvCase c = channels_last_3x3(64, 136, {9, 7}, {1, 0}, {0, 1});
+  OpDescriptor d = fwd(c, DataType::bf16);
+  d.activation = Activation::silu;
+  d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+  check(d, rng, 1.0, 0.0, kWgmmaVariant, 0);
+  check(d, rng, 0.5, 0.25, kWgmmaVariant, 2);
 }
 
 // bwddata of stride 1 as the forward conv of dy with the flipped,
@@ -353,9 +390,6 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   wide.stride = {9, 1};
   wide.input = {20, 6};
   EXPECT_NE(refusal(fwd(wide, DataType::bf16)).find("traversal stride"), std::string::npos);
-  OpDescriptor fused = fwd(c, DataType::bf16);
-  fused.activation = Activation::relu;
-  EXPECT_NE(refusal(fused).find("fused epilogue"), std::string::npos);
   OpDescriptor huge = fwd(c, DataType::bf16);  // 2^36 images of 16 output pixels: 2^33 tiles
   huge.x_dims[0] = huge.y_dims[0] = std::int64_t{1} << 36;
   EXPECT_NE(refusal(huge).find("beyond the grid's"), std::string::npos);

@@ -141,10 +141,13 @@ class GpuBackend : public ::testing::TestWithParam<std::string> {
     }
     ASSERT_TRUE(support.is_ok()) << support.message();
     auto gx = staged(host.x), gw = staged(host.w), gdy = staged(host.dy), gout = staged(host.out);
+    auto gbias = staged(host.bias), gresidual = staged(host.residual);
     ExecArgs args = host.args(d, gout->get());
     if (args.x) args.x = gx->get();
     if (args.w) args.w = gw->get();
     if (args.dy) args.dy = gdy->get();
+    if (args.bias) args.bias = gbias->get();
+    if (args.residual) args.residual = gresidual->get();
     args.stream = options.stream;
     args.workspace = options.workspace, args.workspace_bytes = options.workspace_bytes;
     const CUcontext before = current_context();
@@ -235,6 +238,37 @@ TEST_P(GpuBackend, EveryVariantMatchesTheReference) {
       for (const KernelVariant& v : variants.value()) {
         SCOPED_TRACE("variant " + v.id);
         check_with(d, rng, [&](const ExecArgs& args) { return v.kernel->execute(args); });
+      }
+    }
+}
+
+// A conv fwd's fused epilogue (every activation, with and without the
+// bias and the residual, alpha and beta) in each variant: cuDNN's
+// algorithms followed by the epilogue pass; every JIT variant, the Hopper
+// conv's on sm_90.  Channels-last convs with channels a multiple of 8
+// (the Hopper conv's), and planar ones.
+TEST_P(GpuBackend, FusedEpiloguesMatchTheReferenceInEveryVariant) {
+  std::mt19937 rng(19);
+  constexpr Activation kActivations[] = {Activation::identity, Activation::relu,
+                                         Activation::silu, Activation::sigmoid};
+  variant_run_ = true;
+  int trial = 0;
+  for (DataType dtype : {DataType::f32, DataType::f16, DataType::bf16})
+    for (int i = 0; i < 6; ++i, ++trial) {
+      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      if (i % 3 == 2) c.layout = test::TestLayout::nchw;
+      OpDescriptor d = test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
+      d.activation = kActivations[trial % 4];
+      d.epilogue_operands = (trial + trial / 4) % 4;
+      BuildTrace trace;
+      auto variants = backend_->build_variants(d, kGpu, trace);
+      if (GetParam() == "cudnn" && !variants.is_ok() && cudnn_may_decline(d, variants.status()))
+        continue;
+      ASSERT_TRUE(variants.is_ok()) << variants.status().message();
+      const CallOptions blend{trial % 3 ? 1.0 : 0.75, trial % 2 ? 0.5 : 0.0};
+      for (const KernelVariant& v : variants.value()) {
+        SCOPED_TRACE("variant " + v.id);
+        check_with(d, rng, [&](const ExecArgs& args) { return v.kernel->execute(args); }, blend);
       }
     }
 }

@@ -256,9 +256,9 @@ TEST(JitStaticChecks, TheVectorKernelsMoveChannelsIn16ByteAccesses) {
 
 // A Conv+BN+SiLU block with a residual, fused, in every fwd variant the
 // JIT offers for a YOLO11n dense conv and a depthwise conv (channels-last
-// bf16, sm_90), and the epilogue pass that follows cuDNN's plain conv:
-// each compiles with its epilogue's exp, fits and does not spill; the
-// GEMM tiles keep their instructions.
+// bf16, sm_90: the Hopper conv's among them), and the epilogue pass that
+// follows cuDNN's plain conv: each compiles with its epilogue's exp, fits
+// and does not spill; the GEMM tiles keep their instructions.
 TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
   int dense = 0, depthwise = 0;
   for (const ModelOp& op : model_ops("yolo11n")) {
@@ -281,6 +281,9 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
       EXPECT_NE(m.ptx.find("ex2.approx"), std::string::npos) << "no exp for the SiLU";
       if (find_gemm_tile(variant) != nullptr) {
         EXPECT_NE(m.ptx.find("mma.sync"), std::string::npos) << "no mma.sync";
+      }
+      if (find_wgmma_config(variant) != nullptr) {
+        EXPECT_NE(m.ptx.find("wgmma.mma_async"), std::string::npos) << "no wgmma";
       }
       EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
       EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;

@@ -12,9 +12,12 @@
 // conv fwd's entries take two more, its fused epilogue's operands
 // (common/fused_epilogue.cuh):
 //   ..., scratch_t* workspace, const storage_t* bias, const storage_t* residual)
-// A kernel that copies with TMA takes its tensor maps there instead
+// A kernel that copies with TMA takes those two, whether or not it reads
+// them (its direction or epilogue may not), then its tensor maps
 // (common/tensor_map.cuh):
-//   ..., scratch_t* workspace, const CONVJIT_GRID_CONSTANT tensor_maps_t maps)
+//   ..., const storage_t* bias, const storage_t* residual,
+//   const CONVJIT_GRID_CONSTANT tensor_maps_t maps)
+// so that one launch serves a template's every direction and epilogue.
 //
 // The generated prelude defines, before including a template:
 //   CONVJIT_DTYPE          0 f32, 1 f16, 2 bf16 (storage; math is f32)

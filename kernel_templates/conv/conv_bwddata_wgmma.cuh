@@ -182,6 +182,8 @@ CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* dx, float alpha, float beta,
                convjit_device::scratch_t* /*workspace*/,
+               const convjit_device::storage_t* /*bias*/,
+               const convjit_device::storage_t* /*residual*/,
                const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
   using namespace convjit_device::conv_bwddata_wgmma;
@@ -195,7 +197,7 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
       stages, &consumers[0], [&] { produce(maps, smem, stages, work); },
       [&] {
         consume_and_store(smem, stages, work.steps(), &consumers[0], dx, dx_output(work),
-                          work.pixel0, work.channel0, alpha, beta);
+                          work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta);
       });
 }
 

@@ -173,6 +173,8 @@ CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*dy*/,
                convjit_device::storage_t* dw, float alpha, float beta,
                convjit_device::scratch_t* workspace,
+               const convjit_device::storage_t* /*bias*/,
+               const convjit_device::storage_t* /*residual*/,
                const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
   using namespace convjit_device::conv_bwdfilt_wgmma;

@@ -17,11 +17,11 @@
 // wgmma_forward_equivalent).
 // Where it applies (dispatcher/backends/jit/wgmma_conv.hpp): f16 and
 // bf16, one group, channels-last x with 16-byte aligned strides (TMA's
-// rule), conv strides up to 8 (TMA's traversal stride), no fused epilogue
-// (the tensor maps take its operands' place in the kernel ABI).  Filters
+// rule), conv strides up to 8 (TMA's traversal stride), any fused
+// epilogue (common/fused_epilogue.cuh, applied as the tile is stored).  Filters
 // TMA cannot read in place (K C R S) are first copied, K R S C, into the
 // workspace (convjit_kernel_prepare).
-#include "common/epilogue.cuh"
+#include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
 #include "common/vector_memory.cuh"
@@ -94,7 +94,8 @@ __device__ __forceinline__ Output y_output() {
 CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* y, float alpha, float beta,
-               convjit_device::scratch_t* /*workspace*/,
+               convjit_device::scratch_t* /*workspace*/, const convjit_device::storage_t* bias,
+               const convjit_device::storage_t* residual,
                const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
   using namespace convjit_device::conv_fwd_wgmma;
@@ -111,7 +112,7 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
       [&] { produce(maps, smem, stages, window_anchor(pixel0), filter0); },
       [&] {
         consume_and_store(smem, stages, k_steps(), &consumers[0], y, y_output(), pixel0,
-                          filter0, alpha, beta);
+                          filter0, FusedEpilogue<P>{alpha, beta, bias, residual}, beta);
       });
 }
 

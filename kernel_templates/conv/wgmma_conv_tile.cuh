@@ -9,7 +9,13 @@
 //     index_t channels, channel_stride; // the N side: channels, their stride
 //     bool vectors;                     // 16-byte chunks of 8 channels
 //   };
+// after an Epilogue's math on each chunk of 8 channels of a pixel
+// (ScaledEpilogue below, or a conv fwd's FusedEpilogue of
+// common/fused_epilogue.cuh):
+//   void apply(float (&acc)[8], index_t pixel, index_t c0, index_t count,
+//              index_t stride, bool vector) const;
 #pragma once
+#include "common/channel_vectors.cuh"
 #include "common/epilogue.cuh"
 #include "common/mbarrier.cuh"
 #include "common/vector_memory.cuh"
@@ -55,8 +61,9 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
 // (row-major, a pixel's 128 filters a 512-byte row) in shared memory that
 // the main loop no longer needs; 16-byte chunks are XOR-swizzled by the
 // row so that both halves' accesses are conflict-free.  Then the consumer
-// writes y a chunk of 8 filters at a time (16 bytes of y where its filters
-// are contiguous and aligned), alpha/beta-blended and rounded once.
+// writes y a chunk of 8 filters at a time (16 bytes of y, and of the bias
+// and residual, where its filters are contiguous and aligned): the
+// Epilogue's math, beta's blend, and one rounding.
 constexpr int kStagedRowFloats = kBlockN;
 
 __device__ __forceinline__ int staged_index(int row, int col) {
@@ -76,9 +83,21 @@ __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumula
   }
 }
 
-template <class Staged, class Output>
+// alpha alone: the epilogue of an op without a fused one.
+struct ScaledEpilogue {
+  float alpha;
+  __device__ __forceinline__ void apply(float (&acc)[kChunkElements], index_t /*pixel*/,
+                                        index_t /*c0*/, index_t /*count*/, index_t /*stride*/,
+                                        bool /*vector*/) const {
+#pragma unroll
+    for (int j = 0; j < kChunkElements; ++j) acc[j] *= alpha;
+  }
+};
+
+template <class Staged, class Output, class Epilogue>
 __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Output& output,
-                                          index_t pixel0, int filter0, float alpha, float beta) {
+                                          index_t pixel0, int filter0, const Epilogue& epilogue,
+                                          float beta) {
   constexpr int kChunks = kBlockN / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
   const int t = static_cast<int>(threadIdx.x % kWarpgroupSize);
@@ -89,18 +108,9 @@ __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Ou
     float v[kChunkElements];
 #pragma unroll
     for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index(row, col + j)];
-    storage_t* out = y + offset + filter * output.channel_stride;
-    if (!vectors) {
-      for (int j = 0; j < kChunkElements && filter + j < output.channels; ++j)
-        scale_store(&out[j * output.channel_stride], v[j], alpha, beta);
-      continue;
-    }
-    float old[kChunkElements];
-    if (beta != 0.0f) unpack_chunk(load_128(out), old);
-#pragma unroll
-    for (int j = 0; j < kChunkElements; ++j)
-      v[j] = alpha * v[j] + (beta != 0.0f ? beta * old[j] : 0.0f);
-    store_128(out, pack_chunk(v));
+    epilogue.apply(v, offset, filter, output.channels, output.channel_stride, vectors);
+    write_channels(y, offset, filter, output.channels, output.channel_stride, vectors, v, 1.0f,
+                   beta);
   }
 }
 
@@ -108,12 +118,14 @@ __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Ou
 // ring's memory to y.  Every stage has landed and been read: the ring holds
 // the staged tile once the whole warpgroup is past its last wgmma (the
 // consumers' barrier, phase 0), and y's chunks once it is all staged
-// (phase 1).  Without K steps the tile is zero (y = beta y).
-template <class Tiles, class Ring, class Barrier, class Output>
+// (phase 1).  Without K steps the tile is zero (y = beta y, after the
+// epilogue's bias, residual and activation).
+template <class Tiles, class Ring, class Barrier, class Output, class Epilogue>
 __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
                                                   Barrier consumers, storage_t* y,
                                                   const Output& output, index_t pixel0,
-                                                  int filter0, float alpha, float beta) {
+                                                  int filter0, const Epilogue& epilogue,
+                                                  float beta) {
   wgmma_accumulators<kBlockN> top, bottom;
   consume(smem, ring, steps, top, bottom);
   if (steps == 0)
@@ -127,7 +139,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
   stage_accumulators(smem, bottom, 64);
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 1);
-  store_tile(smem, y, output, pixel0, filter0, alpha, beta);
+  store_tile(smem, y, output, pixel0, filter0, epilogue, beta);
 }
 
 }  // namespace wgmma_conv_tile

@@ -86,6 +86,8 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* /*in0*/,
                               const convjit_device::storage_t* /*in1*/,
                               convjit_device::storage_t* out, float /*alpha*/, float /*beta*/,
                               convjit_device::scratch_t* /*workspace*/,
+                              const convjit_device::storage_t* /*bias*/,
+                              const convjit_device::storage_t* /*residual*/,
                               const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
   typedef Problem P;

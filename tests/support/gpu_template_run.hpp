@@ -101,7 +101,7 @@ inline Result<std::vector<float>> run_on_gpu(const std::shared_ptr<DeviceContext
   if (!maps.is_ok()) return maps.status();
   void* none = nullptr;
   float alpha = 1.0f, beta = 0.0f;
-  void* args[] = {&x_ptr, &none, &y_ptr, &alpha, &beta, &none, &maps.value()};
+  void* args[] = {&x_ptr, &none, &y_ptr, &alpha, &beta, &none, &none, &none, &maps.value()};
   const auto blocks = static_cast<unsigned>(run.threads / kWarpBlock);
   const auto dynamic = static_cast<unsigned>(run.dynamic_shared_bytes);
   if (Status s = driver.check(driver.api().launch_kernel(function.value(), blocks, 1, 1,

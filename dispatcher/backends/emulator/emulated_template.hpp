@@ -86,10 +86,10 @@ struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float,
 };
 template <class Storage, class Scratch>
 struct KernelSignature<void (*)(const Storage*, const Storage*, Storage*, float, float, Scratch*,
-                                EmulatedTensorMaps)> {
+                                const Storage*, const Storage*, EmulatedTensorMaps)> {
   using storage = Storage;
   using scratch = Scratch;
-  static constexpr bool kEpilogueOperands = false;
+  static constexpr bool kEpilogueOperands = true;
   static constexpr bool kNormOperands = false;
   static constexpr bool kTensorMaps = true;
 };
@@ -119,7 +119,8 @@ void erased(const void* in0, const void* in1, void* out, float alpha, float beta
   auto* scratch = static_cast<typename Signature::scratch*>(workspace);
   if constexpr (TakesTensorMaps<Signature>) {
     kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
-           static_cast<Storage*>(out), alpha, beta, scratch, *maps);
+           static_cast<Storage*>(out), alpha, beta, scratch, static_cast<const Storage*>(bias),
+           static_cast<const Storage*>(residual), *maps);
   } else if constexpr (Signature::kEpilogueOperands) {
     kernel(static_cast<const Storage*>(in0), static_cast<const Storage*>(in1),
            static_cast<Storage*>(out), alpha, beta, scratch, static_cast<const Storage*>(bias),

@@ -125,21 +125,20 @@ class JitKernel final : public Kernel {
     void* workspace = scratch.value();
     const void* bias = args.bias;
     const void* residual = args.residual;
-    // A conv fwd's entries take the epilogue operands too (kernel_abi.cuh);
-    // the driver reads as many parameters as the entry declares.
-    // A batchnorm's take its per-channel operands there instead.
+    // A conv fwd's entries take the epilogue operands too, and TMA kernels
+    // those and then their maps, encoded for this call's pointers (a map
+    // holds its tensor's address; kernel_abi.cuh).  The driver reads as
+    // many parameters as the entry declares.  A batchnorm's entries take
+    // its per-channel operands after the workspace instead.
     NormOperands norm = args.norm;
-    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual};
-    if (takes_norm_operands(desc_)) params[6] = &norm;
-    // TMA kernels take their maps there instead, encoded for this call's
-    // pointers (a map holds its tensor's address).
     DeviceTensorMaps maps;
     if (!tensor_maps_.empty()) {
       auto encoded = encode_tensor_maps(driver_, tensor_maps_, {in0, in1, out, workspace});
       if (!encoded.is_ok()) return encoded.status();
       maps = encoded.value();
-      params[6] = &maps;
     }
+    void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual, &maps};
+    if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)
       if (Status s =
               driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1,

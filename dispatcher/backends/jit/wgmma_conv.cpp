@@ -290,9 +290,6 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
                                      dtype_name(d.dtype)));
   if (d.groups != 1) return not_available("serves one group");
-  if (d.has_epilogue())
-    return not_available("has no fused epilogue: its tensor maps take the epilogue's operands' "
-                         "place; use a tc tile");
   if (Status s = check_channels_last(desc, d); !s.is_ok()) return s;
   const Window3 win = canonical_window(d);
   for (std::int64_t stride : win.stride)

@@ -57,7 +57,7 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
 
 // OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
-// it breaks: f16/bf16, a conv of one group without a fused epilogue;
+// it breaks: f16/bf16, a conv of one group (a fwd's fused epilogue, any);
 // channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
