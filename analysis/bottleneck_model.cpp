@@ -211,10 +211,10 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
                                 e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
   // The output tile of a block of the main entry (the others are plain passes).
+  const WgmmaConvConfig* wgmma = find_wgmma_config(analysis.variant);
   const long long tile_outputs = tile != nullptr ? static_cast<long long>(tile->bm) * tile->bn
-                                 : find_wgmma_config(analysis.variant) != nullptr
-                                     ? WgmmaConvTile::kPixels * WgmmaConvTile::kFilters
-                                     : 0;
+                                 : wgmma != nullptr ? WgmmaConvTile::kPixels * wgmma->filters
+                                                    : 0;
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;
   for (const GpuOccupancy& o : analysis.entries.front().occupancy) {

@@ -57,9 +57,19 @@ test::ConvCase channels_last_3x3(std::int64_t channels, std::int64_t filters,
   return c;
 }
 
-// The Hopper conv's first variant, last but its others: not the choice.
+// The Hopper conv's lead variant where it is not the choice: after every
+// other variant, its own others only following it.
 std::string offered_last(const std::vector<std::string>& ids) {
-  return ids.size() < 2 ? "" : ids[ids.size() - 2];
+  for (const std::string& id : ids)
+    if (find_wgmma_config(id) != nullptr) return id;
+  return "";
+}
+bool hopper_variants_trail(const std::vector<std::string>& ids) {
+  const auto first = std::find_if(ids.begin(), ids.end(), [](const std::string& id) {
+    return find_wgmma_config(id) != nullptr;
+  });
+  return std::all_of(first, ids.end(),
+                     [](const std::string& id) { return find_wgmma_config(id) != nullptr; });
 }
 
 // `shift`: a fused epilogue's bias and residual that many bytes off a
@@ -104,6 +114,33 @@ TEST(EmulatedWgmmaConv, TwoBlocksAnSmConfiguration) {
     check(fwd(c, i % 2 ? DataType::f16 : DataType::bf16), rng, 1.0, i == 0 ? 0.5 : 0.0, variant);
     c.stride.assign(c.input.size(), 1);
     c.filters = 8 * (1 + i);
+    check(bwddata(c, DataType::bf16), rng, 1.0, 0.0, variant);
+  }
+}
+
+// The 128 x 64 tile (4 stages of 24 KiB, two blocks an SM) on random
+// convs: fwd with filters on and off the 64-filter tile (several tiles
+// across them), some with a fused epilogue; bwddata of stride 1 and
+// strided (by phases), dx's channels on and off the tile; alpha/beta.
+TEST(EmulatedWgmmaConv, HalfTileConfiguration) {
+  std::mt19937 rng(4311);
+  const std::string_view variant = kWgmmaConfigs[2].id;
+  ASSERT_EQ(kWgmmaConfigs[2].filters, 64);
+  for (int i = 0; i < 6; ++i) {
+    test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 3 == 1) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, 1.0, i == 0 ? 0.5 : 0.0, variant);
+    c.filters = 8 * (1 + i);  // dy's channels, a multiple of 8
+    c.stride[0] = 2;
+    if (const OpDescriptor phased = bwddata(c, DataType::bf16);
+        wgmma_conv_support(phased).is_ok())  // else a window TMA's offsets cannot reach
+      check(phased, rng, i == 2 ? 0.5 : 1.0, i == 2 ? 0.25 : 0.0, variant);
+    c.stride.assign(c.input.size(), 1);
     check(bwddata(c, DataType::bf16), rng, 1.0, 0.0, variant);
   }
 }
@@ -401,29 +438,37 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
 // specific target with both tensor maps and 128 KiB of dynamic shared memory.
 TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   test::ConvCase c;
-  c.batch = 2, c.channels = 64, c.filters = 64, c.input = {16, 16}, c.kernel = {3, 3};
+  c.batch = 2, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
-  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), kWgmmaVariant);
-  EXPECT_EQ(offered_last(jit_variants(d, {"", false})), kWgmmaVariant);
-  for (const std::string& id : jit_variants(d, {"sm_80", false})) EXPECT_NE(id, kWgmmaVariant);
+  const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
+  EXPECT_EQ(ids.front(), kWgmmaVariant);
+  const std::vector<std::string> emulated = jit_variants(d, {"", false});
+  EXPECT_EQ(offered_last(emulated), kWgmmaVariant);
+  EXPECT_TRUE(hopper_variants_trail(emulated));
+  for (const std::string& id : jit_variants(d, {"sm_80", false}))
+    EXPECT_EQ(find_wgmma_config(id), nullptr) << id;
   test::ConvCase narrow = c;
   narrow.channels = 32;
-  EXPECT_EQ(offered_last(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false})),
-            kWgmmaVariant);
+  const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
+  EXPECT_EQ(offered_last(narrow_ids), kWgmmaVariant);
+  EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_TRUE(source.value().arch_specific);
   EXPECT_EQ(source.value().tensor_maps.size(), 2u);
   ASSERT_EQ(source.value().entries.size(), 1u);
-  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::kStageBytes);
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128));
+  EXPECT_NE(source.value().source.find("TILE_N = 128"), std::string::npos);
   auto paired = kernel_source(d, kWgmmaConfigs[1].id);
   ASSERT_TRUE(paired.is_ok()) << paired.status().message();
-  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::kStageBytes);
+  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::stage_bytes(128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
-  // Offered after the first, at the end, until a GPU has timed it.
-  EXPECT_EQ(jit_variants(d, {"sm_90", false}).back(), kWgmmaConfigs[1].id);
+  // The others follow the first, at the end, until a GPU has timed them.
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 2, ids.end()),
+            (std::vector<std::string>{std::string(kWgmmaConfigs[1].id),
+                                      std::string(kWgmmaConfigs[2].id)}));
   EXPECT_EQ(source.value().entries[0].tiles, 2 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -431,15 +476,15 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   ASSERT_TRUE(packed.is_ok()) << packed.status().message();
   ASSERT_EQ(packed.value().entries.size(), 2u);
   EXPECT_EQ(packed.value().entries[0].name, "convjit_kernel_prepare");
-  EXPECT_EQ(packed.value().workspace_bytes, 64u * 64 * 9 * 2);
+  EXPECT_EQ(packed.value().workspace_bytes, 128u * 64 * 9 * 2);
   EXPECT_EQ(packed.value().tensor_maps[1].operand, TensorMapArgument::Operand::workspace);
   // A bwddata leads by dy's channels (the conv's filters), always through
-  // a packed, flipped copy.
+  // a packed, flipped copy; its tile's N is dx's 64 channels.
   test::ConvCase few_filters = c;
   few_filters.filters = 32;
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            kWgmmaVariant);
+            "wgmma128x64");
   c.filter_layout = test::TestLayout::nhwc;
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
   ASSERT_TRUE(flipped.is_ok()) << flipped.status().message();
@@ -447,16 +492,38 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
   // A strided bwddata leads by the same rule; a bwdfilt wherever it
-  // applies (its K step is pixels), narrow channels too.
+  // applies (its K step is pixels), narrow channels too, in the 128 x 128
+  // tile alone.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
   EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(),
-            kWgmmaVariant);
-  EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            kWgmmaVariant);
-  EXPECT_EQ(jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
+            "wgmma128x64");
+  const std::vector<std::string> filters_ids = jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false});
+  EXPECT_EQ(filters_ids.front(), kWgmmaVariant);
+  EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), "wgmma128x64"), 0);
   EXPECT_EQ(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false}).front(),
             kWgmmaVariant);
+  const Status tile = check_variant(bwdfilt(c, DataType::bf16), "wgmma128x64", {"sm_90", false});
+  EXPECT_NE(tile.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
+      << tile.message();
+}
+
+// 64 filters or fewer: the 128 x 64 tile leads, with its own ring (4
+// stages of 24 KiB, two blocks an SM) and map 1's boxes of 64 filters.
+TEST(EmulatedWgmmaConv, NarrowLayersLeadWithTheHalfTile) {
+  test::ConvCase c = channels_last_3x3(64, 64, {16, 16}, {1, 1}, {1, 1});
+  const OpDescriptor d = fwd(c, DataType::bf16);
+  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), "wgmma128x64");
+  auto source = kernel_source(d, "wgmma128x64");
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(64));
+  EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 64u);
+  c.filters = 72;  // two tiles of filters: 64 and 8
+  auto wide = kernel_source(fwd(c, DataType::bf16), "wgmma128x64");
+  ASSERT_TRUE(wide.is_ok()) << wide.status().message();
+  EXPECT_EQ(wide.value().entries[0].tiles, 2 * 16 * 16 / 128 * 2);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
 }
 
 }  // namespace

@@ -4,12 +4,12 @@
 //   dx[phase + s j] = sum_r dy[j + (phase + p - r d) / s] w[r]
 // over the taps r with phase + p - r d a multiple of s: every
 // (s / gcd(s, d))-th tap from the last.  Each phase is so a stride-1
-// forward conv of dy, and a block computes a 128 x 128 tile of one
-// phase's dx (128 of its pixels, in N, D, H, W order, by 128 channels) as
-// conv_fwd_wgmma.cuh computes y:
+// forward conv of dy, and a block computes a 128 x N tile of one phase's
+// dx (128 of its pixels, in N, D, H, W order, by N = Problem::TILE_N
+// channels, 128 or 64) as conv_fwd_wgmma.cuh computes y:
 //   - the producer, per K step of 64 filters of one of the phase's taps:
 //     an im2col box of dy (128 pixels x 64 filters, its edges TMA's zero
-//     fill) and a tile box of the filters (128 channels x the same 64
+//     fill) and a tile box of the filters (N channels x the same 64
 //     filters of that tap, from the workspace's copy of w in [C][T R S][K]
 //     order, convjit_kernel_prepare);
 //   - the consumer and the epilogue of wgmma_conv_tile.cuh; a phase
@@ -97,15 +97,16 @@ struct Work {
 __device__ __forceinline__ index_t grid_pixels() {
   return P::N * phase_extent(axis(0)) * phase_extent(axis(1)) * phase_extent(axis(2));
 }
+template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
-  const index_t channel_tiles = (P::C + kBlockN - 1) / kBlockN;
+  const index_t channel_tiles = (P::C + N - 1) / N;
   const index_t pixel_tiles = (grid_pixels() + kBlockM - 1) / kBlockM;
   const int phase = static_cast<int>(block / (channel_tiles * pixel_tiles));
   const int sh = static_cast<int>(P::SH), sw = static_cast<int>(P::SW);
   return {axis_taps(axis(0), phase / (sh * sw)), axis_taps(axis(1), phase / sw % sh),
           axis_taps(axis(2), phase % sw),
           block / channel_tiles % pixel_tiles * kBlockM,
-          static_cast<int>(block % channel_tiles * kBlockN)};
+          static_cast<int>(block % channel_tiles * N)};
 }
 
 // Pixel m of the phase grid: its image and its place along each axis.
@@ -142,13 +143,13 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
                     work.channel0});
 }
 
-template <class Tiles, class Ring>
+template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
   const Anchor at = first_anchor(work);
   for (int step = 0; step < work.steps(); ++step) {
-    ring.acquire(step, kStageBytes);
-    const unsigned stage = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;
+    ring.acquire(step, kStageBytes<N>);
+    const unsigned stage = static_cast<unsigned>(ring.stage(step)) * kStageBytes<N> / 4;
     load_stage(maps, &tiles[stage], &tiles[stage + kOperandBytes / 4],
                &ring.full[ring.stage(step)], work, at, step);
   }
@@ -173,6 +174,21 @@ __device__ __forceinline__ Output dx_output(const Work& work) {
           work.h.phase, work.w.phase};
 }
 
+// The block's 128 x N tile of its phase's dx.
+template <int N, class Tiles, class Barriers, class Barrier>
+__device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
+                                         Barriers empty, Barrier consumers, storage_t* dx,
+                                         float alpha, float beta) {
+  const Work work = work_of<N>(static_cast<index_t>(blockIdx.x));
+  const auto stages = ring(full, empty);
+  run_warpgroups(
+      stages, consumers, [&] { produce<N>(maps, smem, stages, work); },
+      [&] {
+        consume_and_store<N>(smem, stages, work.steps(), consumers, dx, dx_output(work),
+                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta);
+      });
+}
+
 }  // namespace conv_bwddata_wgmma
 }  // namespace convjit_device
 
@@ -191,14 +207,10 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
-  const Work work = work_of(static_cast<index_t>(blockIdx.x));
-  const auto stages = ring(full, empty);
-  run_warpgroups(
-      stages, &consumers[0], [&] { produce(maps, smem, stages, work); },
-      [&] {
-        consume_and_store(smem, stages, work.steps(), &consumers[0], dx, dx_output(work),
-                          work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta);
-      });
+  if (P::TILE_N == 64)
+    run_tile<64>(maps, smem, full, empty, &consumers[0], dx, alpha, beta);
+  else
+    run_tile<128>(maps, smem, full, empty, &consumers[0], dx, alpha, beta);
 }
 
 // The first pass: w copied in [C][T R S][K] order, which map 1 reads.

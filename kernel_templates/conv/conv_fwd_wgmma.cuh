@@ -2,14 +2,15 @@
 // conv/conv_fwd_gemm.cuh, y[m, n] = sum_k A[m, k] B[n, k] over
 // m = output pixels, n = filters, k = taps x channels, with the operands
 // brought in by TMA and multiplied by wgmma in the warp-specialised
-// pipeline of conv/wgmma_pipeline.cuh.  A block computes a 128 x 128 tile
-// of y:
+// pipeline of conv/wgmma_pipeline.cuh.  A block computes a 128 x N tile
+// of y (N = Problem::TILE_N, 128 or 64 filters):
 //   - the producer, per K step of 64 channels of one tap: an im2col load
 //     of A (128 pixels x 64 channels, x's padding zero-filled by TMA,
-//     tensor map 0) and a tile load of B (128 filters x 64 channels of
-//     that tap, tensor map 1), both 128-byte swizzled;
+//     tensor map 0) and a tile load of B (N filters x 64 channels of that
+//     tap, tensor map 1, whose box the host makes N rows), both 128-byte
+//     swizzled;
 //   - the consumer and the epilogue of conv/wgmma_conv_tile.cuh: two
-//     m64n128 wgmmas per 16 channels, then the tile through shared memory
+//     m64nN wgmmas per 16 channels, then the tile through shared memory
 //     to y, alpha/beta-blended, in 16-byte chunks of 8 filters where y's
 //     filters are contiguous.
 // A stride-1 bwddata runs as the forward conv it equals: dx from dy and
@@ -59,12 +60,12 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
 }
 
 // The producer's loop: each step's loads into its stage of the ring.
-template <class Tiles, class Ring>
+template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Anchor& first, int filter0) {
   for (int step = 0; step < k_steps(); ++step) {
-    ring.acquire(step, kStageBytes);
-    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes / 4;  // in floats
+    ring.acquire(step, kStageBytes<N>);
+    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes<N> / 4;  // floats
     load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &ring.full[ring.stage(step)],
                first, step, filter0);
   }
@@ -85,6 +86,24 @@ __device__ __forceinline__ Output y_output() {
   return {P::K, P::YS1, chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4)};
 }
 
+// The block's 128 x N tile of y.
+template <int N, class Tiles, class Barriers, class Barrier>
+__device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
+                                         Barriers empty, Barrier consumers, storage_t* y,
+                                         const FusedEpilogue<P>& epilogue) {
+  const index_t filter_tiles = (P::K + N - 1) / N;
+  const index_t pixel0 = static_cast<index_t>(blockIdx.x) / filter_tiles * kBlockM;
+  const int filter0 = static_cast<int>(static_cast<index_t>(blockIdx.x) % filter_tiles * N);
+  const auto stages = ring(full, empty);
+  run_warpgroups(
+      stages, consumers,
+      [&] { produce<N>(maps, smem, stages, window_anchor(pixel0), filter0); },
+      [&] {
+        consume_and_store<N>(smem, stages, k_steps(), consumers, y, y_output(), pixel0, filter0,
+                             epilogue, epilogue.beta);
+      });
+}
+
 }  // namespace conv_fwd_wgmma
 }  // namespace convjit_device
 
@@ -103,17 +122,11 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
-  const index_t filter_tiles = (P::K + kBlockN - 1) / kBlockN;
-  const index_t pixel0 = static_cast<index_t>(blockIdx.x) / filter_tiles * kBlockM;
-  const int filter0 = static_cast<int>(static_cast<index_t>(blockIdx.x) % filter_tiles * kBlockN);
-  const auto stages = ring(full, empty);
-  run_warpgroups(
-      stages, &consumers[0],
-      [&] { produce(maps, smem, stages, window_anchor(pixel0), filter0); },
-      [&] {
-        consume_and_store(smem, stages, k_steps(), &consumers[0], y, y_output(), pixel0,
-                          filter0, FusedEpilogue<P>{alpha, beta, bias, residual}, beta);
-      });
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
+  if (P::TILE_N == 64)
+    run_tile<64>(maps, smem, full, empty, &consumers[0], y, epilogue);
+  else
+    run_tile<128>(maps, smem, full, empty, &consumers[0], y, epilogue);
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in

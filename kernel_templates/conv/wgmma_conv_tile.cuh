@@ -1,7 +1,9 @@
-// The 128 x 128 output tile of the Hopper convs whose operands are both
-// K-major (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh): A, 128 pixels by
-// 64 channels of one tap, and B, 128 filters by the same 64 channels, each
-// a 128-byte swizzled box, make a stage of the ring (wgmma_pipeline.cuh).
+// The output tiles of the Hopper convs whose operands are both K-major
+// (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels by N = 128 or
+// 64 channels (Problem::TILE_N): A, 128 pixels by 64 channels of one tap,
+// and B, N filters by the same 64 channels, each a 128-byte swizzled box,
+// make a stage of the ring (wgmma_pipeline.cuh).  N = 64 serves layers of
+// 64 filters or fewer without multiplying the other 64's zeros.
 // Here are the consumer's main loop over the stages and the epilogue that
 // writes the tile through an Output:
 //   struct Output {
@@ -28,21 +30,20 @@ namespace wgmma_conv_tile {
 
 using namespace wgmma_pipeline;
 
-constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockN = CONVJIT_WGMMA_FILTERS,
-              kBlockK = CONVJIT_WGMMA_CHANNELS;
-static_assert(kBlockM == kBlockN, "A's and B's tiles take the same bytes of a stage");
-constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's and B's tiles per stage
-constexpr unsigned kStageBytes = 2 * kOperandBytes;
+constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockK = CONVJIT_WGMMA_CHANNELS;
+constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's tile per stage
+// A stage: A's tile, then B's N rows.
+template <int N>
+constexpr unsigned kStageBytes = kOperandBytes + N * kBlockK * 2;
 
-// The consumer's loop: per stage, 4 k16 slices of the two m64n128 wgmmas;
+// The consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas;
 // a slice is 32 bytes further along the swizzled rows.
-template <class Tiles, class Ring>
+template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
-                                        wgmma_accumulators<kBlockN>& top,
-                                        wgmma_accumulators<kBlockN>& bottom) {
+                                        wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
   // A's rows 64-127, in the descriptor's 16-byte units.
   constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
-  consume_steps(ring, steps, kStageBytes / 4, top, bottom, [&](unsigned at, bool accumulated) {
+  consume_steps(ring, steps, kStageBytes<N> / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a =
         wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
     const unsigned long long b =
@@ -50,36 +51,35 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
     for (int slice = 0; slice < kBlockK / 16; ++slice) {
       const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const bool accumulate = accumulated || slice > 0;
-      wgmma_ss<kBlockN, Operand>(top, a + offset, b + offset, accumulate);
-      wgmma_ss<kBlockN, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
+      wgmma_ss<N, Operand>(top, a + offset, b + offset, accumulate);
+      wgmma_ss<N, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
     }
   });
 }
 
 // The epilogue, in two halves around a block barrier.  First each
 // consumer thread puts its accumulators, in f32, into the tile `staged`
-// (row-major, a pixel's 128 filters a 512-byte row) in shared memory that
+// (row-major, a pixel's N filters a row of N floats) in shared memory that
 // the main loop no longer needs; 16-byte chunks are XOR-swizzled by the
 // row so that both halves' accesses are conflict-free.  Then the consumer
 // writes y a chunk of 8 filters at a time (16 bytes of y, and of the bias
 // and residual, where its filters are contiguous and aligned): the
 // Epilogue's math, beta's blend, and one rounding.
-constexpr int kStagedRowFloats = kBlockN;
-
+template <int N>
 __device__ __forceinline__ int staged_index(int row, int col) {
   const int chunk = (col / 4) ^ (row % 8);
-  return row * kStagedRowFloats + chunk * 4 + col % 4;
+  return row * N + chunk * 4 + col % 4;
 }
 
-template <class Staged>
-__device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<kBlockN>& acc,
+template <int N, class Staged>
+__device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<N>& acc,
                                                    int row0) {
   const int warp = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) {
+  for (int i = 0; i < N / 2; ++i) {
     const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
-    staged[staged_index(row, 8 * (i / 4) + 2 * (lane % 4) + i % 2)] = acc[i];
+    staged[staged_index<N>(row, 8 * (i / 4) + 2 * (lane % 4) + i % 2)] = acc[i];
   }
 }
 
@@ -94,11 +94,11 @@ struct ScaledEpilogue {
   }
 };
 
-template <class Staged, class Output, class Epilogue>
+template <int N, class Staged, class Output, class Epilogue>
 __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Output& output,
                                           index_t pixel0, int filter0, const Epilogue& epilogue,
                                           float beta) {
-  constexpr int kChunks = kBlockN / kChunkElements;  // per row
+  constexpr int kChunks = N / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
   const int t = static_cast<int>(threadIdx.x % kWarpgroupSize);
   for (int item = t; item < kBlockM * kChunks; item += static_cast<int>(kWarpgroupSize)) {
@@ -107,7 +107,7 @@ __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Ou
     if (offset < 0 || filter >= output.channels) continue;
     float v[kChunkElements];
 #pragma unroll
-    for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index(row, col + j)];
+    for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index<N>(row, col + j)];
     epilogue.apply(v, offset, filter, output.channels, output.channel_stride, vectors);
     write_channels(y, offset, filter, output.channels, output.channel_stride, vectors, v, 1.0f,
                    beta);
@@ -120,26 +120,26 @@ __device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Ou
 // consumers' barrier, phase 0), and y's chunks once it is all staged
 // (phase 1).  Without K steps the tile is zero (y = beta y, after the
 // epilogue's bias, residual and activation).
-template <class Tiles, class Ring, class Barrier, class Output, class Epilogue>
+template <int N, class Tiles, class Ring, class Barrier, class Output, class Epilogue>
 __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
                                                   Barrier consumers, storage_t* y,
                                                   const Output& output, index_t pixel0,
                                                   int filter0, const Epilogue& epilogue,
                                                   float beta) {
-  wgmma_accumulators<kBlockN> top, bottom;
-  consume(smem, ring, steps, top, bottom);
+  wgmma_accumulators<N> top, bottom;
+  consume<N>(smem, ring, steps, top, bottom);
   if (steps == 0)
-    for (int i = 0; i < kBlockN / 2; ++i) {
+    for (int i = 0; i < N / 2; ++i) {
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 0);
-  stage_accumulators(smem, top, 0);
-  stage_accumulators(smem, bottom, 64);
+  stage_accumulators<N>(smem, top, 0);
+  stage_accumulators<N>(smem, bottom, 64);
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 1);
-  store_tile(smem, y, output, pixel0, filter0, epilogue, beta);
+  store_tile<N>(smem, y, output, pixel0, filter0, epilogue, beta);
 }
 
 }  // namespace wgmma_conv_tile

@@ -385,6 +385,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   if (wgmma != nullptr) {
     WgmmaConvLaunch launch = wgmma_conv_launch(requested, *wgmma);
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
+    p.constant("TILE_N", launch.filters);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("SPLIT", launch.split);
     p.spatial("AD", "AH", "AW", launch.origin);

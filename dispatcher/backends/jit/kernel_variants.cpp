@@ -230,26 +230,30 @@ std::vector<std::string> gemm_variants(const OpDescriptor& d, const VariantConte
   if (direct_is_better(shape)) ids.emplace_back(kDirectVariant);
   for (const GemmTile* t : tiles) ids.emplace_back(t->id);
   if (!direct_is_better(shape)) ids.emplace_back(kDirectVariant);
-  // The Hopper conv's first variant leads or comes last; the others follow
-  // it at the end until a GPU has timed them.
+  // The Hopper conv's lead variant (wgmma_lead_config) leads or comes
+  // last; the others that apply follow it at the end until a GPU has timed
+  // them.
   if (check_variant(d, kWgmmaVariant, c).is_ok()) {
+    const WgmmaConvConfig& lead = wgmma_lead_config(d);
     const auto at = wgmma_leads(d, c, shape) ? ids.begin() : ids.end();
-    ids.insert(at, std::string(kWgmmaVariant));
-    for (const WgmmaConvConfig& config : std::span(kWgmmaConfigs).subspan(1))
-      ids.emplace_back(config.id);
+    ids.insert(at, std::string(lead.id));
+    for (const WgmmaConvConfig& config : kWgmmaConfigs)
+      if (config.id != lead.id && wgmma_conv_support(d, config).is_ok())
+        ids.emplace_back(config.id);
   }
   return ids;
 }
 
 // wgmma, TMA and setmaxnreg are sm_90a's: the emulator runs them, and an
 // sm_90 GPU (H100, H200); not a later one.
-Status check_wgmma_variant(const OpDescriptor& d, const VariantContext& c) {
+Status check_wgmma_variant(const OpDescriptor& d, const WgmmaConvConfig& config,
+                           const VariantContext& c) {
   constexpr int kHopper = 90;
   if (!c.arch.empty() && arch_number(c.arch) != kHopper)
     return Status::not_available(fmt::format(
         "variant {} runs wgmma and TMA, which are sm_90a's (H100, H200); {} has neither",
-        kWgmmaVariant, c.arch));
-  return wgmma_conv_support(d);
+        config.id, c.arch));
+  return wgmma_conv_support(d, config);
 }
 
 }  // namespace
@@ -315,7 +319,8 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return Status::not_available(
         "variant depthwise serves convolutions with one channel per group (groups = C)");
   }
-  if (find_wgmma_config(variant) != nullptr) return check_wgmma_variant(d, c);
+  if (const WgmmaConvConfig* config = find_wgmma_config(variant))
+    return check_wgmma_variant(d, *config, c);
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr) {
     std::string offered = "'direct', 'depthwise', 'depthwise_tile', 'vector', 'tile', "

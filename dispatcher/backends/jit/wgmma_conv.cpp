@@ -98,10 +98,10 @@ TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases) {
   return im2col_map(d, dy, range, WgmmaConvTile::kPixels);
 }
 
-// w as (CG, S, R, T, K): a box of 64 channels of one tap for 128 filters;
-// its own strides, or `packed`: the copy in K T R S CG order that the
-// first pass writes into the workspace (conv/packed_filters.cuh).
-TensorMapSpec filter_map(const OpDescriptor& d, bool packed) {
+// w as (CG, S, R, T, K): a box of 64 channels of one tap for `filters`
+// filters; its own strides, or `packed`: the copy in K T R S CG order that
+// the first pass writes into the workspace (conv/packed_filters.cuh).
+TensorMapSpec filter_map(const OpDescriptor& d, bool packed, long long filters) {
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   TensorMapSpec s;
   s.element = map_element(d.dtype);
@@ -116,7 +116,7 @@ TensorMapSpec filter_map(const OpDescriptor& d, bool packed) {
     inner = s.strides[i] * s.dims[i + 1];
   }
   s.box = {static_cast<std::uint32_t>(WgmmaConvTile::kChannels), 1, 1, 1,
-           static_cast<std::uint32_t>(WgmmaConvTile::kFilters)};
+           static_cast<std::uint32_t>(filters)};
   s.swizzle = TensorMapSwizzle::b128;
   return s;
 }
@@ -138,7 +138,7 @@ bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
   if (d.direction == Direction::bwdfilt) return false;
   if (d.direction == Direction::bwddata) return true;
   const View5 w = canonical_view(e.w_dims, e.w_strides, e.spatial_dims);
-  return w.strides[1] != 1 || !check_map(filter_map(e, false)).is_ok();
+  return w.strides[1] != 1 || !check_map(filter_map(e, false, WgmmaConvTile::kFilters)).is_ok();
 }
 
 Status not_available(std::string_view why) {
@@ -212,17 +212,17 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
-// The output tiles: fwd, of y, 128 pixels by 128 filters; a strided
-// bwddata's, of each phase of dx, 128 pixels by 128 channels; bwdfilt, of
-// dw, 128 filters by two blocks of 64 channels of a tap.
-long long output_tiles(const OpDescriptor& d) {
+// The output tiles: fwd, of y, 128 pixels by `filters` filters; a strided
+// bwddata's, of each phase of dx, 128 pixels by `filters` channels;
+// bwdfilt, of dw, 128 filters by two blocks of 64 channels of a tap.
+long long output_tiles(const OpDescriptor& d, long long filters) {
   if (phased(d)) {
     const StridePhases phases = stride_phases(d);
     const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
     long long pixels = dx.dims[0];
     for (const PhaseAxis& axis : phases.axis) pixels *= axis.extent;
     return phases.count * ceil_div(pixels, WgmmaConvTile::kPixels) *
-           ceil_div(dx.dims[1], WgmmaConvTile::kFilters);
+           ceil_div(dx.dims[1], filters);
   }
   if (d.direction == Direction::bwdfilt) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -232,7 +232,7 @@ long long output_tiles(const OpDescriptor& d) {
   }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   return ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kPixels) *
-         ceil_div(y.dims[1], WgmmaConvTile::kFilters);
+         ceil_div(y.dims[1], filters);
 }
 
 // A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
@@ -255,16 +255,16 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
 // fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
 // copy in the workspace; a strided bwddata: map 0 over dy, map 1 over the
 // copy; bwdfilt: map 0 over x, map 1 over dy.
-std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed) {
+std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed, long long filters) {
   using Operand = TensorMapArgument::Operand;
   if (d.direction == Direction::bwdfilt)
     return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
   if (phased(d))
     return {{phase_map(d, stride_phases(d)), Operand::in0, 0},
-            {filter_map(transposed_filters(d), true), Operand::workspace, 0}};
+            {filter_map(transposed_filters(d), true, filters), Operand::workspace, 0}};
   return {{window_map(d, WgmmaConvTile::kPixels), Operand::in0, 0},
-          {filter_map(d, packed), packed ? Operand::workspace : Operand::in1, 0}};
+          {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 }  // namespace
@@ -283,8 +283,14 @@ OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
   return e;
 }
 
-Status wgmma_conv_support(const OpDescriptor& desc) {
+Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
+  if (desc.direction == Direction::bwdfilt && config.filters != WgmmaConvTile::kFilters)
+    return Status::not_available(fmt::format(
+        "variant {} tiles the output {} x {}; a bwdfilt's tile is {} filters by {} channels: use "
+        "{}",
+        config.id, WgmmaConvTile::kPixels, config.filters, WgmmaConvTile::kFilters,
+        2 * WgmmaConvTile::kChannels, kWgmmaVariant));
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -299,22 +305,35 @@ Status wgmma_conv_support(const OpDescriptor& desc) {
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  const long long tiles = output_tiles(d);
+  const long long tiles = output_tiles(d, config.filters);
   if (const long long blocks = tiles * pixel_slices(d, tiles); blocks > kMaxGrid)
     return not_available(
         fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
-  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d)))
+  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d), config.filters))
     if (Status s = check_map(map.spec); !s.is_ok())
       return not_available(
           fmt::format("cannot map {} with TMA: {}", mapped_name(desc, map), s.message()));
   return Status::ok();
 }
 
-std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc) {
+std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc,
+                                                      const WgmmaConvConfig& config) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return tensor_maps(d, packs_filters(desc, d));
+  return tensor_maps(d, packs_filters(desc, d), config.filters);
+}
+
+const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+  constexpr const WgmmaConvConfig& kNarrow = kWgmmaConfigs[2];
+  static_assert(kNarrow.filters == 64);
+  // The output's channels: y's, or a bwddata's dx's.
+  const std::int64_t channels = desc.direction == Direction::bwddata ? desc.x_dims[1]
+                                                                      : desc.y_dims[1];
+  if (desc.direction != Direction::bwdfilt && channels <= kNarrow.filters &&
+      wgmma_conv_support(desc, kNarrow).is_ok())
+    return kNarrow;
+  return kWgmmaConfigs[0];
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
@@ -331,7 +350,7 @@ const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const long long tiles = output_tiles(d);
+  const long long tiles = output_tiles(d, config.filters);
   const bool packed = packs_filters(desc, d);
   WgmmaConvLaunch launch;
   if (packed) {
@@ -343,16 +362,18 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.split = pixel_slices(d, tiles);
   const long long blocks = tiles * launch.split;
   launch.entries.push_back({"convjit_kernel", blocks * kJitThreadsPerBlock, blocks,
-                            static_cast<std::size_t>(config.stages) * WgmmaConvTile::kStageBytes});
+                            static_cast<std::size_t>(config.stages) *
+                                WgmmaConvTile::stage_bytes(config.filters)});
   if (launch.split > 1) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
     const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
     launch.entries.push_back({"convjit_kernel_finish", weights});
     launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
   }
-  launch.maps = tensor_maps(d, packed);
+  launch.maps = tensor_maps(d, packed, config.filters);
   launch.rank = d.spatial_dims + 2;
   launch.stages = config.stages;
+  launch.filters = config.filters;
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -16,31 +16,39 @@
 
 namespace convjit {
 
-// The template's tile (conv/wgmma_conv_shape.cuh): A's and B's tiles make
-// a stage of its ring in dynamic shared memory.
+// The template's tiles (conv/wgmma_conv_shape.cuh): A's 128 pixels and
+// B's `filters` (128 or 64) rows, 64 channels each, make a stage of its
+// ring in dynamic shared memory.
 struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
                              kChannels = CONVJIT_WGMMA_CHANNELS,
                              kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
-  static constexpr std::size_t kStageBytes = (kPixels + kFilters) * kChannels * 2;
-  // A bwdfilt's stage: two boxes of dy and two of x, each 64 x 64.
-  static_assert((kFilters + 2 * kChannels) * kStepPixels * 2 == kStageBytes,
-                "the bwdfilt kernel's stage is the fwd kernel's size");
+  static constexpr std::size_t stage_bytes(long long filters) {
+    return static_cast<std::size_t>((kPixels + filters) * kChannels * 2);
+  }
 };
+// A bwdfilt's stage: two boxes of dy and two of x, each 64 x 64.
+static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
+                      WgmmaConvTile::kStepPixels * 2 ==
+                  WgmmaConvTile::stage_bytes(WgmmaConvTile::kFilters),
+              "the bwdfilt kernel's stage is the 128 x 128 tile's size");
 
-// The Hopper conv's variants: one template whose ring and residency come
-// from its Problem (STAGES, BLOCKS_PER_SM), so the emulator runs them all
-// through one build.  Two blocks an SM overlap one block's epilogue with
-// the other's main loop, at 3 stages each and 216 registers for the
-// consumers (their 128 threads' 216 and the producers' 40 fill the 64 Ki
-// register file twice over).
+// The Hopper conv's variants: one template whose tile, ring and residency
+// come from its Problem (TILE_N, STAGES, BLOCKS_PER_SM), so the emulator
+// runs them all through one build.  Two blocks an SM overlap one block's
+// epilogue with the other's main loop, at 216 registers for the consumers
+// (their 128 threads' 216 and the producers' 40 fill the 64 Ki register
+// file twice over): the 128 x 128 tile's at 3 stages of 32 KiB, the
+// 128 x 64 tile's (fwd and bwddata of 64 output channels or fewer) at 4
+// of 24 KiB.
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;
   long long blocks_per_sm;
+  long long filters;  // the tile's N: y's filters (a bwddata: dx's channels) per block
 };
-inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1},
-                                                    {"wgmma128x128b2", 3, 2}};
+inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {
+    {"wgmma128x128", 4, 1, 128}, {"wgmma128x128b2", 3, 2, 128}, {"wgmma128x64", 4, 2, 64}};
 // The first variant: the one the auto policy picks on sm_90.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
@@ -56,30 +64,39 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
 
-// OK where the kernel serves `desc`, else NOT_AVAILABLE saying which rule
-// it breaks: f16/bf16, a conv of one group (a fwd's fused epilogue, any);
+// OK where `config` (by default the first) serves `desc`, else
+// NOT_AVAILABLE saying which rule it breaks: f16/bf16, a conv of one group
+// (a fwd's fused epilogue, any); a bwdfilt only in a 128 x 128 tile;
 // channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
 // Filters whose own layout TMA cannot walk (K C R S), and a bwddata's
 // always, are copied first, in the order the kernel reads them, into the
 // workspace.
-[[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc);
+[[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
+                                        const WgmmaConvConfig& config = kWgmmaConfigs[0]);
+
+// The variant the auto policy offers first where the Hopper conv applies:
+// the 128 x 64 tile where the output's channels (a fwd's filters, a
+// bwddata's dx channels) are 64 or fewer, else the first.
+[[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map 1:
 // w, or its packed copy in the workspace, tiled (channels, S, R, T,
-// filters); a bwdfilt's map 1: dy in im2col mode.  For a supported
-// descriptor.
-[[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc);
+// filters) in boxes of `config`'s filters; a bwdfilt's map 1: dy in im2col
+// mode.  For a supported descriptor.
+[[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(
+    const OpDescriptor& desc, const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
 // The entries (the filters' copy where it is made, then a block per
-// 128 x 128 tile of y with `config`'s ring in dynamic shared memory), the
+// output tile of `config` with its ring in dynamic shared memory), the
 // workspace, the maps and the template's constants beyond the conv's.
 struct WgmmaConvLaunch {
   std::vector<KernelEntry> entries;
   std::size_t workspace_bytes = 0;
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
+  long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
   long long split = 1;  // a bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh)
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
