@@ -508,9 +508,11 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
       << tile.message();
 }
 
-// 64 filters or fewer: the 128 x 64 tile leads, with its own ring (4
-// stages of 24 KiB, two blocks an SM) and map 1's boxes of 64 filters.
-TEST(EmulatedWgmmaConv, NarrowLayersLeadWithTheHalfTile) {
+// The 128 x 64 tile leads where it pads the output's channels less than
+// the 128 x 128 tile (64 or fewer; 129 to 192) or the reduction is three
+// K steps or fewer (wgmma_lead_config), with its own ring (4 stages of
+// 24 KiB, two blocks an SM) and map 1's boxes of 64 filters.
+TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrTheReductionIsShort) {
   test::ConvCase c = channels_last_3x3(64, 64, {16, 16}, {1, 1}, {1, 1});
   const OpDescriptor d = fwd(c, DataType::bf16);
   EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), "wgmma128x64");
@@ -519,11 +521,28 @@ TEST(EmulatedWgmmaConv, NarrowLayersLeadWithTheHalfTile) {
   EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
   EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(64));
   EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 64u);
-  c.filters = 72;  // two tiles of filters: 64 and 8
+  c.filters = 72;  // two tiles of filters, 64 and 8, against one of 128: as much padding
   auto wide = kernel_source(fwd(c, DataType::bf16), "wgmma128x64");
   ASSERT_TRUE(wide.is_ok()) << wide.status().message();
   EXPECT_EQ(wide.value().entries[0].tiles, 2 * 16 * 16 / 128 * 2);
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
+  c.filters = 192;  // three tiles of 64 against two of 128
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64")
+      << "dx's 64 channels";
+  c.filters = 256;
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
+  c.channels = 256;
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant)
+      << "a reduction of 9 taps x 256 channels";
+  test::ConvCase pointwise = c;  // 1 x 1, 192 channels: three K steps
+  pointwise.kernel = {1, 1}, pointwise.pad_begin = {0, 0}, pointwise.pad_end = {0, 0};
+  pointwise.channels = 192;
+  EXPECT_EQ(jit_variants(fwd(pointwise, DataType::bf16), {"sm_90", false}).front(),
+            "wgmma128x64");
+  pointwise.channels = 256;
+  EXPECT_EQ(jit_variants(fwd(pointwise, DataType::bf16), {"sm_90", false}).front(),
+            kWgmmaVariant);
 }
 
 }  // namespace

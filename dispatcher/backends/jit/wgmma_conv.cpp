@@ -141,8 +141,9 @@ bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
   return w.strides[1] != 1 || !check_map(filter_map(e, false, WgmmaConvTile::kFilters)).is_ok();
 }
 
+// Why a variant does not apply; wgmma_conv_support names the variant.
 Status not_available(std::string_view why) {
-  return Status::not_available(fmt::format("variant {} {}", kWgmmaVariant, why));
+  return Status::not_available(std::string(why));
 }
 
 // A bwddata of a strided conv, which runs by stride phases
@@ -283,13 +284,14 @@ OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
   return e;
 }
 
-Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+namespace {
+
+Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
   if (desc.direction == Direction::bwdfilt && config.filters != WgmmaConvTile::kFilters)
-    return Status::not_available(fmt::format(
-        "variant {} tiles the output {} x {}; a bwdfilt's tile is {} filters by {} channels: use "
-        "{}",
-        config.id, WgmmaConvTile::kPixels, config.filters, WgmmaConvTile::kFilters,
+    return not_available(fmt::format(
+        "tiles the output {} x {}; a bwdfilt's tile is {} filters by {} channels: use {}",
+        WgmmaConvTile::kPixels, config.filters, WgmmaConvTile::kFilters,
         2 * WgmmaConvTile::kChannels, kWgmmaVariant));
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
@@ -318,22 +320,48 @@ Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& confi
   return Status::ok();
 }
 
+}  // namespace
+
+Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+  const Status s = support_rules(desc, config);
+  if (s.is_ok()) return s;
+  return Status::not_available(fmt::format("variant {} {}", config.id, s.message()));
+}
+
 std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc,
                                                       const WgmmaConvConfig& config) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   return tensor_maps(d, packs_filters(desc, d), config.filters);
 }
 
+namespace {
+
+// The GEMM's reduction: a K step's channels (x's; a bwddata's dy's) times
+// the taps (a strided bwddata's phase's, on average).
+long long reduction_length(const OpDescriptor& desc) {
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  long long taps = w.spatial_size();
+  if (phased(d))
+    for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i)
+      taps = std::max(1ll, taps / d.stride[i]);
+  return (phased(d) ? w.dims[0] : w.dims[1]) * taps;
+}
+
+}  // namespace
+
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
-  constexpr const WgmmaConvConfig& kNarrow = kWgmmaConfigs[2];
-  static_assert(kNarrow.filters == 64);
+  constexpr const WgmmaConvConfig& kHalf = kWgmmaConfigs[2];
+  static_assert(kHalf.filters * 2 == WgmmaConvTile::kFilters);
+  constexpr long long kShortReduction = 3 * WgmmaConvTile::kChannels;  // three K steps
+  if (desc.direction == Direction::bwdfilt || !wgmma_conv_support(desc, kHalf).is_ok())
+    return kWgmmaConfigs[0];
   // The output's channels: y's, or a bwddata's dx's.
-  const std::int64_t channels = desc.direction == Direction::bwddata ? desc.x_dims[1]
-                                                                      : desc.y_dims[1];
-  if (desc.direction != Direction::bwdfilt && channels <= kNarrow.filters &&
-      wgmma_conv_support(desc, kNarrow).is_ok())
-    return kNarrow;
-  return kWgmmaConfigs[0];
+  const long long channels = desc.direction == Direction::bwddata ? desc.x_dims[1]
+                                                                  : desc.y_dims[1];
+  const bool pads_less = ceil_div(channels, kHalf.filters) * kHalf.filters <
+                         ceil_div(channels, WgmmaConvTile::kFilters) * WgmmaConvTile::kFilters;
+  return pads_less || reduction_length(desc) <= kShortReduction ? kHalf : kWgmmaConfigs[0];
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

@@ -76,9 +76,15 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
-// The variant the auto policy offers first where the Hopper conv applies:
-// the 128 x 64 tile where the output's channels (a fwd's filters, a
-// bwddata's dx channels) are 64 or fewer, else the first.
+// The variant the auto policy offers first where the Hopper conv applies,
+// as the analyser predicts it faster (bench/results/
+// 2026-11-28-hopper-half-tile): the 128 x 64 tile where it pads the
+// output's channels (a fwd's filters, a bwddata's dx channels) less than
+// the 128 x 128 one (64 or fewer, 129 to 192, ...), or where the GEMM's
+// reduction is three K steps or fewer, whose fill and epilogue outweigh
+// the main loop; else the first.  On the three models' fwd and bwddata
+// layers that both serve (186), the rule's choices add up to within 0.2%
+// of the faster one's on each.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map 1:
