@@ -146,13 +146,11 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
-  const Anchor at = first_anchor(work);
-  for (int step = 0; step < work.steps(); ++step) {
-    ring.acquire(step, kStageBytes<N>);
-    const unsigned stage = static_cast<unsigned>(ring.stage(step)) * kStageBytes<N> / 4;
-    load_stage(maps, &tiles[stage], &tiles[stage + kOperandBytes / 4],
-               &ring.full[ring.stage(step)], work, at, step);
-  }
+  const Anchor first = first_anchor(work);
+  produce_steps(ring, work.steps(), kStageBytes<N>, [&](int step, unsigned at) {
+    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), work,
+               first, step);
+  });
 }
 
 // dx, written a pixel's channels at a time: the phase's pixels within dx.

@@ -101,11 +101,9 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared sta
 template <class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
-  for (int i = 0; i < work.steps; ++i) {
-    ring.acquire(i, kStageBytes);
-    const unsigned at = static_cast<unsigned>(ring.stage(i)) * kStageBytes / 4;
-    load_stage(maps, &tiles[at], &ring.full[ring.stage(i)], work, work.first_step + i);
-  }
+  produce_steps(ring, work.steps, kStageBytes, [&](int i, unsigned at) {
+    load_stage(maps, &tiles[at], ring.full_barrier(i), work, work.first_step + i);
+  });
 }
 
 // Per stage, 4 k16 slices of 16 pixels: two 8-row groups further along

@@ -63,12 +63,10 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Anchor& first, int filter0) {
-  for (int step = 0; step < k_steps(); ++step) {
-    ring.acquire(step, kStageBytes<N>);
-    const unsigned at = static_cast<unsigned>(ring.stage(step)) * kStageBytes<N> / 4;  // floats
-    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], &ring.full[ring.stage(step)],
-               first, step, filter0);
-  }
+  produce_steps(ring, k_steps(), kStageBytes<N>, [&](int step, unsigned at) {
+    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), first,
+               step, filter0);
+  });
 }
 
 // y, written a pixel's filters at a time.

@@ -54,6 +54,8 @@ struct Ring {
     mbarrier_wait_parity(&empty[stage(step)], parity(step) ^ 1u);
     mbarrier_arrive_expect_tx(&full[stage(step)], bytes);
   }
+  // The barrier step's loads complete on.
+  __device__ __forceinline__ auto full_barrier(int step) const { return &full[stage(step)]; }
   __device__ __forceinline__ void wait_loaded(int step) const {
     mbarrier_wait_parity(&full[stage(step)], parity(step));
   }
@@ -99,6 +101,19 @@ __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barrier consume
   }
   consumer_registers();
   consume();
+}
+
+// The producer's loop over `steps` K steps: each waits for its stage and
+// arms it with `stage_bytes`, then load(step, at) issues its loads (`at`:
+// the stage's offset in the ring, in floats), completing on
+// ring.full_barrier(step).
+template <class Ring, class Load>
+__device__ __forceinline__ void produce_steps(const Ring& ring, int steps, unsigned stage_bytes,
+                                              Load load) {
+  for (int step = 0; step < steps; ++step) {
+    ring.acquire(step, stage_bytes);
+    load(step, static_cast<unsigned>(ring.stage(step)) * stage_bytes / 4);
+  }
 }
 
 // The consumer's main loop over `steps` stages: multiply(at, accumulate)
