@@ -328,12 +328,6 @@ Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& confi
   return Status::not_available(fmt::format("variant {} {}", config.id, s.message()));
 }
 
-std::vector<TensorMapArgument> wgmma_conv_tensor_maps(const OpDescriptor& desc,
-                                                      const WgmmaConvConfig& config) {
-  const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return tensor_maps(d, packs_filters(desc, d), config.filters);
-}
-
 namespace {
 
 // The GEMM's reduction: a K step's channels (x's; a bwddata's dy's) times

@@ -87,19 +87,16 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // of the faster one's on each.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
-// Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map 1:
-// w, or its packed copy in the workspace, tiled (channels, S, R, T,
-// filters) in boxes of `config`'s filters; a bwdfilt's map 1: dy in im2col
-// mode.  For a supported descriptor.
-[[nodiscard]] std::vector<TensorMapArgument> wgmma_conv_tensor_maps(
-    const OpDescriptor& desc, const WgmmaConvConfig& config = kWgmmaConfigs[0]);
-
 // The entries (the filters' copy where it is made, then a block per
 // output tile of `config` with its ring in dynamic shared memory), the
 // workspace, the maps and the template's constants beyond the conv's.
 struct WgmmaConvLaunch {
   std::vector<KernelEntry> entries;
   std::size_t workspace_bytes = 0;
+  // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map
+  // 1: w, or its packed copy in the workspace, tiled (channels, S, R, T,
+  // filters) in boxes of `config`'s filters; a bwdfilt's map 1: dy in
+  // im2col mode.
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
