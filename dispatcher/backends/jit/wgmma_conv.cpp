@@ -268,24 +268,6 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed, l
           {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
-}  // namespace
-
-OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
-  if (d.direction != Direction::bwddata || phased(d)) return d;
-  OpDescriptor e = transposed_filters(d);
-  e.direction = Direction::fwd;
-  std::swap(e.x_dims, e.y_dims);
-  std::swap(e.x_strides, e.y_strides);
-  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
-    const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
-    e.pad_begin[i] = reach - d.pad_begin[i];
-    e.pad_end[i] = reach - d.pad_end[i];
-  }
-  return e;
-}
-
-namespace {
-
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
   if (desc.direction == Direction::bwdfilt && config.filters != WgmmaConvTile::kFilters)
@@ -320,16 +302,6 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   return Status::ok();
 }
 
-}  // namespace
-
-Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
-  const Status s = support_rules(desc, config);
-  if (s.is_ok()) return s;
-  return Status::not_available(fmt::format("variant {} {}", config.id, s.message()));
-}
-
-namespace {
-
 // The GEMM's reduction: a K step's channels (x's; a bwddata's dy's) times
 // the taps (a strided bwddata's phase's, on average).
 long long reduction_length(const OpDescriptor& desc) {
@@ -343,6 +315,26 @@ long long reduction_length(const OpDescriptor& desc) {
 }
 
 }  // namespace
+
+OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
+  if (d.direction != Direction::bwddata || phased(d)) return d;
+  OpDescriptor e = transposed_filters(d);
+  e.direction = Direction::fwd;
+  std::swap(e.x_dims, e.y_dims);
+  std::swap(e.x_strides, e.y_strides);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
+    const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
+    e.pad_begin[i] = reach - d.pad_begin[i];
+    e.pad_end[i] = reach - d.pad_end[i];
+  }
+  return e;
+}
+
+Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+  const Status s = support_rules(desc, config);
+  if (s.is_ok()) return s;
+  return Status::not_available(fmt::format("variant {} {}", config.id, s.message()));
+}
 
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   constexpr const WgmmaConvConfig& kHalf = kWgmmaConfigs[2];
