@@ -78,8 +78,9 @@ class Summary(unittest.TestCase):
         if report is not None:
             self.write(f"raw/{name}.json", report)
 
-    def summarize(self, gpu="Test GPU", predictions=None):
+    def summarize(self, gpu="Test GPU", predictions=None, no_bench=False):
         extra = ["--predictions", predictions] if predictions else []
+        extra += ["--no-bench"] if no_bench else []
         result = subprocess.run(
             [sys.executable, SCRIPT, "--out", self.out, "--raw", self.raw, "--gpu", gpu,
              "--libraries", "NVRTC=x", "--elapsed", "12"] + extra,
@@ -309,6 +310,15 @@ class Summary(unittest.TestCase):
         status, summary = self.summarize()
         self.assertEqual(status, 1)
         self.assertIn("every GPU test skipped", summary)
+
+    def test_no_bench_fails_the_check_unless_it_was_asked_for(self):
+        self.write("gpu_tests.json", gtest_json(fail=False))
+        status, summary = self.summarize()
+        self.assertEqual(status, 1)
+        self.assertIn("no bench ran", summary)
+        status, summary = self.summarize(no_bench=True)
+        self.assertEqual(status, 0, summary)
+        self.assertNotIn("no bench ran", summary)
 
 
 if __name__ == "__main__":
