@@ -3,6 +3,8 @@
 // groups and layouts.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -35,16 +37,11 @@ struct ConvCase {
   }
 
   std::string describe() const {
-    auto list = [](const std::vector<std::int64_t>& v) {
-      std::string s;
-      for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-      return "[" + s + "]";
-    };
-    return "N=" + std::to_string(batch) + " C=" + std::to_string(channels) +
-           " K=" + std::to_string(filters) + " G=" + std::to_string(groups) + " in=" + list(input) +
-           " k=" + list(kernel) + " s=" + list(stride) + " pb=" + list(pad_begin) +
-           " pe=" + list(pad_end) + " d=" + list(dilation) + " layout=" + layout_name(layout) +
-           " w=" + layout_name(filter_layout);
+    return fmt::format("N={} C={} K={} G={} in=[{}] k=[{}] s=[{}] pb=[{}] pe=[{}] d=[{}] layout={} w={}",
+                       batch, channels, filters, groups, fmt::join(input, ","),
+                       fmt::join(kernel, ","), fmt::join(stride, ","), fmt::join(pad_begin, ","),
+                       fmt::join(pad_end, ","), fmt::join(dilation, ","), layout_name(layout),
+                       layout_name(filter_layout));
   }
 };
 
