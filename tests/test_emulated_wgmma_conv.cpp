@@ -432,27 +432,32 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   EXPECT_NE(refusal(huge).find("beyond the grid's"), std::string::npos);
 }
 
-// The auto choice on sm_90 from 64 channels per group (a whole K step),
-// as the H200 measured; offered last below that, on other architectures'
-// lists never, in the emulator last.  Compiled for the architecture-
-// specific target with both tensor maps and 128 KiB of dynamic shared memory.
-TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
-  test::ConvCase c;
-  c.batch = 2, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
+// The auto choice on sm_90 from 32 channels a K step (half its box) in
+// fwd and bwddata, and in bwdfilt where the filters and channels are 16
+// or more, as the H200 measured; offered last below that, on other
+// architectures' lists never, in the emulator last.  Compiled for the
+// architecture-specific target with both tensor maps and its ring in
+// dynamic shared memory.
+TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
+  test::ConvCase c;  // 264 tiles of 128 x 128: the 132 SMs' two blocks, filled once
+  c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
+  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
-  EXPECT_EQ(ids.front(), kWgmmaVariant);
+  EXPECT_EQ(ids.front(), kTwoBlocks);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
-  EXPECT_EQ(offered_last(emulated), kWgmmaVariant);
+  EXPECT_EQ(offered_last(emulated), kTwoBlocks);
   EXPECT_TRUE(hopper_variants_trail(emulated));
   for (const std::string& id : jit_variants(d, {"sm_80", false}))
     EXPECT_EQ(find_wgmma_config(id), nullptr) << id;
   test::ConvCase narrow = c;
   narrow.channels = 32;
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  narrow.channels = 16;
   const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(offered_last(narrow_ids), kWgmmaVariant);
+  EXPECT_EQ(offered_last(narrow_ids), kTwoBlocks);
   EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -461,15 +466,14 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   ASSERT_EQ(source.value().entries.size(), 1u);
   EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128));
   EXPECT_NE(source.value().source.find("TILE_N = 128"), std::string::npos);
-  auto paired = kernel_source(d, kWgmmaConfigs[1].id);
+  auto paired = kernel_source(d, kTwoBlocks);
   ASSERT_TRUE(paired.is_ok()) << paired.status().message();
   EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::stage_bytes(128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
-  // The others follow the first, at the end, until a GPU has timed them.
+  // The others follow the lead, at the end.
   EXPECT_EQ(std::vector<std::string>(ids.end() - 2, ids.end()),
-            (std::vector<std::string>{std::string(kWgmmaConfigs[1].id),
-                                      std::string(kWgmmaConfigs[2].id)}));
-  EXPECT_EQ(source.value().entries[0].tiles, 2 * 16 * 16 / 128);
+            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kHalf)}));
+  EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
   auto packed = kernel_source(fwd(c, DataType::bf16), kWgmmaVariant);
@@ -482,67 +486,75 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromAWholeKStepAndIsBuiltForSm90a) {
   // a packed, flipped copy; its tile's N is dx's 64 channels.
   test::ConvCase few_filters = c;
   few_filters.filters = 32;
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  few_filters.filters = 16;
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            "wgmma128x64");
+            kHalf);
   c.filter_layout = test::TestLayout::nhwc;
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
   ASSERT_TRUE(flipped.is_ok()) << flipped.status().message();
   ASSERT_EQ(flipped.value().entries.size(), 2u);
   EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
-  // A strided bwddata leads by the same rule; a bwdfilt wherever it
-  // applies (its K step is pixels), narrow channels too, in the 128 x 128
-  // tile alone.
+  // A strided bwddata leads by the same rule; a bwdfilt where both its
+  // tile's sides are 16 or more (its K step is pixels), in the 128 x 128
+  // tile at two blocks an SM, never the 128 x 64 one.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
-  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(),
-            "wgmma128x64");
+  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kHalf);
   const std::vector<std::string> filters_ids = jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(filters_ids.front(), kWgmmaVariant);
-  EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), "wgmma128x64"), 0);
-  EXPECT_EQ(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false}).front(),
-            kWgmmaVariant);
-  const Status tile = check_variant(bwdfilt(c, DataType::bf16), "wgmma128x64", {"sm_90", false});
+  EXPECT_EQ(filters_ids.front(), kTwoBlocks);
+  EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), kHalf), 0);
+  narrow.channels = 16;
+  EXPECT_EQ(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  narrow.channels = 8;
+  EXPECT_EQ(offered_last(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false})),
+            kTwoBlocks);
+  const Status tile = check_variant(bwdfilt(c, DataType::bf16), kHalf, {"sm_90", false});
   EXPECT_NE(tile.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
       << tile.message();
 }
 
 // The 128 x 64 tile leads where it pads the output's channels less than
-// the 128 x 128 tile (64 or fewer; 129 to 192) or the reduction is three
-// K steps or fewer (wgmma_lead_config), with its own ring (4 stages of
-// 24 KiB, two blocks an SM) and map 1's boxes of 64 filters.
-TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrTheReductionIsShort) {
+// the 128 x 128 tile (64 or fewer; 129 to 192), or where its blocks fill
+// the 132 SMs' two slots over their waves more than 1.2 times as fully
+// (wgmma_lead_config); elsewhere the 128 x 128 tile at two blocks an SM.
+// Its own ring: 4 stages of 24 KiB, two blocks an SM, and map 1's boxes
+// of 64 filters.
+TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
+  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id;
+  // 132 images of 16 x 16: 264 tiles of 128 pixels, one full wave of either.
   test::ConvCase c = channels_last_3x3(64, 64, {16, 16}, {1, 1}, {1, 1});
+  c.batch = 132;
   const OpDescriptor d = fwd(c, DataType::bf16);
-  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), "wgmma128x64");
-  auto source = kernel_source(d, "wgmma128x64");
+  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), kHalf) << "64 filters";
+  auto source = kernel_source(d, kHalf);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
   EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(64));
   EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 64u);
   c.filters = 72;  // two tiles of filters, 64 and 8, against one of 128: as much padding
-  auto wide = kernel_source(fwd(c, DataType::bf16), "wgmma128x64");
+  auto wide = kernel_source(fwd(c, DataType::bf16), kHalf);
   ASSERT_TRUE(wide.is_ok()) << wide.status().message();
-  EXPECT_EQ(wide.value().entries[0].tiles, 2 * 16 * 16 / 128 * 2);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant);
+  EXPECT_EQ(wide.value().entries[0].tiles, 132 * 16 * 16 / 128 * 2);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
   c.filters = 192;  // three tiles of 64 against two of 128
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64")
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf)
       << "dx's 64 channels";
-  c.filters = 256;
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), "wgmma128x64");
-  c.channels = 256;
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWgmmaVariant)
-      << "a reduction of 9 taps x 256 channels";
-  test::ConvCase pointwise = c;  // 1 x 1, 192 channels: three K steps
-  pointwise.kernel = {1, 1}, pointwise.pad_begin = {0, 0}, pointwise.pad_end = {0, 0};
-  pointwise.channels = 192;
-  EXPECT_EQ(jit_variants(fwd(pointwise, DataType::bf16), {"sm_90", false}).front(),
-            "wgmma128x64");
-  pointwise.channels = 256;
-  EXPECT_EQ(jit_variants(fwd(pointwise, DataType::bf16), {"sm_90", false}).front(),
-            kWgmmaVariant);
+  c.filters = 256, c.channels = 256;  // 528 tiles or 1056: two waves or four, both full
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  test::ConvCase few = c;  // 48 images: 192 tiles fill 0.73 of a wave; 384, 0.73 of two
+  few.batch = 48;
+  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  few.batch = 16;  // 64 tiles fill 0.24 of a wave, 128 tiles 0.48
+  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  few.batch = 100;  // 400 tiles fill 0.76 of two waves, 800 0.76 of four
+  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  few.batch = 75;  // 300 tiles fill 0.57 of two waves, 600 0.76 of three
+  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf);
 }
 
 }  // namespace

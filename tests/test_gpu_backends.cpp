@@ -421,26 +421,41 @@ int GpuBackend::check_hopper(const std::vector<OpDescriptor>& ops, bool every) {
 
 TEST_P(GpuBackend, TheHopperConvMatchesTheReferenceInFwd) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
-  EXPECT_GT(check_hopper(random_hopper_convs(Direction::fwd), true), 50);
+  EXPECT_GE(check_hopper(random_hopper_convs(Direction::fwd), true), 72);  // as on the H200
 }
 
 TEST_P(GpuBackend, TheHopperConvMatchesTheReferenceInBwddata) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
-  EXPECT_GT(check_hopper(random_hopper_convs(Direction::bwddata), true), 100);
+  EXPECT_GE(check_hopper(random_hopper_convs(Direction::bwddata), true), 144);
 }
 
 TEST_P(GpuBackend, TheHopperConvMatchesTheReferenceInBwdfilt) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
-  EXPECT_GT(check_hopper(random_hopper_convs(Direction::bwdfilt), true), 30);
+  EXPECT_GE(check_hopper(random_hopper_convs(Direction::bwdfilt), true), 48);
 }
 
-TEST_P(GpuBackend, TheHopperConvServesTheModelsLayersInEveryDirection) {
-  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+// The models' convs of one direction, in the configuration auto leads with.
+std::vector<OpDescriptor> model_convs(Direction direction) {
   std::vector<OpDescriptor> ops;
   for (const char* model : {"resnet50", "yolo11n"})
     for (const OpDescriptor& d : test::model_descriptors(model, {2, 64, true, DataType::bf16}))
-      if (d.is_conv()) ops.push_back(d);
-  EXPECT_GT(check_hopper(ops, false), 100);
+      if (d.is_conv() && d.direction == direction) ops.push_back(d);
+  return ops;
+}
+
+TEST_P(GpuBackend, TheHopperConvServesTheModelsFwdLayers) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  EXPECT_GT(check_hopper(model_convs(Direction::fwd), false), 40);
+}
+
+TEST_P(GpuBackend, TheHopperConvServesTheModelsBwddataLayers) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  EXPECT_GT(check_hopper(model_convs(Direction::bwddata), false), 40);
+}
+
+TEST_P(GpuBackend, TheHopperConvServesTheModelsBwdfiltLayers) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  EXPECT_GT(check_hopper(model_convs(Direction::bwdfilt), false), 40);
 }
 
 // On sm_90 the auto choice is the Hopper conv where it applies.  A call

@@ -3,7 +3,7 @@
 under whatever python3 the GPU machine has).
 
 Reads, from the raw folder: the GPU tests' text log (skip reasons, which
-GoogleTest's JSON lacks, and the tests of a shard stopped before it wrote
+GoogleTest's JSON lacks, and the tests of a process stopped before it wrote
 its JSON), dace_harness.txt, python_jax_tests.txt and python_tests.txt (with
 their .status), bench-runs.txt (one line per bench run: model,
 batch, dtype, image size, exit status, its --time-limit and the timeout that
@@ -90,8 +90,8 @@ def text_outcomes(lines):
 
 
 def gpu_tests(out_dir, raw_dir):
-    """[(name, result, note)] from GoogleTest's JSON (the shards' merged), then the tests
-    its text log shows that no JSON holds (a shard stopped at its limit); None if there
+    """[(name, result, note)] from GoogleTest's JSON (the processes' merged), then the tests
+    its text log shows that no JSON holds (a process stopped at its limit); None if there
     is neither."""
     report = read_json(os.path.join(out_dir, "gpu_tests.json"))
     lines = log_lines(os.path.join(raw_dir, "gpu_tests.txt"))

@@ -4,15 +4,15 @@ as measured on the H200 of this run (hopper-bench/bench-*.json.gz: `convjit benc
 channels-last, batch 32, each variant's median over 10 batches of back-to-back calls).
 
 Per dense conv: the fastest tile's time, each Hopper configuration's, the one auto leads with
-on sm_90 (wgmma_lead_config, restated in ../2026-11-28-hopper-half-tile/table.py), the lead's
-time over the best tile's and over cuDNN's best algorithm's, and the lead's time over what the
-fitted bottleneck model predicted for it (../2026-11-27-hopper-conv-analysis for wgmma128x128,
+on sm_90 after this run (rules.py; '-' where it leads with a tile), the lead's time over the
+best tile's and over cuDNN's best algorithm's, and the lead's time over what the fitted
+bottleneck model predicted (../2026-11-27-hopper-conv-analysis for wgmma128x128,
 ../2026-11-28-hopper-half-tile for wgmma128x64; the b2 configuration was not predicted).  Then
 each run's conv totals, each op times its count.
 
   table.py [--no-layers] resnet50 yolo11n-fwd yolo11n-bwddata yolo11n-bwdfilt yolo11n-fused
 """
-import gzip, importlib.util, json, os, sys
+import importlib.util, math, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HALF = os.path.join(HERE, '..', '2026-11-28-hopper-half-tile')
@@ -51,12 +51,10 @@ def dense_convs(name):
 
 
 def lead_of(op, variants):
-    if not any(c in variants for c in CONFIGS):
-        return None
-    half = 'wgmma128x64' in variants and op['direction'] != 'bwdfilt' and \
-        half_tile.leads_with_half_tile(op['descriptor'].split('_pe_')[0].removesuffix('_bf16')
-                                       + '_bf16')
-    return 'wgmma128x64' if half else 'wgmma128x128'
+    """The configuration auto leads with on sm_90 (rules.py's new rule), or None where it
+    leads with a tile."""
+    import rules  # it reads the benches through this module
+    return rules.new_rule(op, variants) if any(c in variants for c in CONFIGS) else None
 
 
 def cell(variants, key):
@@ -66,11 +64,18 @@ def cell(variants, key):
     return f"{v['ms'] * 1e3:7.1f} {100 * v['peak_fraction']:2.0f}%"
 
 
+def geomean_line(ratios):
+    if not ratios:
+        return "n/a"
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    return f"{geo:.2f} over {len(ratios)} (range {min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def table(name, predicted, layers):
-    totals = {k: 0.0 for k in ('tile', 'wide', 'lead', 'best', 'cudnn_jit', 'cudnn')}
-    counts = {'ops': 0, 'served': 0, 'beats_tile': 0, 'cudnn_ops': 0, 'beats_cudnn': 0,
-              'half_led': 0, 'half_right': 0}
-    ratios = []
+    totals = {k: 0.0 for k in ('tile', 'wide', 'auto', 'best', 'cudnn_jit', 'cudnn')}
+    counts = {'ops': 0, 'served': 0, 'led': 0, 'beats_tile': 0, 'cudnn_ops': 0,
+              'beats_cudnn': 0}
+    model = {c: [] for c in ('wgmma128x128', 'wgmma128x64')}
     for op in dense_convs(name):
         variants = op['jit'].get('variants', {op['jit']['variant']: op['jit']})
         tiles = [(v['ms'], k) for k, v in variants.items()
@@ -80,55 +85,46 @@ def table(name, predicted, layers):
         tile_ms, tile = min(tiles)
         n = op['count']
         counts['ops'] += 1
+        counts['served'] += any(c in variants for c in CONFIGS)
         totals['tile'] += n * tile_ms
         wide = variants.get('wgmma128x128', {}).get('ms') if isinstance(
             variants.get('wgmma128x128'), dict) else None
         totals['wide'] += n * min(tile_ms, wide or tile_ms)
         lead = lead_of(op, variants)
         lead_ms = variants[lead]['ms'] if lead and 'ms' in variants[lead] else None
-        totals['lead'] += n * min(tile_ms, lead_ms or tile_ms)
+        auto_ms = lead_ms or tile_ms
+        totals['auto'] += n * auto_ms
         totals['best'] += n * op['jit']['ms']
         if lead_ms:
-            counts['served'] += 1
+            counts['led'] += 1
             counts['beats_tile'] += lead_ms < tile_ms
-            if lead == 'wgmma128x64':
-                counts['half_led'] += 1
-                counts['half_right'] += wide is None or lead_ms <= wide
         cudnn = op['cudnn'].get('ms')
         if cudnn:
             counts['cudnn_ops'] += 1
-            jit_ms = min(tile_ms, lead_ms or tile_ms)
-            counts['beats_cudnn'] += jit_ms < cudnn
-            totals['cudnn_jit'] += n * jit_ms
+            counts['beats_cudnn'] += auto_ms < cudnn
+            totals['cudnn_jit'] += n * auto_ms
             totals['cudnn'] += n * cudnn
-        pred = predicted.get((op['descriptor'], lead)) if lead else None
-        if pred and lead_ms:
-            ratios.append(lead_ms * 1e-3 / pred)
+        for config, ratios in model.items():
+            pred, got = predicted.get((op['descriptor'], config)), variants.get(config)
+            if pred and isinstance(got, dict) and 'ms' in got:
+                ratios.append(got['ms'] * 1e-3 / pred)
         if layers:
             print(f"{op['layer'][:26]:<26} {op['direction']:<8} {n:>3} {tile:<9} "
                   f"{tile_ms * 1e3:7.1f} {100 * variants[tile]['peak_fraction']:2.0f}% "
                   + ' '.join(cell(variants, c) for c in CONFIGS)
                   + f"  {(lead or '-').removeprefix('wgmma'):<10} "
                   + (f"{lead_ms / tile_ms:5.2f} " if lead_ms else f"{'-':>5} ")
-                  + (f"{min(tile_ms, lead_ms or tile_ms) / cudnn:6.2f} " if cudnn else
-                     f"{'-':>6} ")
-                  + (f"{lead_ms * 1e-3 / pred:5.2f}" if pred and lead_ms else f"{'-':>5}"))
-    geo = (f"{pow(2.718281828, sum(map(_log, ratios)) / len(ratios)):.2f} over {len(ratios)} "
-           f"(range {min(ratios):.2f}-{max(ratios):.2f})" if ratios else "n/a")
+                  + (f"{auto_ms / cudnn:6.2f}" if cudnn else f"{'-':>6}"))
     print(f"== {name}: {counts['ops']} dense convs; the Hopper conv serves {counts['served']}, "
-          f"its lead beats the best tile on {counts['beats_tile']}; auto led with 128x64 on "
-          f"{counts['half_led']}, rightly (no slower than 128x128) on {counts['half_right']}.\n"
+          f"auto leads with it on {counts['led']}, where it beats the best tile on "
+          f"{counts['beats_tile']}.\n"
           f"   conv time (each op times its count): best tiles {totals['tile']:.3f} ms, with "
-          f"wgmma128x128 {totals['wide']:.3f} ms, with the lead {totals['lead']:.3f} ms, every "
-          f"op's fastest variant {totals['best']:.3f} ms.\n"
-          f"   cuDNN served {counts['cudnn_ops']}: {totals['cudnn']:.3f} ms against the JIT's "
-          f"{totals['cudnn_jit']:.3f} ms (tile or lead) on those; the JIT faster on "
-          f"{counts['beats_cudnn']}.  Lead measured/predicted: {geo}\n")
-
-
-def _log(x):
-    import math
-    return math.log(x)
+          f"wgmma128x128 where faster {totals['wide']:.3f} ms, auto's choice "
+          f"{totals['auto']:.3f} ms, every op's fastest variant {totals['best']:.3f} ms.\n"
+          f"   cuDNN served {counts['cudnn_ops']}: {totals['cudnn']:.3f} ms against auto's "
+          f"{totals['cudnn_jit']:.3f} ms on those; auto faster on {counts['beats_cudnn']}.\n"
+          f"   measured/predicted: wgmma128x128 {geomean_line(model['wgmma128x128'])}; "
+          f"wgmma128x64 {geomean_line(model['wgmma128x64'])}\n")
 
 
 def main():
@@ -138,12 +134,11 @@ def main():
     predicted = predictions()
     if layers:
         print("measured on an H200: us and % of the op's roofline (989 TFLOP/s dense bf16, "
-              "4.8 TB/s); lead: auto's Hopper configuration; lead/tile: its time over the best "
-              "tile's; JIT/cuDNN: min(tile, lead) over cuDNN's best; meas/pred: the lead's "
-              "measured over predicted time")
+              "4.8 TB/s); lead: auto's Hopper configuration after this run ('-': a tile); "
+              "/tile: its time over the best tile's; /cuDNN: auto's choice over cuDNN's best")
         print(f"{'layer':<26} {'dir':<8} {'n':>3} {'best tile':<9} {'us':>7} {'%':>3} "
               + ' '.join(f"{c.removeprefix('wgmma'):>11}" for c in CONFIGS)
-              + f"  {'lead':<10} {'/tile':>5} {'/cuDNN':>6} {'m/p':>5}")
+              + f"  {'lead':<10} {'/tile':>5} {'/cuDNN':>6}")
     for name in names:
         table(name, predicted, layers)
 

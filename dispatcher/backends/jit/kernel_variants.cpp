@@ -194,23 +194,25 @@ long long gemm_blocks(const GemmShape& s, const GemmTile& t) {
 
 namespace {
 
-// Where the Hopper conv is the choice on an sm_90 GPU.  fwd and bwddata:
-// where the channels its K step's 64-wide boxes hold fill one, x's (fwd)
-// or dy's (bwddata).  On an H200 the fwd conv beat the best tile on 55 of
-// 56 such layers of ResNet-50 and YOLO11n, and lost on 7 of 9 with fewer,
-// which load and multiply a box's zeros (bench/results/
-// 2026-11-27-h200-hopper); bwddata follows by analogy.  bwdfilt, whose K
-// step is 64 output pixels, always full: wherever it applies, as the
-// analyser predicts it faster than the best tile on every bwdfilt layer
-// of ResNet-50 and YOLO11n it serves, the narrow ones too (bench/results/
-// 2026-11-27-hopper-conv-analysis).  No GPU has timed bwddata or bwdfilt.
-// In the emulator it stays last.
+// Where the Hopper conv is the choice on an sm_90 GPU, as an H200 timed
+// it against the best tile on every dense conv of ResNet-50 and YOLO11n
+// (bf16, channels-last, batch 32: bench/results/2026-11-28-h200).  fwd
+// and bwddata: from 32 channels a K step, x's (fwd) or dy's (bwddata),
+// half its 64-wide box; on all 7 layers of 8 or 16 it lost (1.01-1.84x
+// the tile's time), loading and multiplying the box's zeros.  bwdfilt,
+// whose K step is 64 output pixels, always full: where the tile's two
+// sides, a group's filters and channels, are 16 or more (it lost on the
+// two layers with a side of 8).  With wgmma_lead_config's choice, the
+// variants chosen on those 189 layers took 0.2% longer in all than each
+// layer's fastest, against 11.5% under the earlier rule (64 channels, the
+// 128 x 128 tile at one block an SM): bench/results/2026-11-28-h200/
+// rules.py.  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
-  constexpr long long kBoxChannels = 64;
-  const long long step_channels =
-      d.direction == Direction::bwddata ? d.w_dims[0] / d.groups : d.w_dims[1];
-  return !c.arch.empty() && !direct_is_better(shape) &&
-         (d.direction == Direction::bwdfilt || step_channels >= kBoxChannels);
+  constexpr long long kStepChannels = 32, kBwdfiltSide = 16;
+  if (c.arch.empty() || direct_is_better(shape)) return false;
+  const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];
+  if (d.direction == Direction::bwdfilt) return std::min(filters, channels) >= kBwdfiltSide;
+  return (d.direction == Direction::bwddata ? filters : channels) >= kStepChannels;
 }
 
 // The direct kernel and the tiles, the heuristic's choice first.

@@ -302,16 +302,12 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   return Status::ok();
 }
 
-// The GEMM's reduction: a K step's channels (x's; a bwddata's dy's) times
-// the taps (a strided bwddata's phase's, on average).
-long long reduction_length(const OpDescriptor& desc) {
-  const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  long long taps = w.spatial_size();
-  if (phased(d))
-    for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i)
-      taps = std::max(1ll, taps / d.stride[i]);
-  return (phased(d) ? w.dims[0] : w.dims[1]) * taps;
+// The share of the block slots a grid of `blocks` fills, over its waves,
+// on a GPU of 132 SMs (an H100 or H200 SXM) at `config`'s blocks an SM.
+double wave_fill(long long blocks, const WgmmaConvConfig& config) {
+  constexpr long long kHopperSms = 132;
+  const long long slots = kHopperSms * config.blocks_per_sm;
+  return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }
 
 }  // namespace
@@ -337,17 +333,25 @@ Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& confi
 }
 
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+  constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
   constexpr const WgmmaConvConfig& kHalf = kWgmmaConfigs[2];
+  static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
   static_assert(kHalf.filters * 2 == WgmmaConvTile::kFilters);
-  constexpr long long kShortReduction = 3 * WgmmaConvTile::kChannels;  // three K steps
+  // Between the measured 1.0 (equal fills, where the wider tile won) and
+  // 1.33 (the fewest better fills where the half tile won).
+  constexpr double kFullerWaves = 1.2;
   if (desc.direction == Direction::bwdfilt || !wgmma_conv_support(desc, kHalf).is_ok())
-    return kWgmmaConfigs[0];
+    return kTwoBlocks;
   // The output's channels: y's, or a bwddata's dx's.
   const long long channels = desc.direction == Direction::bwddata ? desc.x_dims[1]
                                                                   : desc.y_dims[1];
   const bool pads_less = ceil_div(channels, kHalf.filters) * kHalf.filters <
-                         ceil_div(channels, WgmmaConvTile::kFilters) * WgmmaConvTile::kFilters;
-  return pads_less || reduction_length(desc) <= kShortReduction ? kHalf : kWgmmaConfigs[0];
+                         ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  const double half_fill = wave_fill(output_tiles(d, kHalf.filters), kHalf);
+  const bool fuller = half_fill > kFullerWaves * wave_fill(output_tiles(d, kTwoBlocks.filters),
+                                                           kTwoBlocks);
+  return pads_less || fuller ? kHalf : kTwoBlocks;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

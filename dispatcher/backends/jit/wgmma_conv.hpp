@@ -49,7 +49,8 @@ struct WgmmaConvConfig {
 };
 inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {
     {"wgmma128x128", 4, 1, 128}, {"wgmma128x128b2", 3, 2, 128}, {"wgmma128x64", 4, 2, 64}};
-// The first variant: the one the auto policy picks on sm_90.
+// The first configuration: the one every conv the Hopper conv serves can
+// take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
 // The configuration of a Hopper conv variant, or null for another id.
@@ -77,14 +78,17 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
 // The variant the auto policy offers first where the Hopper conv applies,
-// as the analyser predicts it faster (bench/results/
-// 2026-11-28-hopper-half-tile): the 128 x 64 tile where it pads the
-// output's channels (a fwd's filters, a bwddata's dx channels) less than
-// the 128 x 128 one (64 or fewer, 129 to 192, ...), or where the GEMM's
-// reduction is three K steps or fewer, whose fill and epilogue outweigh
-// the main loop; else the first.  On the three models' fwd and bwddata
-// layers that both serve (186), the rule's choices add up to within 0.2%
-// of the faster one's on each.
+// as an H200 timed the three on ResNet-50's and YOLO11n's layers (bf16,
+// channels-last, batch 32: bench/results/2026-11-28-h200).  A bwdfilt,
+// and a fwd or bwddata by default: the 128 x 128 tile at two blocks an
+// SM, whose second block overlaps one block's fill and epilogue with the
+// other's main loop (no slower than one block of four stages on 155 of
+// 185 layers; 0.86x its time, geometric mean).  The 128 x 64 tile where
+// it pads the output's channels (a fwd's filters, a bwddata's dx
+// channels) less (64 or fewer, 129 to 192, ...), or where its twice as
+// many blocks fill the GPU's block slots over their waves more than 1.2
+// times as fully (a grid of a wave or two).  That picked the faster of
+// the two on all 113 fwd and bwddata layers where the Hopper conv leads.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made, then a block per
