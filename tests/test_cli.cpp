@@ -734,7 +734,8 @@ TEST(GpuCheck, UsageAndAMissingBundleAreClearErrors) {
   Outcome r = gpu_check("");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.first_line(),
-            "usage: tools/gpu-check --bundle DIR --out DIR [--quick] [--budget SECONDS]");
+            "usage: tools/gpu-check --bundle DIR --out DIR [--quick] [--budget SECONDS] "
+            "[--no-bench]");
   r = gpu_check("--bundle /nonexistent/bundle --out /tmp/convjit-gpu-check-unused");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/bundle/convjit is missing: make the bundle with "
