@@ -395,10 +395,10 @@ int GpuBackend::check_hopper(const std::vector<OpDescriptor>& ops, bool every) {
   std::mt19937 rng(44);
   int served = 0;
   for (const OpDescriptor& d : ops) {
-    if (!wgmma_conv_support(d).is_ok()) continue;
+    const std::string_view lead = wgmma_lead_config(d).id;
     for (const WgmmaConvConfig& config : kWgmmaConfigs) {
-      if (!every && config.id != wgmma_lead_config(d).id) continue;
-      if (!wgmma_conv_support(d, config).is_ok()) continue;  // the 128 x 64 tile's bwdfilt
+      if (!every && config.id != lead) continue;
+      if (!wgmma_conv_support(d, config).is_ok()) continue;  // unserved; the 128 x 64 tile's bwdfilt
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       BuildTrace trace;
       auto kernel = backend_->build_variant(d, kGpu, config.id, trace);

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::int64_t kElementBytes = 2;  // f16, bf16
 constexpr std::int64_t kMaxTraversalStride = 8;
+constexpr long long kHopperSms = 132;  // an H100's or H200's (SXM)
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -243,14 +244,14 @@ long long output_tiles(const OpDescriptor& d, long long filters) {
 // other directions.
 long long pixel_slices(const OpDescriptor& d, long long tiles) {
   if (d.direction != Direction::bwdfilt) return 1;
-  constexpr long long kSMs = 132, kMinSteps = 16, kMaxPartialBytes = 64ll << 20;
+  constexpr long long kMinSteps = 16, kMaxPartialBytes = 64ll << 20;
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   const long long steps = ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kStepPixels);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   const long long by_memory =
       kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
-  return std::max(1ll, std::min({ceil_div(2 * kSMs, tiles), steps / kMinSteps, by_memory}));
+  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
 }
 
 // fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
@@ -303,9 +304,8 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
 }
 
 // The share of the block slots a grid of `blocks` fills, over its waves,
-// on a GPU of 132 SMs (an H100 or H200 SXM) at `config`'s blocks an SM.
+// at `config`'s blocks an SM.
 double wave_fill(long long blocks, const WgmmaConvConfig& config) {
-  constexpr long long kHopperSms = 132;
   const long long slots = kHopperSms * config.blocks_per_sm;
   return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }
