@@ -434,6 +434,35 @@ TEST_P(GpuBackend, TheHopperConvMatchesTheReferenceInBwdfilt) {
   EXPECT_GE(check_hopper(random_hopper_convs(Direction::bwdfilt), true), 48);
 }
 
+// Convs whose few tiles and long K the launch cuts into slices (split-K,
+// as test_emulated_wgmma_conv.cpp's SlicesTheReduction... checks them in
+// the emulator): a fwd with a fused SiLU, bias and residual (K R S C
+// filters: the partial sums open the workspace) and with K C R S filters
+// (after the copy), a stride-1 bwddata, and a strided one by phases.
+std::vector<OpDescriptor> sliced_hopper_convs() {
+  test::ConvCase c;
+  c.batch = 1, c.channels = 456, c.filters = 136, c.input = {9, 7}, c.kernel = {3, 3};
+  c.stride = {1, 1}, c.dilation = {1, 1}, c.pad_begin = {1, 0}, c.pad_end = {0, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  OpDescriptor fused = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  fused.activation = Activation::silu;
+  fused.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+  std::vector<OpDescriptor> ops = {fused};
+  c.filter_layout = test::TestLayout::nchw;
+  ops.push_back(test::conv_descriptors(c, DataType::f16, {Direction::fwd}).at(0));
+  c.filters = 264, c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  ops.push_back(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0));
+  c.channels = 72, c.filters = 512, c.input = {9, 10}, c.kernel = {5, 5}, c.stride = {2, 2};
+  c.pad_begin = {2, 2}, c.pad_end = {2, 1};
+  ops.push_back(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0));
+  return ops;
+}
+
+TEST_P(GpuBackend, TheHopperConvSlicesLongReductions) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  EXPECT_GE(check_hopper(sliced_hopper_convs(), true), 12);  // every configuration
+}
+
 // The models' convs of one direction, in the configuration auto leads with.
 std::vector<OpDescriptor> model_convs(Direction direction) {
   std::vector<OpDescriptor> ops;

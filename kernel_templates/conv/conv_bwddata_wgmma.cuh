@@ -14,6 +14,8 @@
 //     order, convjit_kernel_prepare);
 //   - the consumer and the epilogue of wgmma_conv_tile.cuh; a phase
 //     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
+// As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over
+// a slice of its phase's K steps, convjit_kernel_finish adding them.
 // One im2col map serves every phase: its anchors start at the least of
 // the phases' first offsets, P::AD, AH, AW (the host's origin), run
 // ceil(size / s) pixels, the widest phase's, along each axis, and each tap
@@ -83,30 +85,46 @@ __device__ __forceinline__ int channel_blocks() {
 }
 
 // A block's work: its phase's taps on each axis, its first pixel (of the
-// phase grid) and its first channel.  Blocks run the channel tiles
-// fastest, then the pixels', then the phases.
+// phase grid), its first channel, and its slice of the phase's K steps.
+// Blocks run the channel tiles fastest, then the pixels', then the
+// phases, then the slices.
 struct Work {
   AxisTaps d, h, w;
-  index_t pixel0;
+  index_t tile, split, pixel0;
   int channel0;
-
-  __device__ __forceinline__ int steps() const {
-    return d.count * h.count * w.count * channel_blocks();
-  }
+  Slice slice;
 };
+__device__ __forceinline__ int phase_steps(const AxisTaps& d, const AxisTaps& h,
+                                           const AxisTaps& w) {
+  return d.count * h.count * w.count * channel_blocks();
+}
 __device__ __forceinline__ index_t grid_pixels() {
   return P::N * phase_extent(axis(0)) * phase_extent(axis(1)) * phase_extent(axis(2));
 }
 template <int N>
+__device__ __forceinline__ index_t channel_tiles() {
+  return (P::C + N - 1) / N;
+}
+__device__ __forceinline__ index_t pixel_tiles() { return (grid_pixels() + kBlockM - 1) / kBlockM; }
+template <int N>
+__device__ __forceinline__ index_t tile_count() {
+  return P::SD * P::SH * P::SW * pixel_tiles() * channel_tiles<N>();
+}
+template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
-  const index_t channel_tiles = (P::C + N - 1) / N;
-  const index_t pixel_tiles = (grid_pixels() + kBlockM - 1) / kBlockM;
-  const int phase = static_cast<int>(block / (channel_tiles * pixel_tiles));
+  const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
+  const int phase = static_cast<int>(tile / (channel_tiles<N>() * pixel_tiles()));
   const int sh = static_cast<int>(P::SH), sw = static_cast<int>(P::SW);
-  return {axis_taps(axis(0), phase / (sh * sw)), axis_taps(axis(1), phase / sw % sh),
-          axis_taps(axis(2), phase % sw),
-          block / channel_tiles % pixel_tiles * kBlockM,
-          static_cast<int>(block % channel_tiles * N)};
+  const AxisTaps d = axis_taps(axis(0), phase / (sh * sw)), h = axis_taps(axis(1), phase / sw % sh),
+                 w = axis_taps(axis(2), phase % sw);
+  return {d,
+          h,
+          w,
+          tile,
+          split,
+          tile / channel_tiles<N>() % pixel_tiles() * kBlockM,
+          static_cast<int>(tile % channel_tiles<N>() * N),
+          k_slice(split, phase_steps(d, h, w))};
 }
 
 // Pixel m of the phase grid: its image and its place along each axis.
@@ -147,9 +165,9 @@ template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
   const Anchor first = first_anchor(work);
-  produce_steps(ring, work.steps(), kStageBytes<N>, [&](int step, unsigned at) {
+  produce_steps(ring, work.slice.steps, kStageBytes<N>, [&](int step, unsigned at) {
     load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), work,
-               first, step);
+               first, work.slice.first + step);
   });
 }
 
@@ -172,19 +190,29 @@ __device__ __forceinline__ Output dx_output(const Work& work) {
           work.h.phase, work.w.phase};
 }
 
-// The block's 128 x N tile of its phase's dx.
+// The block's 128 x N tile of its phase's dx, or its slice's partial
+// sums.
 template <int N, class Tiles, class Barriers, class Barrier>
 __device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
                                          Barriers empty, Barrier consumers, storage_t* dx,
-                                         float alpha, float beta) {
+                                         scratch_t* workspace, float alpha, float beta) {
   const Work work = work_of<N>(static_cast<index_t>(blockIdx.x));
   const auto stages = ring(full, empty);
   run_warpgroups(
       stages, consumers, [&] { produce<N>(maps, smem, stages, work); },
       [&] {
-        consume_and_store<N>(smem, stages, work.steps(), consumers, dx, dx_output(work),
-                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta);
+        consume_and_store<N>(smem, stages, work.slice.steps, consumers, dx, dx_output(work),
+                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta,
+                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
       });
+}
+
+template <int N>
+__device__ __forceinline__ void finish(storage_t* dx, scratch_t* workspace, float alpha,
+                                       float beta) {
+  const Work work = work_of<N>(finished_tile<N>());
+  finish_tile<N>(workspace, work.tile, tile_count<N>(), dx, dx_output(work), work.pixel0,
+                 work.channel0, ScaledEpilogue{alpha}, beta);
 }
 
 }  // namespace conv_bwddata_wgmma
@@ -195,8 +223,7 @@ __device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, 
 CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* dx, float alpha, float beta,
-               convjit_device::scratch_t* /*workspace*/,
-               const convjit_device::storage_t* /*bias*/,
+               convjit_device::scratch_t* workspace, const convjit_device::storage_t* /*bias*/,
                const convjit_device::storage_t* /*residual*/,
                const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
@@ -206,9 +233,22 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
   if (P::TILE_N == 64)
-    run_tile<64>(maps, smem, full, empty, &consumers[0], dx, alpha, beta);
+    run_tile<64>(maps, smem, full, empty, &consumers[0], dx, workspace, alpha, beta);
   else
-    run_tile<128>(maps, smem, full, empty, &consumers[0], dx, alpha, beta);
+    run_tile<128>(maps, smem, full, empty, &consumers[0], dx, workspace, alpha, beta);
+}
+
+// The second pass of split-K (P::SPLIT > 1), a block per tile of dx.
+CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*dy*/,
+                                     const convjit_device::storage_t* /*w*/,
+                                     convjit_device::storage_t* dx, float alpha, float beta,
+                                     convjit_device::scratch_t* workspace) {
+  using namespace convjit_device;
+  using namespace convjit_device::conv_bwddata_wgmma;
+  if (P::TILE_N == 64)
+    finish<64>(dx, workspace, alpha, beta);
+  else
+    finish<128>(dx, workspace, alpha, beta);
 }
 
 // The first pass: w copied in [C][T R S][K] order, which map 1 reads.

@@ -13,6 +13,11 @@
 //     m64nN wgmmas per 16 channels, then the tile through shared memory
 //     to y, alpha/beta-blended, in 16-byte chunks of 8 filters where y's
 //     filters are contiguous.
+// Where the tiles would leave most of the GPU idle (few pixels, a long
+// K), P::SPLIT blocks share a tile, each over a slice of its K steps
+// (split-K): they write f32 partial sums to the workspace, and
+// convjit_kernel_finish adds them in slice order and applies the
+// epilogue.
 // A stride-1 bwddata runs as the forward conv it equals: dx from dy and
 // the filters transposed, their taps flipped (the Problem is that conv's;
 // wgmma_forward_equivalent).
@@ -59,13 +64,38 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
   tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
 }
 
-// The producer's loop: each step's loads into its stage of the ring.
+// A block's work: its 128 x N tile of y and its slice of the tile's K
+// steps.  Blocks run the filter tiles fastest, then the pixels', then the
+// slices.
+struct Work {
+  index_t tile, split, pixel0;
+  int filter0;
+  Slice slice;
+};
+template <int N>
+__device__ __forceinline__ index_t filter_tiles() {
+  return (P::K + N - 1) / N;
+}
+template <int N>
+__device__ __forceinline__ index_t tile_count() {
+  return (P::N * P::OD * P::OH * P::OW + kBlockM - 1) / kBlockM * filter_tiles<N>();
+}
+template <int N>
+__device__ __forceinline__ Work work_of(index_t block) {
+  const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
+  return {tile, split, tile / filter_tiles<N>() * kBlockM,
+          static_cast<int>(tile % filter_tiles<N>() * N), k_slice(split, k_steps())};
+}
+
+// The producer's loop: each of the slice's steps' loads into its stage
+// of the ring.
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
-                                        const Anchor& first, int filter0) {
-  produce_steps(ring, k_steps(), kStageBytes<N>, [&](int step, unsigned at) {
+                                        const Work& work) {
+  const Anchor first = window_anchor(work.pixel0);
+  produce_steps(ring, work.slice.steps, kStageBytes<N>, [&](int step, unsigned at) {
     load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), first,
-               step, filter0);
+               work.slice.first + step, work.filter0);
   });
 }
 
@@ -84,22 +114,28 @@ __device__ __forceinline__ Output y_output() {
   return {P::K, P::YS1, chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4)};
 }
 
-// The block's 128 x N tile of y.
+// The block's tile of y, or its slice's partial sums.
 template <int N, class Tiles, class Barriers, class Barrier>
 __device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
                                          Barriers empty, Barrier consumers, storage_t* y,
-                                         const FusedEpilogue<P>& epilogue) {
-  const index_t filter_tiles = (P::K + N - 1) / N;
-  const index_t pixel0 = static_cast<index_t>(blockIdx.x) / filter_tiles * kBlockM;
-  const int filter0 = static_cast<int>(static_cast<index_t>(blockIdx.x) % filter_tiles * N);
+                                         scratch_t* workspace, const FusedEpilogue<P>& epilogue) {
+  const Work work = work_of<N>(static_cast<index_t>(blockIdx.x));
   const auto stages = ring(full, empty);
   run_warpgroups(
-      stages, consumers,
-      [&] { produce<N>(maps, smem, stages, window_anchor(pixel0), filter0); },
+      stages, consumers, [&] { produce<N>(maps, smem, stages, work); },
       [&] {
-        consume_and_store<N>(smem, stages, k_steps(), consumers, y, y_output(), pixel0, filter0,
-                             epilogue, epilogue.beta);
+        consume_and_store<N>(smem, stages, work.slice.steps, consumers, y, y_output(),
+                             work.pixel0, work.filter0, epilogue, epilogue.beta,
+                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
       });
+}
+
+template <int N>
+__device__ __forceinline__ void finish(storage_t* y, scratch_t* workspace,
+                                       const FusedEpilogue<P>& epilogue) {
+  const Work work = work_of<N>(finished_tile<N>());
+  finish_tile<N>(workspace, work.tile, tile_count<N>(), y, y_output(), work.pixel0, work.filter0,
+                 epilogue, epilogue.beta);
 }
 
 }  // namespace conv_fwd_wgmma
@@ -111,7 +147,7 @@ __device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, 
 CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* y, float alpha, float beta,
-               convjit_device::scratch_t* /*workspace*/, const convjit_device::storage_t* bias,
+               convjit_device::scratch_t* workspace, const convjit_device::storage_t* bias,
                const convjit_device::storage_t* residual,
                const CONVJIT_GRID_CONSTANT convjit_device::tensor_maps_t maps) {
   using namespace convjit_device;
@@ -122,9 +158,25 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
   const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
   if (P::TILE_N == 64)
-    run_tile<64>(maps, smem, full, empty, &consumers[0], y, epilogue);
+    run_tile<64>(maps, smem, full, empty, &consumers[0], y, workspace, epilogue);
   else
-    run_tile<128>(maps, smem, full, empty, &consumers[0], y, epilogue);
+    run_tile<128>(maps, smem, full, empty, &consumers[0], y, workspace, epilogue);
+}
+
+// The second pass of split-K (P::SPLIT > 1), a block per tile of y.
+CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
+                                     const convjit_device::storage_t* /*w*/,
+                                     convjit_device::storage_t* y, float alpha, float beta,
+                                     convjit_device::scratch_t* workspace,
+                                     const convjit_device::storage_t* bias,
+                                     const convjit_device::storage_t* residual) {
+  using namespace convjit_device;
+  using namespace convjit_device::conv_fwd_wgmma;
+  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
+  if (P::TILE_N == 64)
+    finish<64>(y, workspace, epilogue);
+  else
+    finish<128>(y, workspace, epilogue);
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in

@@ -4,8 +4,9 @@
 // and B, N filters by the same 64 channels, each a 128-byte swizzled box,
 // make a stage of the ring (wgmma_pipeline.cuh).  N = 64 serves layers of
 // 64 filters or fewer without multiplying the other 64's zeros.
-// Here are the consumer's main loop over the stages and the epilogue that
-// writes the tile through an Output:
+// Here are the consumer's main loop over the stages, split-K's slices
+// of the K steps and their partial sums, and the epilogue that writes the
+// tile through an Output:
 //   struct Output {
 //     index_t offset(index_t m) const;  // pixel m's element, -1: not stored
 //     index_t channels, channel_stride; // the N side: channels, their stride
@@ -94,30 +95,68 @@ struct ScaledEpilogue {
   }
 };
 
-template <int N, class Staged, class Output, class Epilogue>
-__device__ __forceinline__ void store_tile(Staged staged, storage_t* y, const Output& output,
-                                          index_t pixel0, int filter0, const Epilogue& epilogue,
-                                          float beta) {
+// y's chunks of the tile, by `threads` threads from `t`: read(row, col,
+// v) gives the tile's 8 values from (row, col).
+template <int N, class Read, class Output, class Epilogue>
+__device__ __forceinline__ void store_tile(Read read, int t, int threads, storage_t* y,
+                                          const Output& output, index_t pixel0, int filter0,
+                                          const Epilogue& epilogue, float beta) {
   constexpr int kChunks = N / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
-  const int t = static_cast<int>(threadIdx.x % kWarpgroupSize);
-  for (int item = t; item < kBlockM * kChunks; item += static_cast<int>(kWarpgroupSize)) {
+  for (int item = t; item < kBlockM * kChunks; item += threads) {
     const int row = item / kChunks, col = item % kChunks * kChunkElements;
     const index_t filter = filter0 + col, offset = output.offset(pixel0 + row);
     if (offset < 0 || filter >= output.channels) continue;
     float v[kChunkElements];
-#pragma unroll
-    for (int j = 0; j < kChunkElements; ++j) v[j] = staged[staged_index<N>(row, col + j)];
+    read(row, col, v);
     epilogue.apply(v, offset, filter, output.channels, output.channel_stride, vectors);
     write_channels(y, offset, filter, output.channels, output.channel_stride, vectors, v, 1.0f,
                    beta);
   }
 }
 
-// The consumer's whole part: the main loop, then the tile through the
-// ring's memory to y.  Every stage has landed and been read: the ring holds
-// the staged tile once the whole warpgroup is past its last wgmma (the
-// consumers' barrier, phase 0), and y's chunks once it is all staged
+// Split-K (Problem::SPLIT slices): a block's K steps, slice s of a tile
+// taking [s steps / SPLIT, (s + 1) steps / SPLIT).
+struct Slice {
+  int first, steps;
+};
+__device__ __forceinline__ Slice k_slice(index_t split, int steps) {
+  const index_t first = split * steps / Problem::SPLIT;
+  const index_t end = (split + 1) * steps / Problem::SPLIT;
+  return {static_cast<int>(first), static_cast<int>(end - first)};
+}
+
+// The partial sums of slice `split` for tile `tile` of `tiles`: 128 x N
+// f32, row-major, in the workspace from Problem::PARTIALS; null with one
+// slice.
+template <int N>
+__device__ __forceinline__ scratch_t* partial_tile(scratch_t* workspace, index_t split,
+                                                   index_t tile, index_t tiles) {
+  if (Problem::SPLIT == 1) return nullptr;
+  return workspace + Problem::PARTIALS + (split * tiles + tile) * kBlockM * N;
+}
+
+// A half's accumulators (rows row0 to row0 + 63) to its partial sums: a
+// thread's accumulators come in pairs of adjacent columns, 8 bytes a
+// store (a warp's 8 rows of 32 bytes: whole sectors).
+template <int N>
+__device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumulators<N>& acc,
+                                               int row0) {
+  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+#pragma unroll
+  for (int i = 0; i < N / 2; i += 2) {
+    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
+    store_64(partial + row * N + 8 * (i / 4) + 2 * (lane % 4),
+             Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
+  }
+}
+
+// The consumer's whole part: the main loop, then the tile to y or, with
+// slices, to its slice's partial sums (`partial`).  To y, it goes through
+// the ring's memory: every stage has landed and been read, so the ring
+// holds the staged tile once the whole warpgroup is past its last wgmma
+// (the consumers' barrier, phase 0), and y's chunks once it is all staged
 // (phase 1).  Without K steps the tile is zero (y = beta y, after the
 // epilogue's bias, residual and activation).
 template <int N, class Tiles, class Ring, class Barrier, class Output, class Epilogue>
@@ -125,7 +164,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
                                                   Barrier consumers, storage_t* y,
                                                   const Output& output, index_t pixel0,
                                                   int filter0, const Epilogue& epilogue,
-                                                  float beta) {
+                                                  float beta, scratch_t* partial) {
   wgmma_accumulators<N> top, bottom;
   consume<N>(smem, ring, steps, top, bottom);
   if (steps == 0)
@@ -133,13 +172,61 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
+  if (Problem::SPLIT > 1) {
+    store_partials<N>(partial, top, 0);
+    store_partials<N>(partial, bottom, 64);
+    return;
+  }
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 0);
   stage_accumulators<N>(smem, top, 0);
   stage_accumulators<N>(smem, bottom, 64);
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 1);
-  store_tile<N>(smem, y, output, pixel0, filter0, epilogue, beta);
+  store_tile<N>(
+      [&](int row, int col, float (&v)[kChunkElements]) {
+#pragma unroll
+        for (int j = 0; j < kChunkElements; ++j) v[j] = smem[staged_index<N>(row, col + j)];
+      },
+      static_cast<int>(threadIdx.x % kWarpgroupSize), static_cast<int>(kWarpgroupSize), y,
+      output, pixel0, filter0, epilogue, beta);
+}
+
+// The second pass of split-K: a chunk of 8 of a tile's elements a
+// thread, blockDim.x threads a block, so (128 N / 8) / blockDim.x blocks a
+// tile (the host's launch).  Each element its slices' partial sums added
+// in slice order (the same sum on every run, no atomics), then the
+// epilogue and y as for one slice.
+template <int N>
+__device__ __forceinline__ index_t finish_blocks_per_tile() {
+  return kBlockM * (N / kChunkElements) / static_cast<index_t>(blockDim.x);
+}
+// The tile this block of the second pass finishes.
+template <int N>
+__device__ __forceinline__ index_t finished_tile() {
+  return static_cast<index_t>(blockIdx.x) / finish_blocks_per_tile<N>();
+}
+template <int N, class Output, class Epilogue>
+__device__ __forceinline__ void finish_tile(scratch_t* workspace, index_t tile, index_t tiles,
+                                           storage_t* y, const Output& output, index_t pixel0,
+                                           int filter0, const Epilogue& epilogue, float beta) {
+  const index_t part = static_cast<index_t>(blockIdx.x) % finish_blocks_per_tile<N>();
+  store_tile<N>(
+      [&](int row, int col, float (&v)[kChunkElements]) {
+        for (int j = 0; j < kChunkElements; ++j) v[j] = 0.0f;
+        for (index_t split = 0; split < Problem::SPLIT; ++split) {
+          scratch_t* partial = partial_tile<N>(workspace, split, tile, tiles) + row * N + col;
+#pragma unroll
+          for (int q = 0; q < kChunkElements; q += 4) {
+            const Vec128 four = load_128(partial + q);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) v[q + j] += __uint_as_float(four.w[j]);
+          }
+        }
+      },
+      static_cast<int>(part * blockDim.x + threadIdx.x),
+      static_cast<int>(finish_blocks_per_tile<N>() * blockDim.x), y, output, pixel0, filter0,
+      epilogue, beta);
 }
 
 }  // namespace wgmma_conv_tile

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
@@ -248,7 +249,11 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, Pr
     p.constant("PACKED", packed ? 1 : 0);
     if (!packed) return Status::ok();
     const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-    out.entries.insert(out.entries.begin(), {"convjit_kernel_prepare", weights});
+    // A group's filters run along the backward-data order, a tap's channels
+    // along the forward one.
+    const long long run = d.direction == Direction::bwddata ? w.dims[0] / d.groups : w.dims[1];
+    out.entries.insert(out.entries.begin(),
+                       {"convjit_kernel_prepare", filter_copy_threads(weights, run, d.dtype)});
     out.workspace_bytes = static_cast<std::size_t>(weights) * element_size(d.dtype);
     return Status::ok();
   }
@@ -387,7 +392,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
     p.constant("TILE_N", launch.filters);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
-    p.constant("SPLIT", launch.split);
+    p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.spatial("AD", "AH", "AW", launch.origin);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <utility>
 
+#include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 
@@ -237,21 +238,54 @@ long long output_tiles(const OpDescriptor& d, long long filters) {
          ceil_div(y.dims[1], filters);
 }
 
+// The K steps of an output tile of a fwd or stride-1 bwddata (taps x
+// blocks of 64 channels), or of a strided bwddata's phase (taps x blocks
+// of 64 filters), the phases' mean: each phase takes its own taps.
+long long tile_steps(const OpDescriptor& d) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const long long reduced = phased(d) ? w.dims[0] : w.dims[1];
+  const long long steps = w.spatial_size() * ceil_div(reduced, WgmmaConvTile::kChannels);
+  return phased(d) ? ceil_div(steps, stride_phases(d).count) : steps;
+}
+
+// The f32 partial sums a split reduction may take: the tiles' rule
+// (kernel_variants.hpp's gemm_split).
+constexpr long long kMaxPartialBytes = 64ll << 20;
+// A slice's fewest K steps: enough to amortise the pipeline's fill.
+constexpr long long kMinSliceSteps = 16;
+
 // A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
 // to fill an H100's or H200's 132 SMs twice, each slice at least 16 K
-// steps to amortise the pipeline's fill, and the f32 partial sums within
-// 64 MiB (the tiles' rule, kernel_variants.hpp's gemm_split).  1 for the
-// other directions.
+// steps, and the f32 partial sums within 64 MiB.
 long long pixel_slices(const OpDescriptor& d, long long tiles) {
-  if (d.direction != Direction::bwdfilt) return 1;
-  constexpr long long kMinSteps = 16, kMaxPartialBytes = 64ll << 20;
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   const long long steps = ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kStepPixels);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   const long long by_memory =
       kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
-  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
+  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSliceSteps,
+                                 by_memory}));
+}
+
+// A fwd's or bwddata's slices of the K steps (split-K): where its output
+// tiles leave block slots idle (ResNet-50's 7 x 7 layers: 52 tiles for
+// 264 slots), the most slices whose blocks still fit in one wave of
+// `config`'s slots, each at least 16 K steps, their f32 partial sums (a
+// tile each) within 64 MiB.  1 where the tiles fill a wave's half or more.
+long long reduction_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig& config) {
+  const long long slots = kHopperSms * config.blocks_per_sm;
+  const long long tile_bytes =
+      WgmmaConvTile::kPixels * config.filters * static_cast<long long>(sizeof(float));
+  return std::max(1ll, std::min({slots / tiles, tile_steps(d) / kMinSliceSteps,
+                                 kMaxPartialBytes / (tiles * tile_bytes)}));
+}
+
+// The K's slices (split-K): of the pixels for a bwdfilt, of the taps and
+// channels for the others.
+long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig& config) {
+  return d.direction == Direction::bwdfilt ? pixel_slices(d, tiles)
+                                           : reduction_slices(d, tiles, config);
 }
 
 // fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
@@ -291,7 +325,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
   const long long tiles = output_tiles(d, config.filters);
-  if (const long long blocks = tiles * pixel_slices(d, tiles); blocks > kMaxGrid)
+  if (const long long blocks = tiles * k_slices(d, tiles, config); blocks > kMaxGrid)
     return not_available(
         fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
@@ -303,9 +337,11 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   return Status::ok();
 }
 
-// The share of the block slots a grid of `blocks` fills, over its waves,
-// at `config`'s blocks an SM.
-double wave_fill(long long blocks, const WgmmaConvConfig& config) {
+// The share of the block slots `config`'s grid for `d` fills, over its
+// waves.
+double wave_fill(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const long long tiles = output_tiles(d, config.filters);
+  const long long blocks = tiles * k_slices(d, tiles, config);
   const long long slots = kHopperSms * config.blocks_per_sm;
   return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }
@@ -348,9 +384,7 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const bool pads_less = ceil_div(channels, kHalf.filters) * kHalf.filters <
                          ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const double half_fill = wave_fill(output_tiles(d, kHalf.filters), kHalf);
-  const bool fuller = half_fill > kFullerWaves * wave_fill(output_tiles(d, kTwoBlocks.filters),
-                                                           kTwoBlocks);
+  const bool fuller = wave_fill(d, kHalf) > kFullerWaves * wave_fill(d, kTwoBlocks);
   return pads_less || fuller ? kHalf : kTwoBlocks;
 }
 
@@ -370,23 +404,40 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   const long long tiles = output_tiles(d, config.filters);
   const bool packed = packs_filters(desc, d);
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   WgmmaConvLaunch launch;
   if (packed) {
-    const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-    const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-    launch.entries.push_back({"convjit_kernel_prepare", weights});
+    // The forward order's runs are a tap's channels (the forward
+    // equivalent's); a strided bwddata's, the filters.
+    const long long run = phased(d) ? w.dims[0] : w.dims[1];
+    launch.entries.push_back(
+        {"convjit_kernel_prepare", filter_copy_threads(weights, run, d.dtype)});
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
-  launch.split = pixel_slices(d, tiles);
+  launch.split = k_slices(d, tiles, config);
   const long long blocks = tiles * launch.split;
   launch.entries.push_back({"convjit_kernel", blocks * kJitThreadsPerBlock, blocks,
                             static_cast<std::size_t>(config.stages) *
                                 WgmmaConvTile::stage_bytes(config.filters)});
-  if (launch.split > 1) {
-    const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-    const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
+  if (launch.split > 1 && d.direction == Direction::bwdfilt) {
     launch.entries.push_back({"convjit_kernel_finish", weights});
     launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
+  } else if (launch.split > 1) {
+    // The partial sums, a tile's per block, after the filters' copy.
+    constexpr std::size_t kAlignment = 256;
+    const std::size_t at = (launch.workspace_bytes + kAlignment - 1) / kAlignment * kAlignment;
+    launch.partials_offset = static_cast<long long>(at / sizeof(float));
+    // A thread per 8 elements of a tile (kChunkElements), so that the pass
+    // runs over the GPU, not a block a tile.
+    constexpr long long kChunk = 8;
+    const long long finish_blocks =
+        tiles * WgmmaConvTile::kPixels * config.filters / kChunk / kJitThreadsPerBlock;
+    launch.entries.push_back(
+        {"convjit_kernel_finish", finish_blocks * kJitThreadsPerBlock, finish_blocks});
+    launch.workspace_bytes = at + static_cast<std::size_t>(blocks * WgmmaConvTile::kPixels *
+                                                           config.filters) *
+                                      sizeof(float);
   }
   launch.maps = tensor_maps(d, packed, config.filters);
   launch.rank = d.spatial_dims + 2;

@@ -91,8 +91,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // the two on all 113 fwd and bwddata layers where the Hopper conv leads.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
-// The entries (the filters' copy where it is made, then a block per
-// output tile of `config` with its ring in dynamic shared memory), the
+// The entries (the filters' copy where it is made; a block per output
+// tile of `config` and slice of its K, with its ring in dynamic shared
+// memory; with slices, the pass that adds their partial sums), the
 // workspace, the maps and the template's constants beyond the conv's.
 struct WgmmaConvLaunch {
   std::vector<KernelEntry> entries;
@@ -104,7 +105,11 @@ struct WgmmaConvLaunch {
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
-  long long split = 1;  // a bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh)
+  // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
+  // fwd's or bwddata's of the taps and channels (split-K), their f32
+  // partial sums added by convjit_kernel_finish.
+  long long split = 1;
+  long long partials_offset = 0;  // a fwd's or bwddata's partial sums in the workspace, in floats
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
