@@ -238,13 +238,15 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
     run_tile<128>(maps, smem, full, empty, &consumers[0], dx, workspace, alpha, beta);
 }
 
-// The second pass of split-K (P::SPLIT > 1), a block per tile of dx.
+// The second pass of split-K (P::SPLIT > 1; launched only then, and
+// compiled to nothing otherwise, which keeps NVRTC's time down).
 CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*dy*/,
                                      const convjit_device::storage_t* /*w*/,
                                      convjit_device::storage_t* dx, float alpha, float beta,
                                      convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
   using namespace convjit_device::conv_bwddata_wgmma;
+  if (P::SPLIT == 1) return;
   if (P::TILE_N == 64)
     finish<64>(dx, workspace, alpha, beta);
   else

@@ -251,12 +251,10 @@ long long tile_steps(const OpDescriptor& d) {
 // The f32 partial sums a split reduction may take: the tiles' rule
 // (kernel_variants.hpp's gemm_split).
 constexpr long long kMaxPartialBytes = 64ll << 20;
-// A slice's fewest K steps: enough to amortise the pipeline's fill.
-constexpr long long kMinSliceSteps = 16;
-
 // A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
 // to fill an H100's or H200's 132 SMs twice, each slice at least 16 K
-// steps, and the f32 partial sums within 64 MiB.
+// steps (to amortise the pipeline's fill), and the f32 partial sums
+// within 64 MiB.
 long long pixel_slices(const OpDescriptor& d, long long tiles) {
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -264,16 +262,21 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   const long long by_memory =
       kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
-  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSliceSteps,
-                                 by_memory}));
+  constexpr long long kMinSteps = 16;
+  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
 }
 
 // A fwd's or bwddata's slices of the K steps (split-K): where its output
 // tiles leave block slots idle (ResNet-50's 7 x 7 layers: 52 tiles for
 // 264 slots), the most slices whose blocks still fit in one wave of
-// `config`'s slots, each at least 16 K steps, their f32 partial sums (a
+// `config`'s slots, each at least 32 K steps, their f32 partial sums (a
 // tile each) within 64 MiB.  1 where the tiles fill a wave's half or more.
+// The analyser predicted slices of 16 steps slower than none on the H200
+// (ResNet-50 at batch 32: layer4's 1 x 1 convs, their second pass and
+// fill costing more than the wider grid saved), slices of 36 faster
+// (bench/results/2026-11-28-hopper-split-k).
 long long reduction_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig& config) {
+  constexpr long long kMinSliceSteps = 32;
   const long long slots = kHopperSms * config.blocks_per_sm;
   const long long tile_bytes =
       WgmmaConvTile::kPixels * config.filters * static_cast<long long>(sizeof(float));
