@@ -282,7 +282,8 @@ Slicing slicing(const OpDescriptor& d, std::string_view variant) {
 // Where a fwd's or bwddata's tiles leave most of the GPU's block slots
 // idle, its K is cut into slices (a partial sum per slice, added in
 // slice order by the second pass, which applies the epilogue): as many
-// as fit in one wave of 264 slots, each at least 32 K steps.  fwd with
+// as fit in one wave of 264 slots, each at least 32 K steps, or 16 where
+// the tiles fill a quarter of the slots or less.  fwd with
 // K R S C filters (no copy: the partial sums open the workspace) and
 // K C R S (after the copy, 256-byte aligned), with the fused epilogue,
 // alpha/beta and a bias and residual off a 16-byte boundary; stride-1
@@ -290,12 +291,12 @@ Slicing slicing(const OpDescriptor& d, std::string_view variant) {
 TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   std::mt19937 rng(4311);
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id;
-  // 48 pixels by 136 filters: 2 tiles; 920 channels: 15 blocks x 9 taps.
-  test::ConvCase c = channels_last_3x3(920, 136, {9, 7}, {1, 0}, {0, 1});
+  // 48 pixels by 136 filters: 2 tiles; 456 channels: 8 blocks x 9 taps.
+  test::ConvCase c = channels_last_3x3(456, 136, {9, 7}, {1, 0}, {0, 1});
   c.batch = 1;
   OpDescriptor d = fwd(c, DataType::bf16);
   Slicing s = slicing(d, kTwoBlocks);
-  EXPECT_EQ(s.split, 4) << "135 steps / 32";
+  EXPECT_EQ(s.split, 4) << "72 steps / 16";
   EXPECT_EQ(s.tiles, 2);
   EXPECT_EQ(s.workspace, 4u * 2 * 128 * 128 * sizeof(float));
   d.activation = Activation::silu;
@@ -305,24 +306,25 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   d = fwd(c, DataType::f16);
   s = slicing(d, kWgmmaVariant);
   EXPECT_EQ(s.split, 4);
-  const std::size_t copy = (920 * 136 * 9 * 2 + 255) / 256 * 256;
+  const std::size_t copy = (456 * 136 * 9 * 2 + 255) / 256 * 256;
   EXPECT_EQ(s.workspace, copy + 4u * 2 * 128 * 128 * sizeof(float));
   check(d, rng, 1.0, 0.0, kWgmmaVariant);
-  // bwddata of stride 1: dx's 136 channels are 2 tiles of 128; dy's 456
-  // filters 8 blocks x 9 taps, two slices.
-  c = channels_last_3x3(136, 456, {9, 7}, {1, 1}, {1, 1});
+  // bwddata of stride 1: dx's 456 channels are 4 tiles of 128; dy's 264
+  // filters 5 blocks x 9 taps, two slices.
+  c = channels_last_3x3(456, 264, {9, 7}, {1, 1}, {1, 1});
   c.batch = 1;
   EXPECT_EQ(slicing(bwddata(c, DataType::bf16), kTwoBlocks).split, 2);
   check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, kTwoBlocks);
   // Strided (stride phases): 5 x 5 taps of stride 2, 9, 6, 6 and 4 a
-  // phase, by 16 blocks of dy's 1024 filters: 144, 96, 96 and 64 steps,
-  // 100 on average, 3 slices; a tile a phase.
-  c = channels_last_3x3(72, 1024, {9, 10}, {2, 2}, {2, 1});
+  // phase, by 8 blocks of dy's 512 filters: 72, 48, 48 and 32 steps, 50
+  // on average, 3 slices; a tile a phase.
+  c = channels_last_3x3(72, 512, {9, 10}, {2, 2}, {2, 1});
   c.batch = 1, c.kernel = {5, 5}, c.stride = {2, 2};
   const OpDescriptor phased = bwddata(c, DataType::bf16);
   EXPECT_EQ(slicing(phased, kTwoBlocks).split, 3);
   check(phased, rng, 1.0, 0.5, kTwoBlocks);
-  // A wave's half or more of tiles, or slices under 32 steps: one slice.
+  // A wave's half or more of tiles, or slices under 32 steps where the
+  // tiles fill over a quarter of it: one slice.
   c = channels_last_3x3(456, 136, {16, 16}, {1, 1}, {1, 1});
   c.batch = 66;  // 264 tiles of 128 x 128
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
@@ -330,6 +332,10 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 2);
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kWgmmaVariant).split, 1) << "132 slots";
   c.channels = 448;  // 7 blocks x 9 taps: 63 steps, under two slices of 32
+  EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
+  c.batch = 16;  // 64 tiles, a quarter of the slots: slices of 16
+  EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 3);
+  c.batch = 17;  // 68 tiles
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
 }
 

@@ -269,18 +269,20 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
 // A fwd's or bwddata's slices of the K steps (split-K): where its output
 // tiles leave block slots idle (ResNet-50's 7 x 7 layers: 52 tiles for
 // 264 slots), the most slices whose blocks still fit in one wave of
-// `config`'s slots, each at least 32 K steps, their f32 partial sums (a
-// tile each) within 64 MiB.  1 where the tiles fill a wave's half or more.
-// The analyser predicted slices of 16 steps slower than none on the H200
-// (ResNet-50 at batch 32: layer4's 1 x 1 convs, their second pass and
-// fill costing more than the wider grid saved), slices of 36 faster
-// (bench/results/2026-11-28-hopper-split-k).
+// `config`'s slots, each at least 32 K steps (16 where the tiles fill a
+// quarter of the slots or less), their f32 partial sums (a tile each)
+// within 64 MiB.  1 where the tiles fill a wave's half or more.  The
+// analyser's H200 predictions (bench/results/2026-11-28-hopper-split-k):
+// slices of 16 steps were slower than none for grids filling 0.39 of the
+// slots (layer4's 1 x 1 convs of ResNet-50 at batch 32: the second pass
+// and each slice's fill cost more than the wider grid saved), faster for
+// grids filling 0.20.
 long long reduction_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig& config) {
-  constexpr long long kMinSliceSteps = 32;
   const long long slots = kHopperSms * config.blocks_per_sm;
+  const long long min_steps = 4 * tiles <= slots ? 16 : 32;
   const long long tile_bytes =
       WgmmaConvTile::kPixels * config.filters * static_cast<long long>(sizeof(float));
-  return std::max(1ll, std::min({slots / tiles, tile_steps(d) / kMinSliceSteps,
+  return std::max(1ll, std::min({slots / tiles, tile_steps(d) / min_steps,
                                  kMaxPartialBytes / (tiles * tile_bytes)}));
 }
 
@@ -340,11 +342,10 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   return Status::ok();
 }
 
-// The share of the block slots `config`'s grid for `d` fills, over its
-// waves.
+// The share of the block slots `config`'s tiles for `d` fill, over their
+// waves: a block a tile, as the H200 timed them (before split-K).
 double wave_fill(const OpDescriptor& d, const WgmmaConvConfig& config) {
-  const long long tiles = output_tiles(d, config.filters);
-  const long long blocks = tiles * k_slices(d, tiles, config);
+  const long long blocks = output_tiles(d, config.filters);
   const long long slots = kHopperSms * config.blocks_per_sm;
   return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }

@@ -86,9 +86,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // 185 layers; 0.86x its time, geometric mean).  The 128 x 64 tile where
 // it pads the output's channels (a fwd's filters, a bwddata's dx
 // channels) less (64 or fewer, 129 to 192, ...), or where its twice as
-// many blocks (each configuration's tiles times its K slices) fill the
-// GPU's block slots over their waves more than 1.2 times as fully (a
-// grid of a wave or two).  That picked the faster of
+// many blocks (a tile each, as timed: before split-K) fill the GPU's
+// block slots over their waves more than 1.2 times as fully (a grid of a
+// wave or two).  That picked the faster of
 // the two on all 113 fwd and bwddata layers where the Hopper conv leads.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
