@@ -67,6 +67,18 @@ __device__ __forceinline__ unsigned long long wgmma_descriptor(Shared p, unsigne
   return wgmma_descriptor_at(shared_address(p), leading_bytes, stride_bytes, swizzle);
 }
 
+// Where accumulator i of this thread sits in its warpgroup's 64 x N
+// result: warp w's rows 16w to 16w + 15, as mma.m16n8's accumulators, the
+// 8-column blocks along N.
+struct AccumulatorPlace {
+  int row, col;
+};
+__device__ __forceinline__ AccumulatorPlace accumulator_place(int i) {
+  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2};
+}
+
 template <int N, class Type, int TransA, int TransB>
 __device__ __forceinline__ void check_wgmma_shape() {
   static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma's N is 8 to 256, a multiple of 8");

@@ -143,13 +143,11 @@ __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, in
 __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, const Work& work,
                                            int row0, storage_t* dw, scratch_t* partial,
                                            float alpha, float beta) {
-  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
-  const int lane = static_cast<int>(threadIdx.x % 32);
   const index_t taps = P::T * P::R * P::S;
 #pragma unroll
   for (int i = 0; i < kBlockN / 2; ++i) {
-    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
-    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    const AccumulatorPlace at = accumulator_place(i);
+    const int row = row0 + at.row, col = at.col;
     const int j = work.block0 + col / kBox;
     const index_t f = work.filter0 + row;
     const Columns cols = columns_of(j);

@@ -75,12 +75,10 @@ __device__ __forceinline__ int staged_index(int row, int col) {
 template <int N, class Staged>
 __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<N>& acc,
                                                    int row0) {
-  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
-  const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
-    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
-    staged[staged_index<N>(row, 8 * (i / 4) + 2 * (lane % 4) + i % 2)] = acc[i];
+    const AccumulatorPlace at = accumulator_place(i);
+    staged[staged_index<N>(row0 + at.row, at.col)] = acc[i];
   }
 }
 
@@ -142,12 +140,10 @@ __device__ __forceinline__ scratch_t* partial_tile(scratch_t* workspace, index_t
 template <int N>
 __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumulators<N>& acc,
                                                int row0) {
-  const int warp = static_cast<int>(threadIdx.x / 32 % 4);
-  const int lane = static_cast<int>(threadIdx.x % 32);
 #pragma unroll
   for (int i = 0; i < N / 2; i += 2) {
-    const int row = row0 + 16 * warp + lane / 4 + 8 * (i / 2 % 2);
-    store_64(partial + row * N + 8 * (i / 4) + 2 * (lane % 4),
+    const AccumulatorPlace at = accumulator_place(i);
+    store_64(partial + (row0 + at.row) * N + at.col,
              Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
   }
 }

@@ -432,9 +432,9 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     constexpr std::size_t kAlignment = 256;
     const std::size_t at = (launch.workspace_bytes + kAlignment - 1) / kAlignment * kAlignment;
     launch.partials_offset = static_cast<long long>(at / sizeof(float));
-    // A thread per 8 elements of a tile (kChunkElements), so that the pass
-    // runs over the GPU, not a block a tile.
-    constexpr long long kChunk = 8;
+    // A thread per 16-byte chunk of a tile's y (kChunkElements), so that
+    // the pass runs over the GPU, not a block a tile.
+    constexpr long long kChunk = 16 / kElementBytes;
     const long long finish_blocks =
         tiles * WgmmaConvTile::kPixels * config.filters / kChunk / kJitThreadsPerBlock;
     launch.entries.push_back(
