@@ -80,7 +80,7 @@ std::optional<DynamicMix> dynamic_mix(const EntryAnalysis& e) {
   const double trips = anchor_dynamic / anchor_static;
   // The code around the main loop (none without one: `all` is then the
   // whole kernel), which each warp runs once.
-  const double warps = static_cast<double>(e.launch.blocks()) * (kJitThreadsPerBlock / 32);
+  const double warps = static_cast<double>(e.launch.blocks()) * (e.launch.threads_per_block / 32);
   const int around_memory = memory_instructions(e.mix->whole) - memory_instructions(all);
   const int inner_memory = memory_instructions(all) - memory_instructions(straight);
   const double inner_trips =

@@ -50,7 +50,7 @@ class ProbeKernel final : public Kernel {
     float alpha = 1, beta = 0;
     void* params[] = {&in, &none, &out, &alpha, &beta, &none};
     return driver_.check(
-        driver_.api().launch_kernel(function_, entry_.blocks(), 1, 1, kJitThreadsPerBlock, 1, 1,
+        driver_.api().launch_kernel(function_, entry_.blocks(), 1, 1, entry_.threads_per_block, 1, 1,
                                     0, static_cast<CUstream>(args.stream), params, nullptr),
         "cuLaunchKernel");
   }

@@ -273,8 +273,9 @@ Slicing slicing(const OpDescriptor& d, std::string_view variant) {
   if (out.split > 1) {
     EXPECT_EQ(s.entries.back().name, "convjit_kernel_finish");
     out.tiles = s.entries[s.entries.size() - 2].tiles / out.split;
-    // A thread per 8 of a tile's 128 x N elements.
-    EXPECT_EQ(s.entries.back().threads, out.tiles * 128 * (s.variant == kHalfTile ? 64 : 128) / 8);
+    // A thread per 8 of a tile's pixels x N elements.
+    const WgmmaConvConfig& config = *find_wgmma_config(s.variant);
+    EXPECT_EQ(s.entries.back().threads, out.tiles * config.pixels * config.filters / 8);
   }
   return out;
 }
@@ -337,6 +338,59 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 3);
   c.batch = 17;  // 68 tiles
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
+}
+
+// The 256 x 128 tile of two consumer warpgroups (384 threads, one block
+// an SM, 4 stages of 48 KiB: A's 256 pixels in one im2col box, B's 128
+// filters shared): its launch, then random convs fwd (some with the fused
+// epilogue) and bwddata of stride 1 and strided, alpha/beta; pixels over
+// several tiles whose last one leaves the second consumer's rows, or some
+// of them, past the end; split-K's partial sums of 256 rows; and the
+// bwdfilt, which it does not serve, refused by name.
+TEST(EmulatedWgmmaConv, TwoConsumerTileConfiguration) {
+  std::mt19937 rng(4312);
+  const WgmmaConvConfig& wide = kWgmmaConfigs[3];
+  ASSERT_EQ(wide.consumers(), 2);
+  test::ConvCase c = channels_last_3x3(72, 136, {19, 17}, {1, 0}, {1, 2});
+  auto source = kernel_source(fwd(c, DataType::bf16), wide.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelEntry& main = source.value().entries.back();
+  EXPECT_EQ(main.threads_per_block, 384u);
+  EXPECT_EQ(main.tiles, 3 * 2) << "646 pixels by 136 filters";
+  EXPECT_EQ(main.dynamic_shared_bytes, 4u * (256 + 128) * 64 * 2);
+  EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 256u);
+  EXPECT_NE(source.value().source.find("CONSUMERS = 2"), std::string::npos);
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, wide.id);
+  for (int i = 0; i < 5; ++i) {
+    c = test::random_channels_last_conv(rng, 1 + i % 3);
+    c.batch = 3;
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 2 == 0) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, wide.id, i == 2 ? 2 : 0);
+    c.filters = 8 * (1 + i);
+    c.stride.assign(c.input.size(), 1);
+    check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, wide.id);
+    c.stride[0] = 2;
+    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
+      check(phased, rng, 1.0, 0.0, wide.id);
+  }
+  // 48 pixels by 136 filters: 2 tiles for 132 slots; 72 K steps, slices of 16.
+  c = channels_last_3x3(456, 136, {9, 7}, {1, 0}, {0, 1});
+  c.batch = 1;
+  const Slicing s = slicing(fwd(c, DataType::bf16), wide.id);
+  EXPECT_EQ(s.split, 4);
+  EXPECT_EQ(s.workspace, 4u * 2 * 256 * 128 * sizeof(float));
+  check(fwd(c, DataType::bf16), rng, 0.5, 0.25, wide.id);
+  c.batch = 6;  // 378 pixels: the second consumer's rows partly past the end
+  c.filter_layout = test::TestLayout::nchw;
+  check(fwd(c, DataType::f16), rng, 1.0, 0.0, wide.id);
+  const Status refused = check_variant(bwdfilt(c, DataType::bf16), wide.id, {"sm_90", false});
+  EXPECT_NE(refused.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
+      << refused.message();
 }
 
 // A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
@@ -549,15 +603,16 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   EXPECT_TRUE(source.value().arch_specific);
   EXPECT_EQ(source.value().tensor_maps.size(), 2u);
   ASSERT_EQ(source.value().entries.size(), 1u);
-  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128));
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(source.value().source.find("TILE_N = 128"), std::string::npos);
   auto paired = kernel_source(d, kTwoBlocks);
   ASSERT_TRUE(paired.is_ok()) << paired.status().message();
-  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::stage_bytes(128));
+  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
-  EXPECT_EQ(std::vector<std::string>(ids.end() - 2, ids.end()),
-            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kHalf)}));
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 3, ids.end()),
+            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kHalf),
+                                      std::string(kWgmmaConfigs[3].id)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -617,7 +672,7 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   auto source = kernel_source(d, kHalf);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
-  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(64));
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128, 64));
   EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 64u);
   c.filters = 72;  // two tiles of filters, 64 and 8, against one of 128: as much padding
   auto wide = kernel_source(fwd(c, DataType::bf16), kHalf);

@@ -398,7 +398,7 @@ int GpuBackend::check_hopper(const std::vector<OpDescriptor>& ops, bool every) {
     const std::string_view lead = wgmma_lead_config(d).id;
     for (const WgmmaConvConfig& config : kWgmmaConfigs) {
       if (!every && config.id != lead) continue;
-      if (!wgmma_conv_support(d, config).is_ok()) continue;  // unserved; the 128 x 64 tile's bwdfilt
+      if (!wgmma_conv_support(d, config).is_ok()) continue;  // a bwdfilt: 128 x 128 only
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       BuildTrace trace;
       auto kernel = backend_->build_variant(d, kGpu, config.id, trace);

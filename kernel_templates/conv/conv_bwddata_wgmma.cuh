@@ -4,15 +4,16 @@
 //   dx[phase + s j] = sum_r dy[j + (phase + p - r d) / s] w[r]
 // over the taps r with phase + p - r d a multiple of s: every
 // (s / gcd(s, d))-th tap from the last.  Each phase is so a stride-1
-// forward conv of dy, and a block computes a 128 x N tile of one phase's
-// dx (128 of its pixels, in N, D, H, W order, by N = Problem::TILE_N
-// channels, 128 or 64) as conv_fwd_wgmma.cuh computes y:
+// forward conv of dy, and a block computes a tile of one phase's dx (128
+// of its pixels a consumer warpgroup, in N, D, H, W order, by
+// N = Problem::TILE_N channels, 128 or 64) as conv_fwd_wgmma.cuh
+// computes y:
 //   - the producer, per K step of 64 filters of one of the phase's taps:
-//     an im2col box of dy (128 pixels x 64 filters, its edges TMA's zero
-//     fill) and a tile box of the filters (N channels x the same 64
-//     filters of that tap, from the workspace's copy of w in [C][T R S][K]
-//     order, convjit_kernel_prepare);
-//   - the consumer and the epilogue of wgmma_conv_tile.cuh; a phase
+//     an im2col box of dy (the tile's pixels x 64 filters, its edges
+//     TMA's zero fill) and a tile box of the filters (N channels x the
+//     same 64 filters of that tap, from the workspace's copy of w in
+//     [C][T R S][K] order, convjit_kernel_prepare);
+//   - the consumers and the epilogue of wgmma_conv_tile.cuh; a phase
 //     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
 // As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over
 // a slice of its phase's K steps, convjit_kernel_finish adding them.
@@ -105,7 +106,7 @@ template <int N>
 __device__ __forceinline__ index_t channel_tiles() {
   return (P::C + N - 1) / N;
 }
-__device__ __forceinline__ index_t pixel_tiles() { return (grid_pixels() + kBlockM - 1) / kBlockM; }
+__device__ __forceinline__ index_t pixel_tiles() { return (grid_pixels() + tile_pixels() - 1) / tile_pixels(); }
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
   return P::SD * P::SH * P::SW * pixel_tiles() * channel_tiles<N>();
@@ -122,7 +123,7 @@ __device__ __forceinline__ Work work_of(index_t block) {
           w,
           tile,
           split,
-          tile / channel_tiles<N>() % pixel_tiles() * kBlockM,
+          tile / channel_tiles<N>() % pixel_tiles() * tile_pixels(),
           static_cast<int>(tile % channel_tiles<N>() * N),
           k_slice(split, phase_steps(d, h, w))};
 }
@@ -165,8 +166,8 @@ template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
   const Anchor first = first_anchor(work);
-  produce_steps(ring, work.slice.steps, kStageBytes<N>, [&](int step, unsigned at) {
-    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), work,
+  produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
+    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), work,
                first, work.slice.first + step);
   });
 }
@@ -190,7 +191,7 @@ __device__ __forceinline__ Output dx_output(const Work& work) {
           work.h.phase, work.w.phase};
 }
 
-// The block's 128 x N tile of its phase's dx, or its slice's partial
+// The block's tile of its phase's dx, or its slice's partial
 // sums.
 template <int N, class Tiles, class Barriers, class Barrier>
 __device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
@@ -220,7 +221,7 @@ __device__ __forceinline__ void finish(storage_t* dx, scratch_t* workspace, floa
 
 // As conv_fwd_wgmma.cuh's: the register cap at entry lets setmaxnreg move
 // registers between the warpgroups.
-CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
+CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* dx, float alpha, float beta,
                convjit_device::scratch_t* workspace, const convjit_device::storage_t* /*bias*/,

@@ -2,17 +2,18 @@
 // conv/conv_fwd_gemm.cuh, y[m, n] = sum_k A[m, k] B[n, k] over
 // m = output pixels, n = filters, k = taps x channels, with the operands
 // brought in by TMA and multiplied by wgmma in the warp-specialised
-// pipeline of conv/wgmma_pipeline.cuh.  A block computes a 128 x N tile
-// of y (N = Problem::TILE_N, 128 or 64 filters):
+// pipeline of conv/wgmma_pipeline.cuh.  A block computes a tile of y of
+// 128 pixels a consumer warpgroup (Problem::CONSUMERS: 128 or 256) by N
+// filters (Problem::TILE_N, 128 or 64):
 //   - the producer, per K step of 64 channels of one tap: an im2col load
-//     of A (128 pixels x 64 channels, x's padding zero-filled by TMA,
-//     tensor map 0) and a tile load of B (N filters x 64 channels of that
-//     tap, tensor map 1, whose box the host makes N rows), both 128-byte
-//     swizzled;
-//   - the consumer and the epilogue of conv/wgmma_conv_tile.cuh: two
-//     m64nN wgmmas per 16 channels, then the tile through shared memory
-//     to y, alpha/beta-blended, in 16-byte chunks of 8 filters where y's
-//     filters are contiguous.
+//     of A (the tile's pixels x 64 channels, x's padding zero-filled by
+//     TMA, tensor map 0, whose box the host makes that many pixels) and a
+//     tile load of B (N filters x 64 channels of that tap, tensor map 1,
+//     whose box the host makes N rows), both 128-byte swizzled;
+//   - the consumers and the epilogue of conv/wgmma_conv_tile.cuh: two
+//     m64nN wgmmas per 16 channels each, then the tile through shared
+//     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
+//     where y's filters are contiguous.
 // Where the tiles would leave most of the GPU idle (few pixels, a long
 // K), P::SPLIT blocks share a tile, each over a slice of its K steps
 // (split-K): they write f32 partial sums to the workspace, and
@@ -64,7 +65,7 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
   tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
 }
 
-// A block's work: its 128 x N tile of y and its slice of the tile's K
+// A block's work: its tile of y and its slice of the tile's K
 // steps.  Blocks run the filter tiles fastest, then the pixels', then the
 // slices.
 struct Work {
@@ -78,12 +79,12 @@ __device__ __forceinline__ index_t filter_tiles() {
 }
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
-  return (P::N * P::OD * P::OH * P::OW + kBlockM - 1) / kBlockM * filter_tiles<N>();
+  return (P::N * P::OD * P::OH * P::OW + tile_pixels() - 1) / tile_pixels() * filter_tiles<N>();
 }
 template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
-  return {tile, split, tile / filter_tiles<N>() * kBlockM,
+  return {tile, split, tile / filter_tiles<N>() * tile_pixels(),
           static_cast<int>(tile % filter_tiles<N>() * N), k_slice(split, k_steps())};
 }
 
@@ -93,8 +94,8 @@ template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
   const Anchor first = window_anchor(work.pixel0);
-  produce_steps(ring, work.slice.steps, kStageBytes<N>, [&](int step, unsigned at) {
-    load_stage(maps, &tiles[at], &tiles[at + kOperandBytes / 4], ring.full_barrier(step), first,
+  produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
+    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), first,
                work.slice.first + step, work.filter0);
   });
 }
@@ -141,10 +142,10 @@ __device__ __forceinline__ void finish(storage_t* y, scratch_t* workspace,
 }  // namespace conv_fwd_wgmma
 }  // namespace convjit_device
 
-// The register cap at entry (BLOCKS_PER_SM blocks of 256 threads an SM:
-// 255 or 128 registers) is what lets setmaxnreg move registers between
+// The register cap at entry (BLOCKS_PER_SM blocks of 256 or 384 threads
+// an SM: 255, 168 or 128 registers) is what lets setmaxnreg move registers between
 // the warpgroups.
-CONVJIT_KERNEL_BOUNDED(256, Problem::BLOCKS_PER_SM)
+CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS, Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* y, float alpha, float beta,
                convjit_device::scratch_t* workspace, const convjit_device::storage_t* bias,

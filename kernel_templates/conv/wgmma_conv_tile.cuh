@@ -1,9 +1,11 @@
 // The output tiles of the Hopper convs whose operands are both K-major
-// (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels by N = 128 or
-// 64 channels (Problem::TILE_N): A, 128 pixels by 64 channels of one tap,
-// and B, N filters by the same 64 channels, each a 128-byte swizzled box,
-// make a stage of the ring (wgmma_pipeline.cuh).  N = 64 serves layers of
-// 64 filters or fewer without multiplying the other 64's zeros.
+// (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels a consumer
+// warpgroup (one or two: 128 or 256 pixels) by N = 128 or 64 channels
+// (Problem::TILE_N): A, the tile's pixels by 64 channels of one tap, and
+// B, N filters by the same 64 channels, each a 128-byte swizzled box,
+// make a stage of the ring (wgmma_pipeline.cuh).  Consumer c multiplies
+// A's rows 128 c to 128 c + 127 by all of B.  N = 64 serves layers of 64
+// filters or fewer without multiplying the other 64's zeros.
 // Here are the consumer's main loop over the stages, split-K's slices
 // of the K steps and their partial sums, and the epilogue that writes the
 // tile through an Output:
@@ -31,24 +33,34 @@ namespace wgmma_conv_tile {
 
 using namespace wgmma_pipeline;
 
+// kBlockM: a consumer's pixels.
 constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockK = CONVJIT_WGMMA_CHANNELS;
-constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // A's tile per stage
-// A stage: A's tile, then B's N rows.
+constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // a consumer's A per stage
+// The block's tile of pixels, and its A per stage.
+__device__ __forceinline__ int tile_pixels() { return consumers() * kBlockM; }
+__device__ __forceinline__ unsigned a_bytes() {
+  return static_cast<unsigned>(consumers()) * kOperandBytes;
+}
+// A stage: A's rows, then B's N rows.
 template <int N>
-constexpr unsigned kStageBytes = kOperandBytes + N * kBlockK * 2;
+__device__ __forceinline__ unsigned stage_bytes() {
+  return a_bytes() + N * kBlockK * 2;
+}
 
-// The consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas;
-// a slice is 32 bytes further along the swizzled rows.
+// A consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas
+// over its 128 rows of A; a slice is 32 bytes further along the swizzled
+// rows.
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  // A's rows 64-127, in the descriptor's 16-byte units.
+  // The consumer's rows 64-127, in the descriptor's 16-byte units.
   constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
-  consume_steps(ring, steps, kStageBytes<N> / 4, top, bottom, [&](unsigned at, bool accumulated) {
+  const unsigned rows = static_cast<unsigned>(consumer_index()) * kOperandBytes / 4;
+  consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a =
-        wgmma_descriptor(&tiles[at], 16, kSwizzleRowGroup, wgmma_swizzle_128);
+        wgmma_descriptor(&tiles[at + rows], 16, kSwizzleRowGroup, wgmma_swizzle_128);
     const unsigned long long b =
-        wgmma_descriptor(&tiles[at + kOperandBytes / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
+        wgmma_descriptor(&tiles[at + a_bytes() / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
     for (int slice = 0; slice < kBlockK / 16; ++slice) {
       const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const bool accumulate = accumulated || slice > 0;
@@ -93,15 +105,15 @@ struct ScaledEpilogue {
   }
 };
 
-// y's chunks of the tile, by `threads` threads from `t`: read(row, col,
-// v) gives the tile's 8 values from (row, col).
+// y's chunks of `rows` rows of the tile, by `threads` threads from `t`:
+// read(row, col, v) gives the tile's 8 values from (row, col).
 template <int N, class Read, class Output, class Epilogue>
-__device__ __forceinline__ void store_tile(Read read, int t, int threads, storage_t* y,
+__device__ __forceinline__ void store_tile(Read read, int rows, int t, int threads, storage_t* y,
                                           const Output& output, index_t pixel0, int filter0,
                                           const Epilogue& epilogue, float beta) {
   constexpr int kChunks = N / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
-  for (int item = t; item < kBlockM * kChunks; item += threads) {
+  for (int item = t; item < rows * kChunks; item += threads) {
     const int row = item / kChunks, col = item % kChunks * kChunkElements;
     const index_t filter = filter0 + col, offset = output.offset(pixel0 + row);
     if (offset < 0 || filter >= output.channels) continue;
@@ -124,17 +136,17 @@ __device__ __forceinline__ Slice k_slice(index_t split, int steps) {
   return {static_cast<int>(first), static_cast<int>(end - first)};
 }
 
-// The partial sums of slice `split` for tile `tile` of `tiles`: 128 x N
-// f32, row-major, in the workspace from Problem::PARTIALS; null with one
-// slice.
+// The partial sums of slice `split` for tile `tile` of `tiles`: the
+// tile's pixels x N f32, row-major, in the workspace from
+// Problem::PARTIALS; null with one slice.
 template <int N>
 __device__ __forceinline__ scratch_t* partial_tile(scratch_t* workspace, index_t split,
                                                    index_t tile, index_t tiles) {
   if (Problem::SPLIT == 1) return nullptr;
-  return workspace + Problem::PARTIALS + (split * tiles + tile) * kBlockM * N;
+  return workspace + Problem::PARTIALS + (split * tiles + tile) * tile_pixels() * N;
 }
 
-// A half's accumulators (rows row0 to row0 + 63) to its partial sums: a
+// 64 rows' accumulators (rows row0 to row0 + 63) to their partial sums: a
 // thread's accumulators come in pairs of adjacent columns, 8 bytes a
 // store (a warp's 8 rows of 32 bytes: whole sectors).
 template <int N>
@@ -148,13 +160,14 @@ __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumul
   }
 }
 
-// The consumer's whole part: the main loop, then the tile to y or, with
-// slices, to its slice's partial sums (`partial`).  To y, it goes through
-// the ring's memory: every stage has landed and been read, so the ring
-// holds the staged tile once the whole warpgroup is past its last wgmma
-// (the consumers' barrier, phase 0), and y's chunks once it is all staged
-// (phase 1).  Without K steps the tile is zero (y = beta y, after the
-// epilogue's bias, residual and activation).
+// A consumer's whole part: the main loop, then its 128 rows of the tile
+// (from pixel0) to y or, with slices, to its slice's partial sums
+// (`partial`).  To y, they go through the ring's memory, each consumer's
+// rows at their own place: every stage has landed and been read, so the
+// ring holds the staged rows once every consumer is past its last wgmma
+// (the consumers' barrier, phase 0), and y's chunks once they are all
+// staged (phase 1).  Without K steps the tile is zero (y = beta y, after
+// the epilogue's bias, residual and activation).
 template <int N, class Tiles, class Ring, class Barrier, class Output, class Epilogue>
 __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
                                                   Barrier consumers, storage_t* y,
@@ -168,15 +181,16 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
+  const int row0 = consumer_index() * kBlockM;
   if (Problem::SPLIT > 1) {
-    store_partials<N>(partial, top, 0);
-    store_partials<N>(partial, bottom, 64);
+    store_partials<N>(partial, top, row0);
+    store_partials<N>(partial, bottom, row0 + 64);
     return;
   }
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 0);
-  stage_accumulators<N>(smem, top, 0);
-  stage_accumulators<N>(smem, bottom, 64);
+  stage_accumulators<N>(smem, top, row0);
+  stage_accumulators<N>(smem, bottom, row0 + 64);
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 1);
   store_tile<N>(
@@ -184,18 +198,18 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
 #pragma unroll
         for (int j = 0; j < kChunkElements; ++j) v[j] = smem[staged_index<N>(row, col + j)];
       },
-      static_cast<int>(threadIdx.x % kWarpgroupSize), static_cast<int>(kWarpgroupSize), y,
-      output, pixel0, filter0, epilogue, beta);
+      tile_pixels(), static_cast<int>(threadIdx.x) - static_cast<int>(kWarpgroupSize),
+      static_cast<int>(consumer_threads()), y, output, pixel0, filter0, epilogue, beta);
 }
 
 // The second pass of split-K: a chunk of 8 of a tile's elements a
-// thread, blockDim.x threads a block, so (128 N / 8) / blockDim.x blocks a
-// tile (the host's launch).  Each element its slices' partial sums added
+// thread, blockDim.x threads a block, so (pixels x N / 8) / blockDim.x
+// blocks a tile (the host's launch).  Each element its slices' partial sums added
 // in slice order (the same sum on every run, no atomics), then the
 // epilogue and y as for one slice.
 template <int N>
 __device__ __forceinline__ index_t finish_blocks_per_tile() {
-  return kBlockM * (N / kChunkElements) / static_cast<index_t>(blockDim.x);
+  return tile_pixels() * (N / kChunkElements) / static_cast<index_t>(blockDim.x);
 }
 // The tile this block of the second pass finishes.
 template <int N>
@@ -220,7 +234,7 @@ __device__ __forceinline__ void finish_tile(scratch_t* workspace, index_t tile, 
           }
         }
       },
-      static_cast<int>(part * blockDim.x + threadIdx.x),
+      tile_pixels(), static_cast<int>(part * blockDim.x + threadIdx.x),
       static_cast<int>(finish_blocks_per_tile<N>() * blockDim.x), y, output, pixel0, filter0,
       epilogue, beta);
 }

@@ -5,9 +5,12 @@
 //     registers to the consumer), which loads each K step's operands into
 //     a stage with TMA, the loads completing on the stage's `full`
 //     mbarrier;
-//   - the consumer (warpgroup 1), which multiplies each stage with wgmma
-//     and releases it (its `empty` mbarrier, one arrival per thread) once
-//     the wgmmas that read it are done.
+//   - the consumers (warpgroups 1 to Problem::CONSUMERS, one or two),
+//     which multiply each stage with wgmma and release it (its `empty`
+//     mbarrier, one arrival per consumer thread) once the wgmmas that read
+//     it are done.  Two consumers share the stage's B and take half of its
+//     rows of A each: a tile twice as tall for the same B, so more FLOP per
+//     byte the stage brings through the L2.
 // What a stage holds and how it is multiplied is the kernel's own; the
 // ring's protocol, the barriers and the registers' split are here.
 #pragma once
@@ -15,6 +18,10 @@
 #include "common/warpgroup.cuh"
 #include "common/wgmma.cuh"
 #include "conv/wgmma_conv_shape.cuh"
+
+// The block's threads, for its kernel's __launch_bounds__: the producer's
+// warpgroup and the consumers'.
+#define CONVJIT_WGMMA_BLOCK_THREADS (128 * (1 + Problem::CONSUMERS))
 
 namespace convjit_device {
 namespace wgmma_pipeline {
@@ -30,6 +37,15 @@ constexpr int kMaxStages = CONVJIT_WGMMA_MAX_STAGES;
 // per box row, 8-row groups 1024 bytes apart (the swizzle's repeat).
 constexpr unsigned kSwizzleRowGroup = 1024;
 
+// The consumer warpgroups (Problem::CONSUMERS), and this one's index
+// among them.  Functions, not constants: the emulator binds Problem at
+// run time.
+__device__ __forceinline__ int consumers() { return static_cast<int>(Problem::CONSUMERS); }
+__device__ __forceinline__ int consumer_index() { return static_cast<int>(warpgroup_id()) - 1; }
+__device__ __forceinline__ unsigned consumer_threads() {
+  return kWarpgroupSize * static_cast<unsigned>(consumers());
+}
+
 template <class Barriers>
 struct Ring {
   Barriers full, empty;
@@ -44,7 +60,7 @@ struct Ring {
   __device__ __forceinline__ void init() const {
     for (int s = 0; s < static_cast<int>(Problem::STAGES); ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], kWarpgroupSize);
+      mbarrier_init(&empty[s], consumer_threads());
     }
   }
   // The producer, before step's loads: waits for the stage to be free (a
@@ -69,9 +85,10 @@ __device__ __forceinline__ Ring<Barriers> ring(Barriers full, Barriers empty) {
   return {full, empty};
 }
 
-// The consumer's registers once the producer has given its own back: with
+// A consumer's registers once the producer has given its own back: with
 // two blocks an SM, the producer's 88 (128 - 40) go to the consumer, 216;
-// with one, the most setmaxnreg lets the rest have.
+// with one, the most setmaxnreg lets the rest have, 232 (two consumers:
+// 2 x 128 x 232 + 128 x 40 = 64,512 of the SM's 65,536).
 __device__ __forceinline__ void consumer_registers() {
   if (Problem::BLOCKS_PER_SM > 1)
     setmaxnreg_inc<216>();
@@ -79,10 +96,10 @@ __device__ __forceinline__ void consumer_registers() {
     setmaxnreg_inc<232>();
 }
 
-// The block's two warpgroups: thread 0 sets up the ring's barriers and
-// `consumers` (the consumer warpgroup's own, for its epilogue), then the
+// The block's warpgroups: thread 0 sets up the ring's barriers and
+// `consumers` (the consumer warpgroups' own, for their epilogue), then the
 // producer gives its registers back and its first thread runs produce(),
-// and the consumer takes them and runs consume().  They part here for
+// and the consumers take them and run consume().  They part here for
 // good: code they shared after setmaxnreg would have to fit the
 // producer's 40 registers.
 template <class Ring, class Barrier, class Produce, class Consume>
@@ -90,7 +107,7 @@ __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barrier consume
                                                Produce produce, Consume consume) {
   if (threadIdx.x == 0) {
     ring.init();
-    mbarrier_init(consumers, kWarpgroupSize);
+    mbarrier_init(consumers, consumer_threads());
     fence_mbarrier_init();
   }
   __syncthreads();

@@ -143,7 +143,7 @@ nlohmann::json prediction_json(const VariantPrediction& v) {
 void print_entry(const EntryAnalysis& e) {
   const EntryResources& r = e.resources;
   fmt::print("    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
-             e.launch.name, e.launch.blocks(), kJitThreadsPerBlock, r.registers, r.barriers,
+             e.launch.name, e.launch.blocks(), e.launch.threads_per_block, r.registers, r.barriers,
              r.shared_bytes, r.cumulative_stack_bytes,
              r.spills() ? fmt::format(", SPILLS {} B stored, {} B loaded", r.spill_store_bytes,
                                       r.spill_load_bytes)
@@ -186,7 +186,7 @@ nlohmann::json entry_json(const EntryAnalysis& e) {
   const EntryResources& r = e.resources;
   nlohmann::json j{{"entry", e.launch.name},
                    {"blocks", e.launch.blocks()},
-                   {"threads_per_block", kJitThreadsPerBlock},
+                   {"threads_per_block", e.launch.threads_per_block},
                    {"registers", r.registers},
                    {"barriers", r.barriers},
                    {"shared_bytes", r.shared_bytes},

@@ -54,7 +54,7 @@ void print_text(const OpDescriptor& d, const EmulationReport& r) {
   fmt::print("{:<10}{} ({})\n", "template", r.source.template_name, dtype_name(d.dtype));
   for (const KernelEntry& e : r.source.entries)
     fmt::print("{:<10}{}: {} blocks x {} threads\n", "launch", e.name, e.blocks(),
-               kJitThreadsPerBlock);
+               e.threads_per_block);
   fmt::print("{:<10}{} bytes\n", "workspace", r.source.workspace_bytes);
   if (r.status.is_ok()) {
     fmt::print(
@@ -72,7 +72,7 @@ void print_json(const OpDescriptor& d, const EmulationReport& r) {
   nlohmann::json launches = nlohmann::json::array();
   for (const KernelEntry& e : r.source.entries)
     launches.push_back(
-        {{"entry", e.name}, {"blocks", e.blocks()}, {"threads_per_block", kJitThreadsPerBlock}});
+        {{"entry", e.name}, {"blocks", e.blocks()}, {"threads_per_block", e.threads_per_block}});
   nlohmann::json j{{"descriptor", descriptor_name(d)},
                    {"template", r.source.template_name},
                    {"dtype", dtype_name(d.dtype)},

@@ -182,7 +182,7 @@ Status emulate(const EmulatedLaunch& launch) {
   std::lock_guard lock(one_launch_at_a_time());
   PreparedLaunch prepared(launch);
   const Status s = prepared.run([](const KernelEntry& entry, const GridCall& call) {
-    return run_grid(call, entry.blocks(), kJitThreadsPerBlock);
+    return run_grid(call, entry.blocks(), entry.threads_per_block);
   });
   if (!s.is_ok()) return s;
   prepared.buffers().report_unwritten_outputs();
@@ -218,7 +218,7 @@ Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& lau
     const unsigned blocks = entry.blocks();
     const std::vector<unsigned> kept = sampled_blocks(blocks, sampled);
     try {
-      for (unsigned b : kept) block.run_block(b, blocks, kJitThreadsPerBlock, &run_thread, &call);
+      for (unsigned b : kept) block.run_block(b, blocks, entry.threads_per_block, &run_thread, &call);
     } catch (const std::bad_alloc&) {
       return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "the emulator could not map its fiber stacks");
     }

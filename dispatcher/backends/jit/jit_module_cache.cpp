@@ -32,7 +32,7 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
     entries.push_back({{"name", e.name},
                        {"threads", e.threads},
                        {"blocks", e.blocks()},
-                       {"block_size", kJitThreadsPerBlock},
+                       {"block_size", e.threads_per_block},
                        {"dynamic_shared_bytes", e.dynamic_shared_bytes}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},

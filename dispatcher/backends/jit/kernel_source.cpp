@@ -292,7 +292,7 @@ std::string kernel_text(const KernelSource& source, DataType dtype, std::string_
 
 unsigned KernelEntry::blocks() const {
   if (tiles > 0) return static_cast<unsigned>(tiles);
-  const long long needed = (threads + kJitThreadsPerBlock - 1) / kJitThreadsPerBlock;
+  const long long needed = (threads + threads_per_block - 1) / threads_per_block;
   return static_cast<unsigned>(std::clamp<long long>(needed, 1, kMaxBlocks));
 }
 
@@ -390,7 +390,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   if (wgmma != nullptr) {
     WgmmaConvLaunch launch = wgmma_conv_launch(requested, *wgmma);
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
-    p.constant("TILE_N", launch.filters);
+    p.constant("TILE_N", launch.filters), p.constant("CONSUMERS", launch.consumers);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.spatial("AD", "AH", "AW", launch.origin);

@@ -25,6 +25,9 @@ struct KernelEntry {
   // Its CONVJIT_DYNAMIC_SHARED_ARRAY's bytes (kernel_abi.cuh): the launch's
   // dynamic shared memory, opted into beyond 48 KiB when the module loads.
   std::size_t dynamic_shared_bytes = 0;
+  // The block's threads: kJitThreadsPerBlock but where a template declares
+  // its own (a Hopper conv of two consumer warpgroups: 384).
+  unsigned threads_per_block = kJitThreadsPerBlock;
   [[nodiscard]] unsigned blocks() const;
 };
 

@@ -90,14 +90,14 @@ TensorMapSpec output_map(const OpDescriptor& d) {
 
 // dy for a strided bwddata: every phase's pixels from the phases' common
 // origin, the widest phase's extent (conv_bwddata_wgmma.cuh).
-TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases) {
+TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases, std::uint32_t pixels) {
   const View5 dy = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   AnchorRange range;
   for (std::size_t a = 0; a < 3; ++a) {
     range.lower[a] = phases.axis[a].origin;
     range.upper[a] = phases.axis[a].origin + phases.axis[a].extent - dy.dims[a + 2];
   }
-  return im2col_map(d, dy, range, WgmmaConvTile::kPixels);
+  return im2col_map(d, dy, range, pixels);
 }
 
 // w as (CG, S, R, T, K): a box of 64 channels of one tap for `filters`
@@ -215,17 +215,17 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
-// The output tiles: fwd, of y, 128 pixels by `filters` filters; a strided
-// bwddata's, of each phase of dx, 128 pixels by `filters` channels;
+// The output tiles: fwd, of y, `config`'s pixels by its filters; a
+// strided bwddata's, of each phase of dx, its pixels by its channels;
 // bwdfilt, of dw, 128 filters by two blocks of 64 channels of a tap.
-long long output_tiles(const OpDescriptor& d, long long filters) {
+long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const long long filters = config.filters;
   if (phased(d)) {
     const StridePhases phases = stride_phases(d);
     const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
     long long pixels = dx.dims[0];
     for (const PhaseAxis& axis : phases.axis) pixels *= axis.extent;
-    return phases.count * ceil_div(pixels, WgmmaConvTile::kPixels) *
-           ceil_div(dx.dims[1], filters);
+    return phases.count * ceil_div(pixels, config.pixels) * ceil_div(dx.dims[1], filters);
   }
   if (d.direction == Direction::bwdfilt) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -234,8 +234,7 @@ long long output_tiles(const OpDescriptor& d, long long filters) {
            ceil_div(w.spatial_size() * channel_blocks, 2);
   }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  return ceil_div(y.dims[0] * y.spatial_size(), WgmmaConvTile::kPixels) *
-         ceil_div(y.dims[1], filters);
+  return ceil_div(y.dims[0] * y.spatial_size(), config.pixels) * ceil_div(y.dims[1], filters);
 }
 
 // The K steps of an output tile of a fwd or stride-1 bwddata (taps x
@@ -281,7 +280,7 @@ long long reduction_slices(const OpDescriptor& d, long long tiles, const WgmmaCo
   const long long slots = kHopperSms * config.blocks_per_sm;
   const long long min_steps = 4 * tiles <= slots ? 16 : 32;
   const long long tile_bytes =
-      WgmmaConvTile::kPixels * config.filters * static_cast<long long>(sizeof(float));
+      config.pixels * config.filters * static_cast<long long>(sizeof(float));
   return std::max(1ll, std::min({slots / tiles, tile_steps(d) / min_steps,
                                  kMaxPartialBytes / (tiles * tile_bytes)}));
 }
@@ -295,26 +294,31 @@ long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig
 
 // fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
 // copy in the workspace; a strided bwddata: map 0 over dy, map 1 over the
-// copy; bwdfilt: map 0 over x, map 1 over dy.
-std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed, long long filters) {
+// copy; bwdfilt: map 0 over x, map 1 over dy.  `config`'s tile sizes the
+// boxes.
+std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed,
+                                           const WgmmaConvConfig& config) {
   using Operand = TensorMapArgument::Operand;
+  const long long filters = config.filters;
+  const auto pixels = static_cast<std::uint32_t>(config.pixels);
   if (d.direction == Direction::bwdfilt)
     return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
   if (phased(d))
-    return {{phase_map(d, stride_phases(d)), Operand::in0, 0},
+    return {{phase_map(d, stride_phases(d), pixels), Operand::in0, 0},
             {filter_map(transposed_filters(d), true, filters), Operand::workspace, 0}};
-  return {{window_map(d, WgmmaConvTile::kPixels), Operand::in0, 0},
+  return {{window_map(d, pixels), Operand::in0, 0},
           {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
-  if (desc.direction == Direction::bwdfilt && config.filters != WgmmaConvTile::kFilters)
+  if (desc.direction == Direction::bwdfilt &&
+      (config.filters != WgmmaConvTile::kFilters || config.pixels != WgmmaConvTile::kPixels))
     return not_available(fmt::format(
         "tiles the output {} x {}; a bwdfilt's tile is {} filters by {} channels: use {}",
-        WgmmaConvTile::kPixels, config.filters, WgmmaConvTile::kFilters,
-        2 * WgmmaConvTile::kChannels, kWgmmaVariant));
+        config.pixels, config.filters, WgmmaConvTile::kFilters, 2 * WgmmaConvTile::kChannels,
+        kWgmmaVariant));
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -329,13 +333,13 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  const long long tiles = output_tiles(d, config.filters);
+  const long long tiles = output_tiles(d, config);
   if (const long long blocks = tiles * k_slices(d, tiles, config); blocks > kMaxGrid)
     return not_available(
         fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
-  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d), config.filters))
+  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d), config))
     if (Status s = check_map(map.spec); !s.is_ok())
       return not_available(
           fmt::format("cannot map {} with TMA: {}", mapped_name(desc, map), s.message()));
@@ -345,7 +349,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
 // The share of the block slots `config`'s tiles for `d` fill, over their
 // waves: a block a tile, as the H200 timed them (before split-K).
 double wave_fill(const OpDescriptor& d, const WgmmaConvConfig& config) {
-  const long long blocks = output_tiles(d, config.filters);
+  const long long blocks = output_tiles(d, config);
   const long long slots = kHopperSms * config.blocks_per_sm;
   return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }
@@ -397,6 +401,15 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                             return c.stages <= CONVJIT_WGMMA_MAX_STAGES;
                           }),
               "the template declares the ring's mbarriers");
+static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
+                          [](const WgmmaConvConfig& c) {
+                            return c.pixels % WgmmaConvTile::kPixels == 0 &&
+                                   c.ring_bytes() <= kOptInSharedLimit &&
+                                   c.ring_bytes() >= static_cast<std::size_t>(
+                                                         c.pixels * c.filters * sizeof(float));
+                          }),
+              "a tile is 128 pixels a consumer, its ring fits in shared memory and holds the "
+              "f32 tile its epilogue stages");
 
 const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   for (const WgmmaConvConfig& c : kWgmmaConfigs)
@@ -406,7 +419,7 @@ const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const long long tiles = output_tiles(d, config.filters);
+  const long long tiles = output_tiles(d, config);
   const bool packed = packs_filters(desc, d);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
@@ -421,9 +434,8 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   }
   launch.split = k_slices(d, tiles, config);
   const long long blocks = tiles * launch.split;
-  launch.entries.push_back({"convjit_kernel", blocks * kJitThreadsPerBlock, blocks,
-                            static_cast<std::size_t>(config.stages) *
-                                WgmmaConvTile::stage_bytes(config.filters)});
+  launch.entries.push_back({"convjit_kernel", blocks * config.threads(), blocks,
+                            config.ring_bytes(), static_cast<unsigned>(config.threads())});
   if (launch.split > 1 && d.direction == Direction::bwdfilt) {
     launch.entries.push_back({"convjit_kernel_finish", weights});
     launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
@@ -436,17 +448,17 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     // the pass runs over the GPU, not a block a tile.
     constexpr long long kChunk = 16 / kElementBytes;
     const long long finish_blocks =
-        tiles * WgmmaConvTile::kPixels * config.filters / kChunk / kJitThreadsPerBlock;
+        tiles * config.pixels * config.filters / kChunk / kJitThreadsPerBlock;
     launch.entries.push_back(
         {"convjit_kernel_finish", finish_blocks * kJitThreadsPerBlock, finish_blocks});
-    launch.workspace_bytes = at + static_cast<std::size_t>(blocks * WgmmaConvTile::kPixels *
-                                                           config.filters) *
-                                      sizeof(float);
+    launch.workspace_bytes =
+        at + static_cast<std::size_t>(blocks * config.pixels * config.filters) * sizeof(float);
   }
-  launch.maps = tensor_maps(d, packed, config.filters);
+  launch.maps = tensor_maps(d, packed, config);
   launch.rank = d.spatial_dims + 2;
   launch.stages = config.stages;
   launch.filters = config.filters;
+  launch.consumers = config.consumers();
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

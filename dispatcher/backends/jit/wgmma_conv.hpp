@@ -16,39 +16,54 @@
 
 namespace convjit {
 
-// The template's tiles (conv/wgmma_conv_shape.cuh): A's 128 pixels and
-// B's `filters` (128 or 64) rows, 64 channels each, make a stage of its
-// ring in dynamic shared memory.
+// The template's tiles (conv/wgmma_conv_shape.cuh): A's `pixels` (128 a
+// consumer warpgroup) and B's `filters` (128 or 64) rows, 64 channels
+// each, make a stage of its ring in dynamic shared memory.
 struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
                              kChannels = CONVJIT_WGMMA_CHANNELS,
                              kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
-  static constexpr std::size_t stage_bytes(long long filters) {
-    return static_cast<std::size_t>((kPixels + filters) * kChannels * 2);
+  static constexpr long long kWarpgroupThreads = 128;
+  static constexpr std::size_t stage_bytes(long long pixels, long long filters) {
+    return static_cast<std::size_t>((pixels + filters) * kChannels * 2);
   }
 };
 // A bwdfilt's stage: two boxes of dy and two of x, each 64 x 64.
 static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
                       WgmmaConvTile::kStepPixels * 2 ==
-                  WgmmaConvTile::stage_bytes(WgmmaConvTile::kFilters),
+                  WgmmaConvTile::stage_bytes(WgmmaConvTile::kPixels, WgmmaConvTile::kFilters),
               "the bwdfilt kernel's stage is the 128 x 128 tile's size");
 
 // The Hopper conv's variants: one template whose tile, ring and residency
-// come from its Problem (TILE_N, STAGES, BLOCKS_PER_SM), so the emulator
-// runs them all through one build.  Two blocks an SM overlap one block's
-// epilogue with the other's main loop, at 216 registers for the consumers
-// (their 128 threads' 216 and the producers' 40 fill the 64 Ki register
-// file twice over): the 128 x 128 tile's at 3 stages of 32 KiB, the
-// 128 x 64 tile's (fwd and bwddata of 64 output channels or fewer) at 4
-// of 24 KiB.
+// come from its Problem (CONSUMERS, TILE_N, STAGES, BLOCKS_PER_SM), so the
+// emulator runs them all through one build.  Two blocks an SM overlap one
+// block's epilogue with the other's main loop, at 216 registers for the
+// consumers (their 128 threads' 216 and the producers' 40 fill the 64 Ki
+// register file twice over): the 128 x 128 tile's at 3 stages of 32 KiB,
+// the 128 x 64 tile's (fwd and bwddata of 64 output channels or fewer) at
+// 4 of 24 KiB.  The 256 x 128 tile has two consumer warpgroups (384
+// threads, one block an SM) that share each stage's filters: 48 KiB a
+// stage for 4.2 MFLOP, against the 128 x 128 tile's 32 KiB for 2.1, for
+// the layers whose main loop the L2's bandwidth bounds.
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;
   long long blocks_per_sm;
   long long filters;  // the tile's N: y's filters (a bwddata: dx's channels) per block
+  long long pixels = WgmmaConvTile::kPixels;  // the tile's M: 128 a consumer warpgroup
+
+  [[nodiscard]] constexpr long long consumers() const { return pixels / WgmmaConvTile::kPixels; }
+  [[nodiscard]] constexpr long long threads() const {
+    return WgmmaConvTile::kWarpgroupThreads * (1 + consumers());
+  }
+  [[nodiscard]] constexpr std::size_t ring_bytes() const {
+    return static_cast<std::size_t>(stages) * WgmmaConvTile::stage_bytes(pixels, filters);
+  }
 };
-inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {
-    {"wgmma128x128", 4, 1, 128}, {"wgmma128x128b2", 3, 2, 128}, {"wgmma128x64", 4, 2, 64}};
+inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
+                                                    {"wgmma128x128b2", 3, 2, 128},
+                                                    {"wgmma128x64", 4, 2, 64},
+                                                    {"wgmma256x128", 4, 1, 128, 256}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -67,7 +82,8 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
 // OK where `config` (by default the first) serves `desc`, else
 // NOT_AVAILABLE saying which rule it breaks: f16/bf16, a conv of one group
-// (a fwd's fused epilogue, any); a bwdfilt only in a 128 x 128 tile;
+// (a fwd's fused epilogue, any); a bwdfilt only in a 128 x 128 tile of
+// one consumer;
 // channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
@@ -106,6 +122,7 @@ struct WgmmaConvLaunch {
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
+  long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
