@@ -50,8 +50,8 @@ class ProbeKernel final : public Kernel {
     float alpha = 1, beta = 0;
     void* params[] = {&in, &none, &out, &alpha, &beta, &none};
     return driver_.check(
-        driver_.api().launch_kernel(function_, entry_.blocks(), 1, 1, entry_.threads_per_block, 1, 1,
-                                    0, static_cast<CUstream>(args.stream), params, nullptr),
+        driver_.api().launch_kernel(function_, entry_.blocks(), 1, 1, entry_.threads_per_block, 1,
+                                    1, 0, static_cast<CUstream>(args.stream), params, nullptr),
         "cuLaunchKernel");
   }
 

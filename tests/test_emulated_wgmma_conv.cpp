@@ -578,41 +578,44 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
 // architecture-specific target with both tensor maps and its ring in
 // dynamic shared memory.
 TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
-  test::ConvCase c;  // 264 tiles of 128 x 128: the 132 SMs' two blocks, filled once
+  test::ConvCase c;  // 264 tiles of 128 x 128, 132 of 256 x 128: every SM busy
   c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
-  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id;
+  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
+                             kWide = kWgmmaConfigs[3].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
-  EXPECT_EQ(ids.front(), kTwoBlocks);
+  EXPECT_EQ(ids.front(), kWide);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
-  EXPECT_EQ(offered_last(emulated), kTwoBlocks);
+  EXPECT_EQ(offered_last(emulated), kWide);
   EXPECT_TRUE(hopper_variants_trail(emulated));
   for (const std::string& id : jit_variants(d, {"sm_80", false}))
     EXPECT_EQ(find_wgmma_config(id), nullptr) << id;
   test::ConvCase narrow = c;
   narrow.channels = 32;
-  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kWide);
   narrow.channels = 16;
   const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(offered_last(narrow_ids), kTwoBlocks);
+  EXPECT_EQ(offered_last(narrow_ids), kWide);
   EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_TRUE(source.value().arch_specific);
   EXPECT_EQ(source.value().tensor_maps.size(), 2u);
   ASSERT_EQ(source.value().entries.size(), 1u);
-  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128, 128));
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes,
+            4 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(source.value().source.find("TILE_N = 128"), std::string::npos);
   auto paired = kernel_source(d, kTwoBlocks);
   ASSERT_TRUE(paired.is_ok()) << paired.status().message();
-  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes, 3 * WgmmaConvTile::stage_bytes(128, 128));
+  EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes,
+            3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
   EXPECT_EQ(std::vector<std::string>(ids.end() - 3, ids.end()),
-            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kHalf),
-                                      std::string(kWgmmaConfigs[3].id)}));
+            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
+                                      std::string(kHalf)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -672,29 +675,67 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   auto source = kernel_source(d, kHalf);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
-  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, 4 * WgmmaConvTile::stage_bytes(128, 64));
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes,
+            4 * WgmmaConvTile::stage_bytes(128, 64));
   EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 64u);
   c.filters = 72;  // two tiles of filters, 64 and 8, against one of 128: as much padding
   auto wide = kernel_source(fwd(c, DataType::bf16), kHalf);
   ASSERT_TRUE(wide.is_ok()) << wide.status().message();
   EXPECT_EQ(wide.value().entries[0].tiles, 132 * 16 * 16 / 128 * 2);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
   c.filters = 192;  // three tiles of 64 against two of 128
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
   EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf)
       << "dx's 64 channels";
   c.filters = 256, c.channels = 256;  // 528 tiles or 1056: two waves or four, both full
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
+  EXPECT_EQ(wgmma_one_consumer_config(bwddata(c, DataType::bf16)).id, kTwoBlocks);
   test::ConvCase few = c;  // 48 images: 192 tiles fill 0.73 of a wave; 384, 0.73 of two
   few.batch = 48;
-  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kTwoBlocks);
   few.batch = 16;  // 64 tiles fill 0.24 of a wave, 128 tiles 0.48
-  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
+  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf)
+      << "the wide tile's 32 tiles, in two slices, keep 64 SMs busy, the half tile's 128";
   few.batch = 100;  // 400 tiles fill 0.76 of two waves, 800 0.76 of four
-  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kTwoBlocks);
   few.batch = 75;  // 300 tiles fill 0.57 of two waves, 600 0.76 of three
-  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
+}
+
+// The 256 x 128 tile of two consumers leads where the 128 x 64 tile does
+// not pad the output's channels less, wherever its blocks (tiles times
+// slices) keep at least two thirds as many of the 132 SMs busy in their
+// first wave as the one-consumer tile auto would otherwise choose
+// (wgmma_lead_config); never for a bwdfilt.
+TEST(EmulatedWgmmaConv, TheWideTileLeadsWhereItKeepsTwoThirdsOfTheSmsBusy) {
+  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
+                             kWide = kWgmmaConfigs[3].id;
+  // 88 images of 16 x 16: 88 wide tiles against 176 of 128 x 128 (132 SMs busy).
+  test::ConvCase c = channels_last_3x3(64, 128, {16, 16}, {1, 1}, {1, 1});
+  c.batch = 88;
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide) << "88 of 132";
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf)
+      << "dx's 64 channels: the half tile pads less";
+  c.batch = 87;
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks)
+      << "87 of 132";
+  c.filters = 64;  // the half tile pads less, however many tiles
+  c.batch = 132;
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  // ResNet-50's layer3 3 x 3 at batch 32: 50 wide tiles against 196 of
+  // 128 x 64 (which fill the waves better than 98 of 128 x 128).
+  c = channels_last_3x3(256, 256, {14, 14}, {1, 1}, {1, 1});
+  c.batch = 32;
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kHalf);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  c.batch = 128;  // 196 wide tiles
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide);
+  test::ConvCase strided = c;
+  strided.stride = {2, 2};
+  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kWide);
+  EXPECT_EQ(jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
 }
 
 }  // namespace

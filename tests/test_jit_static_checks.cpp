@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <cstdio>
 #include <map>
 #include <string>
@@ -342,9 +341,9 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
                   std::string::npos);
         EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
         EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
-        const auto main = std::find_if(
-            source.value().entries.begin(), source.value().entries.end(),
-            [](const KernelEntry& e) { return e.name == "convjit_kernel"; });
+        const auto main =
+            std::find_if(source.value().entries.begin(), source.value().entries.end(),
+                         [](const KernelEntry& e) { return e.name == "convjit_kernel"; });
         ASSERT_NE(main, source.value().entries.end());
         EXPECT_EQ(main->threads_per_block, static_cast<unsigned>(config.threads()));
         const long long block_shared =

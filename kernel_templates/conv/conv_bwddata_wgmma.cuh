@@ -106,7 +106,9 @@ template <int N>
 __device__ __forceinline__ index_t channel_tiles() {
   return (P::C + N - 1) / N;
 }
-__device__ __forceinline__ index_t pixel_tiles() { return (grid_pixels() + tile_pixels() - 1) / tile_pixels(); }
+__device__ __forceinline__ index_t pixel_tiles() {
+  return (grid_pixels() + tile_pixels() - 1) / tile_pixels();
+}
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
   return P::SD * P::SH * P::SW * pixel_tiles() * channel_tiles<N>();
@@ -167,8 +169,8 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
                                         const Work& work) {
   const Anchor first = first_anchor(work);
   produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
-    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), work,
-               first, work.slice.first + step);
+    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), work, first,
+               work.slice.first + step);
   });
 }
 

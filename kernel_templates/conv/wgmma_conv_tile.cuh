@@ -109,8 +109,8 @@ struct ScaledEpilogue {
 // read(row, col, v) gives the tile's 8 values from (row, col).
 template <int N, class Read, class Output, class Epilogue>
 __device__ __forceinline__ void store_tile(Read read, int rows, int t, int threads, storage_t* y,
-                                          const Output& output, index_t pixel0, int filter0,
-                                          const Epilogue& epilogue, float beta) {
+                                           const Output& output, index_t pixel0, int filter0,
+                                           const Epilogue& epilogue, float beta) {
   constexpr int kChunks = N / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
   for (int item = t; item < rows * kChunks; item += threads) {

@@ -142,12 +142,13 @@ nlohmann::json prediction_json(const VariantPrediction& v) {
 
 void print_entry(const EntryAnalysis& e) {
   const EntryResources& r = e.resources;
-  fmt::print("    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
-             e.launch.name, e.launch.blocks(), e.launch.threads_per_block, r.registers, r.barriers,
-             r.shared_bytes, r.cumulative_stack_bytes,
-             r.spills() ? fmt::format(", SPILLS {} B stored, {} B loaded", r.spill_store_bytes,
-                                      r.spill_load_bytes)
-                        : ", no spills");
+  fmt::print(
+      "    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
+      e.launch.name, e.launch.blocks(), e.launch.threads_per_block, r.registers, r.barriers,
+      r.shared_bytes, r.cumulative_stack_bytes,
+      r.spills() ? fmt::format(", SPILLS {} B stored, {} B loaded", r.spill_store_bytes,
+                               r.spill_load_bytes)
+                 : ", no spills");
   for (const GpuOccupancy& o : e.occupancy) {
     if (!o.occupancy.is_ok()) {
       fmt::print("      {:<10}{}\n", o.gpu->name, o.occupancy.status().message());

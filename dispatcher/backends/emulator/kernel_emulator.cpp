@@ -218,7 +218,8 @@ Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& lau
     const unsigned blocks = entry.blocks();
     const std::vector<unsigned> kept = sampled_blocks(blocks, sampled);
     try {
-      for (unsigned b : kept) block.run_block(b, blocks, entry.threads_per_block, &run_thread, &call);
+      for (unsigned b : kept)
+        block.run_block(b, blocks, entry.threads_per_block, &run_thread, &call);
     } catch (const std::bad_alloc&) {
       return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "the emulator could not map its fiber stacks");
     }

@@ -354,6 +354,29 @@ double wave_fill(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, slots) * slots);
 }
 
+// The SMs `config`'s blocks (its tiles, times their K slices) keep busy
+// in their first wave: the scheduler gives each SM one block before any a
+// second.
+long long busy_sms(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const long long tiles = output_tiles(d, config);
+  return std::min(tiles * k_slices(d, tiles, config), kHopperSms);
+}
+
+constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
+constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
+constexpr const WgmmaConvConfig& kWideTile = kWgmmaConfigs[3];
+static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
+static_assert(kHalfTile.filters * 2 == WgmmaConvTile::kFilters);
+static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() == 2);
+
+// Whether the 128 x 64 tile pads the output's channels (y's, a bwddata's
+// dx's) less than a 128-filter tile: 64 or fewer, 129 to 192, ...
+bool half_tile_pads_less(const OpDescriptor& desc) {
+  const long long channels = desc.direction == Direction::bwddata ? desc.x_dims[1] : desc.y_dims[1];
+  return ceil_div(channels, kHalfTile.filters) * kHalfTile.filters <
+         ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
+}
+
 }  // namespace
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
@@ -376,24 +399,28 @@ Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& confi
   return Status::not_available(fmt::format("variant {} {}", config.id, s.message()));
 }
 
-const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
-  constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
-  constexpr const WgmmaConvConfig& kHalf = kWgmmaConfigs[2];
-  static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
-  static_assert(kHalf.filters * 2 == WgmmaConvTile::kFilters);
+const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc) {
   // Between the measured 1.0 (equal fills, where the wider tile won) and
   // 1.33 (the fewest better fills where the half tile won).
   constexpr double kFullerWaves = 1.2;
-  if (desc.direction == Direction::bwdfilt || !wgmma_conv_support(desc, kHalf).is_ok())
+  if (desc.direction == Direction::bwdfilt || !wgmma_conv_support(desc, kHalfTile).is_ok())
     return kTwoBlocks;
-  // The output's channels: y's, or a bwddata's dx's.
-  const long long channels = desc.direction == Direction::bwddata ? desc.x_dims[1]
-                                                                  : desc.y_dims[1];
-  const bool pads_less = ceil_div(channels, kHalf.filters) * kHalf.filters <
-                         ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
+  if (half_tile_pads_less(desc)) return kHalfTile;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const bool fuller = wave_fill(d, kHalf) > kFullerWaves * wave_fill(d, kTwoBlocks);
-  return pads_less || fuller ? kHalf : kTwoBlocks;
+  const bool fuller = wave_fill(d, kHalfTile) > kFullerWaves * wave_fill(d, kTwoBlocks);
+  return fuller ? kHalfTile : kTwoBlocks;
+}
+
+const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+  const WgmmaConvConfig& one_consumer = wgmma_one_consumer_config(desc);
+  if (desc.direction == Direction::bwdfilt || half_tile_pads_less(desc) ||
+      !wgmma_conv_support(desc, kWideTile).is_ok())
+    return one_consumer;
+  // The wide tile, predicted 0.6-0.9x their time wherever its fewer blocks
+  // still keep at least two thirds as many SMs busy (at half as many,
+  // 1.1-1.2x): bench/results/2026-11-28-hopper-wide-tile.
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  return 3 * busy_sms(d, kWideTile) >= 2 * busy_sms(d, one_consumer) ? kWideTile : one_consumer;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
@@ -405,8 +432,8 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
                                    c.ring_bytes() <= kOptInSharedLimit &&
-                                   c.ring_bytes() >= static_cast<std::size_t>(
-                                                         c.pixels * c.filters * sizeof(float));
+                                   c.ring_bytes() >= static_cast<std::size_t>(c.pixels * c.filters *
+                                                                              sizeof(float));
                           }),
               "a tile is 128 pixels a consumer, its ring fits in shared memory and holds the "
               "f32 tile its epilogue stages");

@@ -93,19 +93,27 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
-// The variant the auto policy offers first where the Hopper conv applies,
-// as an H200 timed the three on ResNet-50's and YOLO11n's layers (bf16,
-// channels-last, batch 32: bench/results/2026-11-28-h200).  A bwdfilt,
-// and a fwd or bwddata by default: the 128 x 128 tile at two blocks an
-// SM, whose second block overlaps one block's fill and epilogue with the
-// other's main loop (no slower than one block of four stages on 155 of
-// 185 layers; 0.86x its time, geometric mean).  The 128 x 64 tile where
-// it pads the output's channels (a fwd's filters, a bwddata's dx
-// channels) less (64 or fewer, 129 to 192, ...), or where its twice as
-// many blocks (a tile each, as timed: before split-K) fill the GPU's
-// block slots over their waves more than 1.2 times as fully (a grid of a
-// wave or two).  That picked the faster of
-// the two on all 113 fwd and bwddata layers where the Hopper conv leads.
+// The one-consumer configuration for `desc`, as an H200 timed the three
+// on ResNet-50's and YOLO11n's layers (bf16, channels-last, batch 32:
+// bench/results/2026-11-28-h200).  A bwdfilt, and a fwd or bwddata by
+// default: the 128 x 128 tile at two blocks an SM, whose second block
+// overlaps one block's fill and epilogue with the other's main loop (no
+// slower than one block of four stages on 155 of 185 layers; 0.86x its
+// time, geometric mean).  The 128 x 64 tile where it pads the output's
+// channels (a fwd's filters, a bwddata's dx channels) less (64 or fewer,
+// 129 to 192, ...), or where its twice as many blocks (a tile each, as
+// timed: before split-K) fill the GPU's block slots over their waves more
+// than 1.2 times as fully (a grid of a wave or two).  That picked the
+// faster of the two on all 113 fwd and bwddata layers where the Hopper
+// conv leads.
+[[nodiscard]] const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc);
+
+// The variant the auto policy offers first where the Hopper conv applies:
+// the 256 x 128 tile of two consumers (not yet timed: chosen by the
+// analyser's predictions) where the 128 x 64 tile does not pad less and
+// the wide tile's blocks keep at least two thirds as many SMs busy in
+// their first wave as the one-consumer configuration's would; else that
+// one.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
