@@ -340,24 +340,29 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
 }
 
-// The 256 x 128 tile of two consumer warpgroups (384 threads, one block
-// an SM, 4 stages of 48 KiB: A's 256 pixels in one im2col box, B's 128
-// filters shared): its launch, then random convs fwd (some with the fused
+// The tiles of two consumer warpgroups, 256 x 128 and 256 x 64 (384
+// threads, one block an SM; A's 256 pixels in one im2col box, B's filters
+// shared): their launch, then random convs fwd (some with the fused
 // epilogue) and bwddata of stride 1 and strided, alpha/beta; pixels over
 // several tiles whose last one leaves the second consumer's rows, or some
-// of them, past the end; split-K's partial sums of 256 rows; and the
-// bwdfilt, which it does not serve, refused by name.
-TEST(EmulatedWgmmaConv, TwoConsumerTileConfiguration) {
+// of them, past the end; filters over several tiles; split-K's partial
+// sums of 256 rows; and the bwdfilt, which they do not serve, refused by
+// name.
+class TwoConsumerTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
+
+TEST_P(TwoConsumerTile, MatchesTheReference) {
+  const WgmmaConvConfig& wide = GetParam();
   std::mt19937 rng(4312);
-  const WgmmaConvConfig& wide = kWgmmaConfigs[3];
   ASSERT_EQ(wide.consumers(), 2);
+  const long long n = wide.filters;
   test::ConvCase c = channels_last_3x3(72, 136, {19, 17}, {1, 0}, {1, 2});
   auto source = kernel_source(fwd(c, DataType::bf16), wide.id);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   const KernelEntry& main = source.value().entries.back();
   EXPECT_EQ(main.threads_per_block, 384u);
-  EXPECT_EQ(main.tiles, 3 * 2) << "646 pixels by 136 filters";
-  EXPECT_EQ(main.dynamic_shared_bytes, 4u * (256 + 128) * 64 * 2);
+  EXPECT_EQ(main.tiles, 3 * (136 + n - 1) / n) << "646 pixels by 136 filters";
+  EXPECT_EQ(main.dynamic_shared_bytes, static_cast<std::size_t>(wide.stages * (256 + n) * 64 * 2));
+  EXPECT_LE(main.dynamic_shared_bytes, kOptInSharedLimit);
   EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 256u);
   EXPECT_NE(source.value().source.find("CONSUMERS = 2"), std::string::npos);
   check(fwd(c, DataType::bf16), rng, 1.0, 0.0, wide.id);
@@ -378,12 +383,13 @@ TEST(EmulatedWgmmaConv, TwoConsumerTileConfiguration) {
     if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
       check(phased, rng, 1.0, 0.0, wide.id);
   }
-  // 48 pixels by 136 filters: 2 tiles for 132 slots; 72 K steps, slices of 16.
+  // 48 pixels by 136 filters: a tile of pixels for 132 slots; 72 K steps, slices of 16.
   c = channels_last_3x3(456, 136, {9, 7}, {1, 0}, {0, 1});
   c.batch = 1;
   const Slicing s = slicing(fwd(c, DataType::bf16), wide.id);
+  const long long tiles = (136 + n - 1) / n;
   EXPECT_EQ(s.split, 4);
-  EXPECT_EQ(s.workspace, 4u * 2 * 256 * 128 * sizeof(float));
+  EXPECT_EQ(s.workspace, static_cast<std::size_t>(4 * tiles * 256 * n) * sizeof(float));
   check(fwd(c, DataType::bf16), rng, 0.5, 0.25, wide.id);
   c.batch = 6;  // 378 pixels: the second consumer's rows partly past the end
   c.filter_layout = test::TestLayout::nchw;
@@ -392,6 +398,10 @@ TEST(EmulatedWgmmaConv, TwoConsumerTileConfiguration) {
   EXPECT_NE(refused.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
       << refused.message();
 }
+
+INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, TwoConsumerTile,
+                         ::testing::Values(kWgmmaConfigs[3], kWgmmaConfigs[4]),
+                         [](const auto& p) { return std::string(p.param.id); });
 
 // A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
 // random channels-last convs whose strides are not all 1, their filters
@@ -584,7 +594,7 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
-                             kWide = kWgmmaConfigs[3].id;
+                             kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
   EXPECT_EQ(ids.front(), kWide);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
@@ -613,9 +623,9 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
             3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
-  EXPECT_EQ(std::vector<std::string>(ids.end() - 3, ids.end()),
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 4, ids.end()),
             (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                      std::string(kHalf)}));
+                                      std::string(kHalf), std::string(kWideHalf)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -629,11 +639,12 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   // a packed, flipped copy; its tile's N is dx's 64 channels.
   test::ConvCase few_filters = c;
   few_filters.filters = 32;
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
-  EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(),
+            kWideHalf);
   few_filters.filters = 16;
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            kHalf);
+            kWideHalf);
   c.filter_layout = test::TestLayout::nhwc;
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
   ASSERT_TRUE(flipped.is_ok()) << flipped.status().message();
@@ -645,7 +656,7 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   // tile at two blocks an SM, never the 128 x 64 one.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
-  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   const std::vector<std::string> filters_ids = jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false});
   EXPECT_EQ(filters_ids.front(), kTwoBlocks);
   EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), kHalf), 0);
@@ -671,7 +682,7 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   test::ConvCase c = channels_last_3x3(64, 64, {16, 16}, {1, 1}, {1, 1});
   c.batch = 132;
   const OpDescriptor d = fwd(c, DataType::bf16);
-  EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), kHalf) << "64 filters";
+  EXPECT_EQ(wgmma_one_consumer_config(d).id, kHalf) << "64 filters";
   auto source = kernel_source(d, kHalf);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_NE(source.value().source.find("TILE_N = 64"), std::string::npos);
@@ -684,8 +695,8 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   EXPECT_EQ(wide.value().entries[0].tiles, 132 * 16 * 16 / 128 * 2);
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
   c.filters = 192;  // three tiles of 64 against two of 128
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf)
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kHalf);
+  EXPECT_EQ(wgmma_one_consumer_config(bwddata(c, DataType::bf16)).id, kHalf)
       << "dx's 64 channels";
   c.filters = 256, c.channels = 256;  // 528 tiles or 1056: two waves or four, both full
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
@@ -695,42 +706,40 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kTwoBlocks);
   few.batch = 16;  // 64 tiles fill 0.24 of a wave, 128 tiles 0.48
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
-  EXPECT_EQ(jit_variants(fwd(few, DataType::bf16), {"sm_90", false}).front(), kHalf)
-      << "the wide tile's 32 tiles, in two slices, keep 64 SMs busy, the half tile's 128";
   few.batch = 100;  // 400 tiles fill 0.76 of two waves, 800 0.76 of four
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kTwoBlocks);
   few.batch = 75;  // 300 tiles fill 0.57 of two waves, 600 0.76 of three
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
 }
 
-// The 256 x 128 tile of two consumers leads where the 128 x 64 tile does
-// not pad the output's channels less, wherever its blocks (tiles times
-// slices) keep at least two thirds as many of the 132 SMs busy in their
-// first wave as the one-consumer tile auto would otherwise choose
-// (wgmma_lead_config); never for a bwdfilt.
-TEST(EmulatedWgmmaConv, TheWideTileLeadsWhereItKeepsTwoThirdsOfTheSmsBusy) {
+// The tiles of two consumers lead with the one-consumer tile's N
+// (wgmma_lead_config): 256 x 64 wherever the 128 x 64 tile would, and
+// 256 x 128 where its blocks (tiles times slices) keep at least two thirds
+// as many of the 132 SMs busy in their first wave as the 128 x 128 tile
+// at two blocks an SM would; never for a bwdfilt.
+TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
-                             kWide = kWgmmaConfigs[3].id;
+                             kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id;
   // 88 images of 16 x 16: 88 wide tiles against 176 of 128 x 128 (132 SMs busy).
   test::ConvCase c = channels_last_3x3(64, 128, {16, 16}, {1, 1}, {1, 1});
   c.batch = 88;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide) << "88 of 132";
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf)
-      << "dx's 64 channels: the half tile pads less";
+  EXPECT_EQ(wgmma_one_consumer_config(bwddata(c, DataType::bf16)).id, kHalf) << "dx's 64";
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   c.batch = 87;
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks)
       << "87 of 132";
-  c.filters = 64;  // the half tile pads less, however many tiles
-  c.batch = 132;
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
-  // ResNet-50's layer3 3 x 3 at batch 32: 50 wide tiles against 196 of
-  // 128 x 64 (which fill the waves better than 98 of 128 x 128).
+  // ResNet-50's layer3 3 x 3 at batch 32: the 128 x 64 tile's 196 tiles
+  // fill the waves better than 98 of 128 x 128; 100 of 256 x 64.
   c = channels_last_3x3(256, 256, {14, 14}, {1, 1}, {1, 1});
   c.batch = 32;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kHalf);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
-  c.batch = 128;  // 196 wide tiles
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  c.batch = 2;  // 7 tiles of 256 x 64 in 2 slices against 13 of 128 x 64 in 2
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  c.batch = 132;  // 203 tiles of pixels: either one-consumer tile fills 0.77 of its waves
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide);
   test::ConvCase strided = c;
   strided.stride = {2, 2};

@@ -365,9 +365,11 @@ long long busy_sms(const OpDescriptor& d, const WgmmaConvConfig& config) {
 constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
 constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
 constexpr const WgmmaConvConfig& kWideTile = kWgmmaConfigs[3];
+constexpr const WgmmaConvConfig& kWideHalfTile = kWgmmaConfigs[4];
 static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
 static_assert(kHalfTile.filters * 2 == WgmmaConvTile::kFilters);
 static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() == 2);
+static_assert(kWideHalfTile.filters == kHalfTile.filters && kWideHalfTile.consumers() == 2);
 
 // Whether the 128 x 64 tile pads the output's channels (y's, a bwddata's
 // dx's) less than a 128-filter tile: 64 or fewer, 129 to 192, ...
@@ -413,14 +415,19 @@ const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc) {
 
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& one_consumer = wgmma_one_consumer_config(desc);
-  if (desc.direction == Direction::bwdfilt || half_tile_pads_less(desc) ||
-      !wgmma_conv_support(desc, kWideTile).is_ok())
-    return one_consumer;
-  // The wide tile, predicted 0.6-0.9x their time wherever its fewer blocks
-  // still keep at least two thirds as many SMs busy (at half as many,
-  // 1.1-1.2x): bench/results/2026-11-28-hopper-wide-tile.
+  if (desc.direction == Direction::bwdfilt) return one_consumer;
+  // The two-consumer tile of the one-consumer tile's N, as the analyser
+  // predicted them (bench/results/2026-11-28-hopper-wide-tile).  256 x 64
+  // was 0.68-0.88x the 128 x 64 tile's time on every layer where that one
+  // leads; it keeps at least half as many SMs busy always (its tiles, and
+  // so its slices, are never fewer than half the 128 x 64 tile's).
+  // 256 x 128 was 0.6-0.9x the 128 x 128 tile's time wherever it kept two
+  // thirds as many SMs busy; at half as many, 1.1-1.2x.
+  const bool half = one_consumer.filters == kHalfTile.filters;
+  const WgmmaConvConfig& wide = half ? kWideHalfTile : kWideTile;
+  if (!wgmma_conv_support(desc, wide).is_ok()) return one_consumer;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return 3 * busy_sms(d, kWideTile) >= 2 * busy_sms(d, one_consumer) ? kWideTile : one_consumer;
+  return half || 3 * busy_sms(d, wide) >= 2 * busy_sms(d, one_consumer) ? wide : one_consumer;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

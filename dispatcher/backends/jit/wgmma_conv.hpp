@@ -44,7 +44,8 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // 4 of 24 KiB.  The 256 x 128 tile has two consumer warpgroups (384
 // threads, one block an SM) that share each stage's filters: 48 KiB a
 // stage for 4.2 MFLOP, against the 128 x 128 tile's 32 KiB for 2.1, for
-// the layers whose main loop the L2's bandwidth bounds.
+// the layers whose main loop the L2's bandwidth bounds; the 256 x 64 tile
+// is its analogue for 64 output channels or fewer, at 5 stages of 40 KiB.
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;
@@ -63,7 +64,8 @@ struct WgmmaConvConfig {
 inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
                                                     {"wgmma128x128b2", 3, 2, 128},
                                                     {"wgmma128x64", 4, 2, 64},
-                                                    {"wgmma256x128", 4, 1, 128, 256}};
+                                                    {"wgmma256x128", 4, 1, 128, 256},
+                                                    {"wgmma256x64", 5, 1, 64, 256}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -109,11 +111,12 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc);
 
 // The variant the auto policy offers first where the Hopper conv applies:
-// the 256 x 128 tile of two consumers (not yet timed: chosen by the
-// analyser's predictions) where the 128 x 64 tile does not pad less and
-// the wide tile's blocks keep at least two thirds as many SMs busy in
-// their first wave as the one-consumer configuration's would; else that
-// one.
+// the tile of two consumers of the one-consumer configuration's N (not yet
+// timed: chosen by the analyser's predictions), 256 x 64 or 256 x 128,
+// 256 x 64 wherever the 128 x 64 tile would lead, 256 x 128 where its
+// blocks keep at least two thirds as many SMs busy in their first wave
+// as the 128 x 128 tile's would; else the one-consumer configuration.
+// Never for a bwdfilt.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
