@@ -712,11 +712,11 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
 }
 
-// The tiles of two consumers lead with the one-consumer tile's N
-// (wgmma_lead_config): 256 x 64 wherever the 128 x 64 tile would, and
-// 256 x 128 where its blocks (tiles times slices) keep at least two thirds
-// as many of the 132 SMs busy in their first wave as the 128 x 128 tile
-// at two blocks an SM would; never for a bwdfilt.
+// The tiles of two consumers lead (wgmma_lead_config): 256 x 128 where
+// the 128 x 64 tile does not pad less and its blocks (tiles times slices)
+// keep at least two thirds as many of the 132 SMs busy in their first
+// wave as the one-consumer configuration's would; else 256 x 64 wherever
+// the 128 x 64 tile would lead; never for a bwdfilt.
 TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
                              kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id;
@@ -738,6 +738,15 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   c.batch = 2;  // 7 tiles of 256 x 64 in 2 slices against 13 of 128 x 64 in 2
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  // 75 images of 16 x 16: the 128 x 64 tile's 600 tiles fill their waves
+  // better than 300 of 128 x 128, but 150 of 256 x 128 keep every SM busy.
+  test::ConvCase full = channels_last_3x3(256, 256, {16, 16}, {1, 1}, {1, 1});
+  full.batch = 75;
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(full, DataType::bf16)).id, kHalf);
+  EXPECT_EQ(jit_variants(fwd(full, DataType::bf16), {"sm_90", false}).front(), kWide);
+  full.batch = 16;  // 32 tiles of 256 x 128 in 2 slices: 64 SMs, the 128 x 64 tile's 128
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(full, DataType::bf16)).id, kHalf);
+  EXPECT_EQ(jit_variants(fwd(full, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   c.batch = 132;  // 203 tiles of pixels: either one-consumer tile fills 0.77 of its waves
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
   EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide);

@@ -416,18 +416,21 @@ const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc) {
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& one_consumer = wgmma_one_consumer_config(desc);
   if (desc.direction == Direction::bwdfilt) return one_consumer;
-  // The two-consumer tile of the one-consumer tile's N, as the analyser
-  // predicted them (bench/results/2026-11-28-hopper-wide-tile).  256 x 64
-  // was 0.68-0.88x the 128 x 64 tile's time on every layer where that one
-  // leads; it keeps at least half as many SMs busy always (its tiles, and
-  // so its slices, are never fewer than half the 128 x 64 tile's).
-  // 256 x 128 was 0.6-0.9x the 128 x 128 tile's time wherever it kept two
-  // thirds as many SMs busy; at half as many, 1.1-1.2x.
-  const bool half = one_consumer.filters == kHalfTile.filters;
-  const WgmmaConvConfig& wide = half ? kWideHalfTile : kWideTile;
-  if (!wgmma_conv_support(desc, wide).is_ok()) return one_consumer;
+  // The tiles of two consumers as the analyser predicted them
+  // (bench/results/2026-11-28-hopper-wide-tile).  256 x 128 was 0.6-0.9x
+  // the one-consumer tile's time wherever its blocks kept two thirds as
+  // many SMs busy, and 1.1-1.2x the 128 x 64 tile's where they kept half
+  // as many.  256 x 64 was 0.68-0.90x the 128 x 64 tile's time on every
+  // layer where that one leads, and never keeps fewer than half as many
+  // SMs busy (its tiles, and so its slices, are never fewer than half the
+  // 128 x 64 tile's); but 1.1-1.3x 256 x 128's where that one fills the
+  // GPU.
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return half || 3 * busy_sms(d, wide) >= 2 * busy_sms(d, one_consumer) ? wide : one_consumer;
+  if (!half_tile_pads_less(desc) && wgmma_conv_support(desc, kWideTile).is_ok() &&
+      3 * busy_sms(d, kWideTile) >= 2 * busy_sms(d, one_consumer))
+    return kWideTile;
+  const bool half = one_consumer.filters == kHalfTile.filters;
+  return half && wgmma_conv_support(desc, kWideHalfTile).is_ok() ? kWideHalfTile : one_consumer;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

@@ -110,13 +110,13 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // conv leads.
 [[nodiscard]] const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc);
 
-// The variant the auto policy offers first where the Hopper conv applies:
-// the tile of two consumers of the one-consumer configuration's N (not yet
-// timed: chosen by the analyser's predictions), 256 x 64 or 256 x 128,
-// 256 x 64 wherever the 128 x 64 tile would lead, 256 x 128 where its
-// blocks keep at least two thirds as many SMs busy in their first wave
-// as the 128 x 128 tile's would; else the one-consumer configuration.
-// Never for a bwdfilt.
+// The variant the auto policy offers first where the Hopper conv applies,
+// a tile of two consumers where the analyser predicted one faster (not yet
+// timed): 256 x 128 where the 128 x 64 tile does not pad the output's
+// channels less and 256 x 128's blocks keep at least two thirds as many
+// SMs busy in their first wave as the one-consumer configuration's would;
+// else 256 x 64 wherever that configuration is the 128 x 64 tile; else it.
+// A bwdfilt: the one-consumer configuration.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
