@@ -1,18 +1,18 @@
 """The analyser's H200 predictions (predictions.json.gz) of the Hopper conv's
 configurations per conv the auto policy gives it: the one-consumer tiles
-(wgmma128x128b2, wgmma128x64) against the two-consumer wgmma256x128, and
-auto's choice (midpoint of the predicted range, us, the op's kernels
+(wgmma128x128b2, wgmma128x64) against the two-consumer ones (wgmma256x128,
+wgmma256x64), and auto's choice (midpoint of the predicted range, us, the op's kernels
 together; % of the op's roofline).  Per run the totals, each op times its
 count: the faster one-consumer tile per op (the rule before this change
 chose it on every op an H200 timed), auto's choice, and the fastest of
-the three.  python3 table.py > table.txt"""
+the four.  python3 table.py > table.txt"""
 import gzip
 import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ONE = ("wgmma128x128b2", "wgmma128x64")
-WIDE = "wgmma256x128"
+WIDE = ("wgmma256x128", "wgmma256x64")
 
 
 def seconds(op):
@@ -29,22 +29,22 @@ def main():
         if "auto" not in ops:
             print("  (no auto run)")
             continue
-        print(f"{'layer':28s} {'n':>2s} {'b2':>8s} {'half':>8s} {'wide':>8s} {'auto':>14s} {'%':>4s}"
-              "  wide's limiters")
+        print(f"{'layer':28s} {'n':>2s} {'b2':>8s} {'half':>8s} {'256x128':>8s} {'256x64':>8s}"
+              f" {'auto':>14s} {'%':>4s}  auto's limiters")
         totals = {"one consumer": 0.0, "auto": 0.0, "fastest": 0.0}
         for key, chosen in ops["auto"].items():
-            if chosen["variant"] not in ONE + (WIDE,):
+            if chosen["variant"] not in ONE + WIDE:
                 continue
-            times = {v: seconds(ops[v][key]) for v in ONE + (WIDE,) if key in ops[v]}
+            times = {v: seconds(ops[v][key]) for v in ONE + WIDE if key in ops[v]}
             one = min(t for v, t in times.items() if v in ONE)
             n = chosen["count"]
             totals["one consumer"] += n * one
             totals["auto"] += n * seconds(chosen)
             totals["fastest"] += n * min(times.values())
             cells = " ".join(f"{times[v] * 1e6:8.1f}" if v in times else f"{'-':>8s}"
-                             for v in ONE + (WIDE,))
+                             for v in ONE + WIDE)
             share = chosen["roofline_seconds"] / seconds(chosen) * 100
-            limits = "/".join(k["limiter"] for k in ops[WIDE][key]["kernels"]) if key in ops[WIDE] else ""
+            limits = "/".join(k["limiter"] for k in chosen["kernels"])
             print(f"{key[0][:28]:28s} {n:2d} {cells} {chosen['variant']:>14s} {share:3.0f}%  {limits}")
         base = totals["one consumer"]
         print("total (x count): " + ", ".join(f"{k} {t * 1e6:.1f} us ({t / base:.3f}x)"

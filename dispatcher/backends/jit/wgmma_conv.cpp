@@ -420,11 +420,11 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   // (bench/results/2026-11-28-hopper-wide-tile).  256 x 128 was 0.6-0.9x
   // the one-consumer tile's time wherever its blocks kept two thirds as
   // many SMs busy, and 1.1-1.2x the 128 x 64 tile's where they kept half
-  // as many.  256 x 64 was 0.68-0.90x the 128 x 64 tile's time on every
-  // layer where that one leads, and never keeps fewer than half as many
-  // SMs busy (its tiles, and so its slices, are never fewer than half the
-  // 128 x 64 tile's); but 1.1-1.3x 256 x 128's where that one fills the
-  // GPU.
+  // as many.  256 x 64 was 0.57-0.90x the 128 x 64 tile's time on all 132
+  // ops where that one led (8 runs of 3 models), and never keeps fewer
+  // than half as many SMs busy (its tiles, and so its slices, are never
+  // fewer than half the 128 x 64 tile's); but 1.1-1.3x 256 x 128's where
+  // that one fills the GPU.
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (!half_tile_pads_less(desc) && wgmma_conv_support(desc, kWideTile).is_ok() &&
       3 * busy_sms(d, kWideTile) >= 2 * busy_sms(d, one_consumer))
