@@ -223,7 +223,7 @@ __device__ __forceinline__ void finish(storage_t* dx, scratch_t* workspace, floa
 
 // As conv_fwd_wgmma.cuh's: the register cap at entry lets setmaxnreg move
 // registers between the warpgroups.
-CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS, Problem::BLOCKS_PER_SM)
+CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS(Problem::CONSUMERS), Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* dx, float alpha, float beta,
                convjit_device::scratch_t* workspace, const convjit_device::storage_t* /*bias*/,

@@ -165,7 +165,7 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
 }  // namespace conv_bwdfilt_wgmma
 }  // namespace convjit_device
 
-CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS, Problem::BLOCKS_PER_SM)
+CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS(Problem::CONSUMERS), Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*dy*/,
                convjit_device::storage_t* dw, float alpha, float beta,
                convjit_device::scratch_t* workspace,

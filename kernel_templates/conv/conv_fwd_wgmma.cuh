@@ -145,7 +145,7 @@ __device__ __forceinline__ void finish(storage_t* y, scratch_t* workspace,
 // The register cap at entry (BLOCKS_PER_SM blocks of 256 or 384 threads
 // an SM: 255, 168 or 128 registers) is what lets setmaxnreg move registers between
 // the warpgroups.
-CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS, Problem::BLOCKS_PER_SM)
+CONVJIT_KERNEL_BOUNDED(CONVJIT_WGMMA_BLOCK_THREADS(Problem::CONSUMERS), Problem::BLOCKS_PER_SM)
 convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::storage_t* /*w*/,
                convjit_device::storage_t* y, float alpha, float beta,
                convjit_device::scratch_t* workspace, const convjit_device::storage_t* bias,

@@ -19,10 +19,6 @@
 #include "common/wgmma.cuh"
 #include "conv/wgmma_conv_shape.cuh"
 
-// The block's threads, for its kernel's __launch_bounds__: the producer's
-// warpgroup and the consumers'.
-#define CONVJIT_WGMMA_BLOCK_THREADS (128 * (1 + Problem::CONSUMERS))
-
 namespace convjit_device {
 namespace wgmma_pipeline {
 

@@ -23,7 +23,6 @@ struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
                              kChannels = CONVJIT_WGMMA_CHANNELS,
                              kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
-  static constexpr long long kWarpgroupThreads = 128;
   static constexpr std::size_t stage_bytes(long long pixels, long long filters) {
     return static_cast<std::size_t>((pixels + filters) * kChannels * 2);
   }
@@ -55,7 +54,7 @@ struct WgmmaConvConfig {
 
   [[nodiscard]] constexpr long long consumers() const { return pixels / WgmmaConvTile::kPixels; }
   [[nodiscard]] constexpr long long threads() const {
-    return WgmmaConvTile::kWarpgroupThreads * (1 + consumers());
+    return CONVJIT_WGMMA_BLOCK_THREADS(consumers());
   }
   [[nodiscard]] constexpr std::size_t ring_bytes() const {
     return static_cast<std::size_t>(stages) * WgmmaConvTile::stage_bytes(pixels, filters);
