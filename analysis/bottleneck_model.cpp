@@ -201,6 +201,14 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   return p;
 }
 
+long long block_tile_outputs(std::string_view variant) {
+  if (const GemmTile* tile = find_gemm_tile(variant))
+    return static_cast<long long>(tile->bm) * tile->bn;
+  if (const WgmmaConvConfig* wgmma = find_wgmma_config(variant))
+    return wgmma->pixels * wgmma->filters;
+  return 0;
+}
+
 std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
                                                const VariantAnalysis& analysis) {
   const OpWork work = op_work(desc);
@@ -210,11 +218,7 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
     tensor_math |= e.memory && (e.memory->mma_instructions > 0 ||
                                 e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
-  // The output tile of a block of the main entry (the others are plain passes).
-  const WgmmaConvConfig* wgmma = find_wgmma_config(analysis.variant);
-  const long long tile_outputs = tile != nullptr ? static_cast<long long>(tile->bm) * tile->bn
-                                 : wgmma != nullptr ? WgmmaConvTile::kPixels * wgmma->filters
-                                                    : 0;
+  const long long tile_outputs = block_tile_outputs(analysis.variant);
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;
   for (const GpuOccupancy& o : analysis.entries.front().occupancy) {

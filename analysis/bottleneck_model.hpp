@@ -64,6 +64,11 @@ struct KernelPrediction {
                                                       const GpuSpec& gpu, const GemmTile* tile,
                                                       long long tile_outputs = 0);
 
+// The outputs of one block of a variant's main entry, whose epilogue each
+// round charges: its GEMM tile, or its Hopper conv tile (256 pixels for
+// the two-consumer tiles); 0 for a variant without one.
+[[nodiscard]] long long block_tile_outputs(std::string_view variant);
+
 // A variant's kernels predicted on one GPU, one after another.
 struct VariantPrediction {
   const GpuSpec* gpu = nullptr;

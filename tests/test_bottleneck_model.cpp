@@ -206,6 +206,19 @@ TEST(BottleneckModel, EachRoundOfBlocksAddsItsFillAndItsTilesEpilogues) {
                3 * row.round_latency_plain_s.high);
 }
 
+// What a round charges for a variant's epilogue: the whole block's tile,
+// both consumers' rows for the two-consumer Hopper tiles (once charged as
+// one consumer's 128, which halved their epilogue).
+TEST(BottleneckModel, ARoundChargesTheEpilogueOfTheWholeBlocksTile) {
+  EXPECT_EQ(block_tile_outputs("wgmma128x128"), 128 * 128);
+  EXPECT_EQ(block_tile_outputs("wgmma128x64"), 128 * 64);
+  EXPECT_EQ(block_tile_outputs("wgmma256x128"), 256 * 128);
+  EXPECT_EQ(block_tile_outputs("wgmma256x64"), 256 * 64);
+  const GemmTile& tile = convjit::gemm_tiles().front();
+  EXPECT_EQ(block_tile_outputs(tile.id), static_cast<long long>(tile.bm) * tile.bn);
+  EXPECT_EQ(block_tile_outputs("direct"), 0);
+}
+
 TEST(BottleneckModel, AKernelWithoutMemoryCountersOrOccupancyIsNotPredicted) {
   EntryAnalysis e = kernel(264, 2, 1);
   e.memory.reset();

@@ -651,12 +651,13 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   ASSERT_EQ(flipped.value().entries.size(), 2u);
   EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
-  // A strided bwddata leads by the same rule; a bwdfilt where both its
+  // A strided bwddata leads by the same rule, here with 5 K steps a phase
+  // (18 over 4 phases), too few for a wide tile; a bwdfilt where both its
   // tile's sides are 16 or more (its K step is pixels), in the 128 x 128
   // tile at two blocks an SM, never the 128 x 64 one.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
-  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kHalf);
   const std::vector<std::string> filters_ids = jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false});
   EXPECT_EQ(filters_ids.front(), kTwoBlocks);
   EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), kHalf), 0);
@@ -754,6 +755,27 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   strided.stride = {2, 2};
   EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kWide);
   EXPECT_EQ(jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
+}
+
+// Below 8 K steps a tile the wide tiles' shorter main loops do not repay
+// their one block an SM: the one-consumer configuration leads.
+TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadOnlyLongReductions) {
+  constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
+                             kWide = kWgmmaConfigs[3].id;
+  // 88 images of 16 x 16, 1 x 1: 88 wide tiles keep two thirds of the SMs
+  // busy, as in the test above; 512 channels are 8 K steps, 448 are 7.
+  test::ConvCase c = channels_last_3x3(512, 128, {16, 16}, {0, 0}, {0, 0});
+  c.kernel = {1, 1};
+  c.batch = 88;
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide) << "8 steps";
+  c.channels = 448;
+  EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks)
+      << "7 steps";
+  // A bwddata reduces over the 128 filters: 2 steps, so its 64 channels
+  // of dx keep the 128 x 64 tile.
+  c.channels = 64;
+  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
 }
 
 }  // namespace

@@ -416,16 +416,20 @@ const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc) {
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& one_consumer = wgmma_one_consumer_config(desc);
   if (desc.direction == Direction::bwdfilt) return one_consumer;
-  // The tiles of two consumers as the analyser predicted them
-  // (bench/results/2026-11-28-hopper-wide-tile).  256 x 128 was 0.6-0.9x
-  // the one-consumer tile's time wherever its blocks kept two thirds as
-  // many SMs busy, and 1.1-1.2x the 128 x 64 tile's where they kept half
-  // as many.  256 x 64 was 0.57-0.90x the 128 x 64 tile's time on all 132
-  // ops where that one led (8 runs of 3 models), and never keeps fewer
-  // than half as many SMs busy (its tiles, and so its slices, are never
-  // fewer than half the 128 x 64 tile's); but 1.1-1.3x 256 x 128's where
-  // that one fills the GPU.
+  // The tiles of two consumers as the analyser predicted them, a block's
+  // epilogue charged for all its 256 rows
+  // (bench/results/2026-11-28-hopper-wide-tile).  They halve the filters'
+  // traffic a FLOP in the main loop but keep one block an SM, so they pay
+  // where the main loop is long: under 8 K steps (ResNet-50's 1 x 1 convs
+  // of 64 to 256 channels) 256 x 128 was 1.05-1.18x the one-consumer
+  // tile's time, over 8 0.90-0.97x.  Beyond that, 256 x 128 needs its
+  // blocks to keep two thirds as many SMs busy (0.9-1.0x where they did,
+  // 1.1-1.5x where they kept half as many), and 256 x 64 follows the
+  // 128 x 64 tile (0.88-0.95x where that one led, its tiles never fewer
+  // than half the 128 x 64 tile's).
+  constexpr long long kWideMinSteps = 8;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
+  if (tile_steps(d) < kWideMinSteps) return one_consumer;
   if (!half_tile_pads_less(desc) && wgmma_conv_support(desc, kWideTile).is_ok() &&
       3 * busy_sms(d, kWideTile) >= 2 * busy_sms(d, one_consumer))
     return kWideTile;

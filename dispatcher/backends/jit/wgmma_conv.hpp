@@ -111,11 +111,12 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
 // The variant the auto policy offers first where the Hopper conv applies,
 // a tile of two consumers where the analyser predicted one faster (not yet
-// timed): 256 x 128 where the 128 x 64 tile does not pad the output's
-// channels less and 256 x 128's blocks keep at least two thirds as many
-// SMs busy in their first wave as the one-consumer configuration's would;
-// else 256 x 64 wherever that configuration is the 128 x 64 tile; else it.
-// A bwdfilt: the one-consumer configuration.
+// timed), only for tiles of 8 K steps or more: 256 x 128 where the
+// 128 x 64 tile does not pad the output's channels less and 256 x 128's
+// blocks keep at least two thirds as many SMs busy in their first wave as
+// the one-consumer configuration's would; else 256 x 64 wherever that
+// configuration is the 128 x 64 tile; else it.  A bwdfilt, or a shorter
+// reduction: the one-consumer configuration.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
