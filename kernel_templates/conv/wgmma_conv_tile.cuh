@@ -80,8 +80,11 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
 // Epilogue's math, beta's blend, and one rounding.
 template <int N>
 __device__ __forceinline__ int staged_index(int row, int col) {
-  const int chunk = (col / 4) ^ (row % 8);
-  return row * N + chunk * 4 + col % 4;
+  // Unsigned: signed division and remainder cost a dozen instructions an
+  // element where the epilogue's loop runs thousands of elements a block.
+  const unsigned r = static_cast<unsigned>(row), c = static_cast<unsigned>(col);
+  const unsigned chunk = (c / 4) ^ (r % 8);
+  return static_cast<int>(r * N + chunk * 4 + c % 4);
 }
 
 template <int N, class Staged>
@@ -106,16 +109,17 @@ struct ScaledEpilogue {
 };
 
 // y's chunks of `rows` rows of the tile, by `threads` threads from `t`:
-// read(row, col, v) gives the tile's 8 values from (row, col).
-template <int N, class Read, class Output, class Epilogue>
-__device__ __forceinline__ void store_tile(Read read, int rows, int t, int threads, storage_t* y,
-                                           const Output& output, index_t pixel0, int filter0,
-                                           const Epilogue& epilogue, float beta) {
+// read(row, col, v) gives the tile's 8 values from (row, col), and
+// offset_of(row) the row's pixel in y (Output::offset, -1: not stored).
+template <int N, class Read, class OffsetOf, class Output, class Epilogue>
+__device__ __forceinline__ void store_tile(Read read, OffsetOf offset_of, int rows, int t,
+                                           int threads, storage_t* y, const Output& output,
+                                           int filter0, const Epilogue& epilogue, float beta) {
   constexpr int kChunks = N / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
   for (int item = t; item < rows * kChunks; item += threads) {
     const int row = item / kChunks, col = item % kChunks * kChunkElements;
-    const index_t filter = filter0 + col, offset = output.offset(pixel0 + row);
+    const index_t filter = filter0 + col, offset = offset_of(row);
     if (offset < 0 || filter >= output.channels) continue;
     float v[kChunkElements];
     read(row, col, v);
@@ -160,6 +164,30 @@ __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumul
   }
 }
 
+// The rows' pixels in y, kept in shared memory after the staged f32 tile
+// (the ring holds both: wgmma_conv.cpp checks it) for the epilogue's
+// loop, which writes a row's chunks from several threads: Output::offset
+// divides by y's extents in 64 bits, some 60 instructions a row, once a
+// row here instead of once a chunk.
+template <int N>
+__device__ __forceinline__ int row_offset_index(int row) {
+  return tile_pixels() * N + 2 * row;
+}
+template <int N, class Staged, class Output>
+__device__ __forceinline__ void stage_row_offsets(Staged staged, const Output& output,
+                                                  index_t pixel0, int t, int threads) {
+  for (int row = t; row < tile_pixels(); row += threads) {
+    const auto offset = static_cast<unsigned long long>(output.offset(pixel0 + row));
+    store_64(&staged[row_offset_index<N>(row)],
+             Vec64{{static_cast<unsigned>(offset), static_cast<unsigned>(offset >> 32)}});
+  }
+}
+template <int N, class Staged>
+__device__ __forceinline__ index_t staged_row_offset(Staged staged, int row) {
+  const Vec64 v = load_64(&staged[row_offset_index<N>(row)]);
+  return static_cast<index_t>(static_cast<unsigned long long>(v.w[1]) << 32 | v.w[0]);
+}
+
 // A consumer's whole part: the main loop, then its 128 rows of the tile
 // (from pixel0) to y or, with slices, to its slice's partial sums
 // (`partial`).  To y, they go through the ring's memory, each consumer's
@@ -187,19 +215,27 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     store_partials<N>(partial, bottom, row0 + 64);
     return;
   }
+  const int t = static_cast<int>(threadIdx.x) - static_cast<int>(kWarpgroupSize);
+  const int threads = static_cast<int>(consumer_threads());
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 0);
   stage_accumulators<N>(smem, top, row0);
   stage_accumulators<N>(smem, bottom, row0 + 64);
+  stage_row_offsets<N>(smem, output, pixel0, t, threads);
   mbarrier_arrive(consumers);
   mbarrier_wait_parity(consumers, 1);
+  // A chunk's 8 values are two swizzled runs of 4 (16 bytes each).
   store_tile<N>(
       [&](int row, int col, float (&v)[kChunkElements]) {
 #pragma unroll
-        for (int j = 0; j < kChunkElements; ++j) v[j] = smem[staged_index<N>(row, col + j)];
+        for (int q = 0; q < kChunkElements; q += 4) {
+          const Vec128 four = load_128(&smem[staged_index<N>(row, col + q)]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[q + j] = __uint_as_float(four.w[j]);
+        }
       },
-      tile_pixels(), static_cast<int>(threadIdx.x) - static_cast<int>(kWarpgroupSize),
-      static_cast<int>(consumer_threads()), y, output, pixel0, filter0, epilogue, beta);
+      [&](int row) { return staged_row_offset<N>(smem, row); }, tile_pixels(), t, threads, y,
+      output, filter0, epilogue, beta);
 }
 
 // The second pass of split-K: a chunk of 8 of a tile's elements a
@@ -234,9 +270,10 @@ __device__ __forceinline__ void finish_tile(scratch_t* workspace, index_t tile, 
           }
         }
       },
-      tile_pixels(), static_cast<int>(part * blockDim.x + threadIdx.x),
-      static_cast<int>(finish_blocks_per_tile<N>() * blockDim.x), y, output, pixel0, filter0,
-      epilogue, beta);
+      [&](int row) { return output.offset(pixel0 + row); }, tile_pixels(),
+      static_cast<int>(part * blockDim.x + threadIdx.x),
+      static_cast<int>(finish_blocks_per_tile<N>() * blockDim.x), y, output, filter0, epilogue,
+      beta);
 }
 
 }  // namespace wgmma_conv_tile

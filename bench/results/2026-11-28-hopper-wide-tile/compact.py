@@ -2,7 +2,11 @@
 (model, batch, direction) and variant, each conv's H200 prediction (its
 kernels' blocks, threads, seconds low/high and limiter, the op's roofline
 seconds) and, for auto, the variant it chose.
-python3 compact.py DIR, DIR holding MODEL-BATCH-DIRECTION-VARIANT.json."""
+python3 compact.py DIR, DIR holding MODEL-BATCH-DIRECTION-VARIANT.json: the
+runs in DIR replace those of predictions.json.gz (the same run and
+variant), the others are kept.  The second sweep (after the analyser's
+fix) reran the two-consumer tiles and auto only: the fix does not change
+the one-consumer tiles' predictions."""
 import gzip
 import json
 import os
@@ -28,14 +32,18 @@ def compact(path):
 
 
 def main(src):
+    path = os.path.join(HERE, "predictions.json.gz")
     runs = {}
+    if os.path.exists(path):
+        with gzip.open(path, "rt") as f:
+            runs = json.load(f)
     for name in sorted(os.listdir(src)):
         if not name.endswith(".json"):
             continue
         model, batch, direction, variant = name[:-5].split("-")
         runs.setdefault(f"{model} batch {batch} {direction}", {})[variant] = \
             compact(os.path.join(src, name))
-    with gzip.open(os.path.join(HERE, "predictions.json.gz"), "wt") as f:
+    with gzip.open(path, "wt") as f:
         json.dump(runs, f, separators=(",", ":"))
 
 

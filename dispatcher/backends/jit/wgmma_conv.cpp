@@ -446,11 +446,12 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
                                    c.ring_bytes() <= kOptInSharedLimit &&
-                                   c.ring_bytes() >= static_cast<std::size_t>(c.pixels * c.filters *
-                                                                              sizeof(float));
+                                   c.ring_bytes() >=
+                                       static_cast<std::size_t>(c.pixels * c.filters * sizeof(float) +
+                                                                c.pixels * sizeof(std::int64_t));
                           }),
-              "a tile is 128 pixels a consumer, its ring fits in shared memory and holds the "
-              "f32 tile its epilogue stages");
+              "a tile is 128 pixels a consumer, its ring fits in shared memory and holds what "
+              "its epilogue stages: the f32 tile and its rows' offsets in y");
 
 const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   for (const WgmmaConvConfig& c : kWgmmaConfigs)
