@@ -60,7 +60,13 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //   - the resident warps a scheduler needs to issue every clock;
 //   - per round of resident blocks, the exposed fill and drain of a plain
 //     kernel, an mma.sync tile and the wgmma conv;
-//   - per output element of the resident tiles, their epilogue.
+//   - per output element of the resident tiles, their epilogue.  Fitted
+//     to the epilogues as they were then: the Hopper conv's took some 180
+//     SASS instructions per chunk of 8 outputs a thread (a 64-bit pixel
+//     offset a chunk, eight scalar shared loads).  It now computes the
+//     offset once a row and reads a chunk in two 16-byte loads, ~45
+//     instructions, which this constant cannot see until a lent GPU
+//     refits it.
 // The H100 SXM has the same SM, so it takes them; the A100 was never
 // measured: it takes them too, their upper ends stretched by the clock
 // ratio (1.83 / 1.41), but the warps a scheduler needs.

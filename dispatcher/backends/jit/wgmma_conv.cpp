@@ -425,7 +425,7 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   // tile's time, over 8 0.90-0.97x.  Beyond that, 256 x 128 needs its
   // blocks to keep two thirds as many SMs busy (0.9-1.0x where they did,
   // 1.1-1.5x where they kept half as many), and 256 x 64 follows the
-  // 128 x 64 tile (0.88-0.95x where that one led, its tiles never fewer
+  // 128 x 64 tile (0.88-1.00x where that one led, its tiles never fewer
   // than half the 128 x 64 tile's).
   constexpr long long kWideMinSteps = 8;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
@@ -446,9 +446,9 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
                                    c.ring_bytes() <= kOptInSharedLimit &&
-                                   c.ring_bytes() >=
-                                       static_cast<std::size_t>(c.pixels * c.filters * sizeof(float) +
-                                                                c.pixels * sizeof(std::int64_t));
+                                   c.ring_bytes() >= static_cast<std::size_t>(
+                                                         c.pixels * c.filters * sizeof(float) +
+                                                         c.pixels * sizeof(std::int64_t));
                           }),
               "a tile is 128 pixels a consumer, its ring fits in shared memory and holds what "
               "its epilogue stages: the f32 tile and its rows' offsets in y");
