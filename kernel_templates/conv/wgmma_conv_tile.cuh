@@ -176,6 +176,9 @@ __device__ __forceinline__ int row_offset_index(int row) {
 template <int N, class Staged, class Output>
 __device__ __forceinline__ void stage_row_offsets(Staged staged, const Output& output,
                                                   index_t pixel0, int t, int threads) {
+  // A row a thread, as the block's threads are the tile's rows: unrolled,
+  // the loop would only add copies of the divisions that never run.
+#pragma unroll 1
   for (int row = t; row < tile_pixels(); row += threads) {
     const auto offset = static_cast<unsigned long long>(output.offset(pixel0 + row));
     store_64(&staged[row_offset_index<N>(row)],
