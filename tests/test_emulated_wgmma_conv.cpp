@@ -717,7 +717,8 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
 // the 128 x 64 tile does not pad less and its blocks (tiles times slices)
 // keep at least two thirds as many of the 132 SMs busy in their first
 // wave as the one-consumer configuration's would; else 256 x 64 wherever
-// the 128 x 64 tile would lead; never for a bwdfilt.
+// the 128 x 64 tile would lead; never for a bwdfilt.  Every conv here has
+// 8 K steps or more (the next test: fewer keep one consumer).
 TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
                              kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id;
