@@ -65,8 +65,10 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     SASS instructions per chunk of 8 outputs a thread (a 64-bit pixel
 //     offset a chunk, eight scalar shared loads).  It now computes the
 //     offset once a row and reads a chunk in two 16-byte loads, ~45
-//     instructions, which this constant cannot see until a lent GPU
-//     refits it.
+//     instructions.  The mma.sync tiles' took 91-96 instructions an
+//     output (a 64-bit pixel offset an element), now 28-31 (a row's and
+//     a column's offsets computed once, gemm/tile_epilogue.cuh).  This
+//     constant cannot see either change until a lent GPU refits it.
 // The H100 SXM has the same SM, so it takes them; the A100 was never
 // measured: it takes them too, their upper ends stretched by the clock
 // ratio (1.83 / 1.41), but the warps a scheduler needs.

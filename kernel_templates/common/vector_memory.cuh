@@ -56,6 +56,20 @@ __device__ __forceinline__ void store_128(T* p, const Vec128& v) {
 }
 #endif
 
+// An offset kept in two 32-bit words of a shared array (`p` 8-byte
+// aligned), for an epilogue that computes each row's offset once and reads
+// it from many threads: the templates' shared arrays are of 32-bit words.
+template <class P>
+__device__ __forceinline__ void store_offset(P p, index_t offset) {
+  const auto bits = static_cast<unsigned long long>(offset);
+  store_64(p, Vec64{{static_cast<unsigned>(bits), static_cast<unsigned>(bits >> 32)}});
+}
+template <class P>
+__device__ __forceinline__ index_t load_offset(P p) {
+  const Vec64 v = load_64(p);
+  return static_cast<index_t>(static_cast<unsigned long long>(v.w[1]) << 32 | v.w[0]);
+}
+
 // Elements per 16-byte chunk: 8 of 16 bits, 4 of f32.
 constexpr int kChunkElements = 16 / static_cast<int>(sizeof(storage_t));
 

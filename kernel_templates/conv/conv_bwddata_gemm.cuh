@@ -182,11 +182,14 @@ struct Inputs {
   index_t group;
   const Phase& ph;
 
-  __device__ __forceinline__ index_t offset(index_t m, index_t c) const {
-    if (m >= ph.rows() || c >= P::CG) return -1;
+  __device__ __forceinline__ index_t row(index_t m) const {
+    if (m >= ph.rows()) return -1;
     const Pixel p = pixel(ph, m);
-    return p.n * P::XS0 + (group * P::CG + c) * P::XS1 + (ph.pd + p.i * P::SD) * P::XS2 +
-           (ph.ph + p.j * P::SH) * P::XS3 + (ph.pw + p.l * P::SW) * P::XS4;
+    return p.n * P::XS0 + (ph.pd + p.i * P::SD) * P::XS2 + (ph.ph + p.j * P::SH) * P::XS3 +
+           (ph.pw + p.l * P::SW) * P::XS4;
+  }
+  __device__ __forceinline__ index_t column(index_t c) const {
+    return c < P::CG ? (group * P::CG + c) * P::XS1 : -1;
   }
 };
 

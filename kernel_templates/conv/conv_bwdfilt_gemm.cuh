@@ -110,11 +110,13 @@ struct Weights {
   bool columns_contiguous;
   index_t group;
 
-  __device__ __forceinline__ index_t offset(index_t f, index_t n) const {
-    if (f >= filters_per_group() || n >= columns()) return -1;
+  __device__ __forceinline__ index_t row(index_t f) const {
+    return f < filters_per_group() ? (group * filters_per_group() + f) * P::WS0 : -1;
+  }
+  __device__ __forceinline__ index_t column(index_t n) const {
+    if (n >= columns()) return -1;
     const Tap q = tap(n);
-    return (group * filters_per_group() + f) * P::WS0 + q.c * P::WS1 + q.t * P::WS2 +
-           q.r * P::WS3 + q.s * P::WS4;
+    return q.c * P::WS1 + q.t * P::WS2 + q.r * P::WS3 + q.s * P::WS4;
   }
 };
 
@@ -208,7 +210,8 @@ __device__ __forceinline__ void convjit_gemm_finish(const storage_t* /*x*/,
     for (index_t split = 0; split < P::SPLIT; ++split) acc += partial[split * weights + e];
     const index_t per_group = filters_per_group() * columns();
     const Weights out{dw, false, e / per_group};
-    scale_store(dw + out.offset(e % per_group / columns(), e % columns()), acc, alpha, beta);
+    const index_t at = out.row(e % per_group / columns()) + out.column(e % columns());
+    scale_store(dw + at, acc, alpha, beta);
   }
 }
 

@@ -114,11 +114,13 @@ struct Outputs {
   storage_t* base;
   bool columns_contiguous;
   index_t group;
-  __device__ __forceinline__ index_t offset(index_t m, index_t n) const {
-    if (m >= pixel_count() || n >= P::K / P::G) return -1;
+  __device__ __forceinline__ index_t row(index_t m) const {
+    if (m >= pixel_count()) return -1;
     const Pixel p = pixel(m);
-    return p.n * P::YS0 + (group * (P::K / P::G) + n) * P::YS1 + p.od * P::YS2 + p.oh * P::YS3 +
-           p.ow * P::YS4;
+    return p.n * P::YS0 + p.od * P::YS2 + p.oh * P::YS3 + p.ow * P::YS4;
+  }
+  __device__ __forceinline__ index_t column(index_t n) const {
+    return n < P::K / P::G ? (group * (P::K / P::G) + n) * P::YS1 : -1;
   }
 };
 

@@ -179,16 +179,12 @@ __device__ __forceinline__ void stage_row_offsets(Staged staged, const Output& o
   // A row a thread, as the block's threads are the tile's rows: unrolled,
   // the loop would only add copies of the divisions that never run.
 #pragma unroll 1
-  for (int row = t; row < tile_pixels(); row += threads) {
-    const auto offset = static_cast<unsigned long long>(output.offset(pixel0 + row));
-    store_64(&staged[row_offset_index<N>(row)],
-             Vec64{{static_cast<unsigned>(offset), static_cast<unsigned>(offset >> 32)}});
-  }
+  for (int row = t; row < tile_pixels(); row += threads)
+    store_offset(&staged[row_offset_index<N>(row)], output.offset(pixel0 + row));
 }
 template <int N, class Staged>
 __device__ __forceinline__ index_t staged_row_offset(Staged staged, int row) {
-  const Vec64 v = load_64(&staged[row_offset_index<N>(row)]);
-  return static_cast<index_t>(static_cast<unsigned long long>(v.w[1]) << 32 | v.w[0]);
+  return load_offset(&staged[row_offset_index<N>(row)]);
 }
 
 // A consumer's whole part: the main loop, then its 128 rows of the tile

@@ -3,39 +3,70 @@
 // tile passes through shared memory (the pipeline's, now free) in slabs
 // of rows, so that the global stores run along the output's contiguous
 // dimension whichever it is: GEMM columns (channels-last outputs) or rows
-// (pixels, channels-first).  An Output says where element (m, n) lives,
-// `offset(m, n)`, or -1 past the ends, and which runs along memory,
-// `columns_contiguous`.  The writer is called as write(m, n, offset, acc).
+// (pixels, channels-first).  An Output says where element (m, n) lives
+// as the sum of a row's and a column's offsets, each -1 past the ends,
+// and which runs along memory:
+//   struct Output {
+//     index_t row(index_t m) const;     // GEMM row m's share of the offset
+//     index_t column(index_t n) const;  // GEMM column n's
+//     bool columns_contiguous;
+//   };
+// The writer is called as write(m, n, offset, acc).
 #pragma once
 #include "common/epilogue.cuh"
+#include "common/vector_memory.cuh"
 #include "gemm/tile_shape.cuh"
 
 namespace convjit_device {
 
-template <class Math, class Output, class Shared, class Write>
-__device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const Output& out,
-                                           index_t m0, index_t n0, const Write& write) {
-  typedef typename Math::Tile Tile;
+// Where the epilogue keeps a slab, its rows' offsets and the tile's
+// columns' offsets, in words of the pipeline's shared memory.
+template <class Tile>
+struct EpilogueLayout {
   // Odd, so that a column of the slab spans every bank (channels-first
   // reads); 11 past a multiple of 32, so that an mma fragment's stores (a
   // lane at row lane / 4, column 2 (lane % 4)) fall at most two to a bank,
   // the least any odd pitch gives (BN + 1 gives four).
-  constexpr int kPitch = (Tile::BN + 31) / 32 * 32 + 11;
-  constexpr int kFit = Tile::kSharedWords / kPitch / 16 * 16;
-  constexpr int kSlab = kFit < Tile::BM ? kFit : Tile::BM;
+  static constexpr int kPitch = (Tile::BN + 31) / 32 * 32 + 11;
+  // A slab row takes kPitch words and its offset two more; the columns'
+  // offsets two words each.
+  static constexpr int kFit = (Tile::kSharedWords - 2 * Tile::BN) / (kPitch + 2) / 16 * 16;
+  static constexpr int kSlab = kFit < Tile::BM ? kFit : Tile::BM;
+  static constexpr int kRows = kSlab * kPitch;  // even: 8-byte aligned offsets
+  static constexpr int kColumns = kRows + 2 * kSlab;
+  static_assert(kSlab > 0 && kColumns + 2 * Tile::BN <= Tile::kSharedWords,
+                "the epilogue's slab and offsets fit in the pipeline's shared memory");
+};
+
+// Each row's and column's offset is computed once, by one thread, and
+// read from shared memory by the threads that store its elements: a
+// pixel's offset divides by the output's extents in 64 bits, some 60
+// instructions that would otherwise run for every element.
+template <class Math, class Output, class Shared, class Write>
+__device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const Output& out,
+                                           index_t m0, index_t n0, const Write& write) {
+  typedef typename Math::Tile Tile;
+  typedef EpilogueLayout<Tile> L;
+  const int t = static_cast<int>(threadIdx.x);
   const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
   const int warp_n = static_cast<int>(warp_id()) / Tile::WARPS_M;
-  for (int first = 0; first < Tile::BM; first += kSlab) {
+  for (int c = t; c < Tile::BN; c += Tile::kThreads)
+    store_offset(&smem[L::kColumns + 2 * c], out.column(n0 + c));
+  for (int first = 0; first < Tile::BM; first += L::kSlab) {
+    for (int r = t; r < L::kSlab; r += Tile::kThreads)
+      store_offset(&smem[L::kRows + 2 * r], first + r < Tile::BM ? out.row(m0 + first + r) : -1);
     math.for_each(warp_m, warp_n, [&](int r, int c, float v) {
-      if (r >= first && r < first + kSlab) smem[(r - first) * kPitch + c] = __float_as_uint(v);
+      if (r >= first && r < first + L::kSlab)
+        smem[(r - first) * L::kPitch + c] = __float_as_uint(v);
     });
     __syncthreads();
-    for (int e = static_cast<int>(threadIdx.x); e < kSlab * Tile::BN; e += Tile::kThreads) {
-      const int r = out.columns_contiguous ? e / Tile::BN : e % kSlab;
-      const int c = out.columns_contiguous ? e % Tile::BN : e / kSlab;
-      if (first + r >= Tile::BM) continue;
-      const index_t at = out.offset(m0 + first + r, n0 + c);
-      if (at >= 0) write(m0 + first + r, n0 + c, at, __uint_as_float(smem[r * kPitch + c]));
+    for (int e = t; e < L::kSlab * Tile::BN; e += Tile::kThreads) {
+      const int r = out.columns_contiguous ? e / Tile::BN : e % L::kSlab;
+      const int c = out.columns_contiguous ? e % Tile::BN : e / L::kSlab;
+      const index_t row = load_offset(&smem[L::kRows + 2 * r]);
+      const index_t column = load_offset(&smem[L::kColumns + 2 * c]);
+      if (row < 0 || column < 0) continue;
+      write(m0 + first + r, n0 + c, row + column, __uint_as_float(smem[r * L::kPitch + c]));
     }
     __syncthreads();
   }
