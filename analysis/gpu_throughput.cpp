@@ -66,7 +66,7 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     offset a chunk, eight scalar shared loads).  It now computes the
 //     offset once a row and reads a chunk in two 16-byte loads, ~45
 //     instructions.  The mma.sync tiles' took 91-96 instructions an
-//     output (a 64-bit pixel offset an element), now 28-31 (a row's and
+//     output (a 64-bit pixel offset an element), now 21-23 (a row's and
 //     a column's offsets computed once, gemm/tile_epilogue.cuh).  This
 //     constant cannot see either change until a lent GPU refits it.
 // The H100 SXM has the same SM, so it takes them; the A100 was never

@@ -19,6 +19,13 @@
 
 namespace convjit_device {
 
+// NVRTC compiles C++17, without <bit>'s std::bit_floor.
+__host__ __device__ constexpr int power_of_two_at_most(int n) {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  return p;
+}
+
 // Where the epilogue keeps a slab, its rows' offsets and the tile's
 // columns' offsets, in words of the pipeline's shared memory.
 template <class Tile>
@@ -30,11 +37,16 @@ struct EpilogueLayout {
   static constexpr int kPitch = (Tile::BN + 31) / 32 * 32 + 11;
   // A slab row takes kPitch words and its offset two more; the columns'
   // offsets two words each.
-  static constexpr int kFit = (Tile::kSharedWords - 2 * Tile::BN) / (kPitch + 2) / 16 * 16;
-  static constexpr int kSlab = kFit < Tile::BM ? kFit : Tile::BM;
+  static constexpr int kFit = (Tile::kSharedWords - 2 * Tile::BN) / (kPitch + 2);
+  // A power of two, as BN is: an element's row and column in the slab are
+  // then shifts and masks of its index, and a thread's column (channels
+  // last) or row (channels first) the same at every step of the 256
+  // threads.  No tile takes more slabs for it (BM = 128: a fit of 80 or
+  // 112 rows took two slabs, as 64 does).
+  static constexpr int kSlab = power_of_two_at_most(kFit < Tile::BM ? kFit : Tile::BM);
   static constexpr int kRows = kSlab * kPitch;  // even: 8-byte aligned offsets
   static constexpr int kColumns = kRows + 2 * kSlab;
-  static_assert(kSlab > 0 && kColumns + 2 * Tile::BN <= Tile::kSharedWords,
+  static_assert(kSlab >= 16 && kColumns + 2 * Tile::BN <= Tile::kSharedWords,
                 "the epilogue's slab and offsets fit in the pipeline's shared memory");
 };
 
@@ -60,9 +72,12 @@ __device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const
         smem[(r - first) * L::kPitch + c] = __float_as_uint(v);
     });
     __syncthreads();
-    for (int e = t; e < L::kSlab * Tile::BN; e += Tile::kThreads) {
-      const int r = out.columns_contiguous ? e / Tile::BN : e % L::kSlab;
-      const int c = out.columns_contiguous ? e % Tile::BN : e / L::kSlab;
+    // Unsigned: signed division and remainder by the constants cost a
+    // dozen instructions an element more.
+    constexpr unsigned kWidth = Tile::BN, kHeight = L::kSlab;
+    for (unsigned e = threadIdx.x; e < kHeight * kWidth; e += Tile::kThreads) {
+      const int r = static_cast<int>(out.columns_contiguous ? e / kWidth : e % kHeight);
+      const int c = static_cast<int>(out.columns_contiguous ? e % kWidth : e / kHeight);
       const index_t row = load_offset(&smem[L::kRows + 2 * r]);
       const index_t column = load_offset(&smem[L::kColumns + 2 * c]);
       if (row < 0 || column < 0) continue;
