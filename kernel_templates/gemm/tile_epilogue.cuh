@@ -44,10 +44,12 @@ struct EpilogueLayout {
   // threads.  No tile takes more slabs for it (BM = 128: a fit of 80 or
   // 112 rows took two slabs, as 64 does).
   static constexpr int kSlab = power_of_two_at_most(kFit < Tile::BM ? kFit : Tile::BM);
-  static constexpr int kRows = kSlab * kPitch;  // even: 8-byte aligned offsets
-  static constexpr int kColumns = kRows + 2 * kSlab;
-  static_assert(kSlab >= 16 && kColumns + 2 * Tile::BN <= Tile::kSharedWords,
+  // Where the rows' and the columns' offsets start (even: 8-byte aligned).
+  static constexpr int kRowOffsets = kSlab * kPitch;
+  static constexpr int kColumnOffsets = kRowOffsets + 2 * kSlab;
+  static_assert(kSlab >= 16 && kColumnOffsets + 2 * Tile::BN <= Tile::kSharedWords,
                 "the epilogue's slab and offsets fit in the pipeline's shared memory");
+  static_assert(Tile::BM % kSlab == 0, "the slabs cover the tile's rows exactly");
 };
 
 // Each row's and column's offset is computed once, by one thread, and
@@ -63,10 +65,10 @@ __device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const
   const int warp_m = static_cast<int>(warp_id()) % Tile::WARPS_M;
   const int warp_n = static_cast<int>(warp_id()) / Tile::WARPS_M;
   for (int c = t; c < Tile::BN; c += Tile::kThreads)
-    store_offset(&smem[L::kColumns + 2 * c], out.column(n0 + c));
+    store_offset(&smem[L::kColumnOffsets + 2 * c], out.column(n0 + c));
   for (int first = 0; first < Tile::BM; first += L::kSlab) {
     for (int r = t; r < L::kSlab; r += Tile::kThreads)
-      store_offset(&smem[L::kRows + 2 * r], first + r < Tile::BM ? out.row(m0 + first + r) : -1);
+      store_offset(&smem[L::kRowOffsets + 2 * r], out.row(m0 + first + r));
     math.for_each(warp_m, warp_n, [&](int r, int c, float v) {
       if (r >= first && r < first + L::kSlab)
         smem[(r - first) * L::kPitch + c] = __float_as_uint(v);
@@ -78,8 +80,8 @@ __device__ __forceinline__ void store_tile(Shared& smem, const Math& math, const
     for (unsigned e = threadIdx.x; e < kHeight * kWidth; e += Tile::kThreads) {
       const int r = static_cast<int>(out.columns_contiguous ? e / kWidth : e % kHeight);
       const int c = static_cast<int>(out.columns_contiguous ? e % kWidth : e / kHeight);
-      const index_t row = load_offset(&smem[L::kRows + 2 * r]);
-      const index_t column = load_offset(&smem[L::kColumns + 2 * c]);
+      const index_t row = load_offset(&smem[L::kRowOffsets + 2 * r]);
+      const index_t column = load_offset(&smem[L::kColumnOffsets + 2 * c]);
       if (row < 0 || column < 0) continue;
       write(m0 + first + r, n0 + c, row + column, __uint_as_float(smem[r * L::kPitch + c]));
     }
