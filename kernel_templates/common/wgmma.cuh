@@ -122,7 +122,12 @@ struct wgmma_accumulators {
 };
 
 // Keeps the compiler from moving accumulator accesses across the
-// asynchronous instructions, which it cannot see use them.
+// asynchronous instructions, which it cannot see use them: before each
+// wgmma (which pins what came before it) and after each wait (what comes
+// after).  Not after each wgmma too: a wgmma's fence after it and the
+// next one's before it are the same fence twice, 64 empty asm statements
+// for NVVM to carry each (a tenth of a Hopper conv's NVRTC time) for the
+// same SASS.
 template <int N>
 __device__ __forceinline__ void wgmma_fence_operands(wgmma_accumulators<N>& d) {
 #pragma unroll
@@ -261,8 +266,8 @@ __device__ __forceinline__ void wgmma_ss(wgmma_accumulators<N>& d, unsigned long
   else if constexpr (N == 32) wgmma_ss_n32<Type, TransA, TransB>(d.v, a, b, scale_d);
   else if constexpr (N == 64) wgmma_ss_n64<Type, TransA, TransB>(d.v, a, b, scale_d);
   else if constexpr (N == 128) wgmma_ss_n128<Type, TransA, TransB>(d.v, a, b, scale_d);
-  else wgmma_ss_n256<Type, TransA, TransB>(d.v, a, b, scale_d);
-  wgmma_fence_operands(d);
+  else
+    wgmma_ss_n256<Type, TransA, TransB>(d.v, a, b, scale_d);
 }
 
 template <int N, class Type, int TransB = 0>
@@ -278,8 +283,8 @@ __device__ __forceinline__ void wgmma_rs(wgmma_accumulators<N>& d, const unsigne
   else if constexpr (N == 32) wgmma_rs_n32<Type, TransB>(d.v, a, b, scale_d);
   else if constexpr (N == 64) wgmma_rs_n64<Type, TransB>(d.v, a, b, scale_d);
   else if constexpr (N == 128) wgmma_rs_n128<Type, TransB>(d.v, a, b, scale_d);
-  else wgmma_rs_n256<Type, TransB>(d.v, a, b, scale_d);
-  wgmma_fence_operands(d);
+  else
+    wgmma_rs_n256<Type, TransB>(d.v, a, b, scale_d);
 }
 #endif
 
