@@ -25,6 +25,7 @@
 #include "common/epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
+#include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
 #include "conv/im2col_loads.cuh"
 #include "conv/wgmma_conv_shape.cuh"
@@ -139,25 +140,46 @@ __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, in
 }
 
 // A half's accumulators (filters row0 to row0 + 63 of the tile) to dw, or
-// to its split's partial sums.
+// to its split's partial sums.  Accumulator i (accumulator_place) is at
+// row lane / 4 + 8 h of the warp's 16 and column 8 (i / 4) + 2 (lane % 4)
+// + e: in column block i / 32, channel 8 g + 2 (lane % 4) + e of it, for
+// i = 32 block + 4 g + 2 h + e.  So each of a thread's two rows and two
+// column blocks gives one base offset, and its elements are constant
+// steps from it, in pairs of adjacent channels: one 8-byte store of
+// partial sums (the channels a group are a multiple of 8, so the pair is
+// whole and aligned).  Placed one at a time, the 64 elements' taps and
+// offsets took NVVM a fifth of the kernel's time and twice the stores.
 __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, const Work& work,
                                            int row0, storage_t* dw, scratch_t* partial,
                                            float alpha, float beta) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int row = row0 + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4;
   const index_t taps = P::T * P::R * P::S;
 #pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) {
-    const AccumulatorPlace at = accumulator_place(i);
-    const int row = row0 + at.row, col = at.col;
-    const int j = work.block0 + col / kBox;
-    const index_t f = work.filter0 + row;
+  for (int block = 0; block < 2; ++block) {
+    const int j = work.block0 + block;
     const Columns cols = columns_of(j);
-    const index_t c = cols.c0 + col % kBox;
-    if (f >= P::K || j >= column_blocks() || c >= P::CG) continue;
-    if (P::SPLIT == 1) {
-      scale_store(dw + dw_offset(f, cols.tap, c), acc[i], alpha, beta);
-    } else {
-      const index_t tap = j / channel_blocks();
-      partial[work.split * weight_count() + (f * taps + tap) * P::CG + c] = acc[i];
+    const index_t c = cols.c0 + 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const index_t f = work.filter0 + row + 8 * h;
+      if (f >= P::K || j >= column_blocks()) continue;
+      const index_t base = P::SPLIT == 1 ? dw_offset(f, cols.tap, c)
+                                         : work.split * weight_count() +
+                                               (f * taps + j / channel_blocks()) * P::CG + c;
+#pragma unroll
+      for (int g = 0; g < kBox / 8; ++g) {
+        // Channels a whole number of blocks: every block's are in range.
+        if (P::CG % kBox != 0 && c + 8 * g >= P::CG) continue;
+        const int i = 32 * block + 4 * g + 2 * h;
+        if (P::SPLIT == 1) {
+          scale_store(dw + base + 8 * g * P::WS1, acc[i], alpha, beta);
+          scale_store(dw + base + (8 * g + 1) * P::WS1, acc[i + 1], alpha, beta);
+        } else {
+          store_64(partial + base + 8 * g,
+                   Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
+        }
+      }
     }
   }
 }
