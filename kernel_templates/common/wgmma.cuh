@@ -126,7 +126,7 @@ struct wgmma_accumulators {
 // wgmma (which pins what came before it) and after each wait (what comes
 // after).  Not after each wgmma too: a wgmma's fence after it and the
 // next one's before it are the same fence twice, 64 empty asm statements
-// for NVVM to carry each (a tenth of a Hopper conv's NVRTC time) for the
+// for NVVM to carry each (up to a tenth of a Hopper conv's NVRTC time) for the
 // same SASS.
 template <int N>
 __device__ __forceinline__ void wgmma_fence_operands(wgmma_accumulators<N>& d) {

@@ -148,7 +148,7 @@ __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, in
 // steps from it, in pairs of adjacent channels: one 8-byte store of
 // partial sums (the channels a group are a multiple of 8, so the pair is
 // whole and aligned).  Placed one at a time, the 64 elements' taps and
-// offsets took NVVM a fifth of the kernel's time and twice the stores.
+// offsets took NVVM up to a fifth of the kernel's time, and twice the stores.
 __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, const Work& work,
                                            int row0, storage_t* dw, scratch_t* partial,
                                            float alpha, float beta) {
