@@ -72,7 +72,9 @@ void BM_NvrtcColdCompileHopperConvResnet50(benchmark::State& state) {
       if (variants.empty() || find_wgmma_config(variants.front()) == nullptr ||
           !seen.insert(descriptor_name(op.desc)).second)
         continue;
-      auto module = compile_kernel(kernel_source(op.desc, variants.front()).value(), "sm_90");
+      auto source = kernel_source(op.desc, variants.front());
+      if (!source.is_ok()) return state.SkipWithError(source.status().message().c_str());
+      auto module = compile_kernel(source.value(), "sm_90");
       if (!module.is_ok()) return state.SkipWithError(module.status().message().c_str());
       ms[std::string(direction_name(op.desc.direction))].push_back(module.value().compile_ms);
       ms["all"].push_back(module.value().compile_ms);

@@ -69,14 +69,24 @@ __device__ __forceinline__ unsigned long long wgmma_descriptor(Shared p, unsigne
 
 // Where accumulator i of this thread sits in its warpgroup's 64 x N
 // result: warp w's rows 16w to 16w + 15, as mma.m16n8's accumulators, the
-// 8-column blocks along N.
+// 8-column blocks along N.  That is the thread's origin (accumulator 0)
+// plus a step that depends on i alone: a loop unrolled over i takes the
+// origin once and the steps as constants, where NVVM would otherwise
+// simplify each element's place from the thread's index anew.
 struct AccumulatorPlace {
   int row, col;
 };
-__device__ __forceinline__ AccumulatorPlace accumulator_place(int i) {
+__device__ __forceinline__ AccumulatorPlace accumulator_origin() {
   const int warp = static_cast<int>(threadIdx.x / 32 % 4);
   const int lane = static_cast<int>(threadIdx.x % 32);
-  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2};
+  return {16 * warp + lane / 4, 2 * (lane % 4)};
+}
+__device__ __forceinline__ AccumulatorPlace accumulator_step(int i) {
+  return {8 * (i / 2 % 2), 8 * (i / 4) + i % 2};
+}
+__device__ __forceinline__ AccumulatorPlace accumulator_place(int i) {
+  const AccumulatorPlace origin = accumulator_origin(), step = accumulator_step(i);
+  return {origin.row + step.row, origin.col + step.col};
 }
 
 template <int N, class Type, int TransA, int TransB>

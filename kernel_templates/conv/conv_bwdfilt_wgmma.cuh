@@ -140,10 +140,10 @@ __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, in
 }
 
 // A half's accumulators (filters row0 to row0 + 63 of the tile) to dw, or
-// to its split's partial sums.  Accumulator i (accumulator_place) is at
-// row lane / 4 + 8 h of the warp's 16 and column 8 (i / 4) + 2 (lane % 4)
-// + e: in column block i / 32, channel 8 g + 2 (lane % 4) + e of it, for
-// i = 32 block + 4 g + 2 h + e.  So each of a thread's two rows and two
+// to its split's partial sums.  Accumulator i is the thread's origin
+// plus accumulator_step(i): 8 h rows and 8 (i / 4) + e columns further,
+// for i = 32 block + 4 g + 2 h + e, that is column block `block`, channel
+// 8 g + e past the origin's.  So each of a thread's two rows and two
 // column blocks gives one base offset, and its elements are constant
 // steps from it, in pairs of adjacent channels: one 8-byte store of
 // partial sums (the channels a group are a multiple of 8, so the pair is
@@ -152,18 +152,18 @@ __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, in
 __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, const Work& work,
                                            int row0, storage_t* dw, scratch_t* partial,
                                            float alpha, float beta) {
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const int row = row0 + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4;
+  const AccumulatorPlace origin = accumulator_origin();
   const index_t taps = P::T * P::R * P::S;
 #pragma unroll
   for (int block = 0; block < 2; ++block) {
     const int j = work.block0 + block;
+    if (j >= column_blocks()) continue;
     const Columns cols = columns_of(j);
-    const index_t c = cols.c0 + 2 * (lane % 4);
+    const index_t c = cols.c0 + origin.col;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const index_t f = work.filter0 + row + 8 * h;
-      if (f >= P::K || j >= column_blocks()) continue;
+      const index_t f = work.filter0 + row0 + origin.row + 8 * h;
+      if (f >= P::K) continue;
       const index_t base = P::SPLIT == 1 ? dw_offset(f, cols.tap, c)
                                          : work.split * weight_count() +
                                                (f * taps + j / channel_blocks()) * P::CG + c;

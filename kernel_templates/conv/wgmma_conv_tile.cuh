@@ -87,25 +87,25 @@ __device__ __forceinline__ int staged_index(int row, int col) {
   return static_cast<int>(r * N + chunk * 4 + c % 4);
 }
 
-// A thread's accumulator i (accumulator_place) sits in its warp's 16 rows
-// at row lane / 4 + 8 (i / 2 % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2.
-// The swizzle XORs a chunk's index with its row % 8, which is the same for
-// both of the thread's rows, and leaves chunks 8 apart (32 columns) alike;
-// so four places a thread, one per column group j % 4, give every other
+// A thread's accumulators are its origin plus constant steps
+// (accumulator_place): the steps' rows are 0 or 8, so the swizzle (a
+// chunk's index XOR its row % 8) is the same for both of the thread's
+// rows, and it leaves chunks 8 apart (32 columns) alike.  So the places of
+// the origin's four column groups j % 4, swizzled once, give every other
 // by constant offsets.  Written per element, the 64 or 128 unrolled XORs
 // took NVVM some 0.4 s of a kernel's 1.1 s to simplify.
 template <int N, class Staged>
 __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<N>& acc,
                                                    int row0) {
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const int row = row0 + 16 * static_cast<int>(threadIdx.x / 32 % 4) + lane / 4;
+  const AccumulatorPlace origin = accumulator_origin();
   int group[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) group[j] = staged_index<N>(row, 8 * j + 2 * (lane % 4));
+  for (int j = 0; j < 4; ++j) group[j] = staged_index<N>(row0 + origin.row, origin.col + 8 * j);
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
-    const int j = i / 4;
-    staged[group[j % 4] + 8 * N * (i / 2 % 2) + 8 * (j - j % 4) + i % 2] = acc[i];
+    const AccumulatorPlace step = accumulator_step(i);
+    const int j = step.col / 8;
+    staged[group[j % 4] + step.row * N + step.col - 8 * (j % 4)] = acc[i];
   }
 }
 
