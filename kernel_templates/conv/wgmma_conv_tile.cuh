@@ -73,39 +73,50 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
 // The epilogue, in two halves around a block barrier.  First each
 // consumer thread puts its accumulators, in f32, into the tile `staged`
 // (row-major, a pixel's N filters a row of N floats) in shared memory that
-// the main loop no longer needs; 16-byte chunks are XOR-swizzled by the
-// row so that both halves' accesses are conflict-free.  Then the consumer
-// writes y a chunk of 8 filters at a time (16 bytes of y, and of the bias
-// and residual, where its filters are contiguous and aligned): the
-// Epilogue's math, beta's blend, and one rounding.
+// the main loop no longer needs.  Then the consumer writes y a chunk of 8
+// filters at a time (16 bytes of y, and of the bias and residual, where
+// its filters are contiguous and aligned): the Epilogue's math, beta's
+// blend, and one rounding.
+//
+// The staged tile's 16-byte chunks are XOR-swizzled so that both halves
+// are conflict-free in shared memory's phases.  The accumulators' stores,
+// paired into 8-byte ones, serve a half-warp at a time: 4 rows, the same
+// two adjacent chunks of each, which 2 (row % 4) moves to 4 different
+// pairs.  The epilogue's 16-byte loads serve a quarter-warp at a time: 8
+// lanes, every other chunk of one row (the first or the second half of
+// their 8 values), which fall on 4 of the 8 chunk positions' banks unless
+// the chunk's bit 3 moves the last four by one.  With the row % 8 alone,
+// both took twice the wavefronts (the analyser's count).
 template <int N>
 __device__ __forceinline__ int staged_index(int row, int col) {
   // Unsigned: signed division and remainder cost a dozen instructions an
   // element where the epilogue's loop runs thousands of elements a block.
   const unsigned r = static_cast<unsigned>(row), c = static_cast<unsigned>(col);
-  const unsigned chunk = (c / 4) ^ (r % 8);
+  const unsigned chunk = (c / 4) ^ (r % 4 * 2) ^ (c / 32 % 2);
   return static_cast<int>(r * N + chunk * 4 + c % 4);
 }
 
 // A thread's accumulators are its origin plus constant steps
-// (accumulator_place): the steps' rows are 0 or 8, so the swizzle (a
-// chunk's index XOR its row % 8) is the same for both of the thread's
-// rows, and it leaves chunks 8 apart (32 columns) alike.  So the places of
-// the origin's four column groups j % 4, swizzled once, give every other
-// by constant offsets.  Written per element, the 64 or 128 unrolled XORs
-// took NVVM some 0.4 s of a kernel's 1.1 s to simplify.
+// (accumulator_place): the steps' rows are 0 or 8, so the swizzle is the
+// same for both of the thread's rows, and it leaves chunks 16 apart (64
+// columns) alike.  So the places of the origin's eight column groups
+// j % 8, swizzled once, give every other by constant offsets.  Written
+// per element, the 64 or 128 unrolled XORs took NVVM some 0.4 s of a
+// kernel's 1.1 s to simplify.
 template <int N, class Staged>
 __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumulators<N>& acc,
                                                    int row0) {
+  constexpr int kGroups = 8;
   const AccumulatorPlace origin = accumulator_origin();
-  int group[4];
+  int group[kGroups];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) group[j] = staged_index<N>(row0 + origin.row, origin.col + 8 * j);
+  for (int j = 0; j < kGroups; ++j)
+    group[j] = staged_index<N>(row0 + origin.row, origin.col + 8 * j);
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
     const AccumulatorPlace step = accumulator_step(i);
     const int j = step.col / 8;
-    staged[group[j % 4] + step.row * N + step.col - 8 * (j % 4)] = acc[i];
+    staged[group[j % kGroups] + step.row * N + step.col - 8 * (j % kGroups)] = acc[i];
   }
 }
 
