@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "support/jit_problem_set.hpp"
+#include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/shifted_buffer.hpp"
 
@@ -201,8 +203,9 @@ TEST(EmulatedWgmmaConv, RandomStrideOneBackwardData) {
 
 // The bwddata cases the random ones may miss: padding past the filter's
 // reach on one side and none on the other, a dilated 3D filter, K R S C
-// filters (packed all the same: the taps flip), alpha/beta, and tiles
-// across dx's pixels and channels.
+// filters (read in place, MN-major, the taps flipped as they load) and
+// K C R S ones (a packed, flipped copy), alpha/beta, and tiles across
+// dx's pixels and channels.
 TEST(EmulatedWgmmaConv, BackwardDataEdgesAndBlends) {
   std::mt19937 rng(4304);
   test::ConvCase c = channels_last_3x3(136, 72, {9, 15}, {3, 0}, {0, 2});
@@ -533,6 +536,36 @@ TEST(EmulatedWgmmaConv, ServesTheModelsChannelsLastBwddataConvs) {
   }
 }
 
+// Their bwddata convs with K R S C filters read them in place, MN-major,
+// with no first pass (stride 1 as the forward conv, strided by phases),
+// and match the reference in the Hopper configuration auto leads with
+// (the model sweeps give their K C R S filters, which go through the
+// packed copy).
+TEST(EmulatedWgmmaConv, ReadsTheModelsKrscFiltersInPlaceInBwddata) {
+  std::mt19937 rng(4310);
+  for (const char* model : {"resnet50", "yolo11n"}) {
+    std::set<std::string> seen;
+    int ran = 0, strided = 0;
+    const auto ops = test::model_descriptors(model, {1, 64, true, DataType::bf16});
+    for (const OpDescriptor& op : test::sweep(ops)) {
+      if (!op.is_conv() || op.direction != Direction::bwddata || op.groups != 1) continue;
+      const OpDescriptor d = test::with_krsc_filters(op);
+      if (!seen.insert(descriptor_name(d)).second) continue;
+      const std::string lead = jit_variants(d, {"sm_90", false}).front();
+      if (find_wgmma_config(lead) == nullptr) continue;  // the tiles lead on 16 channels
+      auto source = kernel_source(d, lead);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      EXPECT_EQ(source.value().entries.front().name, "convjit_kernel") << descriptor_name(d);
+      check(d, rng, 1.0, 0.0, lead);
+      ++ran;
+      strided += std::any_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
+                             [](std::int64_t s) { return s != 1; });
+    }
+    EXPECT_GT(strided, 0) << model;
+    EXPECT_GT(ran, 3) << model;
+  }
+}
+
 // And their dense bwdfilt convs but the stems (x's 3 channels).
 TEST(EmulatedWgmmaConv, ServesTheModelsDenseChannelsLastBwdfiltConvs) {
   for (const char* model : {"resnet50", "yolo11n"}) {
@@ -662,8 +695,8 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   EXPECT_EQ(packed.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_EQ(packed.value().workspace_bytes, 128u * 64 * 9 * 2);
   EXPECT_EQ(packed.value().tensor_maps[1].operand, TensorMapArgument::Operand::workspace);
-  // A bwddata leads by dy's channels (the conv's filters), always through
-  // a packed, flipped copy; its tile's N is dx's 64 channels.
+  // A bwddata leads by dy's channels (the conv's filters); its tile's N is
+  // dx's 64 channels.
   test::ConvCase few_filters = c;
   few_filters.filters = 32;
   EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
@@ -672,12 +705,25 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   few_filters.filters = 16;
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
             kWideHalf);
-  c.filter_layout = test::TestLayout::nhwc;
+  // Its K C R S filters through a packed, flipped copy; K R S C ones in
+  // place, map 1 over w in MN-major boxes of 64 channels by 64 filters.
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
   ASSERT_TRUE(flipped.is_ok()) << flipped.status().message();
   ASSERT_EQ(flipped.value().entries.size(), 2u);
   EXPECT_EQ(flipped.value().entries[0].name, "convjit_kernel_prepare");
   EXPECT_NE(flipped.value().source.find("FLIP = 1"), std::string::npos);
+  EXPECT_NE(flipped.value().source.find("FILTERS_MN = 0"), std::string::npos);
+  c.filter_layout = test::TestLayout::nhwc;
+  auto in_place = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
+  ASSERT_TRUE(in_place.is_ok()) << in_place.status().message();
+  ASSERT_EQ(in_place.value().entries.size(), 1u);
+  EXPECT_EQ(in_place.value().entries[0].name, "convjit_kernel");
+  EXPECT_EQ(in_place.value().workspace_bytes, 0u);
+  EXPECT_NE(in_place.value().source.find("FILTERS_MN = 1"), std::string::npos);
+  const TensorMapArgument& w_map = in_place.value().tensor_maps.at(1);
+  EXPECT_EQ(w_map.operand, TensorMapArgument::Operand::in1);
+  EXPECT_EQ(w_map.spec.box[0], 64u);
+  EXPECT_EQ(w_map.spec.box[4], 64u);
   // A strided bwddata leads by the same rule, here with 5 K steps a phase
   // (18 over 4 phases), too few for a wide tile; a bwdfilt where both its
   // tile's sides are 16 or more (its K step is pixels), in the 128 x 128

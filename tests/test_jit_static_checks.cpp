@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
 
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -24,6 +26,7 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/jit_problem_set.hpp"
 
 namespace convjit {
 namespace {
@@ -356,6 +359,38 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         ++checked;
       }
   EXPECT_GT(checked, 16);
+}
+
+// A bwddata with K R S C filters reads them in place (launches no first
+// pass), as MN-major boxes that its wgmmas transpose (imm-trans-b 1), in
+// every configuration: ResNet-50's 3x3 and 1x1 (stride 1 as the forward
+// conv, 2 by phases) and a CosmoFlow 3D layer.
+TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
+  const std::set<std::string> layers = {"resnet50 3x3", "resnet50 1x1", "resnet50 3x3 /2",
+                                        "resnet50 1x1 /2", "cosmoflow 3D 3x3x3 C=128"};
+  int checked = 0;
+  for (const WgmmaConvConfig& config : kWgmmaConfigs)
+    for (const auto& [layer, op] :
+         representative_layers(DataType::bf16, Direction::bwddata, true)) {
+      if (layers.count(layer) == 0) continue;
+      const OpDescriptor d = test::with_krsc_filters(op);
+      SCOPED_TRACE(fmt::format("{} {} ({})", config.id, layer, descriptor_name(d)));
+      auto source = kernel_source(d, config.id);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      ASSERT_EQ(source.value().entries.size(), 1u);  // no first pass
+      auto module = compile_kernel(source.value(), "sm_90");
+      ASSERT_TRUE(module.is_ok()) << module.status().message();
+      const CompiledModule& m = module.value();
+      EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.5d.shared::cluster.global.tile"),
+                std::string::npos);
+      EXPECT_NE(m.ptx.find(fmt::format("m64n{}k16.f32.bf16.bf16", config.filters)),
+                std::string::npos);
+      EXPECT_NE(m.ptx.find("p, 1, 1, 0, 1;"), std::string::npos) << "no transposed B";
+      EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+      EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
+      ++checked;
+    }
+  EXPECT_EQ(checked, static_cast<int>(layers.size() * std::size(kWgmmaConfigs)));
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {

@@ -10,9 +10,10 @@
 // computes y:
 //   - the producer, per K step of 64 filters of one of the phase's taps:
 //     an im2col box of dy (the tile's pixels x 64 filters, its edges
-//     TMA's zero fill) and a tile box of the filters (N channels x the
-//     same 64 filters of that tap, from the workspace's copy of w in
-//     [C][T R S][K] order, convjit_kernel_prepare);
+//     TMA's zero fill) and the filters (N channels x the same 64 filters
+//     of that tap): a box of the workspace's copy of w in [C][T R S][K]
+//     order (convjit_kernel_prepare), or of K R S C filters themselves
+//     N / 64 MN-major boxes, which the wgmmas transpose (P::FILTERS_MN);
 //   - the consumers and the epilogue of wgmma_conv_tile.cuh; a phase
 //     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
 // As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over
@@ -148,8 +149,10 @@ __device__ __forceinline__ Anchor first_anchor(const Work& work) {
           static_cast<int>(first.jh + P::AH), static_cast<int>(first.jw + P::AW)};
 }
 
-// One K step's loads: dy's box at the step's tap, the filters' at it.
-template <class Shared, class Barrier>
+// One K step's loads: dy's box at the step's tap, the filters' at it:
+// the copy's N channels' rows, or with P::FILTERS_MN (K R S C filters
+// in place) N / 64 boxes of w's 64 channels by the step's 64 filters.
+template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Work& work, const Anchor& at,
                                            int step) {
@@ -159,9 +162,14 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
   load_im2col(a, maps.map[0], full, c0, at,
               {offset_of(axis(0), work.d, qd), offset_of(axis(1), work.h, qh),
                offset_of(axis(2), work.w, qw)});
-  tma_load_tile<5>(b, maps.map[1], full,
-                   {c0, tap_of(work.w, qw), tap_of(work.h, qh), tap_of(work.d, qd),
-                    work.channel0});
+  const int s = tap_of(work.w, qw), r = tap_of(work.h, qh), t = tap_of(work.d, qd);
+  if (!P::FILTERS_MN) {
+    tma_load_tile<5>(b, maps.map[1], full, {c0, s, r, t, work.channel0});
+    return;
+  }
+  for (int box = 0; box < N / kBlockK; ++box)
+    tma_load_tile<5>(&b[box * kMnBoxFloats], maps.map[1], full,
+                     {work.channel0 + box * kBlockK, s, r, t, c0});
 }
 
 template <int N, class Tiles, class Ring>
@@ -169,8 +177,8 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
                                         const Work& work) {
   const Anchor first = first_anchor(work);
   produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
-    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), work, first,
-               work.slice.first + step);
+    load_stage<N>(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), work,
+                  first, work.slice.first + step);
   });
 }
 

@@ -27,7 +27,9 @@
 // rule), conv strides up to 8 (TMA's traversal stride), any fused
 // epilogue (common/fused_epilogue.cuh, applied as the tile is stored).  Filters
 // TMA cannot read in place (K C R S) are first copied, K R S C, into the
-// workspace (convjit_kernel_prepare).
+// workspace (convjit_kernel_prepare); so are a bwddata's, transposed and
+// flipped, but where they are K R S C: the producer then reads w itself,
+// whose boxes are MN-major for the transposed GEMM (P::FILTERS_MN).
 #include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
@@ -54,15 +56,26 @@ __device__ __forceinline__ int k_steps() {
 }
 
 // One K step's loads: A's pixels from the tile's first anchor at one
-// tap, B's filters at that tap.
-template <class Shared, class Barrier>
+// tap, B's N filters at that tap.  With P::FILTERS_MN (a stride-1
+// bwddata's K R S C filters in place), B's filters are w's channels and
+// its channels w's filters: N / 64 boxes of 64 of w's channels by the
+// step's 64 filters, at the tap flipped.
+template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Anchor& first, int step,
                                            int filter0) {
   const FilterTap tap = filter_tap(step / channel_blocks());
   const int c0 = step % channel_blocks() * kBlockK;
   load_pixels(a, maps.map[0], full, c0, first, tap);
-  tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
+  if (!P::FILTERS_MN) {
+    tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
+    return;
+  }
+  const FilterTap w_tap{static_cast<int>(P::T) - 1 - tap.t, static_cast<int>(P::R) - 1 - tap.r,
+                        static_cast<int>(P::S) - 1 - tap.s};
+  for (int box = 0; box < N / kBlockK; ++box)
+    tma_load_tile<5>(&b[box * kMnBoxFloats], maps.map[1], full,
+                     {filter0 + box * kBlockK, w_tap.s, w_tap.r, w_tap.t, c0});
 }
 
 // A block's work: its tile of y and its slice of the tile's K
@@ -95,8 +108,8 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
                                         const Work& work) {
   const Anchor first = window_anchor(work.pixel0);
   produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
-    load_stage(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), first,
-               work.slice.first + step, work.filter0);
+    load_stage<N>(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), first,
+                  work.slice.first + step, work.filter0);
   });
 }
 

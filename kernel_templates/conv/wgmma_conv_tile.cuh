@@ -47,25 +47,39 @@ __device__ __forceinline__ unsigned stage_bytes() {
   return a_bytes() + N * kBlockK * 2;
 }
 
+// B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows by the K
+// step's 64, each row of the box one k (conv_fwd_wgmma.cuh).
+constexpr unsigned kMnBoxBytes = kBlockK * kBlockK * 2;
+constexpr unsigned kMnBoxFloats = kMnBoxBytes / 4;
+
 // A consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas
-// over its 128 rows of A; a slice is 32 bytes further along the swizzled
-// rows.
+// over its 128 rows of A; a slice is 32 bytes further along A's swizzled
+// rows, and along B's (K-major) or 16 rows further down B's boxes
+// (MN-major, whose leading offset steps from one box to the next).
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
   // The consumer's rows 64-127, in the descriptor's 16-byte units.
   constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
   const unsigned rows = static_cast<unsigned>(consumer_index()) * kOperandBytes / 4;
+  const bool mn = Problem::FILTERS_MN != 0;
+  const unsigned b_leading = mn ? kMnBoxBytes : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
   consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a =
         wgmma_descriptor(&tiles[at + rows], 16, kSwizzleRowGroup, wgmma_swizzle_128);
-    const unsigned long long b =
-        wgmma_descriptor(&tiles[at + a_bytes() / 4], 16, kSwizzleRowGroup, wgmma_swizzle_128);
+    const unsigned long long b = wgmma_descriptor(&tiles[at + a_bytes() / 4], b_leading,
+                                                  kSwizzleRowGroup, wgmma_swizzle_128);
     for (int slice = 0; slice < kBlockK / 16; ++slice) {
       const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
+      const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
       const bool accumulate = accumulated || slice > 0;
-      wgmma_ss<N, Operand>(top, a + offset, b + offset, accumulate);
-      wgmma_ss<N, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
+      if (mn) {
+        wgmma_ss<N, Operand, 0, 1>(top, a + offset, b + b_offset, accumulate);
+        wgmma_ss<N, Operand, 0, 1>(bottom, a + kHalfA + offset, b + b_offset, accumulate);
+      } else {
+        wgmma_ss<N, Operand>(top, a + offset, b + offset, accumulate);
+        wgmma_ss<N, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
+      }
     }
   });
 }

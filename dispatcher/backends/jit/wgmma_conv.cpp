@@ -131,23 +131,6 @@ Status check_map(TensorMapSpec spec) {
   return validate_tensor_map(spec);
 }
 
-// Whether the kernel reads a packed copy of w: for a bwddata, whose taps
-// it flips; else where w's own layout has no TMA map (its channels are not
-// contiguous, or its strides not 16-byte multiples), LBANN's and
-// PyTorch's default K C R S filters among them.  `e`: the forward conv.
-// A bwdfilt writes w with plain stores, and reads no filters.
-bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
-  if (d.direction == Direction::bwdfilt) return false;
-  if (d.direction == Direction::bwddata) return true;
-  const View5 w = canonical_view(e.w_dims, e.w_strides, e.spatial_dims);
-  return w.strides[1] != 1 || !check_map(filter_map(e, false, WgmmaConvTile::kFilters)).is_ok();
-}
-
-// Why a variant does not apply; wgmma_conv_support names the variant.
-Status not_available(std::string_view why) {
-  return Status::not_available(std::string(why));
-}
-
 // A bwddata of a strided conv, which runs by stride phases
 // (conv_bwddata_wgmma.cuh).
 bool phased(const OpDescriptor& d) {
@@ -163,6 +146,37 @@ OpDescriptor transposed_filters(const OpDescriptor& d) {
   std::swap(t.w_strides[0], t.w_strides[1]);
   return t;
 }
+
+// Whether w's own layout has a TMA map of boxes of `filters` rows of 64
+// channels: its channels contiguous (K R S C) and its strides 16-byte
+// multiples.  LBANN's and PyTorch's default K C R S filters have none.
+bool maps_in_place(const OpDescriptor& d, long long filters) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  return w.strides[1] == 1 && check_map(filter_map(d, false, filters)).is_ok();
+}
+
+// A bwddata reads its transposed filters (B's C rows of K channels) from
+// w itself where w's channels are contiguous: a box of w is 64 filters
+// (B's K) by 64 channels (B's N), the MN-major layout that wgmma
+// transposes (Problem::FILTERS_MN); a stride-1 one's taps flipped as the
+// producer loads them.  Else (K C R S) from a packed copy.
+bool filters_mn(const OpDescriptor& d) {
+  return d.direction == Direction::bwddata && maps_in_place(d, WgmmaConvTile::kChannels);
+}
+
+// Whether the kernel reads a packed copy of w: for a bwddata, whose
+// filters it transposes (a stride-1 one's taps flipped), unless it reads
+// w's MN-major boxes (filters_mn); else where w's own layout has no TMA
+// map.  `e`: the forward conv.  A bwdfilt
+// writes w with plain stores, and reads no filters.
+bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
+  if (d.direction == Direction::bwdfilt) return false;
+  if (d.direction == Direction::bwddata) return !filters_mn(d);
+  return !maps_in_place(e, WgmmaConvTile::kFilters);
+}
+
+// Why a variant does not apply; wgmma_conv_support names the variant.
+Status not_available(std::string_view why) { return Status::not_available(std::string(why)); }
 
 // What the kernel reads through map 0 and walks along its channels.
 std::string_view input_name(const OpDescriptor& d) {
@@ -292,11 +306,12 @@ long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig
                                            : reduction_slices(d, tiles, config);
 }
 
-// fwd and stride-1 bwddata: map 0 over x, map 1 over w or, `packed`, its
-// copy in the workspace; a strided bwddata: map 0 over dy, map 1 over the
-// copy; bwdfilt: map 0 over x, map 1 over dy.  `config`'s tile sizes the
-// boxes.
-std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed,
+// fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
+// over dy by phases; map 1 over w, its packed copy in the workspace, or a
+// bwddata's w itself in MN-major boxes (filters_mn).  bwdfilt: map 0
+// over x, map 1 over dy.  `d`: the forward conv of
+// `desc`; `config`'s tile sizes the boxes.
+std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
                                            const WgmmaConvConfig& config) {
   using Operand = TensorMapArgument::Operand;
   const long long filters = config.filters;
@@ -304,11 +319,15 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& d, bool packed,
   if (d.direction == Direction::bwdfilt)
     return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
+  const TensorMapArgument in0 =
+      phased(d) ? TensorMapArgument{phase_map(d, stride_phases(d), pixels), Operand::in0, 0}
+                : TensorMapArgument{window_map(d, pixels), Operand::in0, 0};
+  if (filters_mn(desc))
+    return {in0, {filter_map(desc, false, WgmmaConvTile::kChannels), Operand::in1, 0}};
   if (phased(d))
-    return {{phase_map(d, stride_phases(d), pixels), Operand::in0, 0},
-            {filter_map(transposed_filters(d), true, filters), Operand::workspace, 0}};
-  return {{window_map(d, pixels), Operand::in0, 0},
-          {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
+    return {in0, {filter_map(transposed_filters(d), true, filters), Operand::workspace, 0}};
+  const bool packed = packs_filters(desc, d);
+  return {in0, {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
@@ -339,7 +358,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
         fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
-  for (const TensorMapArgument& map : tensor_maps(d, packs_filters(desc, d), config))
+  for (const TensorMapArgument& map : tensor_maps(desc, d, config))
     if (Status s = check_map(map.spec); !s.is_ok())
       return not_available(
           fmt::format("cannot map {} with TMA: {}", mapped_name(desc, map), s.message()));
@@ -496,7 +515,8 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     launch.workspace_bytes =
         at + static_cast<std::size_t>(blocks * config.pixels * config.filters) * sizeof(float);
   }
-  launch.maps = tensor_maps(d, packed, config);
+  launch.maps = tensor_maps(desc, d, config);
+  launch.filters_mn = filters_mn(desc);
   launch.rank = d.spatial_dims + 2;
   launch.stages = config.stages;
   launch.filters = config.filters;

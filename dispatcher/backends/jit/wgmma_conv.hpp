@@ -76,7 +76,8 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // conv fwd; for a bwddata of stride 1, dx as the forward conv of dy with
 // the filters transposed (C filters of K channels) and their taps flipped,
 // padded by dilation x (taps - 1) - pad on each side.  The kernel packs
-// the filters so (conv/packed_filters.cuh, Problem::FLIP).  A strided
+// the filters so (conv/packed_filters.cuh, Problem::FLIP), or reads K R S
+// C filters so in place (Problem::FILTERS_MN).  A strided
 // bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a bwdfilt
 // (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
@@ -88,9 +89,10 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
-// Filters whose own layout TMA cannot walk (K C R S), and a bwddata's
-// always, are copied first, in the order the kernel reads them, into the
-// workspace.
+// Filters whose own layout TMA cannot walk (K C R S), and a strided
+// bwddata's or a K C R S bwddata's, are copied first, in the order the
+// kernel reads them, into the workspace; a stride-1 bwddata reads K R S
+// C filters in place (WgmmaConvLaunch::filters_mn).
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
@@ -142,6 +144,10 @@ struct WgmmaConvLaunch {
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
+  // A stride-1 bwddata's map 1 over its K R S C filters themselves: B
+  // MN-major, in boxes of 64 channels by the K step's 64 filters, its taps
+  // flipped as the producer loads them (Problem::FILTERS_MN); no copy.
+  bool filters_mn = false;
 };
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,
                                                 const WgmmaConvConfig& config);
