@@ -388,6 +388,18 @@ TEST(CliModels, ListsTheBuiltinTablesAndExpandsOne) {
   EXPECT_NE(resnet.output.find(
                 "conv2d_32_3_224_224_0_150528_50176_224_1_0_64_3_7_7_0_32_64_112_112_0_802816_"),
             std::string::npos);
+  // K R S C filters: the stem's w (64 x 3 x 7 x 7) with channels contiguous.
+  const Outcome krsc =
+      convjit("models --model resnet50 --batch 32 --layout nhwc --filter-layout krsc --json");
+  ASSERT_EQ(krsc.exit_code, 0) << krsc.output;
+  const auto stem = nlohmann::json::parse(krsc.output).at(0);
+  EXPECT_EQ(stem["layer"], "stem.conv");
+  EXPECT_EQ(stem["w_strides"], nlohmann::json({147, 1, 21, 3})) << stem.dump();
+  const Outcome kcrs = convjit("models --model resnet50 --json");
+  EXPECT_EQ(nlohmann::json::parse(kcrs.output).at(0)["w_strides"], nlohmann::json({147, 49, 7, 1}));
+  const Outcome bad = convjit("models --model resnet50 --filter-layout rsck");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--filter-layout"), std::string::npos) << bad.output;
   const Outcome unknown = convjit("models --model vgg16");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find(

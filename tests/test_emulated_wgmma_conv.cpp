@@ -546,10 +546,10 @@ TEST(EmulatedWgmmaConv, ReadsTheModelsKrscFiltersInPlaceInBwddata) {
   for (const char* model : {"resnet50", "yolo11n"}) {
     std::set<std::string> seen;
     int ran = 0, strided = 0;
-    const auto ops = test::model_descriptors(model, {1, 64, true, DataType::bf16});
-    for (const OpDescriptor& op : test::sweep(ops)) {
-      if (!op.is_conv() || op.direction != Direction::bwddata || op.groups != 1) continue;
-      const OpDescriptor d = test::with_krsc_filters(op);
+    ModelOptions krsc{1, 64, true, DataType::bf16};
+    krsc.krsc_filters = true;
+    for (const OpDescriptor& d : test::sweep(test::model_descriptors(model, krsc))) {
+      if (!d.is_conv() || d.direction != Direction::bwddata || d.groups != 1) continue;
       if (!seen.insert(descriptor_name(d)).second) continue;
       const std::string lead = jit_variants(d, {"sm_90", false}).front();
       if (find_wgmma_config(lead) == nullptr) continue;  // the tiles lead on 16 channels

@@ -26,7 +26,6 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "dispatcher/settings.hpp"
-#include "support/jit_problem_set.hpp"
 
 namespace convjit {
 namespace {
@@ -38,11 +37,13 @@ constexpr long long kStaticShared = 48 * 1024;
 // first strided 3x3 and 1x1 convs too.
 std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
                                                           Direction direction = Direction::fwd,
-                                                          bool strided = false) {
+                                                          bool strided = false,
+                                                          bool krsc_filters = false) {
   std::map<std::string, OpDescriptor> layers;
-  const std::pair<const char*, ModelOptions> models[] = {{"resnet50", {32, 224, true, dtype}},
-                                                         {"yolo11n", {32, 640, true, dtype}},
-                                                         {"cosmoflow", {32, 128, true, dtype}}};
+  const std::pair<const char*, ModelOptions> models[] = {
+      {"resnet50", {32, 224, true, dtype, false, krsc_filters}},
+      {"yolo11n", {32, 640, true, dtype, false, krsc_filters}},
+      {"cosmoflow", {32, 128, true, dtype, false, krsc_filters}}};
   for (const auto& [model, options] : models) {
     auto ops = expand_model(*find_model(model), options);
     EXPECT_TRUE(ops.is_ok()) << ops.status().message();
@@ -370,10 +371,9 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
                                         "resnet50 1x1 /2", "cosmoflow 3D 3x3x3 C=128"};
   int checked = 0;
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
-    for (const auto& [layer, op] :
-         representative_layers(DataType::bf16, Direction::bwddata, true)) {
+    for (const auto& [layer, d] :
+         representative_layers(DataType::bf16, Direction::bwddata, true, true)) {
       if (layers.count(layer) == 0) continue;
-      const OpDescriptor d = test::with_krsc_filters(op);
       SCOPED_TRACE(fmt::format("{} {} ({})", config.id, layer, descriptor_name(d)));
       auto source = kernel_source(d, config.id);
       ASSERT_TRUE(source.is_ok()) << source.status().message();

@@ -43,7 +43,7 @@ Result<OpDescriptor> conv_op(const ModelTable& m, const ModelOptions& o, const M
   if (!x.is_ok()) return x.status();
   const std::int64_t w_dims[CONVJIT_MAX_RANK] = {l.out_channels, l.in_channels / p.groups,
                                                  l.kernel, l.kernel, l.kernel};
-  const auto w = tensor_of("w", m, o, w_dims, /*channels_last=*/false);
+  const auto w = tensor_of("w", m, o, w_dims, o.krsc_filters);
   if (!w.is_ok()) return w.status();
   auto shape = make_conv_descriptor(&p, Direction::fwd, &x.value(), &w.value(), nullptr);
   if (!shape.is_ok()) return shape.status();

@@ -62,6 +62,9 @@ struct ModelOptions {
   // a bias of its own or no activation; no BatchNorm ops then.  Only
   // models with a block activation have this form.
   bool fused = false;
+  // w K R S C (channels contiguous), as PyTorch's channels-last modules
+  // hold it; else K C R S, LBANN's (and PyTorch's default).
+  bool krsc_filters = false;
 };
 
 // One operation of a training step.

@@ -162,17 +162,4 @@ inline std::vector<OpDescriptor> model_descriptors(const std::string& model,
   return out;
 }
 
-// `d` with w in K R S C order (channels contiguous), as PyTorch's
-// channels-last modules hold it; the model tables give LBANN's K C R S.
-inline OpDescriptor with_krsc_filters(OpDescriptor d) {
-  std::int64_t stride = d.w_dims[1];
-  d.w_strides[1] = 1;
-  for (std::size_t i = static_cast<std::size_t>(d.spatial_dims) + 1; i >= 2; --i) {
-    d.w_strides[i] = stride;
-    stride *= d.w_dims[i];
-  }
-  d.w_strides[0] = stride;
-  return d;
-}
-
 }  // namespace convjit::test

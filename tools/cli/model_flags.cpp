@@ -21,6 +21,11 @@ void ModelFlags::add_to(CLI::App& command) {
   add_integer_flag(command, "--imgsz", image_size_, "input height and width (default: the model's)",
                    {1, 1 << 20});
   command.add_option("--layout", layout_, "tensor layout")->check(CLI::IsMember({"nchw", "nhwc"}));
+  command
+      .add_option("--filter-layout", filter_layout_,
+                  "the filters' layout: kcrs (LBANN's, PyTorch's default; the default) or krsc "
+                  "(PyTorch's channels-last modules)")
+      ->check(CLI::IsMember({"kcrs", "krsc"}));
   command.add_option("--dtype", dtype_, "element type")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f64"}));
   command.add_flag("--fused", fused_,
@@ -58,8 +63,12 @@ std::vector<ModelOp> ModelFlags::expand() const {
   if (model == nullptr)
     throw UsageError(
         fmt::format("--model {}: unknown model; the built-in ones are {}", model_, model_names()));
-  const ModelOptions options{batch_, image_size_, layout_ == "nhwc", *parse_dtype(dtype_),
-                             fused_};
+  const ModelOptions options{batch_,
+                             image_size_,
+                             layout_ == "nhwc",
+                             *parse_dtype(dtype_),
+                             fused_,
+                             filter_layout_ == "krsc"};
   auto ops = expand_model(*model, options);
   if (!ops.is_ok()) throw UsageError(ops.status().message());
   return std::move(ops).value();

@@ -1,5 +1,5 @@
-// --model NAME with --batch, --imgsz, --layout and --dtype, shared by the
-// commands that work on a built-in model table.
+// --model NAME with --batch, --imgsz, --layout, --filter-layout and
+// --dtype, shared by the commands that work on a built-in model table.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -29,6 +29,7 @@ class ModelFlags {
   std::int64_t batch_ = 1;
   std::int64_t image_size_ = 0;
   std::string layout_ = "nchw";
+  std::string filter_layout_ = "kcrs";
   std::string dtype_ = "f32";
   bool fused_ = false;
 };
