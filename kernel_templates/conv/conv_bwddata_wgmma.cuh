@@ -12,8 +12,9 @@
 //     an im2col box of dy (the tile's pixels x 64 filters, its edges
 //     TMA's zero fill) and the filters (N channels x the same 64 filters
 //     of that tap): a box of the workspace's copy of w in [C][T R S][K]
-//     order (convjit_kernel_prepare), or of K R S C filters themselves
-//     N / 64 MN-major boxes, which the wgmmas transpose (P::FILTERS_MN);
+//     order (convjit_kernel_prepare), or, where w's channels are
+//     contiguous, N / 64 MN-major boxes of w itself, which the wgmmas
+//     transpose (P::FILTERS_MN);
 //   - the consumers and the epilogue of wgmma_conv_tile.cuh; a phase
 //     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
 // As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over

@@ -28,8 +28,9 @@
 // epilogue (common/fused_epilogue.cuh, applied as the tile is stored).  Filters
 // TMA cannot read in place (K C R S) are first copied, K R S C, into the
 // workspace (convjit_kernel_prepare); so are a bwddata's, transposed and
-// flipped, but where they are K R S C: the producer then reads w itself,
-// whose boxes are MN-major for the transposed GEMM (P::FILTERS_MN).
+// flipped, but where their channels are contiguous (K R S C, a 1x1
+// conv's): the producer then reads w itself, whose boxes are MN-major for
+// the transposed GEMM (P::FILTERS_MN).
 #include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"

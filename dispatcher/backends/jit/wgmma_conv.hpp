@@ -89,10 +89,10 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
-// Filters whose own layout TMA cannot walk (K C R S), and a strided
-// bwddata's or a K C R S bwddata's, are copied first, in the order the
-// kernel reads them, into the workspace; a stride-1 bwddata reads K R S
-// C filters in place (WgmmaConvLaunch::filters_mn).
+// Filters whose own layout TMA cannot walk (K C R S), and a bwddata's
+// whose channels are not contiguous, are copied first, in the order the
+// kernel reads them, into the workspace; a bwddata reads the others (K R
+// S C, a 1x1 conv's K C R S) in place (WgmmaConvLaunch::filters_mn).
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
@@ -144,9 +144,10 @@ struct WgmmaConvLaunch {
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
   bool flip = false;  // the copy's taps are w's flipped (bwddata)
-  // A stride-1 bwddata's map 1 over its K R S C filters themselves: B
-  // MN-major, in boxes of 64 channels by the K step's 64 filters, its taps
-  // flipped as the producer loads them (Problem::FILTERS_MN); no copy.
+  // A bwddata's map 1 over its filters themselves (channels contiguous):
+  // B MN-major, in boxes of 64 channels by the K step's 64 filters, a
+  // stride-1 one's taps flipped as the producer loads them
+  // (Problem::FILTERS_MN); no copy.
   bool filters_mn = false;
 };
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,
