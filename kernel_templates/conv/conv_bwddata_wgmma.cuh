@@ -151,8 +151,9 @@ __device__ __forceinline__ Anchor first_anchor(const Work& work) {
 }
 
 // One K step's loads: dy's box at the step's tap, the filters' at it:
-// the copy's N channels' rows, or with P::FILTERS_MN (K R S C filters
-// in place) N / 64 boxes of w's 64 channels by the step's 64 filters.
+// the copy's N channels' rows, or with P::FILTERS_MN (w in place, its
+// channels contiguous) N / 64 boxes of w's 64 channels by the step's 64
+// filters.
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Work& work, const Anchor& at,

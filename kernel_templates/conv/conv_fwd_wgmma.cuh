@@ -58,8 +58,8 @@ __device__ __forceinline__ int k_steps() {
 
 // One K step's loads: A's pixels from the tile's first anchor at one
 // tap, B's N filters at that tap.  With P::FILTERS_MN (a stride-1
-// bwddata's K R S C filters in place), B's filters are w's channels and
-// its channels w's filters: N / 64 boxes of 64 of w's channels by the
+// bwddata's filters in place, their channels contiguous), B's filters
+// are w's channels and its channels w's filters: N / 64 boxes of 64 of w's channels by the
 // step's 64 filters, at the tap flipped.
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,

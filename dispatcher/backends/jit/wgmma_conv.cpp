@@ -159,7 +159,7 @@ bool maps_in_place(const OpDescriptor& d, long long filters) {
 // w itself where w's channels are contiguous: a box of w is 64 filters
 // (B's K) by 64 channels (B's N), the MN-major layout that wgmma
 // transposes (Problem::FILTERS_MN); a stride-1 one's taps flipped as the
-// producer loads them.  Else (K C R S) from a packed copy.
+// producer loads them.  Else (a 3 x 3's K C R S) from a packed copy.
 bool filters_mn(const OpDescriptor& d) {
   return d.direction == Direction::bwddata && maps_in_place(d, WgmmaConvTile::kChannels);
 }
@@ -167,8 +167,8 @@ bool filters_mn(const OpDescriptor& d) {
 // Whether the kernel reads a packed copy of w: for a bwddata, whose
 // filters it transposes (a stride-1 one's taps flipped), unless it reads
 // w's MN-major boxes (filters_mn); else where w's own layout has no TMA
-// map.  `e`: the forward conv.  A bwdfilt
-// writes w with plain stores, and reads no filters.
+// map.  `e`: the forward conv.  A bwdfilt writes w with plain stores, and
+// reads no filters.
 bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
   if (d.direction == Direction::bwdfilt) return false;
   if (d.direction == Direction::bwddata) return !filters_mn(d);
@@ -309,8 +309,8 @@ long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
 // over dy by phases; map 1 over w, its packed copy in the workspace, or a
 // bwddata's w itself in MN-major boxes (filters_mn).  bwdfilt: map 0
-// over x, map 1 over dy.  `d`: the forward conv of
-// `desc`; `config`'s tile sizes the boxes.
+// over x, map 1 over dy.  `d`: the forward conv of `desc`; `config`'s
+// tile sizes the boxes.
 std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
                                            const WgmmaConvConfig& config) {
   using Operand = TensorMapArgument::Operand;

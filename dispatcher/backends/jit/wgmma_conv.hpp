@@ -76,10 +76,10 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // conv fwd; for a bwddata of stride 1, dx as the forward conv of dy with
 // the filters transposed (C filters of K channels) and their taps flipped,
 // padded by dilation x (taps - 1) - pad on each side.  The kernel packs
-// the filters so (conv/packed_filters.cuh, Problem::FLIP), or reads K R S
-// C filters so in place (Problem::FILTERS_MN).  A strided
-// bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a bwdfilt
-// (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
+// the filters so (conv/packed_filters.cuh, Problem::FLIP), or reads them
+// so in place where their channels are contiguous (Problem::FILTERS_MN).
+// A strided bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a
+// bwdfilt (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
 
 // OK where `config` (by default the first) serves `desc`, else
