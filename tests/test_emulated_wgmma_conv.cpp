@@ -548,9 +548,12 @@ TEST(EmulatedWgmmaConv, ReadsTheModelsKrscFiltersInPlaceInBwddata) {
     int ran = 0, strided = 0;
     ModelOptions krsc{1, 64, true, DataType::bf16};
     krsc.krsc_filters = true;
-    for (const OpDescriptor& d : test::sweep(test::model_descriptors(model, krsc))) {
-      if (!d.is_conv() || d.direction != Direction::bwddata || d.groups != 1) continue;
-      if (!seen.insert(descriptor_name(d)).second) continue;
+    std::vector<OpDescriptor> convs;
+    for (const OpDescriptor& d : test::model_descriptors(model, krsc))
+      if (d.is_conv() && d.direction == Direction::bwddata && d.groups == 1 &&
+          seen.insert(descriptor_name(d)).second)
+        convs.push_back(d);
+    for (const OpDescriptor& d : test::sweep(convs)) {
       const std::string lead = jit_variants(d, {"sm_90", false}).front();
       if (find_wgmma_config(lead) == nullptr) continue;  // the tiles lead on 16 channels
       auto source = kernel_source(d, lead);
