@@ -40,10 +40,24 @@ std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
                                                           bool strided = false,
                                                           bool krsc_filters = false) {
   std::map<std::string, OpDescriptor> layers;
-  const std::pair<const char*, ModelOptions> models[] = {
-      {"resnet50", {32, 224, true, dtype, false, krsc_filters}},
-      {"yolo11n", {32, 640, true, dtype, false, krsc_filters}},
-      {"cosmoflow", {32, 128, true, dtype, false, krsc_filters}}};
+  const std::pair<const char*, ModelOptions> models[] = {{"resnet50",
+                                                          {.batch = 32,
+                                                           .image_size = 224,
+                                                           .channels_last = true,
+                                                           .dtype = dtype,
+                                                           .krsc_filters = krsc_filters}},
+                                                         {"yolo11n",
+                                                          {.batch = 32,
+                                                           .image_size = 640,
+                                                           .channels_last = true,
+                                                           .dtype = dtype,
+                                                           .krsc_filters = krsc_filters}},
+                                                         {"cosmoflow",
+                                                          {.batch = 32,
+                                                           .image_size = 128,
+                                                           .channels_last = true,
+                                                           .dtype = dtype,
+                                                           .krsc_filters = krsc_filters}}};
   for (const auto& [model, options] : models) {
     auto ops = expand_model(*find_model(model), options);
     EXPECT_TRUE(ops.is_ok()) << ops.status().message();

@@ -150,10 +150,8 @@ __device__ __forceinline__ Anchor first_anchor(const Work& work) {
           static_cast<int>(first.jh + P::AH), static_cast<int>(first.jw + P::AW)};
 }
 
-// One K step's loads: dy's box at the step's tap, the filters' at it:
-// the copy's N channels' rows, or with P::FILTERS_MN (w in place, its
-// channels contiguous) N / 64 boxes of w's 64 channels by the step's 64
-// filters.
+// One K step's loads: dy's box at the step's tap, the filters' at it
+// (load_filters: the copy's, or w's own with P::FILTERS_MN).
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Work& work, const Anchor& at,
@@ -164,14 +162,8 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
   load_im2col(a, maps.map[0], full, c0, at,
               {offset_of(axis(0), work.d, qd), offset_of(axis(1), work.h, qh),
                offset_of(axis(2), work.w, qw)});
-  const int s = tap_of(work.w, qw), r = tap_of(work.h, qh), t = tap_of(work.d, qd);
-  if (!P::FILTERS_MN) {
-    tma_load_tile<5>(b, maps.map[1], full, {c0, s, r, t, work.channel0});
-    return;
-  }
-  for (int box = 0; box < N / kBlockK; ++box)
-    tma_load_tile<5>(&b[box * kMnBoxFloats], maps.map[1], full,
-                     {work.channel0 + box * kBlockK, s, r, t, c0});
+  load_filters<N>(b, maps.map[1], full, c0, tap_of(work.w, qw), tap_of(work.h, qh),
+                  tap_of(work.d, qd), work.channel0);
 }
 
 template <int N, class Tiles, class Ring>

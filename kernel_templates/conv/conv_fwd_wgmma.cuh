@@ -57,10 +57,8 @@ __device__ __forceinline__ int k_steps() {
 }
 
 // One K step's loads: A's pixels from the tile's first anchor at one
-// tap, B's N filters at that tap.  With P::FILTERS_MN (a stride-1
-// bwddata's filters in place, their channels contiguous), B's filters
-// are w's channels and its channels w's filters: N / 64 boxes of 64 of w's channels by the
-// step's 64 filters, at the tap flipped.
+// tap, B's N filters at that tap (load_filters).  With P::FILTERS_MN (a
+// stride-1 bwddata's filters in place) B reads w at the tap flipped.
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Anchor& first, int step,
@@ -68,15 +66,12 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
   const FilterTap tap = filter_tap(step / channel_blocks());
   const int c0 = step % channel_blocks() * kBlockK;
   load_pixels(a, maps.map[0], full, c0, first, tap);
-  if (!P::FILTERS_MN) {
-    tma_load_tile<5>(b, maps.map[1], full, {c0, tap.s, tap.r, tap.t, filter0});
-    return;
-  }
-  const FilterTap w_tap{static_cast<int>(P::T) - 1 - tap.t, static_cast<int>(P::R) - 1 - tap.r,
-                        static_cast<int>(P::S) - 1 - tap.s};
-  for (int box = 0; box < N / kBlockK; ++box)
-    tma_load_tile<5>(&b[box * kMnBoxFloats], maps.map[1], full,
-                     {filter0 + box * kBlockK, w_tap.s, w_tap.r, w_tap.t, c0});
+  if (P::FILTERS_MN)
+    load_filters<N>(b, maps.map[1], full, c0, static_cast<int>(P::S) - 1 - tap.s,
+                    static_cast<int>(P::R) - 1 - tap.r, static_cast<int>(P::T) - 1 - tap.t,
+                    filter0);
+  else
+    load_filters<N>(b, maps.map[1], full, c0, tap.s, tap.r, tap.t, filter0);
 }
 
 // A block's work: its tile of y and its slice of the tile's K

@@ -23,6 +23,7 @@
 #include "common/channel_vectors.cuh"
 #include "common/epilogue.cuh"
 #include "common/mbarrier.cuh"
+#include "common/tma.cuh"
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
 #include "conv/wgmma_conv_shape.cuh"
@@ -48,9 +49,36 @@ __device__ __forceinline__ unsigned stage_bytes() {
 }
 
 // B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows by the K
-// step's 64, each row of the box one k (conv_fwd_wgmma.cuh).
+// step's 64, each row of the box one k.
 constexpr unsigned kMnBoxBytes = kBlockK * kBlockK * 2;
 constexpr unsigned kMnBoxFloats = kMnBoxBytes / 4;
+
+// A K step's B, as consume() reads it, from map 1 at tap (s, r, t) of
+// the filters it maps: K-major, one box of N rows (filters from n0) by
+// 64 channels from c0 (w, or a packed copy); or with Problem::FILTERS_MN
+// (a bwddata's w in place, its channels contiguous) N / 64 MN-major
+// boxes, w's channels from n0 (B's N) by its 64 filters from c0 (B's K).
+template <int N, class Shared, class Barrier>
+__device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, Barrier full,
+                                             int c0, int s, int r, int t, int n0) {
+  if (!Problem::FILTERS_MN) {
+    tma_load_tile<5>(b, map, full, {c0, s, r, t, n0});
+    return;
+  }
+  for (int box = 0; box < N / kBlockK; ++box)
+    tma_load_tile<5>(&b[box * kMnBoxFloats], map, full, {n0 + box * kBlockK, s, r, t, c0});
+}
+
+// One k16 slice of a consumer's rows: A's top and bottom 64 rows by B,
+// B transposed (MN-major) or not.
+template <int N, int TransB>
+__device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
+                                               wgmma_accumulators<N>& bottom, unsigned long long a,
+                                               unsigned long long b, bool accumulate) {
+  constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;  // rows 64-127, 16-byte units
+  wgmma_ss<N, Operand, 0, TransB>(top, a, b, accumulate);
+  wgmma_ss<N, Operand, 0, TransB>(bottom, a + kHalfA, b, accumulate);
+}
 
 // A consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas
 // over its 128 rows of A; a slice is 32 bytes further along A's swizzled
@@ -59,8 +87,6 @@ constexpr unsigned kMnBoxFloats = kMnBoxBytes / 4;
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  // The consumer's rows 64-127, in the descriptor's 16-byte units.
-  constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;
   const unsigned rows = static_cast<unsigned>(consumer_index()) * kOperandBytes / 4;
   const bool mn = Problem::FILTERS_MN != 0;
   const unsigned b_leading = mn ? kMnBoxBytes : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
@@ -70,16 +96,13 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
     const unsigned long long b = wgmma_descriptor(&tiles[at + a_bytes() / 4], b_leading,
                                                   kSwizzleRowGroup, wgmma_swizzle_128);
     for (int slice = 0; slice < kBlockK / 16; ++slice) {
-      const unsigned long long offset = static_cast<unsigned long long>(slice) * 32 >> 4;
+      const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
       const bool accumulate = accumulated || slice > 0;
-      if (mn) {
-        wgmma_ss<N, Operand, 0, 1>(top, a + offset, b + b_offset, accumulate);
-        wgmma_ss<N, Operand, 0, 1>(bottom, a + kHalfA + offset, b + b_offset, accumulate);
-      } else {
-        wgmma_ss<N, Operand>(top, a + offset, b + offset, accumulate);
-        wgmma_ss<N, Operand>(bottom, a + kHalfA + offset, b + offset, accumulate);
-      }
+      if (mn)
+        multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate);
+      else
+        multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate);
     }
   });
 }

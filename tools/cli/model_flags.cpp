@@ -63,12 +63,12 @@ std::vector<ModelOp> ModelFlags::expand() const {
   if (model == nullptr)
     throw UsageError(
         fmt::format("--model {}: unknown model; the built-in ones are {}", model_, model_names()));
-  const ModelOptions options{batch_,
-                             image_size_,
-                             layout_ == "nhwc",
-                             *parse_dtype(dtype_),
-                             fused_,
-                             filter_layout_ == "krsc"};
+  const ModelOptions options{.batch = batch_,
+                             .image_size = image_size_,
+                             .channels_last = layout_ == "nhwc",
+                             .dtype = *parse_dtype(dtype_),
+                             .fused = fused_,
+                             .krsc_filters = filter_layout_ == "krsc"};
   auto ops = expand_model(*model, options);
   if (!ops.is_ok()) throw UsageError(ops.status().message());
   return std::move(ops).value();
