@@ -470,12 +470,12 @@ TEST(EmulatedWgmmaConv, TilesAcrossPixelsAndFiltersAndTheModelsOddLayers) {
   check(fwd(c, DataType::f16), rng, 0.5, 0.5);
 }
 
-// The epilogue reads its staged f32 tile in 16-byte loads, a quarter-warp
-// a phase, without bank conflicts in every configuration, fwd and
-// bwddata (staged_index's swizzle in wgmma_conv_tile.cuh).  The emulator
-// runs the staging's stores as 4-byte words, which ptxas pairs, so their
-// count is not the GPU's and is not checked here.
-TEST(EmulatedWgmmaConv, TheEpilogueReadsItsStagedTileWithoutBankConflicts) {
+// The epilogue stages its f32 tile in 8-byte stores, a half-warp a
+// phase, and reads it back in 16-byte loads, a quarter-warp a phase,
+// without bank conflicts in every configuration, fwd and bwddata
+// (staged_index's swizzle in wgmma_conv_tile.cuh).  The row offsets kept
+// after the tile are 8-byte stores too, a row a thread: conflict-free.
+TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   // 18 K steps: one slice, so the tile goes through shared memory.
   const test::ConvCase c = channels_last_3x3(128, 128, {14, 14}, {1, 1}, {1, 1});
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
@@ -484,16 +484,22 @@ TEST(EmulatedWgmmaConv, TheEpilogueReadsItsStagedTileWithoutBankConflicts) {
       ASSERT_TRUE(wgmma_conv_support(d, config).is_ok()) << wgmma_conv_support(d, config).message();
       auto counted = count_variant_memory(d, config.id, 1);
       ASSERT_TRUE(counted.is_ok()) << counted.status().message();
-      int reads = 0;
+      int reads = 0, stores = 0;
       for (const emulator::KernelMemoryCounters& kernel : counted.value())
-        for (const emulator::SiteCounters& s : kernel.sites)
-          if (s.site.space == emulator::MemorySpace::shared &&
-              s.site.op == emulator::MemoryOp::load && s.site.bytes == 16) {
-            ++reads;
-            EXPECT_GT(s.instructions, 0);
-            EXPECT_EQ(s.cost, s.ideal) << s.object;
-          }
+        for (const emulator::SiteCounters& s : kernel.sites) {
+          if (s.site.space != emulator::MemorySpace::shared) continue;
+          const bool read = s.site.op == emulator::MemoryOp::load && s.site.bytes == 16;
+          const bool staged = s.site.op == emulator::MemoryOp::store && s.site.bytes == 8;
+          if (!read && !staged) continue;
+          reads += read;
+          stores += staged;
+          EXPECT_GT(s.instructions, 0);
+          EXPECT_EQ(s.cost, s.ideal) << s.object;
+        }
       EXPECT_EQ(reads, 1);
+      // The accumulators' and the row offsets' stores: one site, as the
+      // emulator tells sites apart by what they touch and how.
+      EXPECT_EQ(stores, 1);
     }
 }
 
