@@ -233,7 +233,9 @@ TEST_F(EmulatedGemm, BackwardFilterSplitsLongReductions) {
 // Channels-last activations with LBANN's contiguous K C R S filters: the
 // fwd and bwddata GEMMs read a packed copy of w, written by a first pass
 // into the workspace.  fwd reads K R S C filters as they are, and a copy
-// whose rows would not load in chunks either is not made.
+// whose rows would not load in chunks either is not made.  In two groups
+// a bwddata's copy gathers; in one it goes by tiles (conv/
+// packed_filters.cuh), as a fwd's does in either.
 TEST_F(EmulatedGemm, FiltersArePackedWhereTheirOwnLayoutCannotLoadInChunks) {
   std::mt19937 rng(1824);
   const auto packed_bytes = [](const OpDescriptor& d) -> std::size_t {
@@ -246,18 +248,22 @@ TEST_F(EmulatedGemm, FiltersArePackedWhereTheirOwnLayoutCannotLoadInChunks) {
     return first_pass ? source.value().workspace_bytes : 0;
   };
   test::ConvCase c = channels_last_case(2, 32, 48, {3, 3}, {1, 1}, {2, 2}, {9, 8}, {1, 1}, {1, 0});
-  for (DataType dtype : {DataType::f32, DataType::bf16})
-    for (Direction direction : {Direction::fwd, Direction::bwddata}) {
-      SCOPED_TRACE(fmt::format("{} {}", dtype_name(dtype), direction_name(direction)));
-      c.filter_layout = test::TestLayout::nchw;
-      OpDescriptor d = descriptor(c, dtype, direction);
-      EXPECT_EQ(packed_bytes(d), 48u * 16 * 9 * element_size(dtype));
-      check_every_variant(d, rng, 1.0, 0.5);
-      c.filter_layout = test::TestLayout::nhwc;
-      d = descriptor(c, dtype, direction);
-      EXPECT_EQ(packed_bytes(d) > 0, direction == Direction::bwddata);
-      check_every_variant(d, rng);
-    }
+  for (const std::int64_t groups : {2, 1})
+    for (DataType dtype : {DataType::f32, DataType::bf16})
+      for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+        c.groups = groups;
+        SCOPED_TRACE(
+            fmt::format("{} groups {} {}", dtype_name(dtype), groups, direction_name(direction)));
+        c.filter_layout = test::TestLayout::nchw;
+        OpDescriptor d = descriptor(c, dtype, direction);
+        EXPECT_EQ(packed_bytes(d),
+                  48u * 32 / static_cast<std::size_t>(groups) * 9 * element_size(dtype));
+        check_every_variant(d, rng, 1.0, 0.5);
+        c.filter_layout = test::TestLayout::nhwc;
+        d = descriptor(c, dtype, direction);
+        EXPECT_EQ(packed_bytes(d) > 0, direction == Direction::bwddata);
+        check_every_variant(d, rng);
+      }
   // 3 channels by 3 x 3 taps: rows of 27 elements, no whole chunks.
   c = channels_last_case(1, 3, 16, {3, 3}, {1, 1}, {1, 1}, {6, 6}, {1, 1}, {1, 1});
   c.filter_layout = test::TestLayout::nchw;

@@ -470,6 +470,39 @@ TEST(EmulatedWgmmaConv, TilesAcrossPixelsAndFiltersAndTheModelsOddLayers) {
   check(fwd(c, DataType::f16), rng, 0.5, 0.5);
 }
 
+// K C R S filters reach the Hopper conv through the copy into the
+// workspace, tile by tile (conv/packed_filters.cuh: 2 filters by 64
+// channels for a fwd; 8 rows by 16 filters of a bwddata's transposed
+// ones), on tiles' edges: 1, 3, 9, 25 and 27 taps; filter and channel
+// counts off the tiles; a last tile of channels whose runs in w are not
+// whole 16-byte chunks (12 channels of 9 taps: 4 in the last tile);
+// fwd, stride-1 bwddata (taps flipped) and strided (by phases); wide
+// tiles (4 by 64, 8 by 32) for 520 x 344 filters, their last partial.
+// And 49 taps, past the tile's 48, through the gathering copy.
+TEST(EmulatedWgmmaConv, CopiesKcrsFiltersByTilesToTheirEdges) {
+  std::mt19937 rng(4321);
+  struct Shape {
+    std::int64_t channels, filters;
+    std::vector<std::int64_t> input, kernel, stride;
+  };
+  const Shape shapes[] = {
+      {24, 136, {9, 7}, {3, 3}, {1, 1}}, {72, 40, {5, 4, 6}, {3, 3, 3}, {1, 1, 1}},
+      {16, 24, {11, 9}, {5, 5}, {2, 1}}, {40, 16, {13}, {3}, {2}},
+      {12, 80, {7, 8}, {3, 3}, {1, 1}},  {16, 24, {9, 8}, {7, 7}, {1, 1}},
+      {520, 344, {3, 3}, {3, 3}, {1, 1}}};
+  for (const Shape& shape : shapes) {
+    test::ConvCase c;
+    c.batch = 2, c.channels = shape.channels, c.filters = shape.filters, c.input = shape.input;
+    c.kernel = shape.kernel, c.stride = shape.stride;
+    c.dilation = std::vector<std::int64_t>(shape.kernel.size(), 1);
+    for (std::int64_t k : shape.kernel) c.pad_begin.push_back(k / 2), c.pad_end.push_back(k / 2);
+    c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nchw;
+    SCOPED_TRACE(c.describe());
+    if (c.channels % 8 == 0) check(fwd(c, DataType::bf16), rng);
+    check(bwddata(c, DataType::f16), rng);
+  }
+}
+
 // The epilogue stages its f32 tile in 8-byte stores, a half-warp a
 // phase, and reads it back in 16-byte loads, a quarter-warp a phase,
 // without bank conflicts in every configuration, fwd and bwddata

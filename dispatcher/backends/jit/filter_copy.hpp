@@ -2,18 +2,26 @@
 // reads it (kernel_templates/conv/packed_filters.cuh, convjit_kernel_prepare).
 #pragma once
 
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 
 namespace convjit {
 
-// Its threads: one per 16-byte chunk of the copy where the copy's runs
-// (`run` elements that step through w by one stride: a tap's channels in
-// the forward order, a group's filters in the backward-data order) are
-// whole chunks, as the template decides; else one per weight.
-[[nodiscard]] inline long long filter_copy_threads(long long weights, long long run,
-                                                   DataType dtype) {
-  const long long chunk = 16 / static_cast<long long>(element_size(dtype));
-  return run % chunk == 0 ? weights / chunk : weights;
-}
+// The copy's order: a filter's taps of channels (forward), or a
+// channel's taps of its group's filters (backward data).
+enum class FilterCopyOrder : unsigned char { forward, backward_data };
+
+// Its launch for the filters `w` (the canonical view of the Problem's, of
+// `groups` groups), as the template decides it:
+//   - a block per tile (kernel_templates/conv/filter_tile_shape.cuh),
+//     all taps, through shared memory, where w's taps are contiguous
+//     (K C T R S), at most 64, and a row's or a run element's step
+//     through w is the taps (copies_tiles);
+//   - else a thread per 16-byte chunk of the copy where its runs (a tap's
+//     channels, a group's filters) are whole chunks;
+//   - else a thread per weight.
+[[nodiscard]] KernelEntry filter_copy_entry(const View5& w, FilterCopyOrder order, long long groups,
+                                            DataType dtype);
 
 }  // namespace convjit

@@ -249,11 +249,9 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, Pr
     p.constant("PACKED", packed ? 1 : 0);
     if (!packed) return Status::ok();
     const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
-    // A group's filters run along the backward-data order, a tap's channels
-    // along the forward one.
-    const long long run = d.direction == Direction::bwddata ? w.dims[0] / d.groups : w.dims[1];
-    out.entries.insert(out.entries.begin(),
-                       {"convjit_kernel_prepare", filter_copy_threads(weights, run, d.dtype)});
+    const FilterCopyOrder order = d.direction == Direction::bwddata ? FilterCopyOrder::backward_data
+                                                                    : FilterCopyOrder::forward;
+    out.entries.insert(out.entries.begin(), filter_copy_entry(w, order, d.groups, d.dtype));
     out.workspace_bytes = static_cast<std::size_t>(weights) * element_size(d.dtype);
     return Status::ok();
   }

@@ -486,11 +486,10 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   WgmmaConvLaunch launch;
   if (packed) {
-    // The forward order's runs are a tap's channels (the forward
-    // equivalent's); a strided bwddata's, the filters.
-    const long long run = phased(d) ? w.dims[0] : w.dims[1];
-    launch.entries.push_back(
-        {"convjit_kernel_prepare", filter_copy_threads(weights, run, d.dtype)});
+    // The forward equivalent's filters in the forward order; a strided
+    // bwddata's in the backward-data order.
+    launch.entries.push_back(filter_copy_entry(
+        w, phased(d) ? FilterCopyOrder::backward_data : FilterCopyOrder::forward, 1, d.dtype));
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
   launch.split = k_slices(d, tiles, config);
