@@ -390,7 +390,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
     p.constant("TILE_N", launch.filters), p.constant("CONSUMERS", launch.consumers);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
-    p.constant("FILTERS_MN", launch.filters_mn);
+    p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.spatial("AD", "AH", "AW", launch.origin);
     out.entries = std::move(launch.entries);

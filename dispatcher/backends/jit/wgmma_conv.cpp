@@ -485,6 +485,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   WgmmaConvLaunch launch;
+  launch.packed = packed;
   if (packed) {
     // The forward equivalent's filters in the forward order; a strided
     // bwddata's in the backward-data order.

@@ -143,7 +143,8 @@ struct WgmmaConvLaunch {
   long long partials_offset = 0;  // a fwd's or bwddata's partial sums in the workspace, in floats
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
-  bool flip = false;  // the copy's taps are w's flipped (bwddata)
+  bool packed = false;  // the first pass copies w into the workspace (convjit_kernel_prepare)
+  bool flip = false;    // the copy's taps are w's flipped (bwddata)
   // A bwddata's map 1 over its filters themselves (channels contiguous):
   // B MN-major, in boxes of 64 channels by the K step's 64 filters, a
   // stride-1 one's taps flipped as the producer loads them
