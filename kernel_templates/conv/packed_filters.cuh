@@ -172,6 +172,7 @@ __device__ __forceinline__ void copy_filter_tile(const storage_t* __restrict__ w
   const unsigned tile_run = CONVJIT_FILTER_TILE_RUN(rows_inner, wide);
   const index_t run_tiles = (Order::run() + tile_run - 1) / tile_run;
   const index_t row0 = blockIdx.x / run_tiles * tile_rows, e0 = blockIdx.x % run_tiles * tile_run;
+  if (row0 >= Order::rows()) return;  // a grid beyond the tiles (the whole block)
   const unsigned rows =
       static_cast<unsigned>(Order::rows() - row0 < tile_rows ? Order::rows() - row0 : tile_rows);
   const unsigned run =
