@@ -24,3 +24,9 @@
 // filters, which keep the gathering copy).
 #define CONVJIT_FILTER_TILE_PAIRS 256
 #define CONVJIT_FILTER_TILE_MAX_TAPS 48
+// A tile's array for filters of `taps` taps: what the most pairs take, at
+// most what the most taps take (a declared array takes its shared memory
+// whether or not its branch runs).
+#define CONVJIT_FILTER_TILE_FLOATS(taps) \
+  (CONVJIT_FILTER_TILE_PAIRS *           \
+   ((taps) < CONVJIT_FILTER_TILE_MAX_TAPS ? (taps) : CONVJIT_FILTER_TILE_MAX_TAPS))

@@ -203,19 +203,13 @@ __device__ __forceinline__ void copy_filter_tile(const storage_t* __restrict__ w
 // stay in L2) with coalesced writes.  Where the runs are whole 16-byte
 // chunks, a thread copies a chunk: its element's place in w found once,
 // its loads all in flight, one store (the host launches a thread per
-// chunk then: filter_copy.hpp).  Else a thread per element.
+// chunk then: filter_copy.cpp).  Else a thread per element.
 template <class Order>
 __device__ __forceinline__ void pack_filters(const storage_t* __restrict__ w,
                                              storage_t* __restrict__ packed) {
   typedef Problem P;
   if (copies_tiles<Order>()) {
-    // Sized by the taps, at most the most a tile takes (a declared array
-    // takes its shared memory whether or not its branch runs).
-    CONVJIT_SHARED_ARRAY(
-        float, tile,
-        CONVJIT_FILTER_TILE_PAIRS*(P::T * P::R * P::S < CONVJIT_FILTER_TILE_MAX_TAPS
-                                       ? P::T * P::R * P::S
-                                       : CONVJIT_FILTER_TILE_MAX_TAPS));
+    CONVJIT_SHARED_ARRAY(float, tile, CONVJIT_FILTER_TILE_FLOATS(P::T * P::R * P::S));
     copy_filter_tile<Order>(w, packed, tile);
     return;
   }
