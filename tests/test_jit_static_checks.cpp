@@ -41,24 +41,15 @@ std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
                                                           bool strided = false,
                                                           bool krsc_filters = false) {
   std::map<std::string, OpDescriptor> layers;
-  const std::pair<const char*, ModelOptions> models[] = {{"resnet50",
-                                                          {.batch = 32,
-                                                           .image_size = 224,
-                                                           .channels_last = true,
-                                                           .dtype = dtype,
-                                                           .krsc_filters = krsc_filters}},
-                                                         {"yolo11n",
-                                                          {.batch = 32,
-                                                           .image_size = 640,
-                                                           .channels_last = true,
-                                                           .dtype = dtype,
-                                                           .krsc_filters = krsc_filters}},
-                                                         {"cosmoflow",
-                                                          {.batch = 32,
-                                                           .image_size = 128,
-                                                           .channels_last = true,
-                                                           .dtype = dtype,
-                                                           .krsc_filters = krsc_filters}}};
+  const auto at = [&](std::int64_t image_size) {
+    return ModelOptions{.batch = 32,
+                        .image_size = image_size,
+                        .channels_last = true,
+                        .dtype = dtype,
+                        .krsc_filters = krsc_filters};
+  };
+  const std::pair<const char*, ModelOptions> models[] = {
+      {"resnet50", at(224)}, {"yolo11n", at(640)}, {"cosmoflow", at(128)}};
   for (const auto& [model, options] : models) {
     auto ops = expand_model(*find_model(model), options);
     EXPECT_TRUE(ops.is_ok()) << ops.status().message();

@@ -16,7 +16,7 @@ enum class FilterCopyOrder : unsigned char { forward, backward_data };
 // `groups` groups), as the template decides it:
 //   - a block per tile (kernel_templates/conv/filter_tile_shape.cuh),
 //     all taps, through shared memory, where w's taps are contiguous
-//     (K C T R S), at most 64, and a row's or a run element's step
+//     (K C T R S), at most 48, and a row's or a run element's step
 //     through w is the taps (copies_tiles);
 //   - else a thread per 16-byte chunk of the copy where its runs (a tap's
 //     channels, a group's filters) are whole chunks;
