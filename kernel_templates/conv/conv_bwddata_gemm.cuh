@@ -229,7 +229,6 @@ __device__ __forceinline__ void convjit_gemm_prepare(const storage_t* /*dy*/,
                                                      const storage_t* __restrict__ w,
                                                      storage_t* /*dx*/, float /*alpha*/,
                                                      float /*beta*/, scratch_t* workspace) {
-  if (!Problem::PACKED) return;  // not launched: compiled to nothing
   pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
 }
 

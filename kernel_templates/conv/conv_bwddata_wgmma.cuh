@@ -264,6 +264,5 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*dy*/,
                                       convjit_device::storage_t* /*dx*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  if (!Problem::PACKED) return;  // not launched: compiled to nothing
   pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
 }

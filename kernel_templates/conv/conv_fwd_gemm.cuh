@@ -161,7 +161,6 @@ __device__ __forceinline__ void convjit_gemm_prepare(const storage_t* /*x*/,
                                                      const storage_t* __restrict__ w,
                                                      storage_t* /*y*/, float /*alpha*/,
                                                      float /*beta*/, scratch_t* workspace) {
-  if (!Problem::PACKED) return;  // not launched: compiled to nothing
   pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));
 }
 

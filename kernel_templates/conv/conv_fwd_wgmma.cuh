@@ -199,7 +199,6 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*x*/,
                                       convjit_device::storage_t* /*y*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  if (!Problem::PACKED) return;  // not launched: compiled to nothing, as the finish pass
   if (Problem::FLIP)
     pack_filters<FlippedTaps<ForwardFilterOrder>>(w, workspace_storage(workspace));
   else
