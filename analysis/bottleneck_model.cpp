@@ -123,6 +123,31 @@ Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, int b
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
+// A grid's tiles and the most one block takes: a tile a block, or a
+// persistent grid's tiles taken in turn (KernelEntry::persistent_tiles).
+struct PersistentBalance {
+  double tiles = 0, block_tiles = 1;
+};
+PersistentBalance persistent_balance(const KernelEntry& launch) {
+  const double blocks = launch.blocks();
+  if (launch.persistent_tiles == 0) return {blocks, 1};
+  const auto tiles = static_cast<double>(launch.persistent_tiles);
+  return {tiles, std::ceil(tiles / blocks)};
+}
+
+// What a ping-pong block's epilogues add beyond the last one (which
+// round_latency charges): its consumers alternate, one's epilogue under
+// the other's main loop, so two tiles take 2 main + max(0, epilogue -
+// main), and each of the block's tiles but the last adds half the excess.
+// `main`: a tile's share of the SM-bound time.
+Range ping_pong_excess(const GpuThroughput& t, Range main, long long tile_outputs,
+                       double block_tiles) {
+  const Range epilogue = t.epilogue_s_per_output * static_cast<double>(tile_outputs);
+  const double tiles = (block_tiles - 1) / 2;
+  return {std::max(0.0, epilogue.low - main.low) * tiles,
+          std::max(0.0, epilogue.high - main.high) * tiles};
+}
+
 }  // namespace
 
 Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& gpu,
@@ -142,7 +167,10 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   KernelPrediction p;
   const double concurrent = static_cast<double>(o.blocks_per_sm) * gpu.sms;
   p.waves = e.launch.blocks() / concurrent;
-  const double stretch = std::ceil(p.waves) / p.waves;  // a partial last wave costs a whole one
+  const PersistentBalance balance = persistent_balance(e.launch);
+  // A partial last wave costs a whole one, and a persistent block as long
+  // as its most tiles.
+  const double stretch = std::ceil(p.waves) * balance.block_tiles * concurrent / balance.tiles;
   const auto sm_limit = [&](std::string_view name, double clocks_per_sm_device) {
     p.limits.push_back({name, Range{clocks_per_sm_device, clocks_per_sm_device} *
                                   (stretch / sm_clocks)});
@@ -195,6 +223,12 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   }
   p.rounds = std::ceil(p.waves);
   p.exposed_latency = round_latency(*t, m, o.blocks_per_sm, tile_outputs) * p.rounds;
+  if (balance.block_tiles > 1) {
+    const Range excess = ping_pong_excess(*t, p.seconds * (1 / (p.rounds * balance.block_tiles)),
+                                          tile_outputs, balance.block_tiles);
+    p.exposed_latency = {p.exposed_latency.low + excess.low * p.rounds,
+                         p.exposed_latency.high + excess.high * p.rounds};
+  }
   if (p.exposed_latency.mid() > p.seconds.mid()) p.limiter = "latency";
   p.seconds.low += p.exposed_latency.low;
   p.seconds.high += p.exposed_latency.high;

@@ -206,6 +206,43 @@ TEST(BottleneckModel, EachRoundOfBlocksAddsItsFillAndItsTilesEpilogues) {
                3 * row.round_latency_plain_s.high);
 }
 
+// A persistent grid (the ping-pong Hopper tiles: a block an SM taking
+// 300 tiles in turn, 3 for some) takes as long as its blocks with the
+// most tiles, and exposes one round's fill and the last tile's epilogue,
+// plus, where a tile's main loop is shorter than its epilogue, half the
+// difference for each of the block's other tiles.
+TEST(BottleneckModel, APersistentGridTakesItsFullestBlockAndHidesEpiloguesUnderMainLoops) {
+  const GpuThroughput& row = *gpu_throughput(h100());
+  const auto persistent = [](double wgmma) {
+    EntryAnalysis e = kernel(132, 1, 0);
+    e.launch.persistent_tiles = 300;
+    e.memory->wgmma_mma_equivalents = wgmma;
+    return e;
+  };
+  const auto predict = [&](const EntryAnalysis& e) {
+    const auto p = predict_kernel(e, h100(), nullptr, 128 * 128);
+    EXPECT_TRUE(p.is_ok()) << p.status().message();
+    return p.value();
+  };
+  EntryAnalysis balanced = kernel(132, 1, 0);
+  balanced.memory->wgmma_mma_equivalents = 1e8;
+  const KernelPrediction long_loops = predict(persistent(1e8));
+  EXPECT_DOUBLE_EQ(long_loops.rounds, 1.0);
+  EXPECT_NEAR(limit(long_loops, "tensor").low / limit(predict(balanced), "tensor").low,
+              3 * 132 / 300.0, 1e-12);
+  const Range epilogue = row.epilogue_s_per_output * (128.0 * 128);
+  ASSERT_GT(long_loops.seconds.low / 3, epilogue.high) << "main loops longer than epilogues";
+  expect_range(long_loops.exposed_latency, row.round_latency_wgmma_s.low + epilogue.low,
+               row.round_latency_wgmma_s.high + epilogue.high);
+  // Main loops of next to no time (one wgmma, which makes it a wgmma
+  // kernel): each of the block's first two tiles' epilogues is half exposed.
+  const KernelPrediction short_loops = predict(persistent(1));
+  EXPECT_NEAR(short_loops.exposed_latency.low, row.round_latency_wgmma_s.low + 2 * epilogue.low,
+              1e-6 * epilogue.low);
+  EXPECT_NEAR(short_loops.exposed_latency.high, row.round_latency_wgmma_s.high + 2 * epilogue.high,
+              1e-6 * epilogue.high);
+}
+
 // What a round charges for a variant's epilogue: the whole block's tile,
 // both consumers' rows for the two-consumer Hopper tiles (once charged as
 // one consumer's 128, which halved their epilogue).
@@ -214,6 +251,7 @@ TEST(BottleneckModel, ARoundChargesTheEpilogueOfTheWholeBlocksTile) {
   EXPECT_EQ(block_tile_outputs("wgmma128x64"), 128 * 64);
   EXPECT_EQ(block_tile_outputs("wgmma256x128"), 256 * 128);
   EXPECT_EQ(block_tile_outputs("wgmma256x64"), 256 * 64);
+  EXPECT_EQ(block_tile_outputs("wgmma128x128p"), 128 * 128);  // a consumer's own tile
   const GemmTile& tile = convjit::gemm_tiles().front();
   EXPECT_EQ(block_tile_outputs(tile.id), static_cast<long long>(tile.bm) * tile.bn);
   EXPECT_EQ(block_tile_outputs("direct"), 0);

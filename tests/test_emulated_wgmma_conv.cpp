@@ -406,6 +406,95 @@ INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, TwoConsumerTile,
                          ::testing::Values(kWgmmaConfigs[3], kWgmmaConfigs[4]),
                          [](const auto& p) { return std::string(p.param.id); });
 
+// The ping-pong tiles, 128 x 128 and 128 x 64 (wgmma_conv.hpp): a
+// persistent grid of at most a block an SM, whose two consumers take the
+// block's tiles in turn and stage them outside the ring.
+class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
+
+// `d` with `variant`'s persistent grid cut to `blocks`, so that each
+// block takes several tiles: the ring's steps and parities run on across
+// them, and the consumers alternate, unevenly where the tiles do not
+// divide.
+void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
+                     long long blocks, double alpha = 1.0, double beta = 0.0) {
+  SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
+  auto source = kernel_source(d, variant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  KernelEntry& main = source.value().entries.back();
+  ASSERT_GT(main.persistent_tiles, 2 * blocks) << "too few tiles to take several a block";
+  main.tiles = blocks;
+  main.threads = blocks * main.threads_per_block;
+  auto kernel = emulate_kernel_source(d, std::move(source).value());
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  std::vector<unsigned char> out = host.out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
+// Its launch; random convs fwd (some with the fused epilogue) and bwddata
+// of stride 1 and strided, alpha/beta, on the grid it launches (a tile a
+// block, as these are small); then grids of 3 and 2 blocks taking 5 to
+// 24 tiles each: fwd, K C R S filters through the copy, a strided
+// bwddata whose phases take different K steps, and a 1x1 stride-2 one
+// whose odd phases take none (the turns pass without a main loop).  The
+// bwdfilt, which it does not serve, refused by name.
+TEST_P(PingPongTile, MatchesTheReference) {
+  const WgmmaConvConfig& config = GetParam();
+  std::mt19937 rng(4320);
+  ASSERT_TRUE(config.ping_pong);
+  const long long n = config.filters;
+  test::ConvCase c = channels_last_3x3(72, 136, {19, 17}, {1, 0}, {1, 2});
+  auto source = kernel_source(fwd(c, DataType::bf16), config.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelEntry& main = source.value().entries.back();
+  const long long tiles = 6 * ((136 + n - 1) / n);  // 646 pixels by 136 filters
+  EXPECT_EQ(main.threads_per_block, 384u);
+  EXPECT_EQ(main.persistent_tiles, tiles);
+  EXPECT_EQ(main.tiles, tiles) << "fewer tiles than SMs: a block each";
+  EXPECT_EQ(main.dynamic_shared_bytes, static_cast<std::size_t>(config.stages * (128 + n) * 64 * 2 +
+                                                                2 * (128 * n * 4 + 128 * 8)));
+  EXPECT_LE(main.dynamic_shared_bytes, kOptInSharedLimit);
+  EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 128u);
+  EXPECT_NE(source.value().source.find("PINGPONG = 1"), std::string::npos);
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+  for (int i = 0; i < 4; ++i) {
+    c = test::random_channels_last_conv(rng, 1 + i % 3);
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 2 == 0) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, config.id, i == 2 ? 2 : 0);
+    c.filters = 8 * (1 + i);
+    c.stride.assign(c.input.size(), 1);
+    check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, config.id);
+    c.stride[0] = 2;
+    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
+      check(phased, rng, 1.0, 0.0, config.id);
+  }
+  // 2 x 40 x 36 pixels: 23 tiles of pixels.
+  c = channels_last_3x3(72, 136, {40, 36}, {1, 1}, {1, 1});
+  check_on_blocks(fwd(c, DataType::bf16), rng, config.id, 3, 0.5, 0.25);
+  c.filter_layout = test::TestLayout::nchw;
+  check_on_blocks(fwd(c, DataType::f16), rng, config.id, 2);
+  c.filter_layout = test::TestLayout::nhwc;
+  c.stride = {2, 2};  // phases of 4, 2, 2 and 1 taps
+  check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 3, 1.0, 0.5);
+  c.kernel = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};  // three phases without taps
+  check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 2);
+  const Status refused = check_variant(bwdfilt(c, DataType::bf16), config.id, {"sm_90", false});
+  EXPECT_NE(refused.message().find("in ping-pong; a bwdfilt's tile is 128 filters"),
+            std::string::npos)
+      << refused.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PingPongTile,
+                         ::testing::Values(kWgmmaConfigs[5], kWgmmaConfigs[6]),
+                         [](const auto& p) { return std::string(p.param.id); });
+
 // A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
 // random channels-last convs whose strides are not all 1, their filters
 // (dy's channels) a multiple of 8.
@@ -725,9 +814,11 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
             3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
-  EXPECT_EQ(std::vector<std::string>(ids.end() - 4, ids.end()),
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 6, ids.end()),
             (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                      std::string(kHalf), std::string(kWideHalf)}));
+                                      std::string(kHalf), std::string(kWideHalf),
+                                      std::string(kWgmmaConfigs[5].id),
+                                      std::string(kWgmmaConfigs[6].id)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;

@@ -195,20 +195,32 @@ __device__ __forceinline__ Output dx_output(const Work& work) {
           work.h.phase, work.w.phase};
 }
 
-// The block's tile of its phase's dx, or its slice's partial
-// sums.
-template <int N, class Tiles, class Barriers, class Barrier>
-__device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
-                                         Barriers empty, Barrier consumers, storage_t* dx,
-                                         scratch_t* workspace, float alpha, float beta) {
-  const Work work = work_of<N>(static_cast<index_t>(blockIdx.x));
+// The block's tiles of its phases' dx (its own, or in ping-pong every
+// G-th), or its slice's partial sums.
+template <int N, class Tiles, class Barriers>
+__device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem, Barriers full,
+                                          Barriers empty, Barriers consumers, storage_t* dx,
+                                          scratch_t* workspace, float alpha, float beta) {
   const auto stages = ring(full, empty);
+  const auto steps = [](index_t block) { return work_of<N>(block).slice.steps; };
   run_warpgroups(
-      stages, consumers, [&] { produce<N>(maps, smem, stages, work); },
+      stages, consumers,
       [&] {
-        consume_and_store<N>(smem, stages, work.slice.steps, consumers, dx, dx_output(work),
-                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta,
-                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
+        for_block_tiles(tile_count<N>() * P::SPLIT, 1, 0, steps,
+                        [&](index_t block, int, int first) {
+                          produce<N>(maps, smem, stages.from(first), work_of<N>(block));
+                        });
+      },
+      [&] {
+        for_block_tiles(tile_count<N>() * P::SPLIT, static_cast<int>(P::CONSUMERS),
+                        consumer_index(), steps, [&](index_t block, int j, int first) {
+                          const Work work = work_of<N>(block);
+                          consume_and_store<N>(
+                              smem, stages.from(first), work.slice.steps, consumers, j, dx,
+                              dx_output(work), work.pixel0, work.channel0, ScaledEpilogue{alpha},
+                              beta,
+                              partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
+                        });
       });
 }
 
@@ -236,11 +248,11 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
-  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
   if (P::TILE_N == 64)
-    run_tile<64>(maps, smem, full, empty, &consumers[0], dx, workspace, alpha, beta);
+    run_tiles<64>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
   else
-    run_tile<128>(maps, smem, full, empty, &consumers[0], dx, workspace, alpha, beta);
+    run_tiles<128>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
 }
 
 // The second pass of split-K (P::SPLIT > 1; launched only then, and

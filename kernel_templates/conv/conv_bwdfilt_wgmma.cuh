@@ -203,7 +203,7 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   const auto stages = ring(full, empty);
   const Work work = work_of(static_cast<index_t>(blockIdx.x));
   run_warpgroups(
-      stages, &consumers[0], [&] { produce(maps, smem, stages, work); },
+      stages, consumers, [&] { produce(maps, smem, stages, work); },
       [&] {
         wgmma_accumulators<kBlockN> top, bottom;
         consume(smem, stages, work.steps, top, bottom);

@@ -14,6 +14,9 @@
 //     m64nN wgmmas per 16 channels each, then the tile through shared
 //     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
 //     where y's filters are contiguous.
+// In ping-pong (P::PINGPONG) the grid is persistent, at most a block an
+// SM, and a block's two consumers take its tiles (blockIdx.x + j
+// gridDim.x) in turn, a tile of 128 pixels each.
 // Where the tiles would leave most of the GPU idle (few pixels, a long
 // K), P::SPLIT blocks share a tile, each over a slice of its K steps
 // (split-K): they write f32 partial sums to the workspace, and
@@ -124,19 +127,31 @@ __device__ __forceinline__ Output y_output() {
   return {P::K, P::YS1, chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4)};
 }
 
-// The block's tile of y, or its slice's partial sums.
-template <int N, class Tiles, class Barriers, class Barrier>
-__device__ __forceinline__ void run_tile(const tensor_maps_t& maps, Tiles smem, Barriers full,
-                                         Barriers empty, Barrier consumers, storage_t* y,
-                                         scratch_t* workspace, const FusedEpilogue<P>& epilogue) {
-  const Work work = work_of<N>(static_cast<index_t>(blockIdx.x));
+// The block's tiles of y (its own, or in ping-pong every G-th), or its
+// slice's partial sums.
+template <int N, class Tiles, class Barriers>
+__device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem, Barriers full,
+                                          Barriers empty, Barriers consumers, storage_t* y,
+                                          scratch_t* workspace, const FusedEpilogue<P>& epilogue) {
   const auto stages = ring(full, empty);
+  const auto steps = [](index_t block) { return work_of<N>(block).slice.steps; };
   run_warpgroups(
-      stages, consumers, [&] { produce<N>(maps, smem, stages, work); },
+      stages, consumers,
       [&] {
-        consume_and_store<N>(smem, stages, work.slice.steps, consumers, y, y_output(),
-                             work.pixel0, work.filter0, epilogue, epilogue.beta,
-                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
+        for_block_tiles(tile_count<N>() * P::SPLIT, 1, 0, steps,
+                        [&](index_t block, int, int first) {
+                          produce<N>(maps, smem, stages.from(first), work_of<N>(block));
+                        });
+      },
+      [&] {
+        for_block_tiles(tile_count<N>() * P::SPLIT, static_cast<int>(P::CONSUMERS),
+                        consumer_index(), steps, [&](index_t block, int j, int first) {
+                          const Work work = work_of<N>(block);
+                          consume_and_store<N>(
+                              smem, stages.from(first), work.slice.steps, consumers, j, y,
+                              y_output(), work.pixel0, work.filter0, epilogue, epilogue.beta,
+                              partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
+                        });
       });
 }
 
@@ -165,12 +180,12 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
-  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
+  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
   const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
   if (P::TILE_N == 64)
-    run_tile<64>(maps, smem, full, empty, &consumers[0], y, workspace, epilogue);
+    run_tiles<64>(maps, smem, full, empty, consumers, y, workspace, epilogue);
   else
-    run_tile<128>(maps, smem, full, empty, &consumers[0], y, workspace, epilogue);
+    run_tiles<128>(maps, smem, full, empty, consumers, y, workspace, epilogue);
 }
 
 // The second pass of split-K (P::SPLIT > 1; launched only then, and

@@ -11,6 +11,9 @@
 // N (filters; taps x channels) come as two boxes of 64 channels.
 #define CONVJIT_WGMMA_STEP_PIXELS 64
 #define CONVJIT_WGMMA_MAX_STAGES 8  // the mbarriers the templates declare
+// The consumers' own mbarriers (wgmma_pipeline.cuh): two consumers'
+// epilogues and, in ping-pong, their turns at the ring.
+#define CONVJIT_WGMMA_CONSUMER_BARRIERS 4
 // A block's threads: the producer's warpgroup of 128 and the consumers'
 // (the kernels' __launch_bounds__, the host's launch).
 #define CONVJIT_WGMMA_BLOCK_THREADS(consumers) (128 * (1 + (consumers)))

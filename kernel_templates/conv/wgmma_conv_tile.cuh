@@ -1,11 +1,12 @@
 // The output tiles of the Hopper convs whose operands are both K-major
 // (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels a consumer
-// warpgroup (one or two: 128 or 256 pixels) by N = 128 or 64 channels
+// warpgroup that shares it (one or two: 128 or 256 pixels; in ping-pong
+// each consumer its own tile of 128) by N = 128 or 64 channels
 // (Problem::TILE_N): A, the tile's pixels by 64 channels of one tap, and
 // B, N filters by the same 64 channels, each a 128-byte swizzled box,
-// make a stage of the ring (wgmma_pipeline.cuh).  Consumer c multiplies
-// A's rows 128 c to 128 c + 127 by all of B.  N = 64 serves layers of 64
-// filters or fewer without multiplying the other 64's zeros.
+// make a stage of the ring (wgmma_pipeline.cuh).  The tile's consumer c
+// multiplies A's rows 128 c to 128 c + 127 by all of B.  N = 64 serves
+// layers of 64 filters or fewer without multiplying the other 64's zeros.
 // Here are the consumer's main loop over the stages, split-K's slices
 // of the K steps and their partial sums, and the epilogue that writes the
 // tile through an Output:
@@ -37,10 +38,10 @@ using namespace wgmma_pipeline;
 // kBlockM: a consumer's pixels.
 constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockK = CONVJIT_WGMMA_CHANNELS;
 constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // a consumer's A per stage
-// The block's tile of pixels, and its A per stage.
-__device__ __forceinline__ int tile_pixels() { return consumers() * kBlockM; }
+// A tile's pixels, and its A per stage.
+__device__ __forceinline__ int tile_pixels() { return tile_consumers() * kBlockM; }
 __device__ __forceinline__ unsigned a_bytes() {
-  return static_cast<unsigned>(consumers()) * kOperandBytes;
+  return static_cast<unsigned>(tile_consumers()) * kOperandBytes;
 }
 // A stage: A's rows, then B's N rows.
 template <int N>
@@ -87,7 +88,7 @@ __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  const unsigned rows = static_cast<unsigned>(consumer_index()) * kOperandBytes / 4;
+  const unsigned rows = static_cast<unsigned>(tile_consumer_index()) * kOperandBytes / 4;
   const bool mn = Problem::FILTERS_MN != 0;
   const unsigned b_leading = mn ? kMnBoxBytes : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
   consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
@@ -251,53 +252,70 @@ __device__ __forceinline__ index_t staged_row_offset(Staged staged, int row) {
   return load_offset(&staged[row_offset_index<N>(row)]);
 }
 
-// A consumer's whole part: the main loop, then its 128 rows of the tile
-// (from pixel0) to y or, with slices, to its slice's partial sums
-// (`partial`).  To y, they go through the ring's memory, each consumer's
-// rows at their own place: every stage has landed and been read, so the
-// ring holds the staged rows once every consumer is past its last wgmma
-// (the consumers' barrier, phase 0), and y's chunks once they are all
-// staged (phase 1).  Without K steps the tile is zero (y = beta y, after
-// the epilogue's bias, residual and activation).
-template <int N, class Tiles, class Ring, class Barrier, class Output, class Epilogue>
+// Where a consumer stages its tile: in the ring, which its tile's
+// consumers have done with; in ping-pong, where the other consumer's main
+// loop goes on in the ring, in its own place after it (the host's
+// shared memory: WgmmaConvConfig::shared_bytes).
+template <int N, class Tiles>
+__device__ __forceinline__ auto staging(Tiles smem) {
+  const unsigned ring_floats = static_cast<unsigned>(Problem::STAGES) * stage_bytes<N>() / 4;
+  const unsigned staged_floats = static_cast<unsigned>(row_offset_index<N>(tile_pixels()));
+  return &smem[ping_pong() ? ring_floats + static_cast<unsigned>(consumer_index()) * staged_floats
+                           : 0u];
+}
+
+// A consumer's whole part for one tile: the main loop (in ping-pong, at
+// its turn: block_tile is the tile's place among the block's), then its
+// 128 rows of the tile (from pixel0) to y or, with slices, to its slice's
+// partial sums (`partial`).  To y, they go through shared memory
+// (staging), each consumer's rows at their own place: its tile's
+// consumers are past their last wgmma, and done reading the tile before
+// (a ping-pong consumer's), once they all reach the epilogue's barrier
+// (phase 0), and the staged rows are whole at phase 1.  Without K steps
+// the tile is zero (y = beta y, after the epilogue's bias, residual and
+// activation).
+template <int N, class Tiles, class Ring, class Barriers, class Output, class Epilogue>
 __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
-                                                  Barrier consumers, storage_t* y,
-                                                  const Output& output, index_t pixel0,
-                                                  int filter0, const Epilogue& epilogue,
-                                                  float beta, scratch_t* partial) {
+                                                  Barriers consumers, int block_tile, storage_t* y,
+                                                  const Output& output, index_t pixel0, int filter0,
+                                                  const Epilogue& epilogue, float beta,
+                                                  scratch_t* partial) {
   wgmma_accumulators<N> top, bottom;
+  wait_turn(consumers, block_tile);
   consume<N>(smem, ring, steps, top, bottom);
+  pass_turn(consumers);
   if (steps == 0)
     for (int i = 0; i < N / 2; ++i) {
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
-  const int row0 = consumer_index() * kBlockM;
+  const int row0 = tile_consumer_index() * kBlockM;
   if (Problem::SPLIT > 1) {
     store_partials<N>(partial, top, row0);
     store_partials<N>(partial, bottom, row0 + 64);
     return;
   }
-  const int t = static_cast<int>(threadIdx.x) - static_cast<int>(kWarpgroupSize);
-  const int threads = static_cast<int>(consumer_threads());
-  mbarrier_arrive(consumers);
-  mbarrier_wait_parity(consumers, 0);
-  stage_accumulators<N>(smem, top, row0);
-  stage_accumulators<N>(smem, bottom, row0 + 64);
-  stage_row_offsets<N>(smem, output, pixel0, t, threads);
-  mbarrier_arrive(consumers);
-  mbarrier_wait_parity(consumers, 1);
+  const int t = tile_thread(), threads = static_cast<int>(tile_threads());
+  const auto staged = staging<N>(smem);
+  const auto barrier = epilogue_barrier(consumers);
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 0);
+  stage_accumulators<N>(staged, top, row0);
+  stage_accumulators<N>(staged, bottom, row0 + 64);
+  stage_row_offsets<N>(staged, output, pixel0, t, threads);
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 1);
   // A chunk's 8 values are two swizzled runs of 4 (16 bytes each).
   store_tile<N>(
-      [&](int row, int col, float (&v)[kChunkElements]) {
+      [&](int row, int col, float(&v)[kChunkElements]) {
 #pragma unroll
         for (int q = 0; q < kChunkElements; q += 4) {
-          const Vec128 four = load_128(&smem[staged_index<N>(row, col + q)]);
+          const Vec128 four = load_128(&staged[staged_index<N>(row, col + q)]);
 #pragma unroll
           for (int j = 0; j < 4; ++j) v[q + j] = __uint_as_float(four.w[j]);
         }
       },
-      [&](int row) { return staged_row_offset<N>(smem, row); }, tile_pixels(), t, threads, y,
+      [&](int row) { return staged_row_offset<N>(staged, row); }, tile_pixels(), t, threads, y,
       output, filter0, epilogue, beta);
 }
 

@@ -11,6 +11,11 @@
 //     it are done.  Two consumers share the stage's B and take half of its
 //     rows of A each: a tile twice as tall for the same B, so more FLOP per
 //     byte the stage brings through the L2.
+// Or, ping-pong (Problem::PINGPONG), a persistent block of two consumers
+// that take its tiles in turn, each a whole tile of its own: the ring
+// runs the block's tiles one after another, so that one consumer's main
+// loop runs while the other writes its tile out, and no tile waits for a
+// block to start.
 // What a stage holds and how it is multiplied is the kernel's own; the
 // ring's protocol, the barriers and the registers' split are here.
 #pragma once
@@ -38,25 +43,54 @@ constexpr unsigned kSwizzleRowGroup = 1024;
 // run time.
 __device__ __forceinline__ int consumers() { return static_cast<int>(Problem::CONSUMERS); }
 __device__ __forceinline__ int consumer_index() { return static_cast<int>(warpgroup_id()) - 1; }
-__device__ __forceinline__ unsigned consumer_threads() {
-  return kWarpgroupSize * static_cast<unsigned>(consumers());
+
+__device__ __forceinline__ bool ping_pong() { return Problem::PINGPONG != 0; }
+// The consumers that share a tile, and its stages: all, or in ping-pong
+// each its own.
+__device__ __forceinline__ int tile_consumers() { return ping_pong() ? 1 : consumers(); }
+__device__ __forceinline__ unsigned tile_threads() {
+  return kWarpgroupSize * static_cast<unsigned>(tile_consumers());
+}
+// This consumer's place among its tile's (its rows' block of 128), and
+// its thread's among their threads.
+__device__ __forceinline__ int tile_consumer_index() { return ping_pong() ? 0 : consumer_index(); }
+__device__ __forceinline__ int tile_thread() {
+  return static_cast<int>(threadIdx.x) -
+         static_cast<int>(kWarpgroupSize) * (1 + consumer_index() - tile_consumer_index());
 }
 
+// The consumers' own mbarriers (a kernel's array of
+// CONVJIT_WGMMA_CONSUMER_BARRIERS): the epilogue's of each tile's
+// consumers (one, or in ping-pong one a consumer), then in ping-pong each
+// consumer's turn at the ring.
+template <class Barriers>
+__device__ __forceinline__ auto epilogue_barrier(Barriers consumers) {
+  return &consumers[ping_pong() ? consumer_index() : 0];
+}
+template <class Barriers>
+__device__ __forceinline__ auto turn_barrier(Barriers consumers, int consumer) {
+  return &consumers[2 + consumer];
+}
+
+// The ring's steps are counted from the block's first: a persistent
+// block's tiles follow each other on it, from(first) each tile's.
 template <class Barriers>
 struct Ring {
   Barriers full, empty;
+  int first = 0;  // the ring step of step 0
 
-  __device__ __forceinline__ static int stage(int step) {
-    return step % static_cast<int>(Problem::STAGES);
+  __device__ __forceinline__ Ring from(int tile_first) const { return {full, empty, tile_first}; }
+  __device__ __forceinline__ int stage(int step) const {
+    return (first + step) % static_cast<int>(Problem::STAGES);
   }
-  __device__ __forceinline__ static unsigned parity(int step) {
-    return static_cast<unsigned>(step / static_cast<int>(Problem::STAGES)) & 1u;
+  __device__ __forceinline__ unsigned parity(int step) const {
+    return static_cast<unsigned>((first + step) / static_cast<int>(Problem::STAGES)) & 1u;
   }
   // Thread 0, before the block's barrier.
   __device__ __forceinline__ void init() const {
     for (int s = 0; s < static_cast<int>(Problem::STAGES); ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], consumer_threads());
+      mbarrier_init(&empty[s], tile_threads());
     }
   }
   // The producer, before step's loads: waits for the stage to be free (a
@@ -78,7 +112,7 @@ struct Ring {
 
 template <class Barriers>
 __device__ __forceinline__ Ring<Barriers> ring(Barriers full, Barriers empty) {
-  return {full, empty};
+  return {full, empty, 0};
 }
 
 // A consumer's registers once the producer has given its own back: with
@@ -93,17 +127,19 @@ __device__ __forceinline__ void consumer_registers() {
 }
 
 // The block's warpgroups: thread 0 sets up the ring's barriers and
-// `consumers` (the consumer warpgroups' own, for their epilogue), then the
-// producer gives its registers back and its first thread runs produce(),
-// and the consumers take them and run consume().  They part here for
-// good: code they shared after setmaxnreg would have to fit the
-// producer's 40 registers.
-template <class Ring, class Barrier, class Produce, class Consume>
-__device__ __forceinline__ void run_warpgroups(const Ring& ring, Barrier consumers,
+// `consumers` (the consumer warpgroups' own), then the producer gives its
+// registers back and its first thread runs produce(), and the consumers
+// take them and run consume().  They part here for good: code they shared
+// after setmaxnreg would have to fit the producer's 40 registers.
+template <class Ring, class Barriers, class Produce, class Consume>
+__device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consumers,
                                                Produce produce, Consume consume) {
   if (threadIdx.x == 0) {
     ring.init();
-    mbarrier_init(consumers, consumer_threads());
+    for (int c = 0; c < (ping_pong() ? static_cast<int>(Problem::CONSUMERS) : 1); ++c)
+      mbarrier_init(&consumers[c], tile_threads());
+    if (ping_pong())
+      for (int c = 0; c < 2; ++c) mbarrier_init(turn_barrier(consumers, c), kWarpgroupSize);
     fence_mbarrier_init();
   }
   __syncthreads();
@@ -155,6 +191,46 @@ __device__ __forceinline__ void consume_steps(const Ring& ring, int steps, unsig
   }
   wgmma_wait_group<0>(top);
   wgmma_wait_group<0>(bottom);
+  // A persistent block's producer goes on to its next tiles.
+  if (ping_pong() && steps > 0) ring.release(steps - 1);
+}
+
+// Ping-pong's order of the consumers' main loops: each waits for its turn
+// at the ring (the other's main loop over the block's previous tile done)
+// before it waits on its own tile's stages, and then gives the turn back.
+// So it never waits on a stage more than one phase ahead, where the
+// parity would alias (step s + 2 STAGES looks like step s).  The block's
+// j-th tile waits for phase (j - 1) / 2 of its consumer's turn barrier.
+template <class Barriers>
+__device__ __forceinline__ void wait_turn(Barriers consumers, int block_tile) {
+  if (ping_pong() && block_tile > 0)
+    mbarrier_wait_parity(turn_barrier(consumers, consumer_index()),
+                         static_cast<unsigned>((block_tile - 1) / 2) & 1u);
+}
+template <class Barriers>
+__device__ __forceinline__ void pass_turn(Barriers consumers) {
+  if (ping_pong()) mbarrier_arrive(turn_barrier(consumers, 1 - consumer_index()));
+}
+
+// A block's output tiles: its own, blockIdx.x, or in ping-pong (a
+// persistent grid) blockIdx.x + j gridDim.x for j = 0, 1, ... below
+// `tiles`, each after the one before on the ring.  each(tile, j, first)
+// runs tile j (from ring step `first`) where j % every == offset
+// (the producer: every tile; a ping-pong consumer: every other); steps(tile)
+// is a tile's K steps.
+template <class Steps, class Each>
+__device__ __forceinline__ void for_block_tiles(index_t tiles, int every, int offset, Steps steps,
+                                                Each each) {
+  if (!ping_pong()) {
+    each(static_cast<index_t>(blockIdx.x), 0, 0);
+    return;
+  }
+  int first = 0, j = 0;
+#pragma unroll 1
+  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++j) {
+    if (j % every == offset) each(tile, j, first);
+    first += steps(tile);
+  }
 }
 
 }  // namespace wgmma_pipeline

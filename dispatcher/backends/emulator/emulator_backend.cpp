@@ -184,12 +184,8 @@ class EmulatorKernel final : public Kernel {
   const emulator::EmulatedTemplate& kernels_;
 };
 
-Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescriptor& desc,
-                                                               std::string_view variant,
-                                                               KernelSource& source) {
-  auto made = kernel_source(desc, variant);
-  if (!made.is_ok()) return made.status();
-  source = std::move(made).value();
+Result<const emulator::EmulatedTemplate*> emulated_kernels_of(const OpDescriptor& desc,
+                                                              const KernelSource& source) {
   // The Hopper conv's variants differ in Problem constants alone: one build.
   const std::string_view built =
       find_wgmma_config(source.variant) != nullptr ? kWgmmaVariant : source.variant;
@@ -200,6 +196,15 @@ Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescripto
                   fmt::format("{} has no emulated build for {} ({})", source.template_name,
                               dtype_name(desc.dtype), source.variant));
   return kernels;
+}
+
+Result<const emulator::EmulatedTemplate*> emulated_kernels_for(const OpDescriptor& desc,
+                                                               std::string_view variant,
+                                                               KernelSource& source) {
+  auto made = kernel_source(desc, variant);
+  if (!made.is_ok()) return made.status();
+  source = std::move(made).value();
+  return emulated_kernels_of(desc, source);
 }
 
 Result<std::unique_ptr<Kernel>> build_emulated(const OpDescriptor& desc, std::string_view variant,
@@ -234,6 +239,14 @@ class AlignedZeros {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<Kernel>> emulate_kernel_source(const OpDescriptor& desc,
+                                                      KernelSource source) {
+  auto kernels = emulated_kernels_of(desc, source);
+  if (!kernels.is_ok()) return kernels.status();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EmulatorKernel>(desc, std::move(source), *kernels.value()));
+}
 
 Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(const OpDescriptor& desc,
                                                                          std::string_view variant,

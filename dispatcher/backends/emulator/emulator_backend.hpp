@@ -6,11 +6,13 @@
 // calls allocate.
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "dispatcher/backend.hpp"
 #include "dispatcher/backends/emulator/memory_counters.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
 
 namespace convjit {
 
@@ -31,6 +33,12 @@ class EmulatorBackend final : public Backend {
                                                               std::string_view id,
                                                               BuildTrace& trace) override;
 };
+
+// `source` (a kernel_source, its launch perhaps changed: a test's
+// persistent grid of fewer blocks than an SM count, so that each takes
+// several tiles) run in the emulator as build_variant runs a variant's.
+[[nodiscard]] Result<std::unique_ptr<Kernel>> emulate_kernel_source(const OpDescriptor& desc,
+                                                                    KernelSource source);
 
 // The memory counters of JIT variant `variant` (an id kernel_source
 // takes) of `desc`, per kernel entry: its kernels run in the emulator on

@@ -21,13 +21,16 @@ inline constexpr int kJitThreadsPerBlock = 256;
 struct KernelEntry {
   std::string name;       // extern "C" symbol in the module
   long long threads = 0;  // work items; the grid covers them (grid-stride beyond a cap)
-  long long tiles = 0;    // when not 0: exactly this many blocks, one per output tile
+  long long tiles = 0;  // when not 0: exactly this many blocks, one per output tile (or persistent)
   // Its CONVJIT_DYNAMIC_SHARED_ARRAY's bytes (kernel_abi.cuh): the launch's
   // dynamic shared memory, opted into beyond 48 KiB when the module loads.
   std::size_t dynamic_shared_bytes = 0;
   // The block's threads: kJitThreadsPerBlock but where a template declares
   // its own (a Hopper conv of two consumer warpgroups: 384).
   unsigned threads_per_block = kJitThreadsPerBlock;
+  // A persistent grid's (`tiles` blocks) output tiles, which its blocks
+  // take in turn: the analyser's measure of its balance; 0 otherwise.
+  long long persistent_tiles = 0;
   [[nodiscard]] unsigned blocks() const;
 };
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 #include "dispatcher/backends/jit/filter_copy.hpp"
@@ -302,8 +303,29 @@ long long reduction_slices(const OpDescriptor& d, long long tiles, const WgmmaCo
 // The K's slices (split-K): of the pixels for a bwdfilt, of the taps and
 // channels for the others.
 long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig& config) {
+  if (config.ping_pong) return 1;  // a persistent grid is full wherever it has a tile an SM
   return d.direction == Direction::bwdfilt ? pixel_slices(d, tiles)
                                            : reduction_slices(d, tiles, config);
+}
+
+// The blocks of `config`'s main entry: a tile and slice each, or in
+// ping-pong one an SM, each taking its tiles in turn.
+long long grid_blocks(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const long long tiles = output_tiles(d, config);
+  return config.ping_pong ? std::min(tiles, kHopperSms * config.blocks_per_sm)
+                          : tiles * k_slices(d, tiles, config);
+}
+
+// A ping-pong block counts the K steps of all its tiles on its ring in an
+// int: at most a tile's steps (a phase's at most all taps') times its
+// tiles.
+bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  if (!config.ping_pong) return true;
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const long long steps =
+      w.spatial_size() * ceil_div(phased(d) ? w.dims[0] : w.dims[1], WgmmaConvTile::kChannels);
+  const long long block_tiles = ceil_div(output_tiles(d, config), grid_blocks(d, config));
+  return steps * block_tiles <= std::numeric_limits<int>::max();
 }
 
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
@@ -333,11 +355,13 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
   if (desc.direction == Direction::bwdfilt &&
-      (config.filters != WgmmaConvTile::kFilters || config.pixels != WgmmaConvTile::kPixels))
+      (config.filters != WgmmaConvTile::kFilters || config.pixels != WgmmaConvTile::kPixels ||
+       config.ping_pong))
     return not_available(fmt::format(
-        "tiles the output {} x {}; a bwdfilt's tile is {} filters by {} channels: use {}",
-        config.pixels, config.filters, WgmmaConvTile::kFilters, 2 * WgmmaConvTile::kChannels,
-        kWgmmaVariant));
+        "tiles the output {} x {}{}; a bwdfilt's tile is {} filters by {} channels, a block's "
+        "own: use {}",
+        config.pixels, config.filters, config.ping_pong ? " in ping-pong" : "",
+        WgmmaConvTile::kFilters, 2 * WgmmaConvTile::kChannels, kWgmmaVariant));
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -352,10 +376,13 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
-  const long long tiles = output_tiles(d, config);
-  if (const long long blocks = tiles * k_slices(d, tiles, config); blocks > kMaxGrid)
+  if (const long long blocks = grid_blocks(d, config); blocks > kMaxGrid)
     return not_available(
         fmt::format("would launch {} blocks, beyond the grid's {}", blocks, kMaxGrid));
+  if (!ring_steps_fit(d, config))
+    return not_available(fmt::format(
+        "would count more than {} K steps on a block's ring; use a variant of a block a tile",
+        std::numeric_limits<int>::max()));
   // The rest is TMA's own rules (strides, corners, boxes), checked as a
   // launch will check them.
   for (const TensorMapArgument& map : tensor_maps(desc, d, config))
@@ -464,13 +491,17 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
-                                   c.ring_bytes() <= kOptInSharedLimit &&
-                                   c.ring_bytes() >= static_cast<std::size_t>(
-                                                         c.pixels * c.filters * sizeof(float) +
-                                                         c.pixels * sizeof(std::int64_t));
+                                   c.shared_bytes() <= kOptInSharedLimit &&
+                                   (c.ping_pong || c.ring_bytes() >= c.staged_bytes());
                           }),
-              "a tile is 128 pixels a consumer, its ring fits in shared memory and holds what "
-              "its epilogue stages: the f32 tile and its rows' offsets in y");
+              "a tile is 128 pixels a consumer, its shared memory fits, and but in ping-pong "
+              "its ring holds what its epilogue stages: the f32 tile and its rows' offsets in y");
+static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
+                          [](const WgmmaConvConfig& c) {
+                            return !c.ping_pong ||
+                                   (c.pixels == WgmmaConvTile::kPixels && c.blocks_per_sm == 1);
+                          }),
+              "a ping-pong block is one an SM, its consumers' tiles 128 pixels each");
 
 const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   for (const WgmmaConvConfig& c : kWgmmaConfigs)
@@ -494,9 +525,11 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
   launch.split = k_slices(d, tiles, config);
-  const long long blocks = tiles * launch.split;
-  launch.entries.push_back({"convjit_kernel", blocks * config.threads(), blocks,
-                            config.ring_bytes(), static_cast<unsigned>(config.threads())});
+  const long long blocks = grid_blocks(d, config);
+  KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(),
+                   static_cast<unsigned>(config.threads())};
+  if (config.ping_pong) main.persistent_tiles = tiles;
+  launch.entries.push_back(std::move(main));
   if (launch.split > 1 && d.direction == Direction::bwdfilt) {
     launch.entries.push_back({"convjit_kernel_finish", weights});
     launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
@@ -521,6 +554,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.stages = config.stages;
   launch.filters = config.filters;
   launch.consumers = config.consumers();
+  launch.ping_pong = config.ping_pong;
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -34,37 +36,59 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
               "the bwdfilt kernel's stage is the 128 x 128 tile's size");
 
 // The Hopper conv's variants: one template whose tile, ring and residency
-// come from its Problem (CONSUMERS, TILE_N, STAGES, BLOCKS_PER_SM), so the
-// emulator runs them all through one build.  Two blocks an SM overlap one
-// block's epilogue with the other's main loop, at 216 registers for the
-// consumers (their 128 threads' 216 and the producers' 40 fill the 64 Ki
-// register file twice over): the 128 x 128 tile's at 3 stages of 32 KiB,
-// the 128 x 64 tile's (fwd and bwddata of 64 output channels or fewer) at
-// 4 of 24 KiB.  The 256 x 128 tile has two consumer warpgroups (384
-// threads, one block an SM) that share each stage's filters: 48 KiB a
-// stage for 4.2 MFLOP, against the 128 x 128 tile's 32 KiB for 2.1, for
-// the layers whose main loop the L2's bandwidth bounds; the 256 x 64 tile
-// is its analogue for 64 output channels or fewer, at 5 stages of 40 KiB.
+// come from its Problem (CONSUMERS, TILE_N, STAGES, BLOCKS_PER_SM,
+// PINGPONG), so the emulator runs them all through one build.  Two blocks
+// an SM overlap one block's epilogue with the other's main loop, at 216
+// registers for the consumers (their 128 threads' 216 and the producers'
+// 40 fill the 64 Ki register file twice over): the 128 x 128 tile's at 3
+// stages of 32 KiB, the 128 x 64 tile's (fwd and bwddata of 64 output
+// channels or fewer) at 4 of 24 KiB.  The 256 x 128 tile has two consumer
+// warpgroups (384 threads, one block an SM) that share each stage's
+// filters: 48 KiB a stage for 4.2 MFLOP, against the 128 x 128 tile's
+// 32 KiB for 2.1, for the layers whose main loop the L2's bandwidth
+// bounds; the 256 x 64 tile is its analogue for 64 output channels or
+// fewer, at 5 stages of 40 KiB.  Ping-pong (the `p` variants, fwd and
+// bwddata): a persistent block an SM, whose two consumers take its tiles
+// in turn, each staging its own tile outside the ring, so that one's
+// epilogue runs under the other's main loop within the block and no
+// round of blocks waits for its slowest: 128 x 128 at 3 stages of 32 KiB
+// and 2 x 65 KiB of staging, 128 x 64 at 6 of 24 KiB and 2 x 33 KiB.
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;
   long long blocks_per_sm;
   long long filters;  // the tile's N: y's filters (a bwddata: dx's channels) per block
   long long pixels = WgmmaConvTile::kPixels;  // the tile's M: 128 a consumer warpgroup
+  bool ping_pong = false;  // a persistent grid, the consumers taking whole tiles in turn
 
-  [[nodiscard]] constexpr long long consumers() const { return pixels / WgmmaConvTile::kPixels; }
+  [[nodiscard]] constexpr long long consumers() const {
+    return ping_pong ? 2 : pixels / WgmmaConvTile::kPixels;
+  }
   [[nodiscard]] constexpr long long threads() const {
     return CONVJIT_WGMMA_BLOCK_THREADS(consumers());
   }
   [[nodiscard]] constexpr std::size_t ring_bytes() const {
     return static_cast<std::size_t>(stages) * WgmmaConvTile::stage_bytes(pixels, filters);
   }
+  // What the epilogue stages of a tile: its f32 outputs and its rows'
+  // offsets in y (conv/wgmma_conv_tile.cuh's staging).
+  [[nodiscard]] constexpr std::size_t staged_bytes() const {
+    return static_cast<std::size_t>(pixels * filters) * sizeof(float) +
+           static_cast<std::size_t>(pixels) * sizeof(std::int64_t);
+  }
+  // The block's dynamic shared memory: the ring, where the epilogue stages
+  // too, but in ping-pong each consumer's staging after it.
+  [[nodiscard]] constexpr std::size_t shared_bytes() const {
+    return ring_bytes() + (ping_pong ? static_cast<std::size_t>(consumers()) * staged_bytes() : 0);
+  }
 };
 inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
                                                     {"wgmma128x128b2", 3, 2, 128},
                                                     {"wgmma128x64", 4, 2, 64},
                                                     {"wgmma256x128", 4, 1, 128, 256},
-                                                    {"wgmma256x64", 5, 1, 64, 256}};
+                                                    {"wgmma256x64", 5, 1, 64, 256},
+                                                    {"wgmma128x128p", 3, 1, 128, 128, true},
+                                                    {"wgmma128x64p", 6, 1, 64, 128, true}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -122,8 +146,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
-// tile of `config` and slice of its K, with its ring in dynamic shared
-// memory; with slices, the pass that adds their partial sums), the
+// tile of `config` and slice of its K, or in ping-pong a block an SM (at
+// most a tile each), with its ring in dynamic shared memory; with slices,
+// the pass that adds their partial sums), the
 // workspace, the maps and the template's constants beyond the conv's.
 struct WgmmaConvLaunch {
   std::vector<KernelEntry> entries;
@@ -136,6 +161,7 @@ struct WgmmaConvLaunch {
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
   long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
+  bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
