@@ -779,26 +779,27 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
 // architecture-specific target with both tensor maps and its ring in
 // dynamic shared memory.
 TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
-  test::ConvCase c;  // 264 tiles of 128 x 128, 132 of 256 x 128: every SM busy
+  test::ConvCase c;  // 264 tiles of 128 x 128: two a ping-pong block
   c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor d = fwd(c, DataType::bf16);
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
-                             kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id;
+                             kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id,
+                             kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
-  EXPECT_EQ(ids.front(), kWide);
+  EXPECT_EQ(ids.front(), kPingPong);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
-  EXPECT_EQ(offered_last(emulated), kWide);
+  EXPECT_EQ(offered_last(emulated), kPingPong);
   EXPECT_TRUE(hopper_variants_trail(emulated));
   for (const std::string& id : jit_variants(d, {"sm_80", false}))
     EXPECT_EQ(find_wgmma_config(id), nullptr) << id;
   test::ConvCase narrow = c;
   narrow.channels = 32;
-  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kWide);
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kPingPong);
   narrow.channels = 16;
   const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(offered_last(narrow_ids), kWide);
+  EXPECT_EQ(offered_last(narrow_ids), kPingPong);
   EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -816,9 +817,8 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   // The others follow the lead, at the end.
   EXPECT_EQ(std::vector<std::string>(ids.end() - 6, ids.end()),
             (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                      std::string(kHalf), std::string(kWideHalf),
-                                      std::string(kWgmmaConfigs[5].id),
-                                      std::string(kWgmmaConfigs[6].id)}));
+                                      std::string(kHalf), std::string(kWide),
+                                      std::string(kWideHalf), std::string(kHalfPingPong)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -832,12 +832,14 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   // dx's 64 channels.
   test::ConvCase few_filters = c;
   few_filters.filters = 32;
+  // Over 18 K steps (128 filters) the 256 x 64 tile keeps its lead; 32
+  // filters are 9.
   EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(),
-            kWideHalf);
+            kHalfPingPong);
   few_filters.filters = 16;
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            kWideHalf);
+            kHalfPingPong);
   // Its K C R S filters through a packed, flipped copy; K R S C ones in
   // place, map 1 over w in MN-major boxes of 64 channels by 64 filters.
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);
@@ -857,13 +859,13 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   EXPECT_EQ(w_map.operand, TensorMapArgument::Operand::in1);
   EXPECT_EQ(w_map.spec.box[0], 64u);
   EXPECT_EQ(w_map.spec.box[4], 64u);
-  // A strided bwddata leads by the same rule, here with 5 K steps a phase
-  // (18 over 4 phases), too few for a wide tile; a bwdfilt where both its
+  // A strided bwddata leads by the same rule (dx's 64 channels); a bwdfilt where both its
   // tile's sides are 16 or more (its K step is pixels), in the 128 x 128
   // tile at two blocks an SM, never the 128 x 64 one.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
-  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(),
+            kHalfPingPong);
   const std::vector<std::string> filters_ids = jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false});
   EXPECT_EQ(filters_ids.front(), kTwoBlocks);
   EXPECT_EQ(std::count(filters_ids.begin(), filters_ids.end(), kHalf), 0);
@@ -919,11 +921,12 @@ TEST(EmulatedWgmmaConv, TheHalfTileLeadsWhereItPadsLessOrFillsTheWavesBetter) {
   EXPECT_EQ(wgmma_one_consumer_config(fwd(few, DataType::bf16)).id, kHalf);
 }
 
-// The tiles of two consumers lead (wgmma_lead_config): 256 x 128 where
+// Among the tiles of a block a tile (wgmma_tile_a_block_config), those of
+// two consumers lead: 256 x 128 where
 // the 128 x 64 tile does not pad less and its blocks (tiles times slices)
 // keep at least two thirds as many of the 132 SMs busy in their first
 // wave as the one-consumer configuration's would; else 256 x 64 wherever
-// the 128 x 64 tile would lead; never for a bwdfilt.  Every conv here has
+// the 128 x 64 tile would lead; never for a bwdfilt (whose lead this is).  Every conv here has
 // 8 K steps or more (the next test: fewer keep one consumer).
 TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
@@ -932,40 +935,40 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadWhereTheyKeepTheSmsBusy) {
   test::ConvCase c = channels_last_3x3(64, 128, {16, 16}, {1, 1}, {1, 1});
   c.batch = 88;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide) << "88 of 132";
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide) << "88 of 132";
   EXPECT_EQ(wgmma_one_consumer_config(bwddata(c, DataType::bf16)).id, kHalf) << "dx's 64";
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWideHalf);
   c.batch = 87;
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks)
-      << "87 of 132";
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kTwoBlocks) << "87 of 132";
   // ResNet-50's layer3 3 x 3 at batch 32: the 128 x 64 tile's 196 tiles
   // fill the waves better than 98 of 128 x 128; 100 of 256 x 64.
   c = channels_last_3x3(256, 256, {14, 14}, {1, 1}, {1, 1});
   c.batch = 32;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kHalf);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWideHalf);
   c.batch = 2;  // 7 tiles of 256 x 64 in 2 slices against 13 of 128 x 64 in 2
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWideHalf);
   // 75 images of 16 x 16: the 128 x 64 tile's 600 tiles fill their waves
   // better than 300 of 128 x 128, but 150 of 256 x 128 keep every SM busy.
   test::ConvCase full = channels_last_3x3(256, 256, {16, 16}, {1, 1}, {1, 1});
   full.batch = 75;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(full, DataType::bf16)).id, kHalf);
-  EXPECT_EQ(jit_variants(fwd(full, DataType::bf16), {"sm_90", false}).front(), kWide);
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(full, DataType::bf16)).id, kWide);
   full.batch = 16;  // 32 tiles of 256 x 128 in 2 slices: 64 SMs, the 128 x 64 tile's 128
   EXPECT_EQ(wgmma_one_consumer_config(fwd(full, DataType::bf16)).id, kHalf);
-  EXPECT_EQ(jit_variants(fwd(full, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(full, DataType::bf16)).id, kWideHalf);
   c.batch = 132;  // 203 tiles of pixels: either one-consumer tile fills 0.77 of its waves
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide);
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
   test::ConvCase strided = c;
   strided.stride = {2, 2};
-  EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(), kWide);
+  EXPECT_EQ(wgmma_tile_a_block_config(bwddata(strided, DataType::bf16)).id, kWide);
   EXPECT_EQ(jit_variants(bwdfilt(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks);
 }
 
 // Below 8 K steps a tile the wide tiles' shorter main loops do not repay
-// their one block an SM: the one-consumer configuration leads.
+// their one block an SM: the one-consumer configuration leads among the
+// tiles of a block a tile.
 TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadOnlyLongReductions) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
                              kWide = kWgmmaConfigs[3].id;
@@ -974,15 +977,71 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadOnlyLongReductions) {
   test::ConvCase c = channels_last_3x3(512, 128, {16, 16}, {0, 0}, {0, 0});
   c.kernel = {1, 1};
   c.batch = 88;
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kWide) << "8 steps";
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide) << "8 steps";
   c.channels = 448;
   EXPECT_EQ(wgmma_one_consumer_config(fwd(c, DataType::bf16)).id, kTwoBlocks);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kTwoBlocks)
-      << "7 steps";
+  EXPECT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kTwoBlocks) << "7 steps";
   // A bwddata reduces over the 128 filters: 2 steps, so its 64 channels
   // of dx keep the 128 x 64 tile.
   c.channels = 64;
-  EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kHalf);
+  EXPECT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kHalf);
+}
+
+// The ping-pong tiles lead (wgmma_lead_config) on ResNet-50's layers at
+// batch 32 as the analyser ranked them: 128 x 128 where a block takes
+// several of its tiles; 128 x 64 where it pads the output's channels less
+// or its tiles stay one an SM; 256 x 128 where it leads among the tiles of
+// a block a tile with one to two 128 x 128 tiles an SM over 16 K steps or
+// more.  A bwdfilt keeps its lead.
+TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMainLoop) {
+  constexpr std::string_view kWide = kWgmmaConfigs[3].id, kPingPong = kWgmmaConfigs[5].id,
+                             kHalfPingPong = kWgmmaConfigs[6].id;
+  const auto layer = [](std::int64_t channels, std::int64_t filters, std::int64_t side,
+                        std::int64_t kernel) {
+    const std::int64_t pad = kernel / 2;
+    test::ConvCase c = channels_last_3x3(channels, filters, {side, side}, {pad, pad}, {pad, pad});
+    c.batch = 32, c.kernel = {kernel, kernel};
+    return c;
+  };
+  test::ConvCase c = layer(64, 128, 56, 3);  // 784 tiles of 128 x 128, 9 K steps
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  // Its bwddata: dx's 64 channels, over 18 K steps: 256 x 64 keeps its lead.
+  ASSERT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
+  EXPECT_EQ(wgmma_lead_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
+  c = layer(64, 64, 56, 3);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong) << "64 filters";
+  c = layer(256, 128, 56, 1);  // 4 K steps
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
+  c.channels = 320;
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "5 K steps";
+  // 196 tiles of 128 x 128: 18 K steps keep the wide tile, 8 do not.
+  c = layer(128, 128, 28, 3);
+  ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kWide);
+  c = layer(512, 128, 28, 1);
+  ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "8 K steps";
+  // 52 tiles of 128 x 128, 104 of 128 x 64: one an SM.
+  c = layer(512, 512, 7, 3);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
+  c = layer(256, 256, 14, 3);  // 98 tiles, 196 of 128 x 64
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  // A strided bwddata: 208 tiles of its phases over 24 K steps.
+  c = layer(512, 512, 14, 3);
+  c.stride = {2, 2};
+  ASSERT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_lead_config(bwddata(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_lead_config(bwdfilt(c, DataType::bf16)).id,
+            wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id);
+  // At batch 4, 8 tiles of 128 x 128 (16 of 128 x 64) over 72 K steps:
+  // the slices of a block a tile keep their lead; over 36, not.
+  c = layer(512, 512, 7, 3);
+  c.batch = 4;
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id,
+            wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id);
+  c.channels = 256;
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
 }
 
 }  // namespace

@@ -412,10 +412,14 @@ constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
 constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
 constexpr const WgmmaConvConfig& kWideTile = kWgmmaConfigs[3];
 constexpr const WgmmaConvConfig& kWideHalfTile = kWgmmaConfigs[4];
+constexpr const WgmmaConvConfig& kPingPong = kWgmmaConfigs[5];
+constexpr const WgmmaConvConfig& kHalfPingPong = kWgmmaConfigs[6];
 static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
 static_assert(kHalfTile.filters * 2 == WgmmaConvTile::kFilters);
 static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() == 2);
 static_assert(kWideHalfTile.filters == kHalfTile.filters && kWideHalfTile.consumers() == 2);
+static_assert(kPingPong.ping_pong && kPingPong.filters == kTwoBlocks.filters);
+static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filters);
 
 // Whether the 128 x 64 tile pads the output's channels (y's, a bwddata's
 // dx's) less than a 128-filter tile: 64 or fewer, 129 to 192, ...
@@ -459,7 +463,7 @@ const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc) {
   return fuller ? kHalfTile : kTwoBlocks;
 }
 
-const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& one_consumer = wgmma_one_consumer_config(desc);
   if (desc.direction == Direction::bwdfilt) return one_consumer;
   // The tiles of two consumers as the analyser predicted them, a block's
@@ -481,6 +485,37 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
     return kWideTile;
   const bool half = one_consumer.filters == kHalfTile.filters;
   return half && wgmma_conv_support(desc, kWideHalfTile).is_ok() ? kWideHalfTile : one_consumer;
+}
+
+const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+  const WgmmaConvConfig& tile_a_block = wgmma_tile_a_block_config(desc);
+  if (desc.direction == Direction::bwdfilt) return tile_a_block;
+  // The analyser's H200 predictions (bench/results/2026-11-29-hopper-ping-pong,
+  // whose rules.py weighed these thresholds): where a block takes several
+  // tiles the ping-pong tiles hide an SM's epilogues under its other
+  // consumer's main loops, and no round of blocks waits for its slowest.
+  // Two exceptions keep the tiles of a block a tile:
+  //  - a two-consumer tile over 16 K steps or more with a 128 x 128 tile
+  //    an SM or more, whose main loop the L2 bounds and its shared filters
+  //    shorten (CosmoFlow's conv2 and conv3: 0.73-0.93x the ping-pong
+  //    tiles' time);
+  //  - 64 K steps or more over tiles that keep at most half the SMs busy
+  //    even at 128 x 64, whose slices (split-K) outrun a ping-pong block's
+  //    one tile (ResNet-50's layer4 3 x 3 at batch 4: 0.92x).
+  constexpr long long kWideMinSteps = 16, kSlicedMinSteps = 64;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  const long long steps = tile_steps(d), full_tiles = output_tiles(d, kPingPong),
+                  half_tiles = output_tiles(d, kHalfPingPong);
+  if (tile_a_block.consumers() == 2 && steps >= kWideMinSteps && full_tiles >= kHopperSms)
+    return tile_a_block;
+  if (2 * half_tiles <= kHopperSms && steps >= kSlicedMinSteps) return tile_a_block;
+  // The 128 x 64 tile where it pads less; where its tiles stay one an SM,
+  // the same work on twice the SMs; and over 4 K steps or fewer, where a
+  // tile's epilogue (half the 128 x 128 tile's) outlasts its main loop.
+  constexpr long long kShortSteps = 4;
+  const bool half = half_tile_pads_less(desc) || half_tiles <= kHopperSms || steps <= kShortSteps;
+  const WgmmaConvConfig& ping_pong = half ? kHalfPingPong : kPingPong;
+  return wgmma_conv_support(desc, ping_pong).is_ok() ? ping_pong : tile_a_block;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

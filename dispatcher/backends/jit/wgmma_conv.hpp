@@ -135,14 +135,27 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // conv leads.
 [[nodiscard]] const WgmmaConvConfig& wgmma_one_consumer_config(const OpDescriptor& desc);
 
+// Among the configurations of a block a tile, the one the analyser
+// predicted fastest, with a tile of two consumers where it predicted one
+// faster than the one-consumer configuration (not yet timed), only for
+// tiles of 8 K steps or more: 256 x 128 where the 128 x 64 tile does not
+// pad the output's channels less and 256 x 128's blocks keep at least two
+// thirds as many SMs busy in their first wave as the one-consumer
+// configuration's would; else 256 x 64 wherever that configuration is the
+// 128 x 64 tile; else it.  A bwdfilt, or a shorter reduction: the
+// one-consumer configuration.
+[[nodiscard]] const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc);
+
 // The variant the auto policy offers first where the Hopper conv applies,
-// a tile of two consumers where the analyser predicted one faster (not yet
-// timed), only for tiles of 8 K steps or more: 256 x 128 where the
-// 128 x 64 tile does not pad the output's channels less and 256 x 128's
-// blocks keep at least two thirds as many SMs busy in their first wave as
-// the one-consumer configuration's would; else 256 x 64 wherever that
-// configuration is the 128 x 64 tile; else it.  A bwdfilt, or a shorter
-// reduction: the one-consumer configuration.
+// as the analyser predicted them (not yet timed).  A bwdfilt:
+// wgmma_tile_a_block_config's.  A fwd or bwddata: the ping-pong tiles,
+// but that a two-consumer tile of a block a tile keeps its lead over 16 K
+// steps or more with a 128 x 128 tile an SM or more (its shared filters
+// shorten an L2-bound main loop), and split-K's slices theirs over 64 K
+// steps or more where even 128 x 64 tiles would keep at most half the
+// SMs busy.  Of the two, 128 x 64 where it pads the output's channels
+// less, its tiles are one an SM at most, or a tile is 4 K steps or fewer;
+// else 128 x 128.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
