@@ -497,8 +497,8 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   // Two exceptions keep the tiles of a block a tile:
   //  - a two-consumer tile over 16 K steps or more with a 128 x 128 tile
   //    an SM or more, whose main loop the L2 bounds and its shared filters
-  //    shorten (CosmoFlow's conv2 and conv3: 0.73-0.93x the ping-pong
-  //    tiles' time);
+  //    shorten (CosmoFlow's conv2 and conv3: 0.74-0.93x the faster
+  //    ping-pong tile's time, but 1.02x in conv3 fwd);
   //  - 64 K steps or more over tiles that keep at most half the SMs busy
   //    even at 128 x 64, whose slices (split-K) outrun a ping-pong block's
   //    one tile (ResNet-50's layer4 3 x 3 at batch 4: 0.92x).
