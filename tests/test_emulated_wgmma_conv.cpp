@@ -343,6 +343,31 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
 }
 
+// `count` random convs of `batch` images (0: theirs) in `variant`: fwd in
+// f16 and bf16, every other with the fused epilogue (one with its
+// operands 2 bytes off 16), one with beta; bwddata of stride 1 with
+// alpha/beta, and strided (by phases) where TMA's offsets reach.
+void check_random_convs(std::mt19937& rng, std::string_view variant, int count,
+                        std::int64_t batch = 0) {
+  for (int i = 0; i < count; ++i) {
+    test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+    if (batch > 0) c.batch = batch;
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 2 == 0) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, variant, i == 2 ? 2 : 0);
+    c.filters = 8 * (1 + i);
+    c.stride.assign(c.input.size(), 1);
+    check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, variant);
+    c.stride[0] = 2;
+    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
+      check(phased, rng, 1.0, 0.0, variant);
+  }
+}
+
 // The tiles of two consumer warpgroups, 256 x 128 and 256 x 64 (384
 // threads, one block an SM; A's 256 pixels in one im2col box, B's filters
 // shared): their launch, then random convs fwd (some with the fused
@@ -369,23 +394,7 @@ TEST_P(TwoConsumerTile, MatchesTheReference) {
   EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 256u);
   EXPECT_NE(source.value().source.find("CONSUMERS = 2"), std::string::npos);
   check(fwd(c, DataType::bf16), rng, 1.0, 0.0, wide.id);
-  for (int i = 0; i < 5; ++i) {
-    c = test::random_channels_last_conv(rng, 1 + i % 3);
-    c.batch = 3;
-    SCOPED_TRACE(c.describe());
-    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
-    if (i % 2 == 0) {
-      d.activation = Activation::silu;
-      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
-    }
-    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, wide.id, i == 2 ? 2 : 0);
-    c.filters = 8 * (1 + i);
-    c.stride.assign(c.input.size(), 1);
-    check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, wide.id);
-    c.stride[0] = 2;
-    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
-      check(phased, rng, 1.0, 0.0, wide.id);
-  }
+  check_random_convs(rng, wide.id, 5, 3);
   // 48 pixels by 136 filters: a tile of pixels for 132 slots; 72 K steps, slices of 16.
   c = channels_last_3x3(456, 136, {9, 7}, {1, 0}, {0, 1});
   c.batch = 1;
@@ -459,22 +468,7 @@ TEST_P(PingPongTile, MatchesTheReference) {
   EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 128u);
   EXPECT_NE(source.value().source.find("PINGPONG = 1"), std::string::npos);
   check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
-  for (int i = 0; i < 4; ++i) {
-    c = test::random_channels_last_conv(rng, 1 + i % 3);
-    SCOPED_TRACE(c.describe());
-    OpDescriptor d = fwd(c, i % 2 ? DataType::f16 : DataType::bf16);
-    if (i % 2 == 0) {
-      d.activation = Activation::silu;
-      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
-    }
-    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, config.id, i == 2 ? 2 : 0);
-    c.filters = 8 * (1 + i);
-    c.stride.assign(c.input.size(), 1);
-    check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, config.id);
-    c.stride[0] = 2;
-    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
-      check(phased, rng, 1.0, 0.0, config.id);
-  }
+  check_random_convs(rng, config.id, 4);
   // 2 x 40 x 36 pixels: 23 tiles of pixels.
   c = channels_last_3x3(72, 136, {40, 36}, {1, 1}, {1, 1});
   check_on_blocks(fwd(c, DataType::bf16), rng, config.id, 3, 0.5, 0.25);

@@ -201,26 +201,14 @@ template <int N, class Tiles, class Barriers>
 __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem, Barriers full,
                                           Barriers empty, Barriers consumers, storage_t* dx,
                                           scratch_t* workspace, float alpha, float beta) {
-  const auto stages = ring(full, empty);
-  const auto steps = [](index_t block) { return work_of<N>(block).slice.steps; };
-  run_warpgroups(
-      stages, consumers,
-      [&] {
-        for_block_tiles(tile_count<N>() * P::SPLIT, 1, 0, steps,
-                        [&](index_t block, int, int first) {
-                          produce<N>(maps, smem, stages.from(first), work_of<N>(block));
-                        });
-      },
-      [&] {
-        for_block_tiles(tile_count<N>() * P::SPLIT, static_cast<int>(P::CONSUMERS),
-                        consumer_index(), steps, [&](index_t block, int j, int first) {
-                          const Work work = work_of<N>(block);
-                          consume_and_store<N>(
-                              smem, stages.from(first), work.slice.steps, consumers, j, dx,
-                              dx_output(work), work.pixel0, work.channel0, ScaledEpilogue{alpha},
-                              beta,
-                              partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
-                        });
+  run_block_tiles(
+      ring(full, empty), consumers, tile_count<N>() * P::SPLIT,
+      [](index_t block) { return work_of<N>(block); },
+      [&](const Ring<Barriers>& stages, const Work& work) { produce<N>(maps, smem, stages, work); },
+      [&](const Ring<Barriers>& stages, const Work& work, int j) {
+        consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, dx, dx_output(work),
+                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta,
+                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
       });
 }
 

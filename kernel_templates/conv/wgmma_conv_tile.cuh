@@ -319,6 +319,30 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       output, filter0, epilogue, beta);
 }
 
+// A block's part: its tiles (its own, or in ping-pong every G-th of
+// `blocks`, the tiles times their slices), work_of(block) each one's Work
+// (its K steps in .slice.steps); the producer runs produce(ring, work)
+// for each, the consumers store(ring, work, j) for theirs (j: the tile's
+// place among the block's), `ring` counting from the tile's first step.
+template <class Ring, class Barriers, class WorkOf, class Produce, class Store>
+__device__ __forceinline__ void run_block_tiles(const Ring& stages, Barriers consumers,
+                                                index_t blocks, WorkOf work_of, Produce produce,
+                                                Store store) {
+  const auto steps = [&](index_t block) { return work_of(block).slice.steps; };
+  run_warpgroups(
+      stages, consumers,
+      [&] {
+        for_block_tiles(blocks, 1, 0, steps, [&](index_t block, int, int first) {
+          produce(stages.from(first), work_of(block));
+        });
+      },
+      [&] {
+        for_block_tiles(
+            blocks, static_cast<int>(Problem::CONSUMERS), consumer_index(), steps,
+            [&](index_t block, int j, int first) { store(stages.from(first), work_of(block), j); });
+      });
+}
+
 // The second pass of split-K: a chunk of 8 of a tile's elements a
 // thread, blockDim.x threads a block, so (pixels x N / 8) / blockDim.x
 // blocks a tile (the host's launch).  Each element its slices' partial sums added

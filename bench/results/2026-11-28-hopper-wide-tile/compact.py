@@ -2,9 +2,9 @@
 (model, batch, direction) and variant, each conv's H200 prediction (its
 kernels' blocks, threads, seconds low/high and limiter, the op's roofline
 seconds) and, for auto, the variant it chose.
-python3 compact.py DIR, DIR holding MODEL-BATCH-DIRECTION-VARIANT.json: the
-runs in DIR replace those of predictions.json.gz (the same run and
-variant), the others are kept.  The second sweep (after the analyser's
+python3 compact.py DIR [OUT], DIR holding MODEL-BATCH-DIRECTION-VARIANT.json:
+the runs in DIR replace those of OUT/predictions.json.gz (the same run and
+variant; OUT is this script's directory by default), the others are kept.  The second sweep (after the analyser's
 fix) reran the two-consumer tiles and auto only: the fix does not change
 the one-consumer tiles' predictions."""
 import gzip
@@ -31,8 +31,8 @@ def compact(path):
     return ops
 
 
-def main(src):
-    path = os.path.join(HERE, "predictions.json.gz")
+def main(src, out=HERE):
+    path = os.path.join(out, "predictions.json.gz")
     runs = {}
     if os.path.exists(path):
         with gzip.open(path, "rt") as f:
@@ -48,4 +48,4 @@ def main(src):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
