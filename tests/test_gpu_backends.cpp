@@ -434,6 +434,43 @@ TEST_P(GpuBackend, TheHopperConvMatchesTheReferenceInBwdfilt) {
   EXPECT_GE(check_hopper(random_hopper_convs(Direction::bwdfilt), true), 48);
 }
 
+// The ping-pong tiles on grids where each block takes several tiles (the
+// random convs above fit a tile a block): a 1x1 fwd of 320 tiles of
+// 128 x 128 (640 of 128 x 64) on 132 blocks, alpha/beta, and a strided
+// 3x3 bwddata whose four phases take 3 to 12 K steps, so that the ring's
+// steps and the consumers' turns run across tiles as on a GPU they must.
+TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  test::ConvCase c;
+  c.batch = 10, c.channels = 64, c.filters = 128, c.input = {64, 64}, c.kernel = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  test::ConvCase strided = c;
+  strided.channels = 32, strided.filters = 64 * 3 + 8, strided.kernel = {3, 3};
+  strided.stride = {2, 2}, strided.pad_begin = {1, 1}, strided.pad_end = {1, 1};
+  const std::vector<OpDescriptor> ops = {
+      test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0),
+      test::conv_descriptors(strided, DataType::f16, {Direction::bwddata}).at(0)};
+  std::mt19937 rng(45);
+  int served = 0;
+  for (const OpDescriptor& d : ops)
+    for (const WgmmaConvConfig& config : kWgmmaConfigs) {
+      if (!config.ping_pong) continue;
+      SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
+      auto source = kernel_source(d, config.id);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      ASSERT_GT(source.value().entries.back().persistent_tiles,
+                2 * source.value().entries.back().tiles);
+      BuildTrace trace;
+      auto kernel = backend_->build_variant(d, kGpu, config.id, trace);
+      ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+      const CallOptions blend{0.5, 0.25};
+      check_with(
+          d, rng, [&](const ExecArgs& args) { return kernel.value()->execute(args); }, blend);
+      ++served;
+    }
+  EXPECT_EQ(served, 4);
+}
+
 // Convs whose few tiles and long K the launch cuts into slices (split-K,
 // as test_emulated_wgmma_conv.cpp's SlicesTheReduction... checks them in
 // the emulator): a fwd with a fused SiLU, bias and residual (K R S C
