@@ -22,13 +22,18 @@ endif()
 # of its own, that keeps every check and cuts the instrumented compile
 # three-fold (CLI11's header-only code in each command: 47 s a file at -O1,
 # 17 s at -O0), where most of the sanitizer pass's build time went.  The
-# library, its emulated kernels and the test templates stay at -O1.
+# library, its emulated kernels and the test templates stay at -O1: the
+# generated sources get it back as their own option, which comes last on
+# the command line (an option on the target's own sources instead would
+# keep them out of its unity batches, cmake/unity_build.cmake).
 function(convjit_sanitize_unoptimised target)
   if(NOT CONVJIT_SANITIZE)
     return()
   endif()
+  target_compile_options(${target} PRIVATE -O0)
   get_target_property(sources ${target} SOURCES)
-  list(FILTER sources INCLUDE REGEX "\\.cpp$")
-  list(FILTER sources EXCLUDE REGEX "^${CMAKE_BINARY_DIR}/")
-  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS -O0)
+  list(FILTER sources INCLUDE REGEX "^${CMAKE_BINARY_DIR}/.*\\.cpp$")
+  if(sources)
+    set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS -O1)
+  endif()
 endfunction()

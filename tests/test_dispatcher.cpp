@@ -11,6 +11,7 @@
 #include "dispatcher/backends/reference/reference_backend.hpp"
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/dispatcher.hpp"
+#include "support/host_device.hpp"
 #include "support/problems.hpp"
 
 namespace convjit::test {
@@ -51,8 +52,6 @@ struct Fixture {
     args.x = t.x.data(), args.w = t.w.data(), args.out = t.y.data();
   }
 };
-
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 std::vector<std::unique_ptr<Backend>> chain_of(std::unique_ptr<Backend> first,
                                                std::unique_ptr<Backend> second = nullptr) {

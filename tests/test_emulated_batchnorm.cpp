@@ -16,17 +16,18 @@
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "support/batchnorm_calls.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 using test::Case;
 using test::descriptor;
 using test::kAffine;
 using test::kAllGrads;
 using test::kCases;
+using test::kHost;
 
 class EmulatedBatchNorm : public ::testing::TestWithParam<std::string_view> {
  protected:

@@ -17,6 +17,7 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
@@ -25,9 +26,9 @@
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::kHost;
 constexpr Direction kDirections[] = {Direction::fwd, Direction::bwddata, Direction::bwdfilt};
-constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+using test::kDtypes;
 
 test::ConvCase random_depthwise_case(std::mt19937& rng, int spatial) {
   auto pick = [&](std::int64_t lo, std::int64_t hi) {
@@ -42,9 +43,7 @@ test::ConvCase random_depthwise_case(std::mt19937& rng, int spatial) {
   return c;
 }
 
-OpDescriptor descriptor(const test::ConvCase& c, DataType dtype, Direction direction) {
-  return test::conv_descriptors(c, dtype, {direction}).at(0);
-}
+using test::descriptor;
 
 class EmulatedDepthwise : public ::testing::Test {
  protected:

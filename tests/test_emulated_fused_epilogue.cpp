@@ -29,6 +29,8 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/emulated_variant.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/shifted_buffer.hpp"
@@ -36,8 +38,8 @@
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
-constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+using test::kDtypes;
+using test::kHost;
 constexpr Activation kActivations[] = {Activation::identity, Activation::relu, Activation::silu,
                                        Activation::sigmoid};
 
@@ -48,12 +50,7 @@ OpDescriptor fused(const test::ConvCase& c, DataType dtype, Activation act, std:
   return d;
 }
 
-double tolerance(const OpDescriptor& d, std::string_view variant) {
-  const GemmTile* tile = find_gemm_tile(variant);
-  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
-    return tf32_tolerance(reduction_length(d));
-  return kernel_tolerance(d);
-}
+using test::variant_tolerance;
 
 test::ConvCase random_case(std::mt19937& rng, int spatial, bool depthwise) {
   auto pick = [&](std::int64_t lo, std::int64_t hi) {
@@ -100,7 +97,7 @@ class EmulatedFusedEpilogue : public ::testing::Test {
       const Status s = v.kernel->execute(args);
       EXPECT_TRUE(s.is_ok()) << s.message();
       if (!s.is_ok()) continue;
-      test::expect_matches_reference(d, host, out, tolerance(d, v.id));
+      test::expect_matches_reference(d, host, out, variant_tolerance(d, v.id));
       ++ran;
     }
     return ran;

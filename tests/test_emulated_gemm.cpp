@@ -25,6 +25,8 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/emulated_variant.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
@@ -33,18 +35,11 @@
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::kHost;
 
 constexpr Direction kConvDirections[] = {Direction::fwd, Direction::bwddata, Direction::bwdfilt};
 
-// f32 on tensor cores is TF32 (tf32_tolerance); the rest keep their
-// dtype's tolerance, since f16 and bf16 products are exact in f32.
-double tolerance(const OpDescriptor& d, std::string_view variant) {
-  const GemmTile* tile = find_gemm_tile(variant);
-  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
-    return tf32_tolerance(reduction_length(d));
-  return kernel_tolerance(d);
-}
+using test::variant_tolerance;
 
 // A conv whose GEMM crosses the tiles' edges: channels per group on and
 // off the 16-byte chunk (8 16-bit or 4 f32 elements), filters per group
@@ -80,9 +75,7 @@ test::ConvCase channels_last_case(std::int64_t groups, std::int64_t channels, st
   return c;
 }
 
-OpDescriptor descriptor(const test::ConvCase& c, DataType dtype, Direction direction) {
-  return test::conv_descriptors(c, dtype, {direction}).at(0);
-}
+using test::descriptor;
 
 class EmulatedGemm : public ::testing::Test {
  protected:
@@ -128,7 +121,7 @@ class EmulatedGemm : public ::testing::Test {
       }
       EXPECT_TRUE(s.is_ok()) << s.message();
       if (!s.is_ok()) continue;
-      test::expect_matches_reference(d, host, out.bytes(), tolerance(d, v.id));
+      test::expect_matches_reference(d, host, out.bytes(), variant_tolerance(d, v.id));
       ran.insert(v.id);
     }
     return ran;

@@ -16,6 +16,7 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
@@ -23,7 +24,7 @@
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::kHost;
 constexpr DataType kJitDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
 
 class EmulatedKernels : public ::testing::Test {

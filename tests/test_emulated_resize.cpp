@@ -23,7 +23,7 @@
 namespace convjit {
 namespace {
 
-constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+using test::kDtypes;
 
 class EmulatedResize : public ::testing::TestWithParam<std::string_view> {
  protected:

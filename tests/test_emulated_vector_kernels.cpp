@@ -28,7 +28,7 @@
 namespace convjit {
 namespace {
 
-constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+using test::kDtypes;
 constexpr convjit_pool_mode_t kModes[] = {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD,
                                           CONVJIT_POOL_AVG_INCLUDE_PAD};
 

@@ -25,6 +25,7 @@
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
@@ -33,7 +34,7 @@
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::kHost;
 
 OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
   return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);

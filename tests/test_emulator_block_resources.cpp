@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 constexpr long long kThreads = 2 * test::kWarpBlock;
 constexpr std::size_t kStageBytes = 200 * 1024;
 
-test::TemplateRun run_mode(long long mode, std::size_t dynamic_bytes = kStageBytes) {
+test::TemplateRun run_resources(long long mode, std::size_t dynamic_bytes = kStageBytes) {
   test::EmulatedRunOptions options;
   options.dynamic_shared_bytes = dynamic_bytes;
   return test::run_emulated("block_resources.cuh", mode, test::iota_from(kThreads, 1.0f), kThreads,
@@ -27,7 +27,7 @@ test::TemplateRun run_mode(long long mode, std::size_t dynamic_bytes = kStageByt
 }
 
 TEST(EmulatorBlockResources, TwoHundredKiBOfDynamicSharedMemoryAndMovedRegistersRun) {
-  const test::TemplateRun run = run_mode(0);
+  const test::TemplateRun run = run_resources(0);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
     const long long block = i - i % test::kWarpBlock;
@@ -38,33 +38,30 @@ TEST(EmulatorBlockResources, TwoHundredKiBOfDynamicSharedMemoryAndMovedRegisters
   }
 }
 
-void expect_reported(const test::TemplateRun& run, const std::string& what) {
-  EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
-  EXPECT_THAT(run.status.message(), HasSubstr(what));
-}
+using test::expect_reported;
 
 TEST(EmulatorBlockResources, SharedMemoryLimitsAreChecked) {
-  expect_reported(run_mode(1), "indexes shared stage[51200]");
-  expect_reported(run_mode(1), "outside its 51200 elements");
-  expect_reported(run_mode(2),
+  expect_reported(run_resources(1), "indexes shared stage[51200]");
+  expect_reported(run_resources(1), "outside its 51200 elements");
+  expect_reported(run_resources(2),
                   "declares static shared arrays of 49156 bytes with big, beyond the 49152 that "
                   "ptxas allows");
   // No dynamic memory for the dynamic array, and more than 227 KiB.
-  expect_reported(run_mode(0, 0), "but the launch gives 0 bytes of dynamic shared memory");
-  const test::TemplateRun beyond = run_mode(0, 228 * 1024);
+  expect_reported(run_resources(0, 0), "but the launch gives 0 bytes of dynamic shared memory");
+  const test::TemplateRun beyond = run_resources(0, 228 * 1024);
   EXPECT_EQ(beyond.status.code(), CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(beyond.status.message(),
               HasSubstr("launches with 233472 bytes of dynamic shared memory, beyond the 232448"));
 }
 
 TEST(EmulatorBlockResources, SetmaxnregRulesAreChecked) {
-  expect_reported(run_mode(3),
+  expect_reported(run_resources(3),
                   "warp 5's warpgroup instruction 1 is setmaxnreg.inc 240, warp 4's "
                   "setmaxnreg.inc 232: every warp of a warpgroup runs the same ones");
-  expect_reported(run_mode(4),
+  expect_reported(run_resources(4),
                   "setmaxnreg.inc.sync.aligned.u32 200 in warp 4, which holds 232 registers: "
                   ".inc must not lower the count");
-  expect_reported(run_mode(5),
+  expect_reported(run_resources(5),
                   "setmaxnreg.inc.sync.aligned.u32 224 while lane 0 of its warp asks for 232");
 }
 

@@ -21,7 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr long long kBlock = kJitThreadsPerBlock;
+constexpr long long kJitBlock = kJitThreadsPerBlock;
 
 struct PlantedRun {
   std::vector<float> input, output;
@@ -105,43 +105,43 @@ TEST(EmulatorChecks, AWritePastTheEndIsCaughtAndNothingLeaks) {
 }
 
 TEST(EmulatorChecks, AReadOfAStridedLayoutGapIsCaught) {
-  std::vector<std::uint8_t> every_other(kBlock);  // one block: threads report in order
+  std::vector<std::uint8_t> every_other(kJitBlock);  // one block: threads report in order
   for (std::size_t i = 0; i < every_other.size(); i += 2) every_other[i] = 1;
-  expect_violation(run_planted("planted_memory_bugs.cuh", kBlock, 0, kBlock, every_other),
+  expect_violation(run_planted("planted_memory_bugs.cuh", kJitBlock, 0, kJitBlock, every_other),
                    "reads x[1], a gap between elements of its strided layout");
 }
 
 TEST(EmulatorChecks, ABlockReductionWithBarriersIsCleanAndCorrect) {
   const long long blocks = 5;
-  const PlantedRun run = run_planted("planted_barrier_bugs.cuh", blocks * kBlock, 0, blocks);
+  const PlantedRun run = run_planted("planted_barrier_bugs.cuh", blocks * kJitBlock, 0, blocks);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long b = 0; b < blocks; ++b) {
     // Elements b*256+1 .. (b+1)*256: exact in f32.
-    const double first = static_cast<double>(b * kBlock + 1), last = first + kBlock - 1;
-    EXPECT_EQ(run.output[static_cast<std::size_t>(b)], (first + last) * kBlock / 2) << b;
+    const double first = static_cast<double>(b * kJitBlock + 1), last = first + kJitBlock - 1;
+    EXPECT_EQ(run.output[static_cast<std::size_t>(b)], (first + last) * kJitBlock / 2) << b;
   }
 }
 
 TEST(EmulatorChecks, AMissingBarrierIsReportedAsASharedMemoryRace) {
-  const PlantedRun run = run_planted("planted_barrier_bugs.cuh", kBlock, 1, 1);
+  const PlantedRun run = run_planted("planted_barrier_bugs.cuh", kJitBlock, 1, 1);
   expect_violation(run, "planted_barrier_bugs.cuh (f32) convjit_kernel: block 0");
   EXPECT_THAT(run.status.message(), HasSubstr("shared partial["));
   EXPECT_THAT(run.status.message(), HasSubstr("a race; a __syncthreads() is missing"));
 }
 
 TEST(EmulatorChecks, ABarrierNotEveryThreadReachesIsReported) {
-  expect_violation(run_planted("planted_barrier_bugs.cuh", kBlock, 2, 1),
+  expect_violation(run_planted("planted_barrier_bugs.cuh", kJitBlock, 2, 1),
                    "__syncthreads() divergence in barrier interval 1: 128 of 256 threads wait at "
                    "line");
 }
 
 TEST(EmulatorChecks, ASharedArrayOverrunIsCaught) {
-  expect_violation(run_planted("planted_barrier_bugs.cuh", kBlock, 3, 1),
+  expect_violation(run_planted("planted_barrier_bugs.cuh", kJitBlock, 3, 1),
                    "indexes shared partial[256]");
 }
 
 TEST(EmulatorChecks, GlobalAndSharedAtomicsAddUpAcrossParallelBlocks) {
-  const long long n = 20 * kBlock + 17;  // a partial last block; n(n+1)/2 < 2^24
+  const long long n = 20 * kJitBlock + 17;  // a partial last block; n(n+1)/2 < 2^24
   const PlantedRun run = run_planted("atomic_sum.cuh", n, 0, 2);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   // Every partial sum is an integer below 2^24, so f32 adds exactly in any order.

@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr long long kBlock = test::kWarpBlock;
+using test::kWarpBlock;
 
 // The table alone: one barrier and its phases, as the ISA defines them.
 // Violations go to the launch's log, which a table used outside a launch
@@ -68,24 +68,21 @@ TEST(EmulatorMbarrierTable, ReleasedKnowledgeIsTheJoinOfThePhasesArrivals) {
   EXPECT_EQ(table.released(bar), (OrderClock{3, 5, 1}));
 }
 
-void expect_reported(const test::TemplateRun& run, const std::string& what) {
-  EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
-  EXPECT_THAT(run.status.message(), HasSubstr(what));
-}
+using test::expect_reported;
 
-test::TemplateRun run_mode(long long mode, long long threads = kBlock) {
+test::TemplateRun run_mode(long long mode, long long threads = kWarpBlock) {
   return test::run_emulated("mbarrier.cuh", mode, test::iota_from(threads, 1.0f), 3 * threads,
                             threads);
 }
 
 TEST(EmulatorMbarrier, PhasesPassDataBetweenThreadsWithoutABarrier) {
-  constexpr long long kThreads = 2 * kBlock;
+  constexpr long long kThreads = 2 * kWarpBlock;
   const test::TemplateRun run = run_mode(0, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
-    const long long first = i - i % kBlock, t = i % kBlock;
+    const long long first = i - i % kWarpBlock, t = i % kWarpBlock;
     const auto in = [&](long long shift) {
-      return static_cast<float>(first + (t + shift) % kBlock + 1);
+      return static_cast<float>(first + (t + shift) % kWarpBlock + 1);
     };
     ASSERT_EQ(run.output[static_cast<std::size_t>(3 * i)], in(1)) << "stage A, thread " << i;
     ASSERT_EQ(run.output[static_cast<std::size_t>(3 * i + 1)], 2.0f * in(2)) << "stage B, " << i;

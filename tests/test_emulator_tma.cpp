@@ -190,22 +190,25 @@ TEST(EmulatorTma, AStoreWritesTheBoxAndCutsTheTensorsEdges) {
   EXPECT_EQ(run.output, k.expected);
 }
 
-void expect_reported(long long mode, const std::string& what) {
+void expect_tma_reported(long long mode, const std::string& what) {
   const test::TemplateRun run = run_case(test::tma_case(mode));
   EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << "mode " << mode;
   EXPECT_THAT(run.status.message(), HasSubstr(what)) << "mode " << mode;
 }
 
 TEST(EmulatorTma, PlantedBugsAreReported) {
-  expect_reported(8, "shared box[4] is byte 16 of the array, not 128-byte aligned");
-  expect_reported(9, "while the TMA load thread 0 issued to it is in flight: wait for the phase");
-  expect_reported(10, "reads x[");
-  expect_reported(11, "no fence.proxy.async.shared::cta after it");
-  expect_reported(12, "16 transaction bytes completed beyond those expected");
-  expect_reported(13, "shared loose is declared 16-byte aligned; a TMA copy needs 128 (1024");
-  expect_reported(14, "while thread 0's TMA store still reads it");
-  expect_reported(15, "the filter base's coordinate 1 (4) lies outside the bounding box [-1, 3]");
-  expect_reported(20, "its innermost coordinate -3 is -12 bytes into dimension 0, not a multiple "
+  expect_tma_reported(8, "shared box[4] is byte 16 of the array, not 128-byte aligned");
+  expect_tma_reported(9,
+                      "while the TMA load thread 0 issued to it is in flight: wait for the phase");
+  expect_tma_reported(10, "reads x[");
+  expect_tma_reported(11, "no fence.proxy.async.shared::cta after it");
+  expect_tma_reported(12, "16 transaction bytes completed beyond those expected");
+  expect_tma_reported(13, "shared loose is declared 16-byte aligned; a TMA copy needs 128 (1024");
+  expect_tma_reported(14, "while thread 0's TMA store still reads it");
+  expect_tma_reported(15,
+                      "the filter base's coordinate 1 (4) lies outside the bounding box [-1, 3]");
+  expect_tma_reported(20,
+                      "its innermost coordinate -3 is -12 bytes into dimension 0, not a multiple "
                       "of 16: the GPU stops with an illegal instruction");
 }
 

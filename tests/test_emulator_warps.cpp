@@ -22,7 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr long long kBlock = test::kWarpBlock;
+using test::kWarpBlock;
 
 using test::iota_from;
 using test::run_emulated;
@@ -30,15 +30,12 @@ using test::MmaKind;
 using test::MmaProblem;
 using test::TemplateRun;
 
-void expect_reported(const TemplateRun& run, const std::string& what) {
-  EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
-  EXPECT_THAT(run.status.message(), HasSubstr(what));
-}
+using test::expect_reported;
 
 // ---- shuffles and votes --------------------------------------------------------------
 
 TEST(EmulatorWarps, ShufflesAndVotesMatchCudasPermutationsAndReductions) {
-  constexpr long long kThreads = 2 * kBlock;
+  constexpr long long kThreads = 2 * kWarpBlock;
   const std::vector<float> in = test::shuffle_input(kThreads);
   const TemplateRun run = run_emulated("warp_shuffles.cuh", 0, in, 8 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
@@ -66,7 +63,7 @@ TEST(EmulatorWarps, ShufflesAndVotesMatchCudasPermutationsAndReductions) {
 
 TEST(EmulatorWarps, AShuffleUnderADivergentMaskIsReported) {
   const TemplateRun run =
-      run_emulated("warp_shuffles.cuh", 1, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
+      run_emulated("warp_shuffles.cuh", 1, iota_from(kWarpBlock, 1.0f), 8 * kWarpBlock, kWarpBlock);
   expect_reported(run, "warp divergence: __shfl_sync");
   expect_reported(run, "lane 16 waits at __shfl_up_sync");
   expect_reported(run, "every lane the mask names must reach the same warp collective");
@@ -74,7 +71,7 @@ TEST(EmulatorWarps, AShuffleUnderADivergentMaskIsReported) {
 
 TEST(EmulatorWarps, AMaskWithoutTheCallingLaneIsReported) {
   const TemplateRun run =
-      run_emulated("warp_shuffles.cuh", 2, iota_from(kBlock, 1.0f), 8 * kBlock, kBlock);
+      run_emulated("warp_shuffles.cuh", 2, iota_from(kWarpBlock, 1.0f), 8 * kWarpBlock, kWarpBlock);
   expect_reported(run, "calls __shfl_xor_sync");
   expect_reported(run, "which leaves out its own lane 1");
 }
@@ -82,12 +79,12 @@ TEST(EmulatorWarps, AMaskWithoutTheCallingLaneIsReported) {
 // ---- vector memory ------------------------------------------------------------------
 
 TEST(EmulatorWarps, VectorLoadsAndStoresMoveWholeElements) {
-  constexpr long long kThreads = 2 * kBlock;
+  constexpr long long kThreads = 2 * kWarpBlock;
   const std::vector<float> in = iota_from(4 * kThreads, 1.0f);
   const TemplateRun run = run_emulated("vector_memory.cuh", 0, in, 4 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
-    const long long neighbour = i - i % kBlock + (i % kBlock + 1) % kBlock;
+    const long long neighbour = i - i % kWarpBlock + (i % kWarpBlock + 1) % kWarpBlock;
     for (int k = 0; k < 4; ++k)
       ASSERT_EQ(run.output[static_cast<std::size_t>(4 * i + k)],
                 in[static_cast<std::size_t>(4 * neighbour + k)])
@@ -96,23 +93,23 @@ TEST(EmulatorWarps, VectorLoadsAndStoresMoveWholeElements) {
 }
 
 TEST(EmulatorWarps, AMisalignedVectorAccessIsReported) {
-  const std::vector<float> in = iota_from(4 * kBlock + 4, 1.0f);
-  expect_reported(run_emulated("vector_memory.cuh", 1, in, 4 * kBlock, kBlock),
+  const std::vector<float> in = iota_from(4 * kWarpBlock + 4, 1.0f);
+  expect_reported(run_emulated("vector_memory.cuh", 1, in, 4 * kWarpBlock, kWarpBlock),
                   "reads 16 bytes at byte 4 of x, not 16-byte aligned: a misaligned vector "
                   "access, which faults on the GPU");
-  expect_reported(run_emulated("vector_memory.cuh", 2, in, 4 * kBlock, kBlock),
+  expect_reported(run_emulated("vector_memory.cuh", 2, in, 4 * kWarpBlock, kWarpBlock),
                   "writes 16 bytes at shared tile[1] (4-byte elements): not 16-byte aligned");
 }
 
 // ---- cp.async ------------------------------------------------------------------------
 
 TEST(EmulatorWarps, AsyncCopiesLandAtTheirWaitWithZeroFill) {
-  constexpr long long kThreads = 2 * kBlock;
+  constexpr long long kThreads = 2 * kWarpBlock;
   const std::vector<float> in = iota_from(8 * kThreads, 1.0f);
   const TemplateRun run = run_emulated("async_copy.cuh", 0, in, 8 * kThreads, kThreads);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   for (long long i = 0; i < kThreads; ++i) {
-    const long long neighbour = i - i % kBlock + (i % kBlock + 1) % kBlock;
+    const long long neighbour = i - i % kWarpBlock + (i % kWarpBlock + 1) % kWarpBlock;
     for (int k = 0; k < 8; ++k) {
       const float expected =
           k == 5 || k == 7 ? 0.0f : in[static_cast<std::size_t>(8 * neighbour + k)];
@@ -123,23 +120,23 @@ TEST(EmulatorWarps, AsyncCopiesLandAtTheirWaitWithZeroFill) {
 }
 
 TEST(EmulatorWarps, AMissingWaitGroupIsReported) {
-  const std::vector<float> in = iota_from(8 * kBlock, 1.0f);
-  expect_reported(run_emulated("async_copy.cuh", 1, in, 8 * kBlock, kBlock),
+  const std::vector<float> in = iota_from(8 * kWarpBlock, 1.0f);
+  expect_reported(run_emulated("async_copy.cuh", 1, in, 8 * kWarpBlock, kWarpBlock),
                   "reads shared tile[8] while thread 1's cp.async to it is in flight: a "
                   "cp.async.wait_group");
-  expect_reported(run_emulated("async_copy.cuh", 2, in, 8 * kBlock, kBlock),
+  expect_reported(run_emulated("async_copy.cuh", 2, in, 8 * kWarpBlock, kWarpBlock),
                   "writes shared tile[0] while thread 0's cp.async to it is in flight");
-  expect_reported(run_emulated("async_copy.cuh", 3, in, 8 * kBlock, kBlock),
+  expect_reported(run_emulated("async_copy.cuh", 3, in, 8 * kWarpBlock, kWarpBlock),
                   "returns with 4 cp.async copies never waited for");
 }
 
 // ---- ldmatrix -------------------------------------------------------------------------
 
 TEST(EmulatorWarps, LdmatrixFollowsThePtxFragmentLayout) {
-  const std::vector<float> in = test::ldmatrix_input(kBlock);
-  const TemplateRun run = run_emulated("warp_ldmatrix.cuh", 0, in, 28 * kBlock, kBlock);
+  const std::vector<float> in = test::ldmatrix_input(kWarpBlock);
+  const TemplateRun run = run_emulated("warp_ldmatrix.cuh", 0, in, 28 * kWarpBlock, kWarpBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
-  for (long long i = 0; i < kBlock; ++i) {
+  for (long long i = 0; i < kWarpBlock; ++i) {
     const long long base = i - i % 32;
     const long long lane = i % 32, group = lane / 4, pair = lane % 4 * 2;
     // Matrix m, row r, column c as the warp stored it.
@@ -159,11 +156,12 @@ TEST(EmulatorWarps, LdmatrixFollowsThePtxFragmentLayout) {
 }
 
 TEST(EmulatorWarps, LdmatrixWithoutABarrierAfterTheStoresIsARace) {
-  const std::vector<float> in(8 * kBlock, 1.0f);
-  expect_reported(run_emulated("warp_ldmatrix.cuh", 1, in, 28 * kBlock, kBlock),
-                  "reads shared tile[0] after a write by thread 31 in the same barrier interval (1): "
-                  "a race; a __syncthreads() is missing");
-  expect_reported(run_emulated("warp_ldmatrix.cuh", 2, in, 28 * kBlock, kBlock),
+  const std::vector<float> in(8 * kWarpBlock, 1.0f);
+  expect_reported(
+      run_emulated("warp_ldmatrix.cuh", 1, in, 28 * kWarpBlock, kWarpBlock),
+      "reads shared tile[0] after a write by thread 31 in the same barrier interval (1): "
+      "a race; a __syncthreads() is missing");
+  expect_reported(run_emulated("warp_ldmatrix.cuh", 2, in, 28 * kWarpBlock, kWarpBlock),
                   "ldmatrix row address shared tile[1] is not 16-byte aligned");
 }
 
@@ -200,11 +198,11 @@ std::string first_mismatch(const MmaProblem& p, bool tf32, const std::vector<flo
 class EmulatorMma : public ::testing::TestWithParam<MmaKind> {};
 
 TEST_P(EmulatorMma, MatchesTheMatrixProductThroughThePtxLayout) {
-  constexpr long long kWarps = kBlock / 32;
+  constexpr long long kWarps = kWarpBlock / 32;
   const MmaKind kind = GetParam();
   const MmaProblem p = random_mma_problem(kind, kWarps, 5 + static_cast<unsigned>(kind));
   const TemplateRun run = run_emulated("warp_mma.cuh", static_cast<long long>(kind),
-                                       pack_registers(p, kind, kWarps), 4 * kBlock, kBlock);
+                                       pack_registers(p, kind, kWarps), 4 * kWarpBlock, kWarpBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   EXPECT_EQ(first_mismatch(p, kind == MmaKind::tf32, run.output, kWarps), "");
 }
@@ -225,10 +223,10 @@ INSTANTIATE_TEST_SUITE_P(Kinds, EmulatorMma,
                          mma_kind_name);
 
 TEST(EmulatorWarps, AWrongFragmentIndexGivesAWrongProductThatTheComparisonNames) {
-  constexpr long long kWarps = kBlock / 32;
+  constexpr long long kWarps = kWarpBlock / 32;
   const MmaProblem p = random_mma_problem(MmaKind::f16, kWarps, 3);
   const TemplateRun run = run_emulated("warp_mma.cuh", 3, pack_registers(p, MmaKind::f16, kWarps),
-                                       4 * kBlock, kBlock);
+                                       4 * kWarpBlock, kWarpBlock);
   ASSERT_TRUE(run.status.is_ok()) << run.status.message();
   EXPECT_THAT(first_mismatch(p, false, run.output, kWarps), HasSubstr("warp 0 D["));
 }

@@ -29,21 +29,22 @@ TEST(EmulatorWgmma, EveryModeComputesTheProductThroughItsLayouts) {
   }
 }
 
-void expect_reported(long long mode, const std::string& what) {
+void expect_wgmma_reported(long long mode, const std::string& what) {
   const test::TemplateRun run = run_case(test::wgmma_case(mode));
   EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << "mode " << mode;
   EXPECT_THAT(run.status.message(), HasSubstr(what)) << "mode " << mode;
 }
 
 TEST(EmulatorWgmma, PlantedBugsAreReported) {
-  expect_reported(6, "with no wgmma.fence before it");
-  expect_reported(7, "reads wgmma accumulator 0 before the wgmma.wait_group that covers");
-  expect_reported(8, "writes shared b16[0] while thread");
-  expect_reported(8, "'s wgmma still reads it");
-  expect_reported(9, "no fence.proxy.async.shared::cta after it");
-  expect_reported(10, "warp 1's warpgroup instruction 2 is wgmma.mma_async.m64n16k16.f32.f16");
-  expect_reported(11, "which no shared array of the block holds");
-  expect_reported(12, "on accumulators it accessed after its last wgmma.fence");
+  expect_wgmma_reported(6, "with no wgmma.fence before it");
+  expect_wgmma_reported(7, "reads wgmma accumulator 0 before the wgmma.wait_group that covers");
+  expect_wgmma_reported(8, "writes shared b16[0] while thread");
+  expect_wgmma_reported(8, "'s wgmma still reads it");
+  expect_wgmma_reported(9, "no fence.proxy.async.shared::cta after it");
+  expect_wgmma_reported(10,
+                        "warp 1's warpgroup instruction 2 is wgmma.mma_async.m64n16k16.f32.f16");
+  expect_wgmma_reported(11, "which no shared array of the block holds");
+  expect_wgmma_reported(12, "on accumulators it accessed after its last wgmma.fence");
 }
 
 }  // namespace

@@ -326,10 +326,17 @@ TEST(JitTemplates, TheTmaWrappersEmitBulkTensorCopies) {
 
 class JitCompileModels : public ::testing::TestWithParam<std::tuple<const char*, DataType>> {};
 
-TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {
+// The three dtypes share the layer list: each arch compiles a layer in one
+// of them in turn, and each dtype a third of the layers on one arch and
+// another third on the other, so every layer compiles on both archs at a
+// third of the NVRTC time of all six pairs (12 minutes on CI's 2 cores).
+TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpillsInTurn) {
   const auto [arch, dtype] = GetParam();
+  const std::size_t turn = (static_cast<std::size_t>(dtype) + (arch == std::string("sm_90"))) % 3;
   int compiled = 0;
-  for (const OpDescriptor& desc : test::sweep(model_descriptors(dtype))) {
+  const std::vector<OpDescriptor> layers = test::sweep(model_descriptors(dtype));
+  for (std::size_t i = turn; i < layers.size(); i += 3) {
+    const OpDescriptor& desc = layers[i];
     auto source = kernel_source(desc);
     ASSERT_TRUE(source.is_ok()) << source.status().message();
     auto module = compile_kernel(source.value(), arch);
@@ -340,7 +347,7 @@ TEST_P(JitCompileModels, EveryDistinctLayerCompilesWithoutSpills) {
     EXPECT_GT(module.value().stats.max_registers, 0) << module.value().log;
     ++compiled;
   }
-  EXPECT_GT(compiled, test::reduced_run() ? 30 : 100);
+  EXPECT_GT(compiled, test::reduced_run() ? 10 : 40);
   RecordProperty("compiled", compiled);
   std::printf("%d modules compiled for %s\n", compiled, arch);
 }

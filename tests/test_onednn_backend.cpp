@@ -19,14 +19,15 @@
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/settings.hpp"
 #include "support/batchnorm_calls.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 
 namespace convjit {
 namespace {
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 using test::ConvCase;
+using test::kHost;
 using test::PoolCase;
 
 // The reasons onednn_problem gives for a valid host problem.

@@ -12,6 +12,7 @@
 #include "dispatcher/backends/onednn/onednn_library.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "support/batchnorm_calls.hpp"
+#include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/problems.hpp"
 #include "support/reference_comparison.hpp"
@@ -68,7 +69,6 @@ std::string served(convjit_plan_t* plan, std::int64_t batch) {
 
 constexpr convjit_conv_direction_t kDirections[] = {CONVJIT_CONV_FWD, CONVJIT_CONV_BWDDATA,
                                                     CONVJIT_CONV_BWDFILT};
-const convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 // Random cases, every direction, each pinned backend the host has: the
 // plan's output equals the direct call's under the same backend to f32

@@ -11,8 +11,6 @@
 namespace convjit::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 template <class T>
 void forward(ConvTensors<T>& t, double alpha = 1, double beta = 0) {
   const PolicyScope reference(Policy::reference);

@@ -12,8 +12,6 @@
 namespace convjit::test {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 template <class T>
 void forward(PoolTensors<T>& t, double alpha = 1, double beta = 0) {
   const PolicyScope reference(Policy::reference);
@@ -258,7 +256,7 @@ TEST(PoolScaling, AlphaBetaAndBetaZeroNeverReadsTheOutput) {
 // the magnitude average (the sum of |x| over the divisor), which also covers
 // cancellation.
 template <class T>
-void check_low_precision(double ulp) {
+void check_pool_low_precision(double ulp) {
   std::mt19937 rng(61);
   for (auto mode : {CONVJIT_POOL_MAX, CONVJIT_POOL_AVG_EXCLUDE_PAD, CONVJIT_POOL_AVG_INCLUDE_PAD}) {
     const PoolCase c = random_pool_case(rng, 2, mode);
@@ -282,8 +280,12 @@ void check_low_precision(double ulp) {
   }
 }
 
-TEST(PoolDtypes, Float16MatchesF64WithinStatedTolerance) { check_low_precision<Half>(0x1p-11); }
-TEST(PoolDtypes, BFloat16MatchesF64WithinStatedTolerance) { check_low_precision<BFloat16>(0x1p-8); }
+TEST(PoolDtypes, Float16MatchesF64WithinStatedTolerance) {
+  check_pool_low_precision<Half>(0x1p-11);
+}
+TEST(PoolDtypes, BFloat16MatchesF64WithinStatedTolerance) {
+  check_pool_low_precision<BFloat16>(0x1p-8);
+}
 
 }  // namespace
 }  // namespace convjit::test

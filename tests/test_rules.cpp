@@ -18,6 +18,7 @@
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/rules/rule_set.hpp"
+#include "support/host_device.hpp"
 #include "support/problems.hpp"
 #include "support/temp_directory.hpp"
 
@@ -25,7 +26,6 @@ namespace convjit::test {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 class ReferenceKernel final : public Kernel {
  public:

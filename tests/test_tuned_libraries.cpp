@@ -20,13 +20,14 @@
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/dispatcher.hpp"
 #include "support/host_backend.hpp"
+#include "support/host_device.hpp"
 
 namespace convjit {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
+using test::kHost;
 constexpr const char* kFwd = CONVJIT_TEST_FWD_NAME;
 constexpr const char* kFwdSymbolic = CONVJIT_TEST_FWD_SYMBOLIC_NAME;
 

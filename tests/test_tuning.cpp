@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,6 +20,7 @@
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/tuning/kernel_timing.hpp"
 #include "dispatcher/tuning/tuning.hpp"
+#include "support/host_device.hpp"
 #include "support/problems.hpp"
 #include "support/temp_directory.hpp"
 
@@ -27,8 +28,6 @@ namespace convjit::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr convjit_device_t kHost{CONVJIT_DEVICE_HOST, 0};
 
 // A kernel computing with the reference, after an optional delay, or
 // writing a wrong answer; counts its calls.

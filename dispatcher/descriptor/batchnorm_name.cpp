@@ -37,7 +37,7 @@ void parse_grads(TokenReader& r, OpDescriptor& d) {
   }
 }
 
-constexpr Activation kActivations[] = {Activation::relu, Activation::silu};
+constexpr Activation kBatchnormActivations[] = {Activation::relu, Activation::silu};
 
 }  // namespace
 
@@ -93,7 +93,7 @@ void parse_batchnorm_name(TokenReader& r, OpDescriptor& d) {
     }
   }
   if (r.accept(name_tokens::kEpilogueTag))
-    d.activation = name_tokens::parse_choice(r, kActivations, activation_name,
+    d.activation = name_tokens::parse_choice(r, kBatchnormActivations, activation_name,
                                              "the fused activation after 'ep'");
   name_tokens::parse_dtype_and_end(
       r, d,

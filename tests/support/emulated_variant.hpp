@@ -10,10 +10,21 @@
 #include <vector>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/shifted_buffer.hpp"
 
 namespace convjit::test {
+
+// f32 on tensor cores is TF32 (tf32_tolerance); the rest keep their
+// dtype's tolerance, since f16 and bf16 products are exact in f32.
+inline double variant_tolerance(const OpDescriptor& d, std::string_view variant) {
+  const GemmTile* tile = find_gemm_tile(variant);
+  if (d.dtype == DataType::f32 && tile != nullptr && tile->math == GemmMath::tensor_core)
+    return tf32_tolerance(reduction_length(d));
+  return kernel_tolerance(d);
+}
 
 inline std::vector<unsigned char> run_emulated_variant(EmulatorBackend& backend,
                                                        const OpDescriptor& d,

@@ -19,6 +19,9 @@
 
 namespace convjit::test {
 
+// The dtypes the kernel templates are built for.
+inline constexpr DataType kDtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+
 inline void set_dtype(convjit_tensor_desc_t& t, DataType dtype) {
   t.dtype = static_cast<convjit_dtype_t>(dtype);
 }
@@ -38,6 +41,11 @@ inline std::vector<OpDescriptor> conv_descriptors(
     if (d.is_ok()) out.push_back(d.value());
   }
   return out;
+}
+
+// The case's descriptor in one direction.
+inline OpDescriptor descriptor(const ConvCase& c, DataType dtype, Direction direction) {
+  return conv_descriptors(c, dtype, {direction}).at(0);
 }
 
 // `cases` random convolutions, each in fwd, bwddata and bwdfilt.

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 #include "host_tensor.hpp"
 
 namespace convjit::test {
+
+// What an output is filled with before a call, to show any element it leaves.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ConvCase {
   std::int64_t batch = 1, channels = 1, filters = 1, groups = 1;

@@ -6,6 +6,9 @@
 // tests/emulator_templates/; every launch has P::BLOCK = 256 threads.
 #pragma once
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -41,6 +44,12 @@ struct TemplateRun {
   std::vector<float> output;
   Status status;
 };
+
+// A run the emulator stopped, its report naming `what`.
+inline void expect_reported(const TemplateRun& run, const std::string& what) {
+  EXPECT_EQ(run.status.code(), CONVJIT_STATUS_EXECUTION_FAILED) << run.status.message();
+  EXPECT_THAT(run.status.message(), ::testing::HasSubstr(what));
+}
 
 // What a test-template run may add to the plain launch.
 struct EmulatedRunOptions {

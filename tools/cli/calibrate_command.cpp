@@ -57,7 +57,7 @@ std::string against_model(const nlohmann::json& p) {
   return fmt::format("{} ({:.2f}x the middle)", where, v / ((low + high) / 2));
 }
 
-void print_text(const nlohmann::json& r) {
+void print_calibration(const nlohmann::json& r) {
   fmt::print("{} ({}, {} SMs); model row: {}\n", r["device"].get<std::string>(),
              r["arch"].get<std::string>(), r["sms"].get<int>(),
              r["model_row"].is_null() ? "none" : r["model_row"].get<std::string>());
@@ -110,7 +110,7 @@ class CalibrateCommand final : public Command {
     if (json_)
       fmt::print("{}\n", report.dump(2));
     else
-      print_text(report);
+      print_calibration(report);
     for (const ProbeReading& r : calibration.value().readings)
       if (!r.check.is_ok()) return kExitRuntime;
     return kExitOk;

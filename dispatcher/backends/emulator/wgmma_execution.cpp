@@ -16,7 +16,7 @@ namespace convjit::emulator {
 
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kUnread = std::numeric_limits<float>::quiet_NaN();
 constexpr unsigned kRowsPerWarp = 16;
 
 const char* type_name(WgmmaType t) {
@@ -80,12 +80,12 @@ class OperandReader {
                          : "is not one whole "
                            "operand element"));
       reported_ = true;
-      return kNaN;
+      return kUnread;
     }
     const std::uint32_t offset = address - r->base();
     const auto element = static_cast<long long>(offset / r->element_bytes());
     const auto last = static_cast<long long>((offset + bytes - 1) / r->element_bytes());
-    if (!r->begin_async_read(element, last - element + 1, AsyncReader::wgmma)) return kNaN;
+    if (!r->begin_async_read(element, last - element + 1, AsyncReader::wgmma)) return kUnread;
     for (long long e = element; e <= last; ++e) holder_.hold_read(r, e);
     std::uint32_t bits = 0;
     std::memcpy(&bits, r->raw(0) + offset, bytes);
@@ -99,12 +99,12 @@ class OperandReader {
 };
 
 // The warp's rows of A (16 x K) and all of B (N x K), row-major.
-struct Operands {
+struct WgmmaOperands {
   std::vector<float> a, b;
 };
 
 bool read_shared_operands(const WgmmaPayload& p, unsigned w, WgmmaThreadState& holder,
-                          Operands& o) {
+                          WgmmaOperands& o) {
   const unsigned k = k_extent(p.type);
   const std::size_t bytes = operand_bytes(p.type);
   const MatrixDescriptor bd = decode_matrix_descriptor(p.b_descriptor);
@@ -118,8 +118,8 @@ bool read_shared_operands(const WgmmaPayload& p, unsigned w, WgmmaThreadState& h
     return false;
   }
   OperandReader reader(p.type, holder);
-  o.a.assign(kRowsPerWarp * k, kNaN);
-  o.b.assign(std::size_t{p.n} * k, kNaN);
+  o.a.assign(kRowsPerWarp * k, kUnread);
+  o.b.assign(std::size_t{p.n} * k, kUnread);
   for (unsigned n = 0; n < p.n; ++n)
     for (unsigned kk = 0; kk < k; ++kk)
       o.b[n * k + kk] = reader.read(operand_address(bd, b_major, bytes, n, kk));
@@ -131,7 +131,7 @@ bool read_shared_operands(const WgmmaPayload& p, unsigned w, WgmmaThreadState& h
 }
 
 // A from the lanes' registers: 16-bit values two to a register, or tf32.
-void gather_register_a(const WarpLanes& lanes, WgmmaType type, unsigned w, Operands& o) {
+void gather_register_a(const WarpLanes& lanes, WgmmaType type, unsigned w, WgmmaOperands& o) {
   const unsigned k = k_extent(type);
   for (unsigned lane = 0; lane < kWarpSize; ++lane) {
     const WgmmaPayload* p = payload_of(lanes, lane);
@@ -152,7 +152,7 @@ void gather_register_a(const WarpLanes& lanes, WgmmaType type, unsigned w, Opera
 
 // Each lane's accumulators: exact products summed in f64, rounded once
 // (the tensor cores' order is unspecified).
-void multiply(const WarpLanes& lanes, const Operands& o, unsigned w) {
+void multiply(const WarpLanes& lanes, const WgmmaOperands& o, unsigned w) {
   BlockScheduler& block = BlockScheduler::current();
   for (unsigned lane = 0; lane < kWarpSize; ++lane) {
     const WgmmaPayload* p = payload_of(lanes, lane);
@@ -213,7 +213,7 @@ void complete_wgmma(const WarpLanes& lanes) {
   const unsigned warp = lanes.first_thread / kWarpSize, w = warp % kWarpsPerWarpgroup;
   BlockScheduler& block = BlockScheduler::current();
   block.warpgroup_instructions().note(warp, lanes.first_thread, describe(*first));
-  Operands o;
+  WgmmaOperands o;
   bool read = false;
   as_thread(lanes.first_thread, [&] {
     read = read_shared_operands(*first, w, block.wgmma_state(lanes.first_thread), o);

@@ -1,12 +1,11 @@
 #include "dispatcher/backends/jit/filter_copy.hpp"
 
+#include "dispatcher/backends/jit/ceil_div.hpp"
 #include "kernel_templates/conv/filter_tile_shape.cuh"
 
 namespace convjit {
 
 namespace {
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 // The copy's rows and runs, and their steps through w.
 struct CopyShape {

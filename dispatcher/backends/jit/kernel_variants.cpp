@@ -6,6 +6,7 @@
 #include <numeric>
 #include <span>
 
+#include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -42,8 +43,6 @@ bool direct_is_better(const GemmShape& s) {
   constexpr long long kTinyMacs = 1 << 18;
   return s.k < 16 || s.n < 8 || s.m < 8 || s.m * s.n * s.k * s.count < kTinyMacs;
 }
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 long long output_tiles(const GemmShape& s, const GemmTile& t) {
   return ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn) * s.count;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <utility>
 
+#include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -20,8 +21,6 @@ namespace {
 constexpr std::int64_t kElementBytes = 2;  // f16, bf16
 constexpr std::int64_t kMaxTraversalStride = 8;
 constexpr long long kHopperSms = 132;  // an H100's or H200's (SXM)
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;

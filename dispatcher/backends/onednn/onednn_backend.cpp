@@ -15,8 +15,6 @@ namespace convjit {
 
 namespace {
 
-const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
-
 std::string library_label() {
   return fmt::format("oneDNN {} ({})", onednn().version(), onednn().cpu_isa());
 }

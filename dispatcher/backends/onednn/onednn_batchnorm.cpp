@@ -20,8 +20,6 @@ namespace convjit {
 
 namespace {
 
-const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
-
 // oneDNN's elementwise algorithm (and its alpha) for a fused activation.
 struct EltwiseActivation {
   dnnl_alg_kind_t algorithm;

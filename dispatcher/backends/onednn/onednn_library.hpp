@@ -87,6 +87,9 @@ class OnednnLibrary : public SearchedLibrary {
   std::string cpu_isa_;
 };
 
+// The process's oneDNN, as the backend's files call it.
+inline const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
+
 // oneDNN's name for an instruction set ("avx2", "avx512_core_bf16").
 [[nodiscard]] std::string_view cpu_isa_name(dnnl_cpu_isa_t isa);
 

@@ -6,8 +6,6 @@ namespace convjit {
 
 namespace {
 
-const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
-
 Result<dnnl_memory_desc_t> any_md(const OnednnTensor& t, DataType type) {
   dnnl_memory_desc_t md{};
   if (Status s = onednn().check(

@@ -4,8 +4,6 @@ namespace convjit {
 
 namespace {
 
-const OnednnLibrary& onednn() { return OnednnLibrary::instance(); }
-
 // oneDNN reads inputs through non-const handles; it never writes them.
 void* handle_of(OnednnOperand operand, const ExecArgs& args, void* result) {
   switch (operand) {
