@@ -19,13 +19,25 @@ def seconds(op):
     return sum(sum(k["seconds"]) / 2 for k in op["kernels"])
 
 
-def main():
-    with gzip.open(os.path.join(HERE, "predictions.json.gz"), "rt") as f:
-        runs = json.load(f)
+def runs(here):
+    """Each run's name and its ops per variant, keyed by (layer, descriptor),
+    from the predictions in `here`, after the table's heading."""
+    with gzip.open(os.path.join(here, "predictions.json.gz"), "rt") as f:
+        by_run = json.load(f)
     print("predicted on an H200 by `convjit analyze` (midpoint, us; % of the op's roofline)")
-    for run, by_variant in runs.items():
-        ops = {v: {(o["layer"], o["descriptor"]): o for o in by_variant[v]} for v in by_variant}
+    for run, by_variant in by_run.items():
         print(f"\n{run}")
+        yield run, {v: {(o["layer"], o["descriptor"]): o for o in by_variant[v]}
+                    for v in by_variant}
+
+
+def print_totals(totals, base):
+    print("total (x count): " + ", ".join(f"{k} {t * 1e6:.1f} us ({t / base:.3f}x)"
+                                          for k, t in totals.items()))
+
+
+def main():
+    for run, ops in runs(HERE):
         if "auto" not in ops:
             print("  (no auto run)")
             continue
@@ -46,9 +58,7 @@ def main():
             share = chosen["roofline_seconds"] / seconds(chosen) * 100
             limits = "/".join(k["limiter"] for k in chosen["kernels"])
             print(f"{key[0][:28]:28s} {n:2d} {cells} {chosen['variant']:>14s} {share:3.0f}%  {limits}")
-        base = totals["one consumer"]
-        print("total (x count): " + ", ".join(f"{k} {t * 1e6:.1f} us ({t / base:.3f}x)"
-                                              for k, t in totals.items()))
+        print_totals(totals, totals["one consumer"])
 
 
 if __name__ == "__main__":

@@ -5,25 +5,19 @@ of a block a tile, now wgmma_tile_a_block_config), the two ping-pong tiles
 range, us, the op's kernels together; auto's % of the op's roofline).  Per
 run the totals, each op times its count: auto before, auto now and the
 fastest of the three configurations per op.  python3 table.py > table.txt"""
-import gzip
-import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The wide-tile sweep's reading of the predictions and its totals line.
+sys.path.insert(0, os.path.join(HERE, "..", "2026-11-28-hopper-wide-tile"))
+from table import print_totals, runs, seconds  # noqa: E402
+
 COLUMNS = ("auto_before", "wgmma128x128p", "wgmma128x64p")
 
 
-def seconds(op):
-    return sum(sum(k["seconds"]) / 2 for k in op["kernels"])
-
-
 def main():
-    with gzip.open(os.path.join(HERE, "predictions.json.gz"), "rt") as f:
-        runs = json.load(f)
-    print("predicted on an H200 by `convjit analyze` (midpoint, us; % of the op's roofline)")
-    for run, by_variant in runs.items():
-        ops = {v: {(o["layer"], o["descriptor"]): o for o in by_variant[v]} for v in by_variant}
-        print(f"\n{run}")
+    for run, ops in runs(HERE):
         print(f"{'layer':28s} {'n':>2s} {'before':>8s} {'128x128p':>8s} {'128x64p':>8s}"
               f" {'before':>14s} {'auto':>14s} {'us':>8s} {'%':>4s}")
         totals = {"before": 0.0, "auto": 0.0, "fastest": 0.0}
@@ -41,9 +35,7 @@ def main():
             share = chosen["roofline_seconds"] / seconds(chosen) * 100
             print(f"{key[0][:28]:28s} {n:2d} {cells} {before['variant']:>14s}"
                   f" {chosen['variant']:>14s} {seconds(chosen) * 1e6:8.1f} {share:3.0f}%")
-        base = totals["before"]
-        print("total (x count): " + ", ".join(f"{k} {t * 1e6:.1f} us ({t / base:.3f}x)"
-                                              for k, t in totals.items()))
+        print_totals(totals, totals["before"])
 
 
 if __name__ == "__main__":
