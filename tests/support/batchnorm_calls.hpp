@@ -23,13 +23,13 @@
 #include "dispatcher/descriptor/descriptor_builder.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
+#include "support/host_device.hpp"
 #include "support/host_tensor.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 
 namespace convjit::test {
 
-inline constexpr convjit_device_t kHostDevice{CONVJIT_DEVICE_HOST, 0};
 inline constexpr double kChannelTolerance = 1e-4;
 
 using Channels = std::vector<float>;
@@ -124,7 +124,7 @@ inline void check_batchnorm(Backend& backend, std::string_view variant, const Op
   NormCall want = random_call(d, rng, alpha, beta), got = want;
   reference::batchnorm_reference(d, want.args(d));
   BuildTrace trace;
-  auto kernel = backend.build_variant(d, kHostDevice, variant, trace);
+  auto kernel = backend.build_variant(d, kHost, variant, trace);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
   const Status s = kernel.value()->execute(got.args(d));
   ASSERT_TRUE(s.is_ok()) << s.message();

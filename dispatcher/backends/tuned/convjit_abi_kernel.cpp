@@ -14,7 +14,7 @@ constexpr const char* kVersion = "convjit_kernel_abi_version";
 constexpr const char* kDescriptor = "convjit_kernel_descriptor";
 constexpr const char* kDevice = "convjit_kernel_device";
 constexpr const char* kRun = "convjit_kernel_run";
-constexpr const char* kWorkspaceSize = "convjit_kernel_workspace_size";
+constexpr const char* kAbiWorkspaceSize = "convjit_kernel_workspace_size";
 
 class ConvjitAbiKernel final : public TunedKernel {
  public:
@@ -109,7 +109,7 @@ Result<std::unique_ptr<Kernel>> make_convjit_abi_kernel(SharedLibrary library,
                                                         const convjit_device_t& device) {
   if (Status s = check_identity(library, candidate, desc, device); !s.is_ok()) return s;
   const std::int64_t batch = desc.kind == OpKind::bias_grad ? desc.y_dims[0] : desc.x_dims[0];
-  const auto workspace_size = library.function<convjit_kernel_workspace_size_fn>(kWorkspaceSize);
+  const auto workspace_size = library.function<convjit_kernel_workspace_size_fn>(kAbiWorkspaceSize);
   const std::size_t needed = workspace_size ? workspace_size(batch) : 0;
   const auto run = library.function<convjit_kernel_run_fn>(kRun);
   return std::unique_ptr<Kernel>(std::make_unique<ConvjitAbiKernel>(

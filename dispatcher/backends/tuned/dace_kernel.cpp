@@ -16,7 +16,7 @@ constexpr const char* kInit = "__dace_init_conv";
 constexpr const char* kExit = "__dace_exit_conv";
 constexpr const char* kSetStreams = "__dace_gpu_set_all_streams";
 constexpr const char* kProgram = "__program_conv";
-constexpr const char* kDaceWorkspaceSize = "__dace_get_external_memory_size_GPU_Global";
+constexpr const char* kWorkspaceSize = "__dace_get_external_memory_size_GPU_Global";
 constexpr const char* kWorkspaceSet = "__dace_set_external_memory_GPU_Global";
 
 // Concrete libraries take no batch; symbolic ones take B after the handle
@@ -136,8 +136,7 @@ Status check_applicable(const OpDescriptor& desc, const convjit_device_t& device
     if (symbol == nullptr)
       return Status::unsupported(fmt::format("missing required DaCe symbol {}", name));
   if (entry.workspace_size != nullptr && entry.workspace_set == nullptr)
-    return Status::unsupported(
-        fmt::format("exports {} but not {}", kDaceWorkspaceSize, kWorkspaceSet));
+    return Status::unsupported(fmt::format("exports {} but not {}", kWorkspaceSize, kWorkspaceSet));
   const bool gpu_library = entry.set_streams != nullptr;
   if (gpu_library != (device.kind == CONVJIT_DEVICE_CUDA))
     return Status::unsupported(
@@ -158,12 +157,9 @@ Result<std::unique_ptr<Kernel>> make_dace_kernel(SharedLibrary library,
                                                  const TunedCandidate& candidate,
                                                  const OpDescriptor& desc,
                                                  const convjit_device_t& device) {
-  const DaceEntryPoints entry{library.symbol(kInit),
-                              library.symbol(kExit),
-                              library.symbol(kSetStreams),
-                              library.symbol(kProgram),
-                              library.symbol(kDaceWorkspaceSize),
-                              library.symbol(kWorkspaceSet)};
+  const DaceEntryPoints entry{library.symbol(kInit),          library.symbol(kExit),
+                              library.symbol(kSetStreams),    library.symbol(kProgram),
+                              library.symbol(kWorkspaceSize), library.symbol(kWorkspaceSet)};
   if (Status s = check_applicable(desc, device, entry); !s.is_ok()) return s;
   std::shared_ptr<DeviceContext> context;
   if (device.kind == CONVJIT_DEVICE_CUDA) {
