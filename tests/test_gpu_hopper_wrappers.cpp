@@ -1,7 +1,8 @@
 // The Hopper wrappers on a real GPU against the emulator: the mbarrier
 // test template (common/mbarrier.cuh), every working mode of the TMA one
 // (common/tma.cuh, support/tma_cases.hpp), and 200 KiB of dynamic shared
-// memory with setmaxnreg (block_resources.cuh), compiled with NVRTC for
+// memory with setmaxnreg (block_resources.cuh), and two clusters of 2
+// sharing multicast loads (cluster.cuh), compiled with NVRTC for
 // sm_90a, run on the device with tensor maps the driver encodes, and run
 // in the emulator on the same inputs and maps; likewise every working mode
 // of the wgmma one (common/wgmma.cuh, support/wgmma_cases.hpp).  Bit for
@@ -31,7 +32,8 @@ struct HopperRun {
 };
 
 std::vector<HopperRun> hopper_runs() {
-  std::vector<HopperRun> runs = {{"mbarrier.cuh", 0}, {"block_resources.cuh", 0}};
+  std::vector<HopperRun> runs = {
+      {"mbarrier.cuh", 0}, {"block_resources.cuh", 0}, {"cluster.cuh", 0}};
   for (long long mode : test::kTmaWorkingModes) runs.push_back({"tma.cuh", mode});
   for (long long mode : test::kWgmmaWorkingModes) runs.push_back({"wgmma.cuh", mode});
   return runs;
@@ -48,6 +50,15 @@ test::GpuTemplateRun template_run(const HopperRun& run) {
   if (name == "wgmma.cuh") {
     test::WgmmaCase c = test::wgmma_case(run.mode);
     return {run.template_name, run.mode, std::move(c.input), c.output_size, test::kWarpBlock, {}};
+  }
+  if (name == "cluster.cuh") {
+    // Two clusters of 2 (tests/test_emulator_cluster.cpp's inputs).
+    constexpr long long kBlocks = 4;
+    test::GpuTemplateRun cluster{run.template_name, 0, test::iota_from(32 * 16 * kBlocks, 1.0f),
+                                 2 * kBlocks * test::kWarpBlock, kBlocks * test::kWarpBlock};
+    cluster.tensor_maps = {test::tma_over_input(test::tma_tiled({32, 16 * kBlocks}, {32, 8}))};
+    cluster.cluster_blocks = 2;
+    return cluster;
   }
   if (name == "block_resources.cuh")
     return {run.template_name, 0, test::iota_from(kThreads, 1.0f), kThreads, kThreads, {},
@@ -83,6 +94,7 @@ TEST_P(GpuHopperWrappers, TheTestTemplateMatchesTheEmulator) {
   test::EmulatedRunOptions options;
   options.tensor_maps = run.tensor_maps;
   options.dynamic_shared_bytes = run.dynamic_shared_bytes;
+  options.cluster_blocks = run.cluster_blocks;
   const test::TemplateRun emulated = test::run_emulated(
       run.template_name, run.mode, run.input, run.output_size, run.threads, std::move(options));
   ASSERT_TRUE(emulated.status.is_ok()) << emulated.status.message();

@@ -237,18 +237,40 @@ TEST(JitTemplates, TheWarpWrapperTestTemplatesCompileForTheGpu) {
 }
 
 // The Hopper wrappers' test templates (common/mbarrier.cuh, common/tma.cuh,
-// dynamic shared memory and common/warpgroup.cuh), every planted-bug mode,
-// compile for sm_90a (and all but setmaxnreg for sm_90).
+// dynamic shared memory, common/warpgroup.cuh and common/cluster.cuh),
+// every planted-bug mode, compile for sm_90a (and all but setmaxnreg and
+// the multicast load for sm_90).
 TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
-  const std::pair<std::string_view, int> modes[] = {
-      {"mbarrier.cuh", 8}, {"tma.cuh", 20}, {"block_resources.cuh", 6}, {"wgmma.cuh", 13}};
+  const std::pair<std::string_view, int> modes[] = {{"mbarrier.cuh", 8},
+                                                    {"tma.cuh", 20},
+                                                    {"block_resources.cuh", 6},
+                                                    {"wgmma.cuh", 13},
+                                                    {"cluster.cuh", 8}};
   ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
   for (const auto& [name, count] : modes) {
-    if (name == "block_resources.cuh" || name == "wgmma.cuh")
+    if (name == "block_resources.cuh" || name == "wgmma.cuh" || name == "cluster.cuh")
       expect_test_template_compiles(name, count, {"sm_90a"});
     else
       expect_test_template_compiles(name, count, {"sm_90", "sm_90a"});
   }
+}
+
+// The cluster wrappers (common/cluster.cuh) and the remote and multicast
+// operations that take their addresses emit the cluster's instructions.
+TEST(JitTemplates, TheClusterWrappersEmitTheClustersInstructions) {
+  KernelSource source;
+  source.template_name = "cluster.cuh";
+  source.source =
+      test::test_template_prelude(256, 0) + std::string(test::warp_test_template("cluster.cuh"));
+  auto module = compile_kernel(source, "sm_90a");
+  ASSERT_TRUE(module.is_ok()) << module.status().message();
+  for (const char* instruction :
+       {"%cluster_ctarank", "%cluster_nctarank", "barrier.cluster.arrive.release.aligned",
+        "barrier.cluster.wait.acquire.aligned", "mapa.shared::cluster.u32",
+        "mbarrier.arrive.release.cluster.shared::cluster.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster"})
+    EXPECT_NE(module.value().ptx.find(instruction), std::string::npos) << "no " << instruction;
 }
 
 // The wgmma wrappers emit the warpgroup instructions for each shape and type.

@@ -47,6 +47,9 @@ struct CudaDriverApi {
   decltype(&::cuEventSynchronize) event_synchronize = nullptr;
   decltype(&::cuEventElapsedTime_v2) event_elapsed_time = nullptr;
   decltype(&::cuEventDestroy_v2) event_destroy = nullptr;
+  // Launches with attributes (clusters), optional: drivers before CUDA
+  // 12.0 lack it, and only kernels launched in clusters need it.
+  decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
   // TMA's tensor maps, optional: drivers before CUDA 12.0 lack them, and
   // only the kernels that copy with TMA need them (tensor_maps/).
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;

@@ -8,11 +8,12 @@
 // barrier used needs mbarrier_inval() before any other use.
 //
 // Data written before an arrival is visible to a thread that waited for
-// that phase.  In the emulator each operation is checked: undefined uses
-// are reported, a wait suspends until its phase completes, a wait that
-// can never end is reported as a deadlock, and the race checker orders
-// accesses through the phases.
+// that phase.  mbarrier_arrive_cluster() arrives on another block's
+// barrier of the cluster (common/cluster.cuh).  In the emulator each operation is checked:
+// undefined uses are reported, a wait suspends until its phase completes, a wait that can never end
+// is reported as a deadlock, and the race checker orders accesses through the phases.
 #pragma once
+#include "common/cluster.cuh"
 #include "common/warp.cuh"
 
 namespace convjit_device {
@@ -32,6 +33,10 @@ __device__ __forceinline__ mbarrier_t mbarrier_arrive(Barrier bar) {
 template <class Barrier>
 __device__ __forceinline__ mbarrier_t mbarrier_arrive_expect_tx(Barrier bar, unsigned bytes) {
   return ::convjit::emulated::mbarrier_ops::arrive(bar, bytes);
+}
+template <class Barrier>
+__device__ __forceinline__ void mbarrier_arrive_cluster(Barrier bar) {
+  (void)::convjit::emulated::mbarrier_ops::arrive_cluster(bar);
 }
 template <class Barrier>
 __device__ __forceinline__ void mbarrier_expect_tx(Barrier bar, unsigned bytes) {
@@ -74,6 +79,12 @@ __device__ __forceinline__ mbarrier_t mbarrier_arrive_expect_tx(mbarrier_t* bar,
                : "r"(shared_address(bar)), "r"(bytes)
                : "memory");
   return state;
+}
+// An arrival on another block's barrier (cluster_map's address,
+// common/cluster.cuh), releasing this thread's accesses to the cluster.
+__device__ __forceinline__ void mbarrier_arrive_cluster(cluster_ptr<mbarrier_t> bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar.address)
+               : "memory");
 }
 __device__ __forceinline__ void mbarrier_expect_tx(mbarrier_t* bar, unsigned bytes) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(

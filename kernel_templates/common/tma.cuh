@@ -7,6 +7,9 @@
 //     tensor read as zero.  Its bytes complete on the mbarrier `bar`
 //     (common/mbarrier.cuh), whose phase then expects them: a waiter of
 //     that phase sees the data.
+//   - tma_load_tile_multicast: the same box into each block of a cluster
+//     that `mask` names (sm_90a; common/cluster.cuh), at the same offset,
+//     completing on each block's barrier at `bar`'s offset;
 //   - tma_load_im2col: `pixels_per_column` pixels of `channels_per_pixel`
 //     channels, from the filter base (c, w[, h[, d]], n) plus the filter
 //     tap `offsets`, walking W, H, D and N through the map's bounding box;
@@ -39,6 +42,13 @@ __device__ __forceinline__ void tma_load_im2col(Dst dst, const tensor_map_t& map
                                                 const int (&offsets)[Rank - 2]) {
   ::convjit::emulated::tma_ops::load(::convjit::TensorMapMode::im2col, dst, map, bar, coords,
                                      offsets);
+}
+template <int Rank, class Dst, class Barrier>
+__device__ __forceinline__ void tma_load_tile_multicast(Dst dst, const tensor_map_t& map,
+                                                        Barrier bar, const int (&coords)[Rank],
+                                                        unsigned short mask) {
+  ::convjit::emulated::tma_ops::load_multicast(::convjit::TensorMapMode::tiled, dst, map, bar,
+                                               coords, {}, mask);
 }
 template <int Rank, class Src>
 __device__ __forceinline__ void tma_store_tile(const tensor_map_t& map, Src src,
@@ -97,6 +107,41 @@ __device__ __forceinline__ void tma_load_tile(Dst* dst, const tensor_map_t& map,
         "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n" ::"r"(d),
         "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b)
+        : "memory");
+}
+
+// sm_90a: the box lands at `dst`'s offset in each block of `mask` (cluster
+// ranks), completing on each one's barrier at `bar`'s offset.
+template <int Rank, class Dst>
+__device__ __forceinline__ void tma_load_tile_multicast(Dst* dst, const tensor_map_t& map,
+                                                        mbarrier_t* bar, const int (&c)[Rank],
+                                                        unsigned short mask) {
+  static_assert(Rank >= 2 && Rank <= 5, "a multicast tile load has 2 to 5 dimensions");
+  const unsigned d = shared_address(dst), b = shared_address(bar);
+  const unsigned long long m = tensor_map_address(map);
+  if constexpr (Rank == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(b), "h"(mask)
+        : "memory");
+  else if constexpr (Rank == 3)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b), "h"(mask)
+        : "memory");
+  else if constexpr (Rank == 4)
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b), "h"(mask)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b), "h"(mask)
         : "memory");
 }
 

@@ -13,6 +13,7 @@
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
 #include "dispatcher/cuda/context_scope.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
+#include "dispatcher/cuda/kernel_launch.hpp"
 #include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
 #include "support/test_templates.hpp"
 #include "test_template_texts.hpp"
@@ -45,6 +46,7 @@ struct GpuTemplateRun {
   // Given: the kernel takes a tensor_maps_t parameter (common/tensor_map.cuh).
   std::vector<TensorMapArgument> tensor_maps;
   std::size_t dynamic_shared_bytes = 0;  // opted into beyond 48 KiB
+  unsigned cluster_blocks = 1;           // launched in clusters of these
 };
 
 inline Result<CUfunction> load_test_kernel(const std::string& arch, const GpuTemplateRun& run,
@@ -104,11 +106,8 @@ inline Result<std::vector<float>> run_on_gpu(const std::shared_ptr<DeviceContext
   void* args[] = {&x_ptr, &none, &y_ptr, &alpha, &beta, &none, &none, &none, &maps.value()};
   const auto blocks = static_cast<unsigned>(run.threads / kWarpBlock);
   const auto dynamic = static_cast<unsigned>(run.dynamic_shared_bytes);
-  if (Status s = driver.check(driver.api().launch_kernel(function.value(), blocks, 1, 1,
-                                                         static_cast<unsigned>(kWarpBlock), 1, 1,
-                                                         dynamic, nullptr, args, nullptr),
-                              "cuLaunchKernel");
-      !s.is_ok())
+  const LaunchShape shape{blocks, static_cast<unsigned>(kWarpBlock), dynamic, run.cluster_blocks};
+  if (Status s = launch_kernel(driver, function.value(), shape, nullptr, args); !s.is_ok())
     return s;
   if (Status s = context->synchronize(); !s.is_ok()) return s;
   if (Status s = y.value()->download(output.data()); !s.is_ok()) return s;

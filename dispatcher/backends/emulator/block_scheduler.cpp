@@ -21,7 +21,7 @@ thread_local BlockScheduler* running_scheduler = nullptr;
 
 SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
                            long long count, std::size_t element_bytes, std::size_t alignment,
-                           bool dynamic)
+                           bool dynamic, unsigned rank)
     : block_(block),
       id_(id),
       name_(name),
@@ -30,6 +30,7 @@ SharedRegion::SharedRegion(BlockScheduler& block, std::uint32_t id, const char* 
       element_bytes_(element_bytes),
       alignment_(alignment),
       dynamic_(dynamic),
+      rank_(rank),
       data_(static_cast<std::size_t>(count) * element_bytes),
       shadow_(static_cast<std::size_t>(count)) {
   reset();
@@ -119,7 +120,7 @@ void SharedRegion::land_bulk_write(long long first, long long count, const std::
   for (long long i = first; i < first + count; ++i) {
     Shadow& s = shadow_[static_cast<std::size_t>(i)];
     s.in_flight_by = -1;
-    s.write_interval = block_.interval(), s.writer = agent, s.writer_epoch = agent_epoch;
+    s.write_interval = block_.interval(rank_), s.writer = agent, s.writer_epoch = agent_epoch;
     s.writer_fences = 0;
   }
 }
@@ -187,14 +188,19 @@ void SharedRegion::land_async_write(long long first, long long count,
 
 bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcept {
   const auto me = static_cast<std::int32_t>(block_.running_thread());
-  const std::uint32_t now = block_.interval();
+  const std::uint32_t now = block_.interval(rank_);
   const auto race = [&](const char* what, std::int32_t other) {
     const std::string who =
         other == kManyReaders ? std::string("several threads") : block_.who(other);
+    // In a cluster, whose block's copy of the array.
+    const std::string block = block_.cluster_blocks() == 1
+                                  ? std::string()
+                                  : fmt::format(" of block {}", block_.cluster_block(rank_));
     report_violation(fmt::format(
-        "{} shared {}[{}] {} {} in the same barrier interval ({}): a race; a __syncthreads(){} is "
+        "{} shared {}[{}]{} {} {} in the same barrier interval ({}): a race; a __syncthreads(){} "
+        "is "
         "missing between them",
-        access == Access::read ? "reads" : "writes", name_, index, what, who, now,
+        access == Access::read ? "reads" : "writes", name_, index, block, what, who, now,
         block_.orders_by_mbarriers() ? " (or an mbarrier phase that orders them)" : ""));
   };
   const bool unordered_write =
@@ -273,29 +279,40 @@ BlockScheduler& BlockScheduler::for_this_thread() {
 
 BlockScheduler& BlockScheduler::current() { return *running_scheduler; }
 
-void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads, Body body,
-                               const void* context) {
-  emulated::blockIdx = {block, 0, 0};
+void BlockScheduler::Cta::reset() {
+  for (auto& region : shared) region->reset();
+  remote.clear();
+  static_shared_bytes = dynamic_shared_bytes = 0;
+  next_shared_address = 0;
+  interval = 1;
+}
+
+void BlockScheduler::run_cluster(unsigned first_block, unsigned cluster, unsigned blocks,
+                                 unsigned threads, Body body, const void* context) {
+  first_block_ = first_block, cluster_ = cluster, block_threads_ = threads;
   emulated::blockDim = {threads, 1, 1};
   emulated::gridDim = {blocks, 1, 1};
   running_scheduler = this;
-  interval_ = 1;
-  for (auto& region : shared_) region->reset();
+  if (ctas_.size() < cluster) ctas_.resize(cluster);
+  for (unsigned r = 0; r < cluster; ++r) ctas_[r].reset();
   mbarriers_.reset();
   mbarriers_used_ = false;
+  cluster_barriers_ = 0;
+  inits_.clear();
   bulk_loads_.clear();
-  static_shared_bytes_ = dynamic_shared_bytes_ = 0;
-  next_shared_address_ = 0;
-  warpgroups_.reset(threads);
+  warpgroups_.reset(threads * cluster);
   agents_.clear();
   agent_epochs_.clear();
-  start_threads(threads, body, context);
-  do {
-    do {
-      for (unsigned t = 0; t < threads; ++t)
-        if (runnable(t)) resume(t);
-    } while (settle_warps() || settle_mbarriers());
-  } while (open_barrier());
+  start_threads(threads * cluster, body, context);
+  enter(0);
+  if (cluster > 1 && threads % kWarpSize != 0) {
+    report_violation(fmt::format(
+        "launches a cluster of {} blocks of {} threads: a cluster's blocks must be whole warps",
+        cluster, threads));
+    for (ThreadSlot& t : threads_) t.done = true;  // none runs
+  }
+  while (step()) {
+  }
   warpgroups_.report_mismatches();
   if (!bulk_loads_.empty()) {
     enter(bulk_loads_.front().issuer);
@@ -306,8 +323,21 @@ void BlockScheduler::run_block(unsigned block, unsigned blocks, unsigned threads
         mbarriers_.describe(bulk_loads_.front().bar)));
     bulk_loads_.clear();
   }
-  end_interval();
+  for (unsigned r = 0; r < cluster; ++r) end_interval(r);
   running_scheduler = nullptr;
+}
+
+// Runs every thread that can run, then lets the waits that can end, end:
+// as late as the GPU may end them, so that a TMA load lands only once
+// every thread waits.  What can never end is reported and broken last.
+// False once every thread has returned.
+bool BlockScheduler::step() {
+  for (unsigned t = 0; t < threads_.size(); ++t)
+    if (runnable(t)) resume(t);
+  if (settle_warps(false) || wake_mbarrier_waits() || open_barriers() || open_cluster_barrier())
+    return true;
+  if (any_mbarrier_wait() && land_bulk_loads()) return true;
+  return settle_warps(true) || report_deadlock() || release_divergent_barriers();
 }
 
 void BlockScheduler::start_threads(unsigned threads, Body body, const void* context) {
@@ -323,6 +353,7 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
           body(context);
           report_unfinished_copies(threads_[t]);
           threads_[t].done = true;
+          if (cluster_ > 1) retire_remote_accesses(t);
           announce_stack_switch(nullptr, host_stack_);  // this stack never runs again
           return std::move(threads_[t].scheduler);
         });
@@ -352,12 +383,20 @@ void BlockScheduler::report_unfinished_copies(ThreadSlot& t) {
 
 bool BlockScheduler::runnable(unsigned thread) const {
   const ThreadSlot& t = threads_[thread];
-  return !t.done && !t.waiting && t.arrival == nullptr && !t.mbarrier_wait;
+  return !t.done && !t.waiting && !t.cluster_waiting && t.arrival == nullptr && !t.mbarrier_wait;
+}
+
+bool BlockScheduler::rank_returned(unsigned rank) const {
+  for (unsigned t = rank * block_threads_; t < (rank + 1) * block_threads_; ++t)
+    if (!threads_[t].done) return false;
+  return true;
 }
 
 void BlockScheduler::enter(unsigned thread) {
   running_ = thread;
-  emulated::threadIdx = {thread, 0, 0};
+  running_rank_ = cluster_ == 1 ? 0 : thread / block_threads_;
+  emulated::threadIdx = {thread - running_rank_ * block_threads_, 0, 0};
+  emulated::blockIdx = {first_block_ + running_rank_, 0, 0};
 }
 
 void BlockScheduler::resume(unsigned thread) {
@@ -369,35 +408,97 @@ void BlockScheduler::resume(unsigned thread) {
   complete_stack_switch(host_fake_stack_);
 }
 
-// Every thread has finished or waits at a barrier.  Opens it and returns
-// true if any waits; reports a barrier that not every thread reached.
-bool BlockScheduler::open_barrier() {
+// Opens each block's __syncthreads() that all its threads wait at.
+bool BlockScheduler::open_barriers() {
+  bool opened = false;
+  for (unsigned r = 0; r < cluster_; ++r) opened |= open_barrier(r);
+  return opened;
+}
+
+// Block `rank`'s barrier, once every thread of the block has returned or
+// waits at it and one waits; reports a barrier that not every thread
+// reached.
+bool BlockScheduler::open_barrier(unsigned rank) {
   unsigned waiting = 0, finished = 0;
   int line = 0;
   bool same_line = true;
-  for (const ThreadSlot& t : threads_) {
+  const unsigned first = rank * block_threads_, last = first + block_threads_;
+  for (unsigned i = first; i < last; ++i) {
+    const ThreadSlot& t = threads_[i];
     if (t.done) ++finished;
+    if (!t.done && !t.waiting) return false;
     if (!t.waiting) continue;
     if (waiting++ == 0) line = t.barrier_line;
     same_line = same_line && t.barrier_line == line;
   }
   if (waiting == 0) return false;
   if (finished > 0 || !same_line) {
-    enter(0);
+    enter(first);
     report_violation(fmt::format(
         "__syncthreads() divergence in barrier interval {}: {} of {} threads wait at line {}{}, "
         "{} have returned; every thread of a block must reach the same barrier",
-        interval_, waiting, threads_.size(), line, same_line ? "" : " and other lines", finished));
+        ctas_[rank].interval, waiting, block_threads_, line, same_line ? "" : " and other lines",
+        finished));
   }
-  for (ThreadSlot& t : threads_) t.waiting = false;
-  end_interval();
+  for (unsigned i = first; i < last; ++i) threads_[i].waiting = false;
+  end_interval(rank);
   return true;
 }
 
-void BlockScheduler::end_interval() {
-  for (auto& region : shared_) region->report_unwritten_reads();
+// barrier.cluster, once every thread of the cluster has returned or waits
+// at it and one waits: every block's barrier interval ends, which orders
+// the accesses before it (in any block) before those after.
+bool BlockScheduler::open_cluster_barrier() {
+  unsigned waiting = 0, finished = 0;
+  for (const ThreadSlot& t : threads_) {
+    if (!t.done && !t.cluster_waiting) return false;
+    finished += t.done ? 1u : 0u;
+    waiting += t.cluster_waiting ? 1u : 0u;
+  }
+  if (waiting == 0) return false;
+  if (finished > 0) {
+    enter(0);
+    report_violation(fmt::format(
+        "barrier.cluster divergence: {} of the cluster's {} threads wait at it, {} have "
+        "returned; every thread of every block of the cluster must reach it",
+        waiting, threads_.size(), finished));
+  }
+  for (ThreadSlot& t : threads_) t.cluster_waiting = false;
+  for (unsigned r = 0; r < cluster_; ++r) {
+    end_interval(r);
+    ctas_[r].remote.clear();  // ordered before everything after the barrier
+  }
+  ++cluster_barriers_;
+  return true;
+}
+
+// Nothing else can run: threads that wait at __syncthreads() or
+// barrier.cluster while others of theirs wait elsewhere never meet.
+// Reported, and released.
+bool BlockScheduler::release_divergent_barriers() {
+  unsigned at_block = 0, at_cluster = 0, first = 0;
+  for (unsigned i = 0; i < threads_.size(); ++i) {
+    ThreadSlot& t = threads_[i];
+    if (!t.waiting && !t.cluster_waiting) continue;
+    if (at_block + at_cluster == 0) first = i;
+    at_block += t.waiting ? 1u : 0u;
+    at_cluster += t.cluster_waiting ? 1u : 0u;
+    t.waiting = t.cluster_waiting = false;
+  }
+  if (at_block + at_cluster == 0) return false;
+  enter(first);
+  report_violation(fmt::format(
+      "barrier divergence: {} threads wait at __syncthreads() and {} at barrier.cluster, and "
+      "neither barrier can open: every thread of a block must reach the same barrier",
+      at_block, at_cluster));
+  for (unsigned r = 0; r < cluster_; ++r) end_interval(r);
+  return true;
+}
+
+void BlockScheduler::end_interval(unsigned rank) {
+  for (auto& region : ctas_[rank].shared) region->report_unwritten_reads();
   if (recorder_ != nullptr) recorder_->end_interval();
-  ++interval_;
+  ++ctas_[rank].interval;
 }
 
 void BlockScheduler::barrier(int line) {
@@ -407,7 +508,13 @@ void BlockScheduler::barrier(int line) {
   yield(self);
 }
 
-// Back to run_block() until the scheduler resumes this thread.
+void BlockScheduler::cluster_barrier() {
+  ThreadSlot& self = threads_[running_];
+  self.cluster_waiting = true;
+  yield(self);
+}
+
+// Back to run_cluster() until the scheduler resumes this thread.
 void BlockScheduler::yield(ThreadSlot& self) {
   announce_stack_switch(&self.fake_stack, host_stack_);
   self.scheduler = std::move(self.scheduler).resume();
@@ -417,33 +524,34 @@ void BlockScheduler::yield(ThreadSlot& self) {
 SharedRegion& BlockScheduler::shared_region(const char* name, int line, long long count,
                                             std::size_t element_bytes, std::size_t alignment,
                                             bool dynamic) {
+  Cta& cta = ctas_[running_rank_];
   SharedRegion* found = nullptr;
-  for (auto& region : shared_)
+  for (auto& region : cta.shared)
     if (region->declared_at(name, line)) {
       if (!region->fits(count, element_bytes, alignment, dynamic))
         region = std::make_unique<SharedRegion>(*this, region->id(), name, line, count,
-                                                element_bytes, alignment, dynamic);
+                                                element_bytes, alignment, dynamic, running_rank_);
       found = region.get();
       break;
     }
   if (found == nullptr) {
-    shared_.push_back(std::make_unique<SharedRegion>(
-        *this, static_cast<std::uint32_t>(shared_.size()), name, line, count, element_bytes,
-        alignment, dynamic));
-    found = shared_.back().get();
+    cta.shared.push_back(std::make_unique<SharedRegion>(
+        *this, static_cast<std::uint32_t>(cta.shared.size()), name, line, count, element_bytes,
+        alignment, dynamic, running_rank_));
+    found = cta.shared.back().get();
   }
   if (found->declare()) {
     count_shared_bytes(*found);
     const std::size_t a = found->alignment();
-    next_shared_address_ = static_cast<std::uint32_t>((next_shared_address_ + a - 1) / a * a);
-    found->set_base(next_shared_address_);
-    next_shared_address_ += static_cast<std::uint32_t>(found->bytes());
+    cta.next_shared_address = static_cast<std::uint32_t>((cta.next_shared_address + a - 1) / a * a);
+    found->set_base(cta.next_shared_address);
+    cta.next_shared_address += static_cast<std::uint32_t>(found->bytes());
   }
   return *found;
 }
 
 SharedRegion* BlockScheduler::region_at(std::uint32_t address) const {
-  for (const auto& region : shared_)
+  for (const auto& region : ctas_[running_rank_].shared)
     if (region->declared() && address >= region->base() &&
         address - region->base() < region->bytes())
       return region.get();
@@ -455,26 +563,27 @@ SharedRegion* BlockScheduler::region_at(std::uint32_t address) const {
 // arrays, and a launch more than the opt-in limit in all.
 void BlockScheduler::count_shared_bytes(const SharedRegion& region) {
   const auto bytes = static_cast<std::size_t>(region.count()) * region.element_bytes();
+  Cta& cta = ctas_[running_rank_];
   if (region.dynamic()) {
-    dynamic_shared_bytes_ = bytes;
+    cta.dynamic_shared_bytes = bytes;
   } else {
-    const std::size_t start =
-        (static_shared_bytes_ + region.alignment() - 1) / region.alignment() * region.alignment();
-    const bool was_within = static_shared_bytes_ <= kStaticSharedLimit;
-    static_shared_bytes_ = start + bytes;
-    if (was_within && static_shared_bytes_ > kStaticSharedLimit)
+    const std::size_t start = (cta.static_shared_bytes + region.alignment() - 1) /
+                              region.alignment() * region.alignment();
+    const bool was_within = cta.static_shared_bytes <= kStaticSharedLimit;
+    cta.static_shared_bytes = start + bytes;
+    if (was_within && cta.static_shared_bytes > kStaticSharedLimit)
       report_violation(fmt::format(
           "declares static shared arrays of {} bytes with {}, beyond the {} that ptxas allows: "
           "put the large ones in CONVJIT_DYNAMIC_SHARED_ARRAY",
-          static_shared_bytes_, region.name(), kStaticSharedLimit));
+          cta.static_shared_bytes, region.name(), kStaticSharedLimit));
   }
-  if (static_shared_bytes_ + dynamic_shared_bytes_ > kOptInSharedLimit &&
-      static_shared_bytes_ + dynamic_shared_bytes_ - bytes <= kOptInSharedLimit)
+  if (cta.static_shared_bytes + cta.dynamic_shared_bytes > kOptInSharedLimit &&
+      cta.static_shared_bytes + cta.dynamic_shared_bytes - bytes <= kOptInSharedLimit)
     report_violation(fmt::format(
         "uses {} bytes of shared memory ({} static, {} dynamic), beyond the {} an sm_90 block "
         "may have",
-        static_shared_bytes_ + dynamic_shared_bytes_, static_shared_bytes_,
-        dynamic_shared_bytes_, kOptInSharedLimit));
+        cta.static_shared_bytes + cta.dynamic_shared_bytes, cta.static_shared_bytes,
+        cta.dynamic_shared_bytes, kOptInSharedLimit));
 }
 
 // ---- warp collectives --------------------------------------------------------
@@ -506,13 +615,12 @@ unsigned BlockScheduler::live_lanes(unsigned warp) const {
   return mask;
 }
 
-// Completes every collective whose lanes have all arrived; when none can,
-// reports and releases the stuck ones.  True when a thread can run again.
-bool BlockScheduler::settle_warps() {
+// Completes every collective whose lanes have all arrived; with
+// `release_stuck` (when nothing else can run), reports and releases the
+// others too.  True when a thread can run again.
+bool BlockScheduler::settle_warps(bool release_stuck) {
   bool progressed = false;
-  for (unsigned w = 0; w < warps_; ++w) progressed |= settle_warp(w, false);
-  if (progressed) return true;
-  for (unsigned w = 0; w < warps_; ++w) progressed |= settle_warp(w, true);
+  for (unsigned w = 0; w < warps_; ++w) progressed |= settle_warp(w, release_stuck);
   return progressed;
 }
 
@@ -585,7 +693,9 @@ void BlockScheduler::complete(const WarpArrival& leader, unsigned first_thread) 
 
 void BlockScheduler::mbarrier_init(const MbarrierKey& key, long long count) {
   mbarriers_used_ = true;
-  if (mbarriers_.init(key, count)) key.region->mark_mbarrier(key.index, true);
+  if (!mbarriers_.init(key, count)) return;
+  key.region->mark_mbarrier(key.index, true);
+  if (cluster_ > 1) inits_[key] = cluster_barriers_;
 }
 
 void BlockScheduler::mbarrier_inval(const MbarrierKey& key) {
@@ -601,7 +711,9 @@ void BlockScheduler::mbarrier_inval(const MbarrierKey& key) {
                                    mbarriers_.describe(key)));
       return;
     }
-  if (mbarriers_.inval(key)) key.region->mark_mbarrier(key.index, false);
+  if (!mbarriers_.inval(key)) return;
+  key.region->mark_mbarrier(key.index, false);
+  inits_.erase(key);
 }
 
 // The arrival releases what this thread knows, its accesses so far
@@ -636,23 +748,87 @@ bool BlockScheduler::ordered_after(std::int32_t other, std::uint32_t epoch) cons
          knows[static_cast<std::size_t>(other)] >= epoch;
 }
 
-// Wakes the threads whose phase completed.  When none did and nothing else
-// can run, the waits can never end: reported, and broken.
-bool BlockScheduler::settle_mbarriers() {
-  bool woke = false, waiting = false;
-  for (ThreadSlot& t : threads_) {
-    if (!t.mbarrier_wait) continue;
-    if (mbarriers_.phase_complete(t.mbarrier_wait->first, t.mbarrier_wait->second)) {
+// Wakes the threads whose phase completed.
+bool BlockScheduler::wake_mbarrier_waits() {
+  bool woke = false;
+  for (ThreadSlot& t : threads_)
+    if (t.mbarrier_wait &&
+        mbarriers_.phase_complete(t.mbarrier_wait->first, t.mbarrier_wait->second)) {
       t.mbarrier_wait.reset();
       woke = true;
-    } else {
-      waiting = true;
     }
+  return woke;
+}
+
+bool BlockScheduler::any_mbarrier_wait() const {
+  return std::any_of(threads_.begin(), threads_.end(),
+                     [](const ThreadSlot& t) { return t.mbarrier_wait.has_value(); });
+}
+
+// ---- clusters --------------------------------------------------------------
+
+SharedRegion* BlockScheduler::peer_region(const SharedRegion& region, unsigned rank) {
+  if (rank >= cluster_) {
+    report_violation(fmt::format(
+        "maps shared {} to block {} of the cluster, which has {} block{}: mapa's rank must be "
+        "below %cluster_nctarank",
+        region.name(), rank, cluster_, cluster_ == 1 ? "" : "s"));
+    return nullptr;
   }
-  if (woke || !waiting) return woke;
-  if (land_bulk_loads()) return true;
-  report_deadlock();
+  for (const auto& peer : ctas_[rank].shared)
+    if (peer->declared() && peer->declared_at(region.name(), region.line())) return peer.get();
+  report_violation(
+      fmt::format("maps shared {} to block {} of the cluster before that block declared it: a "
+                  "barrier.cluster between the declarations and the first remote access is missing",
+                  region.name(), rank));
+  return nullptr;
+}
+
+bool BlockScheduler::check_remote(const MbarrierKey& key, const char* operation) {
+  const unsigned rank = key.region->rank();
+  if (rank == running_rank_) return true;
+  if (rank_returned(rank)) {
+    report_violation(fmt::format(
+        "{} mbarrier {}[{}] of block {} of the cluster, which has returned: a block must not "
+        "return while others may still reach its shared memory (a barrier.cluster before it "
+        "returns)",
+        operation, key.region->name(), key.index, cluster_block(rank)));
+    return false;
+  }
+  const auto init = inits_.find(key);
+  if (init != inits_.end() && init->second == cluster_barriers_) {
+    report_violation(fmt::format(
+        "{} mbarrier {}[{}] of block {} of the cluster before a barrier.cluster made its init "
+        "visible to the cluster: add fence.mbarrier_init and a barrier.cluster after the init",
+        operation, key.region->name(), key.index, cluster_block(rank)));
+    return false;
+  }
   return true;
+}
+
+void BlockScheduler::note_remote(unsigned rank, std::int32_t thread, std::uint32_t epoch,
+                                 std::string what) {
+  ctas_[rank].remote.push_back({thread, epoch, std::move(what)});
+}
+
+// `thread` has returned: the remote accesses to its block that it knows
+// of are ordered before the block returns; once the block's last thread
+// has returned, those left are reported.
+void BlockScheduler::retire_remote_accesses(unsigned thread) {
+  const unsigned rank = thread / block_threads_;
+  std::vector<RemoteAccess>& remote = ctas_[rank].remote;
+  const OrderClock& knows = threads_[thread].knows;
+  std::erase_if(remote, [&](const RemoteAccess& a) {
+    const auto by = static_cast<std::size_t>(a.thread);
+    return by < knows.size() && knows[by] >= a.epoch;
+  });
+  if (remote.empty() || !rank_returned(rank)) return;
+  report_violation(fmt::format(
+      "block {} of the cluster returns while {}'s {} is not ordered before it{}: a barrier.cluster "
+      "before the block returns (or a wait that acquires it) is missing",
+      cluster_block(rank), who(remote.front().thread), remote.front().what,
+      remote.size() > 1 ? fmt::format(" (nor {} more remote accesses)", remote.size() - 1) : ""));
+  remote.clear();
 }
 
 // ---- TMA -------------------------------------------------------------------
@@ -674,6 +850,14 @@ bool BlockScheduler::land_bulk_loads() {
     const std::int32_t agent = async_agent(load.bar);
     const std::uint32_t epoch = ++agent_epochs_[static_cast<std::size_t>(agent) - threads_.size()];
     load.region->land_bulk_write(load.first, load.count, load.data.data(), agent, epoch);
+    if (load.region->rank() != running_rank_) {
+      const std::string what =
+          fmt::format("multicast TMA load into {}[{}]", load.region->name(), load.first);
+      if (rank_returned(load.region->rank()))
+        report_violation(fmt::format("a {} lands in block {} of the cluster, which has returned",
+                                     what, cluster_block(load.region->rank())));
+      note_remote(load.region->rank(), agent, epoch, what);
+    }
     OrderClock released(static_cast<std::size_t>(agent) + 1, 0);
     released[static_cast<std::size_t>(agent)] = epoch;
     (void)mbarriers_.complete_tx(load.bar, static_cast<long long>(load.data.size()), &released);
@@ -712,13 +896,23 @@ std::uint32_t BlockScheduler::proxy_fences(std::int32_t thread) const {
 }
 
 std::string BlockScheduler::who(std::int32_t thread) const {
-  if (thread < 0 || static_cast<std::size_t>(thread) < threads_.size())
+  if (thread < 0 || (cluster_ == 1 && static_cast<std::size_t>(thread) < threads_.size()))
     return fmt::format("thread {}", thread);
+  if (static_cast<std::size_t>(thread) < threads_.size()) {
+    const auto t = static_cast<unsigned>(thread);
+    return fmt::format("thread {} of block {}", t % block_threads_,
+                       first_block_ + t / block_threads_);
+  }
   const MbarrierKey& key = agents_[static_cast<std::size_t>(thread) - threads_.size()];
-  return fmt::format("a TMA load completing on mbarrier {}[{}]", key.region->name(), key.index);
+  return fmt::format(
+      "a TMA load completing on mbarrier {}[{}]{}", key.region->name(), key.index,
+      cluster_ == 1 ? "" : fmt::format(" of block {}", cluster_block(key.region->rank())));
 }
 
-void BlockScheduler::report_deadlock() {
+// Threads wait on mbarriers that no thread can arrive at and no load
+// complete: reported, and the waits broken.  False when none waits.
+bool BlockScheduler::report_deadlock() {
+  if (!any_mbarrier_wait()) return false;
   unsigned stuck = 0, done = 0, at_barrier = 0;
   std::string first;
   for (unsigned i = 0; i < threads_.size(); ++i) {
@@ -738,6 +932,7 @@ void BlockScheduler::report_deadlock() {
       "returned, {} wait at __syncthreads())",
       first, stuck > 1 ? fmt::format(", and {} more threads wait likewise", stuck - 1) : "", done,
       threads_.size(), at_barrier));
+  return true;
 }
 
 void block_barrier(int line) { BlockScheduler::current().barrier(line); }

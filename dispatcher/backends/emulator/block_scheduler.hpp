@@ -1,20 +1,27 @@
-// Runs one block of an emulated kernel on the calling host thread: each
-// CUDA thread is a fiber, run until it finishes, reaches __syncthreads(),
-// a warp collective or an mbarrier wait whose phase is not complete.  A
-// barrier opens once every thread of the block waits at it; a warp
-// collective completes once every lane of its mask waits at it
-// (warp_collective.hpp).  The
-// block's shared memory lives here too, with a shadow per element that
-// catches out-of-bounds indices, reads of never-written elements and
+// Runs one block of an emulated kernel, or one cluster of blocks, on the
+// calling host thread: each CUDA thread is a fiber, run until it finishes,
+// reaches __syncthreads(), barrier.cluster, a warp collective or an
+// mbarrier wait whose phase is not complete.  A barrier opens once every
+// thread of its block (or cluster) waits at it; a warp collective
+// completes once every lane of its mask waits at it (warp_collective.hpp).
+// Each block's shared memory lives here too, with a shadow per element
+// that catches out-of-bounds indices, reads of never-written elements and
 // races: two threads touching an element between the same two barriers,
 // at least one of them writing, unless an mbarrier orders them (the first
 // thread arrived after its access, the second waited for that phase before
 // its own).
+//
+// In a cluster (common/cluster.cuh), the threads are numbered across it
+// (rank * blockDim + threadIdx), so that one ordering clock spans the
+// cluster: an arrival on another block's mbarrier and a TMA load multicast
+// into another block's shared memory are ordered as within a block.  Each
+// block keeps its own barrier intervals.
 #pragma once
 
 #include <boost/context/fiber.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,9 +52,9 @@ enum class AsyncReader : std::uint8_t { tma_store, wgmma };
 // One __shared__ array of the running block.
 class SharedRegion {
  public:
-  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line,
-               long long count, std::size_t element_bytes, std::size_t alignment = 16,
-               bool dynamic = false);
+  SharedRegion(BlockScheduler& block, std::uint32_t id, const char* name, int line, long long count,
+               std::size_t element_bytes, std::size_t alignment = 16, bool dynamic = false,
+               unsigned rank = 0);
 
   // The element's address, or null (after a report) when the access must
   // not happen.  Atomic accesses are bounds-checked only.
@@ -85,6 +92,8 @@ class SharedRegion {
   // What the array was declared aligned to (CONVJIT_SHARED_ARRAY_ALIGNED).
   [[nodiscard]] std::size_t alignment() const { return alignment_; }
   [[nodiscard]] std::uint32_t id() const { return id_; }  // in the order the block declared it
+  // The block of the cluster whose array it is (0 outside a cluster).
+  [[nodiscard]] unsigned rank() const { return rank_; }
   [[nodiscard]] bool declared_at(const char* name, int line) const {
     return name_ == name && line_ == line;
   }
@@ -147,6 +156,7 @@ class SharedRegion {
   std::size_t element_bytes_;
   std::size_t alignment_;
   bool dynamic_;
+  unsigned rank_;
   bool declared_ = false;
   std::uint32_t base_ = 0;
   std::vector<std::byte> data_;
@@ -195,10 +205,37 @@ class BlockScheduler {
 
   // Runs `body(context)` as every thread of block `block` (threads in a
   // block, `blocks` in the grid) and returns when all have finished.
-  void run_block(unsigned block, unsigned blocks, unsigned threads, Body body, const void* context);
+  void run_block(unsigned block, unsigned blocks, unsigned threads, Body body,
+                 const void* context) {
+    run_cluster(block, 1, blocks, threads, body, context);
+  }
+  // The same for the `cluster` blocks from `first_block` together, whose
+  // blocks must be whole warps.
+  void run_cluster(unsigned first_block, unsigned cluster, unsigned blocks, unsigned threads,
+                   Body body, const void* context);
 
   // Called by emulated threads.
   void barrier(int line);
+  // barrier.cluster.arrive.release then barrier.cluster.wait.acquire.
+  void cluster_barrier();
+  // %cluster_ctarank and %cluster_nctarank.
+  [[nodiscard]] unsigned running_rank() const { return running_rank_; }
+  [[nodiscard]] unsigned cluster_blocks() const { return cluster_; }
+  // The grid's index of the cluster's block `rank`.
+  [[nodiscard]] unsigned cluster_block(unsigned rank) const { return first_block_ + rank; }
+  // mapa: `region`'s array in block `rank` of the cluster; null after a
+  // report (no such block, or it has not declared the array yet).
+  [[nodiscard]] SharedRegion* peer_region(const SharedRegion& region, unsigned rank);
+  // The running thread's operation on an mbarrier of another block of the
+  // cluster: false after a report where that block has returned, or no
+  // barrier.cluster since the barrier's init has made it visible.
+  bool check_remote(const MbarrierKey& key, const char* operation);
+  // An access to block `rank`'s shared memory by `thread` (or an async
+  // agent) of another block at `epoch`, `what` naming it: it must be
+  // ordered before that block returns (a barrier.cluster, or a wait of
+  // that block's that acquires it), else it is reported when the block
+  // returns.
+  void note_remote(unsigned rank, std::int32_t thread, std::uint32_t epoch, std::string what);
   void arrive(WarpArrival& arrival);
   [[nodiscard]] unsigned live_lanes(unsigned warp) const;
   [[nodiscard]] AsyncCopies& async_copies() { return threads_[running_].copies; }
@@ -251,8 +288,8 @@ class BlockScheduler {
   // that off.
   void set_recorder(AccessRecorder* recorder) { recorder_ = recorder; }
   [[nodiscard]] AccessRecorder* recorder() const { return recorder_; }
-  // Barrier intervals are numbered from 1 within a block.
-  [[nodiscard]] std::uint32_t interval() const { return interval_; }
+  // Barrier intervals are numbered from 1 within each block.
+  [[nodiscard]] std::uint32_t interval(unsigned rank) const { return ctas_[rank].interval; }
 
  private:
   struct ThreadSlot {
@@ -261,7 +298,8 @@ class BlockScheduler {
     boost::context::stack_context stack;
     void* fake_stack = nullptr;  // ASan's, while the thread waits
     int barrier_line = 0;
-    bool waiting = false;  // at __syncthreads()
+    bool waiting = false;          // at __syncthreads()
+    bool cluster_waiting = false;  // at barrier.cluster
     bool done = false;
     WarpArrival* arrival = nullptr;  // waiting at a warp collective
     AsyncCopies copies;
@@ -273,38 +311,65 @@ class BlockScheduler {
     std::uint32_t proxy_fences = 0;
     WgmmaThreadState wgmma;
   };
+  // A block of the cluster: its shared arrays (kept from block to block,
+  // reset), what it declared, and its barrier intervals.
+  struct RemoteAccess {
+    std::int32_t thread;
+    std::uint32_t epoch;
+    std::string what;
+  };
+  struct Cta {
+    std::vector<std::unique_ptr<SharedRegion>> shared;
+    std::vector<RemoteAccess> remote;  // by other blocks, not yet ordered before its return
+    std::size_t static_shared_bytes = 0, dynamic_shared_bytes = 0;
+    std::uint32_t next_shared_address = 0;
+    std::uint32_t interval = 1;
+    void reset();
+  };
   void start_threads(unsigned threads, Body body, const void* context);
+  bool step();
   void resume(unsigned thread);
   void yield(ThreadSlot& self);
   [[nodiscard]] bool runnable(unsigned thread) const;
-  bool settle_warps();
-  bool settle_mbarriers();
+  [[nodiscard]] bool rank_returned(unsigned rank) const;
+  bool settle_warps(bool release_stuck);
+  bool wake_mbarrier_waits();
+  [[nodiscard]] bool any_mbarrier_wait() const;
+  bool open_barriers();
+  bool open_barrier(unsigned rank);
+  bool open_cluster_barrier();
+  bool release_divergent_barriers();
   bool land_bulk_loads();
   void count_shared_bytes(const SharedRegion& region);
   std::int32_t async_agent(const MbarrierKey& key);
   void report_unfinished_copies(ThreadSlot& t);
-  void report_deadlock();
+  void retire_remote_accesses(unsigned thread);
+  bool report_deadlock();
   bool settle_warp(unsigned warp, bool release_stuck);
   void report_stuck(unsigned thread, const WarpArrival& arrival);
   void complete(const WarpArrival& leader, unsigned first_thread);
-  bool open_barrier();
-  void end_interval();
+  void end_interval(unsigned rank);
 
   FiberStackPool stacks_;
   std::vector<ThreadSlot> threads_;
-  StackBounds host_stack_;             // the stack run_block() runs on
+  StackBounds host_stack_;           // the stack run_cluster() runs on
   void* host_fake_stack_ = nullptr;  // ASan's, while a thread runs
-  std::vector<std::unique_ptr<SharedRegion>> shared_;
+  std::vector<Cta> ctas_;            // at least cluster_; the first cluster_ run
+  unsigned first_block_ = 0;
+  unsigned cluster_ = 1;
+  unsigned block_threads_ = 0;
   unsigned running_ = 0;
-  unsigned warps_ = 0;  // in the block
-  std::uint32_t interval_ = 1;
+  unsigned running_rank_ = 0;
+  unsigned warps_ = 0;                  // in the cluster
+  std::uint64_t cluster_barriers_ = 0;  // opened in this cluster
+  // The cluster barriers opened before each live mbarrier's init, where
+  // the cluster has more than one block: a remote operation needs a later one.
+  std::map<MbarrierKey, std::uint64_t> inits_;
   AccessRecorder* recorder_ = nullptr;
   MbarrierTable mbarriers_;
   bool mbarriers_used_ = false;  // in this block
   std::vector<BulkLoad> bulk_loads_;
   WarpgroupInstructions warpgroups_;
-  std::size_t static_shared_bytes_ = 0, dynamic_shared_bytes_ = 0;  // declared in this block
-  std::uint32_t next_shared_address_ = 0;
   // The async proxy's writes through each mbarrier, as pseudo-threads
   // numbered after the block's threads: the barriers and their epochs.
   std::vector<MbarrierKey> agents_;

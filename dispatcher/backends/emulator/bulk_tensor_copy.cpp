@@ -112,9 +112,35 @@ std::size_t placed(const BulkTensorCopy& copy, std::size_t linear) {
   return swizzled_offset(start + linear, copy.map->spec->swizzle) - start;
 }
 
+// The load, copied into each block of `mask` (cluster ranks).
+void issue_multicast(BulkLoad load, unsigned mask) {
+  BlockScheduler& cluster = BlockScheduler::current();
+  const unsigned blocks = cluster.cluster_blocks();
+  if (mask >> blocks != 0) {
+    report_violation(
+        fmt::format("cp.async.bulk.tensor (multicast load): its mask {:#06x} names blocks past the "
+                    "cluster's {}: name ranks below %cluster_nctarank",
+                    mask, blocks));
+    return;
+  }
+  for (unsigned rank = 0; rank < blocks; ++rank) {
+    if ((mask >> rank & 1u) == 0) continue;
+    SharedRegion* to = cluster.peer_region(*load.region, rank);
+    SharedRegion* bar = cluster.peer_region(*load.bar.region, rank);
+    if (to == nullptr || bar == nullptr) return;
+    const MbarrierKey key{bar, load.bar.index};
+    if (!cluster.check_remote(key, "completes a multicast TMA load on") ||
+        !to->begin_async_write(load.first, load.count, AsyncWriter::tma))
+      return;
+    BulkLoad copy{to, load.first, load.count, load.data, key, 0};
+    cluster.issue_bulk_load(std::move(copy));
+  }
+}
+
 }  // namespace
 
-void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar) {
+void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar,
+                            unsigned multicast) {
   if (copy.map->spec == nullptr) return (void)refused(copy, true, 0);
   const TensorMapSpec& spec = *copy.map->spec;
   const std::size_t bytes = box_bytes(spec), element = element_bytes(spec.element);
@@ -136,8 +162,12 @@ void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar) 
   const auto region_element = static_cast<long long>(copy.region->element_bytes());
   load.first = copy.index;
   load.count = static_cast<long long>(bytes) / region_element;
-  if (!copy.region->begin_async_write(load.first, load.count, AsyncWriter::tma)) return;
-  BlockScheduler::current().issue_bulk_load(std::move(load));
+  if (multicast == 0) {
+    if (!copy.region->begin_async_write(load.first, load.count, AsyncWriter::tma)) return;
+    BlockScheduler::current().issue_bulk_load(std::move(load));
+    return;
+  }
+  issue_multicast(std::move(load), multicast);
 }
 
 void issue_bulk_tensor_store(const BulkTensorCopy& copy) {

@@ -4,6 +4,8 @@
 //   - the shared address is 128-byte aligned, and the box lies within its
 //     array, which a swizzle needs aligned to its repeat (the pattern
 //     follows the absolute address);
+//   - a multicast load's blocks are in the cluster, and their barriers'
+//     inits were made visible to it (BlockScheduler::check_remote);
 //   - a load's destination is not read or written by anyone until it has
 //     landed (the mbarrier phase it completes on), nor still read by a TMA
 //     store; a store's source was written before it with the writers'
@@ -31,8 +33,12 @@ struct BulkTensorCopy {
   std::span<const int> offsets;  // im2col loads only
 };
 
-// Reported, and not issued, when a check fails.
-void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar);
+// Reported, and not issued, when a check fails.  A `multicast` mask
+// (.multicast::cluster) lands the box in each masked block of the cluster,
+// at the same element of its copy of the array, and completes its bytes on
+// that block's copy of `bar`; 0 lands it in the issuing block alone.
+void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar,
+                            unsigned multicast = 0);
 void issue_bulk_tensor_store(const BulkTensorCopy& copy);
 
 }  // namespace convjit::emulator

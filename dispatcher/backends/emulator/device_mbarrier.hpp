@@ -4,6 +4,10 @@
 // of 8 bytes).  Included by device_runtime.hpp.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdint>
+
 #include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/block_scheduler.hpp"
 
@@ -38,6 +42,19 @@ unsigned long long arrive(Address bar, unsigned tx_bytes) {
   const auto key = key_of(bar);
   if (!key.region) return 0;
   if (tx_bytes > 0 && !block().mbarriers().expect_tx(key, tx_bytes)) return 0;
+  return block().mbarrier_arrive(key, 1);
+}
+
+// mbarrier.arrive.release.cluster.shared::cluster: an arrival on a
+// barrier of another block of the cluster (cluster_ops::map's address).
+template <class Address>
+unsigned long long arrive_cluster(Address bar) {
+  const auto key = key_of(bar);
+  if (!key.region || !block().check_remote(key, "arrives on")) return 0;
+  if (key.region->rank() != block().running_rank())
+    block().note_remote(key.region->rank(), static_cast<std::int32_t>(block().running_thread()),
+                        block().epoch(),
+                        fmt::format("arrival on mbarrier {}[{}]", key.region->name(), key.index));
   return block().mbarrier_arrive(key, 1);
 }
 

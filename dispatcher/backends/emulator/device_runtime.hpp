@@ -3,7 +3,7 @@
 // intrinsics, warp collectives, and bounds-checked storage for
 // CONVJIT_DTYPE; plus the emulator's side of the device wrappers in
 // kernel_templates/common/ (vector memory, cp.async, ldmatrix, mma,
-// mbarrier, TMA, wgmma).  Included by the generated emulated_<template>_<dtype>.cpp
+// mbarrier, TMA, wgmma, clusters).  Included by the generated emulated_<template>_<dtype>.cpp
 // files only, which then include the template inside a namespace of their
 // own.
 //
@@ -509,6 +509,7 @@ inline constexpr std::nullptr_t convjit_gemm_prepare = nullptr;
 
 }  // namespace convjit::emulated
 
-#include "dispatcher/backends/emulator/device_mbarrier.hpp"
 #include "dispatcher/backends/emulator/device_bulk_copy.hpp"
+#include "dispatcher/backends/emulator/device_cluster.hpp"
+#include "dispatcher/backends/emulator/device_mbarrier.hpp"
 #include "dispatcher/backends/emulator/device_wgmma.hpp"

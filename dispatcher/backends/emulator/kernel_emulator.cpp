@@ -36,14 +36,26 @@ void run_thread(const void* context) {
             c->norm, c->maps);
 }
 
-// Blocks run in parallel on the host's cores, each on one host thread.
-Status run_grid(const GridCall& call, unsigned blocks, unsigned threads) {
+// The GPU refuses a grid that is not whole clusters.
+Status check_whole_clusters(const KernelEntry& entry) {
+  if (entry.cluster_blocks >= 1 && entry.blocks() % entry.cluster_blocks == 0) return Status::ok();
+  return Status::invalid(
+      fmt::format("{} launches {} blocks in clusters of {}: the grid must be whole clusters",
+                  entry.name, entry.blocks(), entry.cluster_blocks));
+}
+
+// Blocks run in parallel on the host's cores, each cluster on one host
+// thread.
+Status run_grid(const GridCall& call, const KernelEntry& entry) {
+  if (Status s = check_whole_clusters(entry); !s.is_ok()) return s;
+  const unsigned blocks = entry.blocks(), cluster = entry.cluster_blocks;
   std::atomic<bool> out_of_memory{false};
 #pragma omp parallel for schedule(dynamic, 1)
-  for (long long b = 0; b < static_cast<long long>(blocks); ++b) {
+  for (long long c = 0; c < static_cast<long long>(blocks / cluster); ++c) {
     try {
-      BlockScheduler::for_this_thread().run_block(static_cast<unsigned>(b), blocks, threads,
-                                                  &run_thread, &call);
+      BlockScheduler::for_this_thread().run_cluster(static_cast<unsigned>(c) * cluster, cluster,
+                                                    blocks, entry.threads_per_block, &run_thread,
+                                                    &call);
     } catch (const std::bad_alloc&) {
       out_of_memory = true;
     }
@@ -181,9 +193,8 @@ struct RecorderScope {
 Status emulate(const EmulatedLaunch& launch) {
   std::lock_guard lock(one_launch_at_a_time());
   PreparedLaunch prepared(launch);
-  const Status s = prepared.run([](const KernelEntry& entry, const GridCall& call) {
-    return run_grid(call, entry.blocks(), entry.threads_per_block);
-  });
+  const Status s = prepared.run(
+      [](const KernelEntry& entry, const GridCall& call) { return run_grid(call, entry); });
   if (!s.is_ok()) return s;
   prepared.buffers().report_unwritten_outputs();
   if (prepared.violations().count() > 0)
@@ -215,18 +226,22 @@ Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& lau
     AccessRecorder recorder;
     BlockScheduler& block = BlockScheduler::for_this_thread();
     RecorderScope scope(block, recorder);
-    const unsigned blocks = entry.blocks();
-    const std::vector<unsigned> kept = sampled_blocks(blocks, sampled);
+    // Whole clusters are sampled, as their blocks run together.
+    if (Status whole = check_whole_clusters(entry); !whole.is_ok()) return whole;
+    const unsigned blocks = entry.blocks(), cluster = entry.cluster_blocks;
+    const std::vector<unsigned> kept = sampled_blocks(blocks / cluster, sampled);
     try {
-      for (unsigned b : kept)
-        block.run_block(b, blocks, entry.threads_per_block, &run_thread, &call);
+      for (unsigned c : kept)
+        block.run_cluster(c * cluster, cluster, blocks, entry.threads_per_block, &run_thread,
+                          &call);
     } catch (const std::bad_alloc&) {
       return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "the emulator could not map its fiber stacks");
     }
+    const auto ran = static_cast<unsigned>(kept.size()) * cluster;
     KernelMemoryCounters k =
-        recorder.counters(static_cast<double>(blocks) / static_cast<double>(kept.size()));
+        recorder.counters(static_cast<double>(blocks) / static_cast<double>(ran));
     k.blocks = blocks;
-    k.sampled_blocks = static_cast<unsigned>(kept.size());
+    k.sampled_blocks = ran;
     counters.push_back(std::move(k));
     return Status::ok();
   });

@@ -49,7 +49,8 @@ struct EmulatedLaunch {
 
 // The memory counters of each of the launch's kernels, in entry order,
 // counted on at most `sampled` blocks of each grid (the first, the last
-// and evenly spaced ones between) and scaled to the grid.  Only those
+// and evenly spaced ones between; clusters, where the kernel launches
+// clusters) and scaled to the grid.  Only those
 // blocks run, so the output is left untouched and a later kernel reads
 // workspace that skipped blocks never wrote: the launch's violations are
 // not reported (emulate() is the judge of those).  Addresses do not

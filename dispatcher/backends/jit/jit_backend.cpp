@@ -15,6 +15,7 @@
 #include "dispatcher/cuda/context_scope.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
+#include "dispatcher/cuda/kernel_launch.hpp"
 #include "dispatcher/kernel_workspace.hpp"
 #include "dispatcher/settings.hpp"
 #include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
@@ -25,23 +26,21 @@ namespace {
 
 struct LaunchEntry {
   CUfunction function = nullptr;
-  unsigned blocks = 1;
-  unsigned block_size = 256;
-  unsigned dynamic_shared_bytes = 0;
+  LaunchShape shape;
 };
 
 // A kernel launches with more than 48 KiB of dynamic shared memory only
 // after it opts in, up to the device's limit.
 Status allow_dynamic_shared(const CudaDriver& driver, const LaunchEntry& e, const std::string& name) {
-  if (e.dynamic_shared_bytes <= kStaticSharedLimit) return Status::ok();
+  if (e.shape.dynamic_shared_bytes <= kStaticSharedLimit) return Status::ok();
   const Status s = driver.check(
       driver.api().func_set_attribute(e.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      static_cast<int>(e.dynamic_shared_bytes)),
+                                      static_cast<int>(e.shape.dynamic_shared_bytes)),
       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   if (s.is_ok()) return s;
   return Status(s.code(), fmt::format("{} asks for {} bytes of dynamic shared memory, beyond what "
                                       "this device allows a block: {}",
-                                      name, e.dynamic_shared_bytes, s.message()));
+                                      name, e.shape.dynamic_shared_bytes, s.message()));
 }
 
 // One loaded module in a device's primary context, its entry points and the
@@ -77,8 +76,9 @@ class JitKernel final : public Kernel {
     if (!meta.is_object() || !meta.contains("entries"))
       return Status::invalid("JIT cache metadata is malformed");
     for (const auto& e : meta["entries"]) {
-      LaunchEntry launch{nullptr, e.value("blocks", 1u), e.value("block_size", 256u),
-                         e.value("dynamic_shared_bytes", 0u)};
+      LaunchEntry launch{nullptr,
+                         {e.value("blocks", 1u), e.value("block_size", 256u),
+                          e.value("dynamic_shared_bytes", 0u), e.value("cluster_blocks", 1u)}};
       const std::string name = e.value("name", "");
       if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
                                    "cuModuleGetFunction");
@@ -111,7 +111,6 @@ class JitKernel final : public Kernel {
   [[nodiscard]] bool uses_tma() const { return !tensor_maps_.empty(); }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    const auto& api = driver_.api();
     if (desc_.has_epilogue())
       if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
     const ContextScope scope = context_->enter();
@@ -140,11 +139,8 @@ class JitKernel final : public Kernel {
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual, &maps};
     if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)
-      if (Status s =
-              driver_.check(api.launch_kernel(e.function, e.blocks, 1, 1, e.block_size, 1, 1,
-                                              e.dynamic_shared_bytes,
-                                              static_cast<CUstream>(args.stream), params, nullptr),
-                            "cuLaunchKernel");
+      if (Status s = launch_kernel(driver_, e.function, e.shape, static_cast<CUstream>(args.stream),
+                                   params);
           !s.is_ok())
         return s;
     return Status::ok();

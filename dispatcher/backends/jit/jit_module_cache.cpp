@@ -33,7 +33,8 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                        {"threads", e.threads},
                        {"blocks", e.blocks()},
                        {"block_size", e.threads_per_block},
-                       {"dynamic_shared_bytes", e.dynamic_shared_bytes}});
+                       {"dynamic_shared_bytes", e.dynamic_shared_bytes},
+                       {"cluster_blocks", e.cluster_blocks}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},
                         {"arch", arch},

@@ -31,6 +31,9 @@ struct KernelEntry {
   // A persistent grid's (`tiles` blocks) output tiles, which its blocks
   // take in turn: the analyser's measure of its balance; 0 otherwise.
   long long persistent_tiles = 0;
+  // Blocks a cluster (common/cluster.cuh), consecutive in the grid, which
+  // blocks() must be a multiple of; 1: no clusters.
+  unsigned cluster_blocks = 1;
   [[nodiscard]] unsigned blocks() const;
 };
 

@@ -1,0 +1,36 @@
+#include "dispatcher/cuda/kernel_launch.hpp"
+
+#include <fmt/format.h>
+
+namespace convjit {
+
+Status launch_kernel(const CudaDriver& driver, CUfunction function, const LaunchShape& shape,
+                     CUstream stream, void** params) {
+  const CudaDriverApi& api = driver.api();
+  if (shape.cluster_blocks <= 1)
+    return driver.check(api.launch_kernel(function, shape.blocks, 1, 1, shape.block_threads, 1, 1,
+                                          shape.dynamic_shared_bytes, stream, params, nullptr),
+                        "cuLaunchKernel");
+  if (shape.blocks % shape.cluster_blocks != 0)
+    return Status::invalid(
+        fmt::format("a launch of {} blocks in clusters of {}: the grid must be whole clusters",
+                    shape.blocks, shape.cluster_blocks));
+  if (api.launch_kernel_ex == nullptr)
+    return Status::not_available(
+        "the CUDA driver lacks cuLaunchKernelEx (CUDA 12.0): it cannot launch clusters; update "
+        "the driver");
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = shape.cluster_blocks;
+  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = shape.blocks, config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = shape.block_threads, config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = shape.dynamic_shared_bytes;
+  config.hStream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return driver.check(api.launch_kernel_ex(&config, function, params, nullptr), "cuLaunchKernelEx");
+}
+
+}  // namespace convjit
