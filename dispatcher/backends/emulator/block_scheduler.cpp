@@ -197,9 +197,8 @@ bool SharedRegion::check_race(Shadow& s, long long index, Access access) noexcep
                                   ? std::string()
                                   : fmt::format(" of block {}", block_.cluster_block(rank_));
     report_violation(fmt::format(
-        "{} shared {}[{}]{} {} {} in the same barrier interval ({}): a race; a __syncthreads(){} "
-        "is "
-        "missing between them",
+        "{} shared {}[{}]{} {} {} in the same barrier interval ({}): a race; a "
+        "__syncthreads(){} is missing between them",
         access == Access::read ? "reads" : "writes", name_, index, block, what, who, now,
         block_.orders_by_mbarriers() ? " (or an mbarrier phase that orders them)" : ""));
   };
@@ -304,13 +303,6 @@ void BlockScheduler::run_cluster(unsigned first_block, unsigned cluster, unsigne
   agents_.clear();
   agent_epochs_.clear();
   start_threads(threads * cluster, body, context);
-  enter(0);
-  if (cluster > 1 && threads % kWarpSize != 0) {
-    report_violation(fmt::format(
-        "launches a cluster of {} blocks of {} threads: a cluster's blocks must be whole warps",
-        cluster, threads));
-    for (ThreadSlot& t : threads_) t.done = true;  // none runs
-  }
   while (step()) {
   }
   warpgroups_.report_mismatches();

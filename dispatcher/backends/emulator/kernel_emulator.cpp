@@ -36,12 +36,19 @@ void run_thread(const void* context) {
             c->norm, c->maps);
 }
 
-// The GPU refuses a grid that is not whole clusters.
+// The GPU refuses a grid that is not whole clusters; the emulator numbers
+// a cluster's threads across it by warps, so its blocks must be whole ones.
 Status check_whole_clusters(const KernelEntry& entry) {
-  if (entry.cluster_blocks >= 1 && entry.blocks() % entry.cluster_blocks == 0) return Status::ok();
-  return Status::invalid(
-      fmt::format("{} launches {} blocks in clusters of {}: the grid must be whole clusters",
-                  entry.name, entry.blocks(), entry.cluster_blocks));
+  if (entry.cluster_blocks < 1 || entry.blocks() % entry.cluster_blocks != 0)
+    return Status::invalid(
+        fmt::format("{} launches {} blocks in clusters of {}: the grid must be whole clusters",
+                    entry.name, entry.blocks(), entry.cluster_blocks));
+  if (entry.cluster_blocks > 1 && entry.threads_per_block % kWarpSize != 0)
+    return Status::unsupported(fmt::format(
+        "{} launches clusters of blocks of {} threads: the emulator runs clusters of whole warps "
+        "only",
+        entry.name, entry.threads_per_block));
+  return Status::ok();
 }
 
 // Blocks run in parallel on the host's cores, each cluster on one host
