@@ -2,8 +2,8 @@
 // together, sharing a multicast TMA load and releasing it by arrivals on
 // another block's mbarrier (tests/emulator_templates/cluster.cuh), in
 // clusters of 1, 2 and 4; each planted bug reported with a clear message;
-// a grid that is not whole clusters refused; and the memory counters
-// sampling whole clusters.
+// a grid that is not whole clusters refused, and blocks of part warps as
+// not emulated; and the memory counters sampling whole clusters.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -107,6 +107,19 @@ TEST(EmulatorCluster, AGridOfPartClustersIsRefused) {
   EXPECT_THAT(run.status.message(),
               ::testing::HasSubstr("launches 3 blocks in clusters of 2: the grid must be whole "
                                    "clusters"));
+}
+
+// The GPU runs clusters of blocks of any size; the emulator numbers a
+// cluster's threads by warps, and says so.
+TEST(EmulatorCluster, BlocksOfPartWarpsAreRefusedAsNotEmulated) {
+  test::EmulatedRunOptions options = cluster_options(4, 2);
+  options.threads_per_block = 48;
+  const test::TemplateRun run =
+      test::run_emulated("cluster.cuh", 0, cluster_rows(4), 1024, 4 * 48, std::move(options));
+  EXPECT_EQ(run.status.code(), CONVJIT_STATUS_UNSUPPORTED) << run.status.message();
+  EXPECT_THAT(run.status.message(),
+              ::testing::HasSubstr("launches clusters of blocks of 48 threads: the emulator runs "
+                                   "clusters of whole warps only"));
 }
 
 TEST(EmulatorCluster, TheMemoryCountersSampleWholeClusters) {

@@ -59,6 +59,7 @@ struct EmulatedRunOptions {
   std::vector<TensorMapArgument> tensor_maps;  // support/tma_cases.hpp
   std::size_t dynamic_shared_bytes = 0;  // convjit_kernel's
   unsigned cluster_blocks = 1;           // convjit_kernel's
+  unsigned threads_per_block = static_cast<unsigned>(kWarpBlock);  // convjit_kernel's
 };
 
 // A copy of host data starting on a 256-byte boundary, as cudaMalloc's
@@ -93,6 +94,7 @@ class TestLaunch {
     source_.entries = {{"convjit_kernel", threads}};
     source_.entries[0].dynamic_shared_bytes = options.dynamic_shared_bytes;
     source_.entries[0].cluster_blocks = options.cluster_blocks;
+    source_.entries[0].threads_per_block = options.threads_per_block;
     source_.workspace_bytes = options.workspace_floats * sizeof(float);
     kernels_ = find_emulated_template(test_emulated_templates(), name, DataType::f32);
     if (kernels_ == nullptr) {
