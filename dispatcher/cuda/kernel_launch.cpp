@@ -1,7 +1,5 @@
 #include "dispatcher/cuda/kernel_launch.hpp"
 
-#include <fmt/format.h>
-
 namespace convjit {
 
 Status launch_kernel(const CudaDriver& driver, CUfunction function, const LaunchShape& shape,
@@ -11,10 +9,6 @@ Status launch_kernel(const CudaDriver& driver, CUfunction function, const Launch
     return driver.check(api.launch_kernel(function, shape.blocks, 1, 1, shape.block_threads, 1, 1,
                                           shape.dynamic_shared_bytes, stream, params, nullptr),
                         "cuLaunchKernel");
-  if (shape.blocks % shape.cluster_blocks != 0)
-    return Status::invalid(
-        fmt::format("a launch of {} blocks in clusters of {}: the grid must be whole clusters",
-                    shape.blocks, shape.cluster_blocks));
   if (api.launch_kernel_ex == nullptr)
     return Status::not_available(
         "the CUDA driver lacks cuLaunchKernelEx (CUDA 12.0): it cannot launch clusters; update "

@@ -1,6 +1,7 @@
 // A kernel launch through the driver: cuLaunchKernel, or cuLaunchKernelEx
 // with a cluster dimension for a kernel launched in clusters of blocks
-// (common/cluster.cuh), whose grid must then be whole clusters.
+// (common/cluster.cuh), whose grid must then be whole clusters (the
+// emulator refuses any other, as the driver does).
 #pragma once
 
 #include <cuda.h>

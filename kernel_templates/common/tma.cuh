@@ -47,8 +47,8 @@ template <int Rank, class Dst, class Barrier>
 __device__ __forceinline__ void tma_load_tile_multicast(Dst dst, const tensor_map_t& map,
                                                         Barrier bar, const int (&coords)[Rank],
                                                         unsigned short mask) {
-  ::convjit::emulated::tma_ops::load_multicast(::convjit::TensorMapMode::tiled, dst, map, bar,
-                                               coords, {}, mask);
+  ::convjit::emulated::tma_ops::load(::convjit::TensorMapMode::tiled, dst, map, bar, coords, {},
+                                     mask);
 }
 template <int Rank, class Src>
 __device__ __forceinline__ void tma_store_tile(const tensor_map_t& map, Src src,

@@ -281,6 +281,7 @@ BlockScheduler& BlockScheduler::current() { return *running_scheduler; }
 void BlockScheduler::Cta::reset() {
   for (auto& region : shared) region->reset();
   remote.clear();
+  returned = 0;
   static_shared_bytes = dynamic_shared_bytes = 0;
   next_shared_address = 0;
   interval = 1;
@@ -345,6 +346,7 @@ void BlockScheduler::start_threads(unsigned threads, Body body, const void* cont
           body(context);
           report_unfinished_copies(threads_[t]);
           threads_[t].done = true;
+          ++ctas_[t / block_threads_].returned;
           if (cluster_ > 1) retire_remote_accesses(t);
           announce_stack_switch(nullptr, host_stack_);  // this stack never runs again
           return std::move(threads_[t].scheduler);
@@ -379,9 +381,7 @@ bool BlockScheduler::runnable(unsigned thread) const {
 }
 
 bool BlockScheduler::rank_returned(unsigned rank) const {
-  for (unsigned t = rank * block_threads_; t < (rank + 1) * block_threads_; ++t)
-    if (!threads_[t].done) return false;
-  return true;
+  return ctas_[rank].returned == block_threads_;
 }
 
 void BlockScheduler::enter(unsigned thread) {
@@ -798,6 +798,15 @@ bool BlockScheduler::check_remote(const MbarrierKey& key, const char* operation)
   return true;
 }
 
+std::uint64_t BlockScheduler::mbarrier_arrive_cluster(const MbarrierKey& key) {
+  if (!check_remote(key, "arrives on")) return 0;
+  const unsigned rank = key.region->rank();
+  if (rank != running_rank_)
+    note_remote(rank, static_cast<std::int32_t>(running_), threads_[running_].epoch,
+                fmt::format("arrival on mbarrier {}[{}]", key.region->name(), key.index));
+  return mbarrier_arrive(key, 1);
+}
+
 void BlockScheduler::note_remote(unsigned rank, std::int32_t thread, std::uint32_t epoch,
                                  std::string what) {
   ctas_[rank].remote.push_back({thread, epoch, std::move(what)});
@@ -893,7 +902,7 @@ std::string BlockScheduler::who(std::int32_t thread) const {
   if (static_cast<std::size_t>(thread) < threads_.size()) {
     const auto t = static_cast<unsigned>(thread);
     return fmt::format("thread {} of block {}", t % block_threads_,
-                       first_block_ + t / block_threads_);
+                       cluster_block(t / block_threads_));
   }
   const MbarrierKey& key = agents_[static_cast<std::size_t>(thread) - threads_.size()];
   return fmt::format(

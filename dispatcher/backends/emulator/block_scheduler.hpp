@@ -203,14 +203,10 @@ class BlockScheduler {
   // The scheduler running the calling emulated thread.
   static BlockScheduler& current();
 
-  // Runs `body(context)` as every thread of block `block` (threads in a
-  // block, `blocks` in the grid) and returns when all have finished.
-  void run_block(unsigned block, unsigned blocks, unsigned threads, Body body,
-                 const void* context) {
-    run_cluster(block, 1, blocks, threads, body, context);
-  }
-  // The same for the `cluster` blocks from `first_block` together, whose
-  // blocks must be whole warps.
+  // Runs `body(context)` as every thread of the `cluster` blocks from
+  // `first_block` together (`threads` in a block, whole warps where
+  // `cluster` > 1; `blocks` in the grid) and returns when all have
+  // finished.  A lone block is a cluster of 1.
   void run_cluster(unsigned first_block, unsigned cluster, unsigned blocks, unsigned threads,
                    Body body, const void* context);
 
@@ -230,12 +226,9 @@ class BlockScheduler {
   // cluster: false after a report where that block has returned, or no
   // barrier.cluster since the barrier's init has made it visible.
   bool check_remote(const MbarrierKey& key, const char* operation);
-  // An access to block `rank`'s shared memory by `thread` (or an async
-  // agent) of another block at `epoch`, `what` naming it: it must be
-  // ordered before that block returns (a barrier.cluster, or a wait of
-  // that block's that acquires it), else it is reported when the block
-  // returns.
-  void note_remote(unsigned rank, std::int32_t thread, std::uint32_t epoch, std::string what);
+  // mbarrier.arrive.release.cluster.shared::cluster by the running thread,
+  // on a barrier of its own block or another's (check_remote).
+  std::uint64_t mbarrier_arrive_cluster(const MbarrierKey& key);
   void arrive(WarpArrival& arrival);
   [[nodiscard]] unsigned live_lanes(unsigned warp) const;
   [[nodiscard]] AsyncCopies& async_copies() { return threads_[running_].copies; }
@@ -311,19 +304,20 @@ class BlockScheduler {
     std::uint32_t proxy_fences = 0;
     WgmmaThreadState wgmma;
   };
-  // A block of the cluster: its shared arrays (kept from block to block,
-  // reset), what it declared, and its barrier intervals.
   struct RemoteAccess {
     std::int32_t thread;
     std::uint32_t epoch;
     std::string what;
   };
+  // A block of the cluster: its shared arrays (kept from block to block,
+  // reset), what it declared, its barrier intervals and returned threads.
   struct Cta {
     std::vector<std::unique_ptr<SharedRegion>> shared;
     std::vector<RemoteAccess> remote;  // by other blocks, not yet ordered before its return
     std::size_t static_shared_bytes = 0, dynamic_shared_bytes = 0;
     std::uint32_t next_shared_address = 0;
     std::uint32_t interval = 1;
+    unsigned returned = 0;  // threads
     void reset();
   };
   void start_threads(unsigned threads, Body body, const void* context);
@@ -343,6 +337,12 @@ class BlockScheduler {
   void count_shared_bytes(const SharedRegion& region);
   std::int32_t async_agent(const MbarrierKey& key);
   void report_unfinished_copies(ThreadSlot& t);
+  // An access to block `rank`'s shared memory by `thread` (or an async
+  // agent) of another block at `epoch`, `what` naming it: it must be
+  // ordered before that block returns (a barrier.cluster, or a wait of
+  // that block's that acquires it), else it is reported when the block
+  // returns.
+  void note_remote(unsigned rank, std::int32_t thread, std::uint32_t epoch, std::string what);
   void retire_remote_accesses(unsigned thread);
   bool report_deadlock();
   bool settle_warp(unsigned warp, bool release_stuck);

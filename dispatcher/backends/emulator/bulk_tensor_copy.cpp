@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -112,8 +113,9 @@ std::size_t placed(const BulkTensorCopy& copy, std::size_t linear) {
   return swizzled_offset(start + linear, copy.map->spec->swizzle) - start;
 }
 
-// The load, copied into each block of `mask` (cluster ranks).
-void issue_multicast(BulkLoad load, unsigned mask) {
+// The load, into each block of `mask` (cluster ranks): the issuing
+// block's own arrays, or each masked block's copies of them.
+void issue_to_blocks(BulkLoad load, unsigned mask) {
   BlockScheduler& cluster = BlockScheduler::current();
   const unsigned blocks = cluster.cluster_blocks();
   if (mask >> blocks != 0) {
@@ -123,7 +125,8 @@ void issue_multicast(BulkLoad load, unsigned mask) {
                     mask, blocks));
     return;
   }
-  for (unsigned rank = 0; rank < blocks; ++rank) {
+  const unsigned last = static_cast<unsigned>(std::bit_width(mask)) - 1;
+  for (unsigned rank = 0; rank <= last; ++rank) {
     if ((mask >> rank & 1u) == 0) continue;
     SharedRegion* to = cluster.peer_region(*load.region, rank);
     SharedRegion* bar = cluster.peer_region(*load.bar.region, rank);
@@ -132,8 +135,9 @@ void issue_multicast(BulkLoad load, unsigned mask) {
     if (!cluster.check_remote(key, "completes a multicast TMA load on") ||
         !to->begin_async_write(load.first, load.count, AsyncWriter::tma))
       return;
-    BulkLoad copy{to, load.first, load.count, load.data, key, 0};
-    cluster.issue_bulk_load(std::move(copy));
+    // The last block takes the bytes; the others a copy.
+    std::vector<std::byte> data = rank == last ? std::move(load.data) : load.data;
+    cluster.issue_bulk_load({to, load.first, load.count, std::move(data), key, 0});
   }
 }
 
@@ -162,12 +166,8 @@ void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar,
   const auto region_element = static_cast<long long>(copy.region->element_bytes());
   load.first = copy.index;
   load.count = static_cast<long long>(bytes) / region_element;
-  if (multicast == 0) {
-    if (!copy.region->begin_async_write(load.first, load.count, AsyncWriter::tma)) return;
-    BlockScheduler::current().issue_bulk_load(std::move(load));
-    return;
-  }
-  issue_multicast(std::move(load), multicast);
+  issue_to_blocks(std::move(load),
+                  multicast != 0 ? multicast : 1u << BlockScheduler::current().running_rank());
 }
 
 void issue_bulk_tensor_store(const BulkTensorCopy& copy) {

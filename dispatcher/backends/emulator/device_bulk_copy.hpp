@@ -11,24 +11,17 @@
 
 namespace convjit::emulated::tma_ops {
 
+// A `multicast` mask (.multicast::cluster) lands the box at the same
+// element of each masked block's array, completing on each one's barrier
+// at `bar`'s element.
 template <class T, class Barrier, std::size_t Rank>
 void load(TensorMapMode mode, SharedAddress<T> dst, const emulator::EmulatedTensorMap& map,
-          Barrier bar, const int (&coords)[Rank], std::span<const int> offsets) {
-  const emulator::MbarrierKey key = mbarrier_ops::key_of(bar);
-  if (key.region == nullptr) return;  // reported
-  emulator::issue_bulk_tensor_load({&map, mode, &dst.region(), dst.index(), coords, offsets}, key);
-}
-
-// .multicast::cluster: the box lands at the same element of each masked
-// block's array, completing on each one's barrier at `bar`'s element.
-template <class T, class Barrier, std::size_t Rank>
-void load_multicast(TensorMapMode mode, SharedAddress<T> dst,
-                    const emulator::EmulatedTensorMap& map, Barrier bar, const int (&coords)[Rank],
-                    std::span<const int> offsets, unsigned short mask) {
+          Barrier bar, const int (&coords)[Rank], std::span<const int> offsets,
+          unsigned short multicast = 0) {
   const emulator::MbarrierKey key = mbarrier_ops::key_of(bar);
   if (key.region == nullptr) return;  // reported
   emulator::issue_bulk_tensor_load({&map, mode, &dst.region(), dst.index(), coords, offsets}, key,
-                                   mask);
+                                   multicast);
 }
 
 template <class T, std::size_t Rank>

@@ -4,10 +4,6 @@
 // of 8 bytes).  Included by device_runtime.hpp.
 #pragma once
 
-#include <fmt/format.h>
-
-#include <cstdint>
-
 #include "dispatcher/backends/emulator/access_recorder.hpp"
 #include "dispatcher/backends/emulator/block_scheduler.hpp"
 
@@ -50,12 +46,7 @@ unsigned long long arrive(Address bar, unsigned tx_bytes) {
 template <class Address>
 unsigned long long arrive_cluster(Address bar) {
   const auto key = key_of(bar);
-  if (!key.region || !block().check_remote(key, "arrives on")) return 0;
-  if (key.region->rank() != block().running_rank())
-    block().note_remote(key.region->rank(), static_cast<std::int32_t>(block().running_thread()),
-                        block().epoch(),
-                        fmt::format("arrival on mbarrier {}[{}]", key.region->name(), key.index));
-  return block().mbarrier_arrive(key, 1);
+  return key.region == nullptr ? 0 : block().mbarrier_arrive_cluster(key);
 }
 
 template <class Address>
