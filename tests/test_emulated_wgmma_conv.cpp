@@ -369,7 +369,8 @@ void check_random_convs(std::mt19937& rng, std::string_view variant, int count,
     c.stride.assign(c.input.size(), 1);
     check(bwddata(c, DataType::bf16), rng, 0.5, 0.25, variant);
     c.stride[0] = 2;
-    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
+    const OpDescriptor phased = bwddata(c, DataType::bf16);
+    if (wgmma_conv_support(phased, *find_wgmma_config(variant)).is_ok())
       check(phased, rng, 1.0, 0.0, variant);
   }
 }
@@ -497,6 +498,52 @@ TEST_P(PingPongTile, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PingPongTile,
                          ::testing::Values(kWgmmaConfigs[5], kWgmmaConfigs[6]),
                          [](const auto& p) { return std::string(p.param.id); });
+
+// The 128 x 128 ping-pong tile in clusters of two (wgmma128x128pc): a
+// cluster's blocks take neighbouring pixel tiles of one filter tile, the
+// first loading their filters into both (TMA multicast) and waiting for
+// both blocks' consumers to release each stage.  Its launch (clusters of
+// 2; 5 pixel tiles rounded up to 6, whole clusters); random convs fwd and
+// stride-1 bwddata on the grid it launches; then grids of one and two
+// clusters taking several tiles each, where the last cluster's second
+// block has no pixels (it loads its partner's and stores none): fwd with
+// K R S C filters and, through the copy, K C R S, and a stride-1 bwddata
+// reading its K R S C filters in place (MN-major boxes, each multicast;
+// the sanitizer pass leaves out the K C R S grid of two clusters).  The
+// strided bwddata and the bwdfilt, which it does not serve, refused by
+// name.
+TEST(EmulatedWgmmaConv, ClustersOfTwoShareTheirFilterTiles) {
+  const WgmmaConvConfig& config = kWgmmaConfigs[7];
+  std::mt19937 rng(4330);
+  ASSERT_EQ(config.cluster, 2);
+  // 2 x 17 x 17 = 578 pixels by 136 filters: 5 (6) pixel tiles by 2.
+  test::ConvCase c = channels_last_3x3(72, 136, {17, 17}, {1, 1}, {1, 1});
+  auto source = kernel_source(fwd(c, DataType::bf16), config.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelEntry& main = source.value().entries.back();
+  EXPECT_EQ(main.cluster_blocks, 2u);
+  EXPECT_EQ(main.persistent_tiles, 12);
+  EXPECT_EQ(main.tiles, 12) << "fewer tiles than SMs: a block each";
+  EXPECT_EQ(main.threads_per_block, 384u);
+  EXPECT_NE(source.value().source.find("CLUSTER = 2"), std::string::npos);
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+  check_random_convs(rng, config.id, random_convs(4));
+  check_on_blocks(fwd(c, DataType::bf16), rng, config.id, 2, 0.5, 0.25);
+  c.filter_layout = test::TestLayout::nchw;
+  if (!test::reduced_run()) check_on_blocks(fwd(c, DataType::f16), rng, config.id, 4);
+  c.filter_layout = test::TestLayout::nhwc;
+  c.channels = 136, c.filters = 72;  // dx's 136 channels: 2 tiles of 128
+  check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 2, 1.0, 0.5);
+  c.stride = {2, 2};
+  const Status strided = check_variant(bwddata(c, DataType::bf16), config.id, {"sm_90", false});
+  EXPECT_NE(strided.message().find("a strided bwddata's tiles are its stride phases'"),
+            std::string::npos)
+      << strided.message();
+  const Status refused = check_variant(bwdfilt(c, DataType::bf16), config.id, {"sm_90", false});
+  EXPECT_NE(refused.message().find("in ping-pong; a bwdfilt's tile is 128 filters"),
+            std::string::npos)
+      << refused.message();
+}
 
 // A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
 // random channels-last convs whose strides are not all 1, their filters
@@ -789,7 +836,8 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
   const OpDescriptor d = fwd(c, DataType::bf16);
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
                              kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id,
-                             kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id;
+                             kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id,
+                             kClusters = kWgmmaConfigs[7].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
   EXPECT_EQ(ids.front(), kPingPong);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
@@ -818,10 +866,11 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
             3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
-  EXPECT_EQ(std::vector<std::string>(ids.end() - 6, ids.end()),
-            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                      std::string(kHalf), std::string(kWide),
-                                      std::string(kWideHalf), std::string(kHalfPingPong)}));
+  EXPECT_EQ(
+      std::vector<std::string>(ids.end() - 7, ids.end()),
+      (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
+                                std::string(kHalf), std::string(kWide), std::string(kWideHalf),
+                                std::string(kHalfPingPong), std::string(kClusters)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;

@@ -16,7 +16,11 @@
 //     where y's filters are contiguous.
 // In ping-pong (P::PINGPONG) the grid is persistent, at most a block an
 // SM, and a block's two consumers take its tiles (blockIdx.x + j
-// gridDim.x) in turn, a tile of 128 pixels each.
+// gridDim.x) in turn, a tile of 128 pixels each.  In clusters of
+// P::CLUSTER blocks (ping-pong only), the cluster's blocks take
+// neighbouring pixel tiles of one filter tile at once, and its first
+// block's producer loads their shared B into all of them (TMA multicast):
+// the L2 serves each stage's filters once for every block of the cluster.
 // Where the tiles would leave most of the GPU idle (few pixels, a long
 // K), P::SPLIT blocks share a tile, each over a slice of its K steps
 // (split-K): they write f32 partial sums to the workspace, and
@@ -77,27 +81,42 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
     load_filters<N>(b, maps.map[1], full, c0, tap.s, tap.r, tap.t, filter0);
 }
 
-// A block's work: its tile of y and its slice of the tile's K
-// steps.  Blocks run the filter tiles fastest, then the pixels', then the
-// slices.
+// A block's work: its tile of y and its slice of the tile's K steps.
+// Blocks run the filter tiles fastest, then the pixels', then the slices;
+// in clusters, the cluster's blocks take the same filter tile for as many
+// consecutive pixel tiles, whose count is rounded up to whole clusters.
+// A pixel tile past the end (the last cluster's, where they do not divide)
+// stores nothing, but loads its cluster's first pixel tile's A: the
+// cluster's blocks run the same steps, and its pixels are real anchors.
 struct Work {
-  index_t tile, split, pixel0;
+  index_t tile, split, pixel0, anchor0;
   int filter0;
   Slice slice;
 };
+__device__ __forceinline__ index_t output_pixels() { return P::N * P::OD * P::OH * P::OW; }
 template <int N>
 __device__ __forceinline__ index_t filter_tiles() {
   return (P::K + N - 1) / N;
 }
+__device__ __forceinline__ index_t pixel_tiles() {
+  const index_t per = static_cast<index_t>(tile_pixels()) * cluster_size();
+  return (output_pixels() + per - 1) / per * cluster_size();
+}
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
-  return (P::N * P::OD * P::OH * P::OW + tile_pixels() - 1) / tile_pixels() * filter_tiles<N>();
+  return pixel_tiles() * filter_tiles<N>();
 }
 template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
-  return {tile, split, tile / filter_tiles<N>() * tile_pixels(),
-          static_cast<int>(tile % filter_tiles<N>() * N), k_slice(split, k_steps())};
+  const index_t group = tile / cluster_size(), rank = tile % cluster_size();
+  const index_t pixel0 = (group / filter_tiles<N>() * cluster_size() + rank) * tile_pixels();
+  return {tile,
+          split,
+          pixel0,
+          pixel0 < output_pixels() ? pixel0 : pixel0 - rank * tile_pixels(),
+          static_cast<int>(group % filter_tiles<N>() * N),
+          k_slice(split, k_steps())};
 }
 
 // The producer's loop: each of the slice's steps' loads into its stage
@@ -105,7 +124,7 @@ __device__ __forceinline__ Work work_of(index_t block) {
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
-  const Anchor first = window_anchor(work.pixel0);
+  const Anchor first = window_anchor(work.anchor0);
   produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
     load_stage<N>(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), first,
                   work.slice.first + step, work.filter0);

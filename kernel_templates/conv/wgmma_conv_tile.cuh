@@ -59,15 +59,27 @@ constexpr unsigned kMnBoxFloats = kMnBoxBytes / 4;
 // 64 channels from c0 (w, or a packed copy); or with Problem::FILTERS_MN
 // (a bwddata's w in place, its channels contiguous) N / 64 MN-major
 // boxes, w's channels from n0 (B's N) by its 64 filters from c0 (B's K).
+// In clusters (wgmma_pipeline.cuh) the first block loads B into every
+// block of its cluster, whose tiles share their filters; the others load
+// none.
+template <class Shared, class Barrier>
+__device__ __forceinline__ void load_filter_box(Shared b, const tensor_map_t& map, Barrier full,
+                                                const int (&coords)[5]) {
+  if (!clustered())
+    tma_load_tile<5>(b, map, full, coords);
+  else if (loads_shared_operand())
+    tma_load_tile_multicast<5>(b, map, full, coords,
+                               static_cast<unsigned short>((1u << cluster_size()) - 1));
+}
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, Barrier full,
                                              int c0, int s, int r, int t, int n0) {
   if (!Problem::FILTERS_MN) {
-    tma_load_tile<5>(b, map, full, {c0, s, r, t, n0});
+    load_filter_box(b, map, full, {c0, s, r, t, n0});
     return;
   }
   for (int box = 0; box < N / kBlockK; ++box)
-    tma_load_tile<5>(&b[box * kMnBoxFloats], map, full, {n0 + box * kBlockK, s, r, t, c0});
+    load_filter_box(&b[box * kMnBoxFloats], map, full, {n0 + box * kBlockK, s, r, t, c0});
 }
 
 // One k16 slice of a consumer's rows: A's top and bottom 64 rows by B,
@@ -332,9 +344,9 @@ __device__ __forceinline__ void run_block_tiles(const Ring& stages, Barriers con
   run_warpgroups(
       stages, consumers,
       [&] {
-        for_block_tiles(blocks, 1, 0, steps, [&](index_t block, int, int first) {
+        stages.drain(for_block_tiles(blocks, 1, 0, steps, [&](index_t block, int, int first) {
           produce(stages.from(first), work_of(block));
-        });
+        }));
       },
       [&] {
         for_block_tiles(

@@ -45,6 +45,14 @@ __device__ __forceinline__ int consumers() { return static_cast<int>(Problem::CO
 __device__ __forceinline__ int consumer_index() { return static_cast<int>(warpgroup_id()) - 1; }
 
 __device__ __forceinline__ bool ping_pong() { return Problem::PINGPONG != 0; }
+__device__ __forceinline__ unsigned cluster_size() {
+  return static_cast<unsigned>(Problem::CLUSTER);
+}
+__device__ __forceinline__ bool clustered() { return cluster_size() > 1; }
+// The block that loads the cluster's filters into every block.
+__device__ __forceinline__ bool loads_shared_operand() {
+  return !clustered() || cluster_rank() == 0;
+}
 // The consumers that share a tile, and its stages: all, or in ping-pong
 // each its own.
 __device__ __forceinline__ int tile_consumers() { return ping_pong() ? 1 : consumers(); }
@@ -86,11 +94,13 @@ struct Ring {
   __device__ __forceinline__ unsigned parity(int step) const {
     return static_cast<unsigned>((first + step) / static_cast<int>(Problem::STAGES)) & 1u;
   }
-  // Thread 0, before the block's barrier.
+  // Thread 0, before the block's (the cluster's) barrier.  The loading
+  // block's stages are free once every block's consumers release them.
   __device__ __forceinline__ void init() const {
+    const unsigned releases = tile_threads() * (loads_shared_operand() ? cluster_size() : 1u);
     for (int s = 0; s < static_cast<int>(Problem::STAGES); ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], tile_threads());
+      mbarrier_init(&empty[s], releases);
     }
   }
   // The producer, before step's loads: waits for the stage to be free (a
@@ -107,6 +117,16 @@ struct Ring {
   }
   __device__ __forceinline__ void release(int step) const {
     mbarrier_arrive(&empty[stage(step)]);
+    if (!loads_shared_operand()) mbarrier_arrive_cluster(cluster_map(&empty[stage(step)], 0));
+  }
+  // The loading block's producer, after its last step (`steps` from the
+  // ring's first): the other blocks' last releases, arrivals on its
+  // barriers, are done before it returns; the ISA leaves undefined a
+  // remote arrival on a block that has exited.
+  __device__ __forceinline__ void drain(int steps) const {
+    if (!clustered() || !loads_shared_operand()) return;
+    for (int step = steps; step < steps + static_cast<int>(Problem::STAGES); ++step)
+      mbarrier_wait_parity(&empty[stage(step)], parity(step) ^ 1u);
   }
 };
 
@@ -142,7 +162,12 @@ __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consum
       for (int c = 0; c < 2; ++c) mbarrier_init(turn_barrier(consumers, c), kWarpgroupSize);
     fence_mbarrier_init();
   }
-  __syncthreads();
+  // The cluster's barrier publishes the inits to the other blocks, whose
+  // consumers arrive on the loading block's.
+  if (clustered())
+    cluster_sync();
+  else
+    __syncthreads();
   if (warpgroup_id() == 0) {
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) produce();
@@ -217,13 +242,14 @@ __device__ __forceinline__ void pass_turn(Barriers consumers) {
 // `tiles`, each after the one before on the ring.  each(tile, j, first)
 // runs tile j (from ring step `first`) where j % every == offset
 // (the producer: every tile; a ping-pong consumer: every other); steps(tile)
-// is a tile's K steps.
+// is a tile's K steps.  Returns the ring's steps over all the block's
+// tiles.
 template <class Steps, class Each>
-__device__ __forceinline__ void for_block_tiles(index_t tiles, int every, int offset, Steps steps,
-                                                Each each) {
+__device__ __forceinline__ int for_block_tiles(index_t tiles, int every, int offset, Steps steps,
+                                               Each each) {
   if (!ping_pong()) {
     each(static_cast<index_t>(blockIdx.x), 0, 0);
-    return;
+    return steps(static_cast<index_t>(blockIdx.x));
   }
   int first = 0, j = 0;
 #pragma unroll 1
@@ -231,6 +257,7 @@ __device__ __forceinline__ void for_block_tiles(index_t tiles, int every, int of
     if (j % every == offset) each(tile, j, first);
     first += steps(tile);
   }
+  return first;
 }
 
 }  // namespace wgmma_pipeline

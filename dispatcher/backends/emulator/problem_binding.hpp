@@ -21,7 +21,7 @@
   X(COORD) X(RD) X(RH) X(RW) X(TD) X(TH) X(TW)                                        \
   X(COUNT) X(EPS) X(INFERENCE) X(SCALE) X(SHIFT) X(ONNX)                              \
   X(GRAD_INPUT) X(GRAD_SCALE) X(GRAD_SHIFT) X(RANK) X(STAGES) X(FLIP) X(BLOCKS_PER_SM) \
-  X(AD) X(AH) X(AW) X(TILE_N) X(PARTIALS) X(CONSUMERS) X(FILTERS_MN) X(PINGPONG)
+  X(AD) X(AH) X(AW) X(TILE_N) X(PARTIALS) X(CONSUMERS) X(FILTERS_MN) X(PINGPONG) X(CLUSTER)
 // clang-format on
 
 namespace convjit::emulated {

@@ -392,7 +392,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
-    p.constant("PINGPONG", launch.ping_pong);
+    p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
     p.spatial("AD", "AH", "AW", launch.origin);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;

@@ -22,6 +22,21 @@ constexpr std::int64_t kElementBytes = 2;  // f16, bf16
 constexpr std::int64_t kMaxTraversalStride = 8;
 constexpr long long kHopperSms = 132;  // an H100's or H200's (SXM)
 
+constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
+constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
+constexpr const WgmmaConvConfig& kWideTile = kWgmmaConfigs[3];
+constexpr const WgmmaConvConfig& kWideHalfTile = kWgmmaConfigs[4];
+constexpr const WgmmaConvConfig& kPingPong = kWgmmaConfigs[5];
+constexpr const WgmmaConvConfig& kHalfPingPong = kWgmmaConfigs[6];
+static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
+static_assert(kHalfTile.filters * 2 == WgmmaConvTile::kFilters);
+static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() == 2);
+static_assert(kWideHalfTile.filters == kHalfTile.filters && kWideHalfTile.consumers() == 2);
+static_assert(kPingPong.ping_pong && kPingPong.filters == kTwoBlocks.filters);
+static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filters);
+constexpr const WgmmaConvConfig& kClusterPingPong = kWgmmaConfigs[7];
+static_assert(kClusterPingPong.ping_pong && kClusterPingPong.cluster == 2);
+
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
 }
@@ -229,9 +244,10 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
-// The output tiles: fwd, of y, `config`'s pixels by its filters; a
-// strided bwddata's, of each phase of dx, its pixels by its channels;
-// bwdfilt, of dw, 128 filters by two blocks of 64 channels of a tap.
+// The output tiles: fwd, of y, `config`'s pixels by its filters, the
+// pixels' tiles in whole clusters; a strided bwddata's, of each phase of
+// dx, its pixels by its channels; bwdfilt, of dw, 128 filters by two
+// blocks of 64 channels of a tap.
 long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long filters = config.filters;
   if (phased(d)) {
@@ -248,7 +264,9 @@ long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
            ceil_div(w.spatial_size() * channel_blocks, 2);
   }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  return ceil_div(y.dims[0] * y.spatial_size(), config.pixels) * ceil_div(y.dims[1], filters);
+  const long long pixel_tiles =
+      ceil_div(y.dims[0] * y.spatial_size(), config.pixels * config.cluster) * config.cluster;
+  return pixel_tiles * ceil_div(y.dims[1], filters);
 }
 
 // The K steps of an output tile of a fwd or stride-1 bwddata (taps x
@@ -308,11 +326,12 @@ long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig
 }
 
 // The blocks of `config`'s main entry: a tile and slice each, or in
-// ping-pong one an SM, each taking its tiles in turn.
+// ping-pong one an SM, each taking its tiles in turn, in whole clusters
+// (the tiles are whole clusters too).
 long long grid_blocks(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long tiles = output_tiles(d, config);
-  return config.ping_pong ? std::min(tiles, kHopperSms * config.blocks_per_sm)
-                          : tiles * k_slices(d, tiles, config);
+  const long long slots = kHopperSms * config.blocks_per_sm / config.cluster * config.cluster;
+  return config.ping_pong ? std::min(tiles, slots) : tiles * k_slices(d, tiles, config);
 }
 
 // A ping-pong block counts the K steps of all its tiles on its ring in an
@@ -361,6 +380,11 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
         "own: use {}",
         config.pixels, config.filters, config.ping_pong ? " in ping-pong" : "",
         WgmmaConvTile::kFilters, 2 * WgmmaConvTile::kChannels, kWgmmaVariant));
+  if (config.cluster > 1 && phased(desc))
+    return not_available(fmt::format(
+        "runs clusters of {} blocks over neighbouring tiles of one conv; a strided bwddata's "
+        "tiles are its stride phases': use {}",
+        config.cluster, kPingPong.id));
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -406,19 +430,6 @@ long long busy_sms(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long tiles = output_tiles(d, config);
   return std::min(tiles * k_slices(d, tiles, config), kHopperSms);
 }
-
-constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
-constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
-constexpr const WgmmaConvConfig& kWideTile = kWgmmaConfigs[3];
-constexpr const WgmmaConvConfig& kWideHalfTile = kWgmmaConfigs[4];
-constexpr const WgmmaConvConfig& kPingPong = kWgmmaConfigs[5];
-constexpr const WgmmaConvConfig& kHalfPingPong = kWgmmaConfigs[6];
-static_assert(kTwoBlocks.filters == WgmmaConvTile::kFilters && kTwoBlocks.blocks_per_sm == 2);
-static_assert(kHalfTile.filters * 2 == WgmmaConvTile::kFilters);
-static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() == 2);
-static_assert(kWideHalfTile.filters == kHalfTile.filters && kWideHalfTile.consumers() == 2);
-static_assert(kPingPong.ping_pong && kPingPong.filters == kTwoBlocks.filters);
-static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filters);
 
 // Whether the 128 x 64 tile pads the output's channels (y's, a bwddata's
 // dx's) less than a 128-filter tile: 64 or fewer, 129 to 192, ...
@@ -536,6 +547,11 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                                    (c.pixels == WgmmaConvTile::kPixels && c.blocks_per_sm == 1);
                           }),
               "a ping-pong block is one an SM, its consumers' tiles 128 pixels each");
+static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
+                          [](const WgmmaConvConfig& c) {
+                            return c.cluster == 1 || (c.ping_pong && kHopperSms % c.cluster == 0);
+                          }),
+              "clusters run persistent ping-pong blocks, and whole clusters fill the SMs");
 
 const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   for (const WgmmaConvConfig& c : kWgmmaConfigs)
@@ -563,6 +579,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
+  main.cluster_blocks = static_cast<unsigned>(config.cluster);
   launch.entries.push_back(std::move(main));
   if (launch.split > 1 && d.direction == Direction::bwdfilt) {
     launch.entries.push_back({"convjit_kernel_finish", weights});
@@ -589,6 +606,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.filters = config.filters;
   launch.consumers = config.consumers();
   launch.ping_pong = config.ping_pong;
+  launch.cluster = config.cluster;
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -53,6 +53,11 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // epilogue runs under the other's main loop within the block and no
 // round of blocks waits for its slowest: 128 x 128 at 3 stages of 32 KiB
 // and 2 x 65 KiB of staging, 128 x 64 at 6 of 24 KiB and 2 x 33 KiB.
+// The `pc` variant is the 128 x 128 ping-pong tile in clusters of two
+// blocks (fwd and stride-1 bwddata): each stage's 16 KiB of filters comes
+// through the L2 once for the two blocks, a quarter less traffic a FLOP.
+// A cluster of two fits a TPC, two SMs: an H100's or H200's 132 SMs hold
+// 66 clusters of a block an SM.
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;
@@ -60,6 +65,9 @@ struct WgmmaConvConfig {
   long long filters;  // the tile's N: y's filters (a bwddata: dx's channels) per block
   long long pixels = WgmmaConvTile::kPixels;  // the tile's M: 128 a consumer warpgroup
   bool ping_pong = false;  // a persistent grid, the consumers taking whole tiles in turn
+  // Blocks a cluster (ping-pong only): neighbouring pixel tiles of one
+  // filter tile, whose B the first block loads into all (TMA multicast).
+  long long cluster = 1;
 
   [[nodiscard]] constexpr long long consumers() const {
     return ping_pong ? 2 : pixels / WgmmaConvTile::kPixels;
@@ -88,7 +96,8 @@ inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
                                                     {"wgmma256x128", 4, 1, 128, 256},
                                                     {"wgmma256x64", 5, 1, 64, 256},
                                                     {"wgmma128x128p", 3, 1, 128, 128, true},
-                                                    {"wgmma128x64p", 6, 1, 64, 128, true}};
+                                                    {"wgmma128x64p", 6, 1, 64, 128, true},
+                                                    {"wgmma128x128pc", 3, 1, 128, 128, true, 2}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -175,6 +184,7 @@ struct WgmmaConvLaunch {
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
   long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
+  long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
