@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/reduced_run.hpp"
 #include "support/spawned_process.hpp"
 
 namespace {
@@ -229,6 +230,8 @@ TEST(CliEmulate, ThePolicyRoutesEveryHostCallThroughTheEmulator) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("conv3_dw      fwd      emulator"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(" reference "), std::string::npos) << r.output;
+  // A whole model's step: in the plain pass, not again under the sanitizers.
+  if (convjit::test::reduced_run()) return;
   const Outcome model = convjit_with_env("CONVJIT_POLICY=emulate ",
                                          "run --model yolo11n --imgsz 32 --reps 0 --verify --json");
   ASSERT_EQ(model.exit_code, 0) << model.output;

@@ -829,7 +829,7 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
 // architecture-specific target with both tensor maps and its ring in
 // dynamic shared memory.
 TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
-  test::ConvCase c;  // 264 tiles of 128 x 128: two a ping-pong block
+  test::ConvCase c;  // 264 tiles of 128 x 128: two a ping-pong block, in clusters too
   c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
@@ -839,18 +839,18 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
                              kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id,
                              kClusters = kWgmmaConfigs[7].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
-  EXPECT_EQ(ids.front(), kPingPong);
+  EXPECT_EQ(ids.front(), kClusters);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
-  EXPECT_EQ(offered_last(emulated), kPingPong);
+  EXPECT_EQ(offered_last(emulated), kClusters);
   EXPECT_TRUE(hopper_variants_trail(emulated));
   for (const std::string& id : jit_variants(d, {"sm_80", false}))
     EXPECT_EQ(find_wgmma_config(id), nullptr) << id;
   test::ConvCase narrow = c;
   narrow.channels = 32;
-  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kClusters);
   narrow.channels = 16;
   const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(offered_last(narrow_ids), kPingPong);
+  EXPECT_EQ(offered_last(narrow_ids), kClusters);
   EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -870,7 +870,7 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
       std::vector<std::string>(ids.end() - 7, ids.end()),
       (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
                                 std::string(kHalf), std::string(kWide), std::string(kWideHalf),
-                                std::string(kHalfPingPong), std::string(kClusters)}));
+                                std::string(kPingPong), std::string(kHalfPingPong)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;
@@ -1041,13 +1041,15 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadOnlyLongReductions) {
 
 // The ping-pong tiles lead (wgmma_lead_config) on ResNet-50's layers at
 // batch 32 as the analyser ranked them: 128 x 128 where a block takes
-// several of its tiles; 128 x 64 where it pads the output's channels less
+// several of its tiles, in clusters of two (wgmma128x128pc) but where
+// rounding the pixel tiles to whole clusters adds a tile to the fullest
+// block; 128 x 64 where it pads the output's channels less
 // or its tiles stay one an SM; 256 x 128 where it leads among the tiles of
 // a block a tile with one to two 128 x 128 tiles an SM over 16 K steps or
 // more.  A bwdfilt keeps its lead.
 TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMainLoop) {
   constexpr std::string_view kWide = kWgmmaConfigs[3].id, kPingPong = kWgmmaConfigs[5].id,
-                             kHalfPingPong = kWgmmaConfigs[6].id;
+                             kHalfPingPong = kWgmmaConfigs[6].id, kClusters = kWgmmaConfigs[7].id;
   const auto layer = [](std::int64_t channels, std::int64_t filters, std::int64_t side,
                         std::int64_t kernel) {
     const std::int64_t pad = kernel / 2;
@@ -1056,8 +1058,8 @@ TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMain
     return c;
   };
   test::ConvCase c = layer(64, 128, 56, 3);  // 784 tiles of 128 x 128, 9 K steps
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kClusters);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kClusters);
   // Its bwddata: dx's 64 channels, over 18 K steps: 256 x 64 keeps its lead.
   ASSERT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
   EXPECT_EQ(wgmma_lead_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
@@ -1066,19 +1068,22 @@ TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMain
   c = layer(256, 128, 56, 1);  // 4 K steps
   EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
   c.channels = 320;
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "5 K steps";
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kClusters) << "5 K steps";
   // 196 tiles of 128 x 128: 18 K steps keep the wide tile, 8 do not.
   c = layer(128, 128, 28, 3);
   ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
   EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kWide);
   c = layer(512, 128, 28, 1);
   ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "8 K steps";
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kClusters) << "8 K steps";
+  // 49 pixel tiles by 8 of filters: 392 tiles, 3 a block; in clusters 400, 4.
+  c = layer(512, 1024, 14, 1);
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
   // 52 tiles of 128 x 128, 104 of 128 x 64: one an SM.
   c = layer(512, 512, 7, 3);
   EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
-  c = layer(256, 256, 14, 3);  // 98 tiles, 196 of 128 x 64
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  c = layer(256, 256, 14, 3);  // 98 tiles (100 in clusters), 196 of 128 x 64
+  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kClusters);
   // A strided bwddata: 208 tiles of its phases over 24 K steps.
   c = layer(512, 512, 14, 3);
   c.stride = {2, 2};

@@ -439,6 +439,21 @@ bool half_tile_pads_less(const OpDescriptor& desc) {
          ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
 }
 
+// The most tiles a block of `config`'s persistent grid takes.
+long long block_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  return ceil_div(output_tiles(d, config), grid_blocks(d, config));
+}
+
+// Whether the 128 x 128 ping-pong tile in clusters of two serves `desc`
+// with no more tiles on its fullest block than without: its pixel tiles,
+// rounded up to whole clusters, may add one (ResNet-50's 14 x 14 layers
+// at batch 32: 49 pixel tiles, 4 a block where 3 were).
+bool clusters_cost_no_tile(const OpDescriptor& desc) {
+  if (!wgmma_conv_support(desc, kClusterPingPong).is_ok()) return false;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  return block_tiles(d, kClusterPingPong) <= block_tiles(d, kPingPong);
+}
+
 }  // namespace
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
@@ -525,7 +540,8 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   constexpr long long kShortSteps = 4;
   const bool half = half_tile_pads_less(desc) || half_tiles <= kHopperSms || steps <= kShortSteps;
   const WgmmaConvConfig& ping_pong = half ? kHalfPingPong : kPingPong;
-  return wgmma_conv_support(desc, ping_pong).is_ok() ? ping_pong : tile_a_block;
+  if (!wgmma_conv_support(desc, ping_pong).is_ok()) return tile_a_block;
+  return !half && clusters_cost_no_tile(desc) ? kClusterPingPong : ping_pong;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

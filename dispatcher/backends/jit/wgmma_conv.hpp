@@ -164,7 +164,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // steps or more where even 128 x 64 tiles would keep at most half the
 // SMs busy.  Of the two, 128 x 64 where it pads the output's channels
 // less, its tiles are one an SM at most, or a tile is 4 K steps or fewer;
-// else 128 x 128.
+// else 128 x 128, in clusters of two (wgmma128x128pc) where it serves the
+// conv and rounding its pixel tiles to whole clusters adds no tile to the
+// fullest block.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
