@@ -2,7 +2,8 @@
 // libraries: every required symbol found, the timing functions optional,
 // and cuEventElapsedTime standing in for the _v2 name that drivers before
 // CUDA 12.8 lack.  ContextScope against the fake's context stack: the
-// caller's current context comes back however the scope ends.
+// caller's current context comes back however the scope ends.  A
+// persistent grid cut to the device's SMs in whole clusters.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 
 #include "dispatcher/cuda/context_scope.hpp"
 #include "dispatcher/cuda/cuda_driver.hpp"
+#include "dispatcher/cuda/kernel_launch.hpp"
 
 namespace convjit {
 namespace {
@@ -159,6 +161,20 @@ TEST(ContextScope, AFailedPushSaysWhyAndPopsNothing) {
   }
   EXPECT_EQ(current_context(driver), callers);
   set_current_context(driver, nullptr);
+}
+
+// The Hopper conv's persistent grids are sized for 132 SMs; a device with
+// fewer takes as many whole clusters as it has SMs for, at least one.
+TEST(PersistentGrid, IsCutToTheDevicesSmsInWholeClusters) {
+  EXPECT_EQ(persistent_grid(132, 132, 1), 132u);
+  EXPECT_EQ(persistent_grid(132, 132, 2), 132u);
+  EXPECT_EQ(persistent_grid(40, 132, 2), 40u) << "fewer tiles than SMs: as sized";
+  EXPECT_EQ(persistent_grid(132, 114, 1), 114u) << "an H100 PCIe";
+  EXPECT_EQ(persistent_grid(132, 114, 2), 114u);
+  EXPECT_EQ(persistent_grid(132, 15, 2), 14u) << "an odd slice: whole clusters";
+  EXPECT_EQ(persistent_grid(132, 1, 2), 2u) << "one cluster at least";
+  EXPECT_EQ(persistent_grid(132, 0, 2), 132u) << "unknown: unchanged";
+  EXPECT_EQ(persistent_grid(132, 16, 0), 16u) << "no cluster dimension: blocks of one";
 }
 
 }  // namespace

@@ -105,6 +105,16 @@ std::string CudaDriver::arch_of(int ordinal) const {
   return fmt::format("sm_{}{}", major, minor);
 }
 
+int CudaDriver::sm_count_of(int ordinal) const {
+  CUdevice device = 0;
+  int sms = 0;
+  if (!status_.is_ok() || api_.device_get(&device, ordinal) != CUDA_SUCCESS ||
+      api_.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) !=
+          CUDA_SUCCESS)
+    return 0;
+  return sms;
+}
+
 std::string CudaDriver::name_of(int ordinal) const {
   CUdevice device = 0;
   char name[256] = {};

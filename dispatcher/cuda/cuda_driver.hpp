@@ -81,6 +81,8 @@ class CudaDriver {
 
   // "sm_90" for the device's compute capability; empty without a driver.
   [[nodiscard]] std::string arch_of(int ordinal) const;
+  // The device's SMs; 0 when it cannot be queried.
+  [[nodiscard]] int sm_count_of(int ordinal) const;
   // "NVIDIA H100 80GB HBM3"; empty when it cannot be queried.
   [[nodiscard]] std::string name_of(int ordinal) const;
   // The device of the calling thread's current context, or 0 when none is

@@ -1,6 +1,15 @@
 #include "dispatcher/cuda/kernel_launch.hpp"
 
+#include <algorithm>
+
 namespace convjit {
+
+unsigned persistent_grid(unsigned blocks, int sms, unsigned cluster_blocks) {
+  const unsigned cluster = std::max(cluster_blocks, 1u);
+  if (sms <= 0) return blocks;
+  const unsigned fit = static_cast<unsigned>(sms) / cluster * cluster;
+  return std::min(blocks, std::max(fit, cluster));
+}
 
 Status launch_kernel(const CudaDriver& driver, CUfunction function, const LaunchShape& shape,
                      CUstream stream, void** params) {

@@ -18,6 +18,15 @@ struct LaunchShape {
   unsigned cluster_blocks = 1;  // 1: no clusters
 };
 
+// A persistent grid's blocks on a device of `sms` SMs (a block an SM,
+// as the Hopper conv's persistent grids are: wgmma_conv.hpp): the grid
+// the host sized for an H100's or H200's 132, cut to whole clusters of
+// the device's SMs where it has fewer (an H100 PCIe's 114, a MIG slice's),
+// so that no block waits for a second wave.  The blocks take their tiles
+// in turn, so any grid of whole clusters computes the same output.
+// `sms` <= 0 (unknown): unchanged.
+[[nodiscard]] unsigned persistent_grid(unsigned blocks, int sms, unsigned cluster_blocks);
+
 [[nodiscard]] Status launch_kernel(const CudaDriver& driver, CUfunction function,
                                    const LaunchShape& shape, CUstream stream, void** params);
 

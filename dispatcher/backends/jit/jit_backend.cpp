@@ -64,7 +64,8 @@ class JitKernel final : public Kernel {
   JitKernel(const JitKernel&) = delete;
   JitKernel& operator=(const JitKernel&) = delete;
 
-  Status load(const CacheEntry& entry) {
+  // `sms`: the device's SMs, which a persistent grid is cut to.
+  Status load(const CacheEntry& entry, int sms) {
     const auto& api = driver_.api();
     const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
@@ -79,6 +80,9 @@ class JitKernel final : public Kernel {
       LaunchEntry launch{nullptr,
                          {e.value("blocks", 1u), e.value("block_size", 256u),
                           e.value("dynamic_shared_bytes", 0u), e.value("cluster_blocks", 1u)}};
+      if (e.value("persistent", false))
+        launch.shape.blocks =
+            persistent_grid(launch.shape.blocks, sms, launch.shape.cluster_blocks);
       const std::string name = e.value("name", "");
       if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
                                    "cuModuleGetFunction");
@@ -277,7 +281,7 @@ Result<std::unique_ptr<Kernel>> JitBackend::build_variant(const OpDescriptor& de
                      prepared.value().variant)});
     auto kernel =
         std::make_unique<JitKernel>(driver, context.value(), desc, prepared.value().tensor_maps);
-    last = kernel->load(prepared.value().entry);
+    last = kernel->load(prepared.value().entry, driver.sm_count_of(device.ordinal));
     if (last.is_ok()) {
       if (Status s = kernel->reserve_workspace(); !s.is_ok()) return s;  // not the cache's fault
       trace.variant = prepared.value().variant;

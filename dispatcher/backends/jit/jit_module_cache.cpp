@@ -34,7 +34,8 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                        {"blocks", e.blocks()},
                        {"block_size", e.threads_per_block},
                        {"dynamic_shared_bytes", e.dynamic_shared_bytes},
-                       {"cluster_blocks", e.cluster_blocks}});
+                       {"cluster_blocks", e.cluster_blocks},
+                       {"persistent", e.persistent_tiles > 0}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},
                         {"arch", arch},
