@@ -31,6 +31,7 @@
 #include "dispatcher/dispatcher.hpp"
 #include "dispatcher/models/model_table.hpp"
 #include "dispatcher/settings.hpp"
+#include "support/folded_stems.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/temp_directory.hpp"
@@ -501,6 +502,22 @@ std::vector<OpDescriptor> sliced_hopper_convs() {
 TEST_P(GpuBackend, TheHopperConvSlicesLongReductions) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
   EXPECT_GE(check_hopper(sliced_hopper_convs(), true), 12);  // every configuration
+}
+
+// Stems whose taps the fold puts into their channels (tap_fold.hpp), in
+// every configuration (support/folded_stems.hpp, as the emulator runs
+// them), and ResNet-50's stem on a small image: the first pass's x' and
+// w', then the folded conv.
+TEST_P(GpuBackend, TheHopperConvFoldsTheTapsOfStems) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  std::vector<OpDescriptor> ops;
+  for (DataType dtype : {DataType::bf16, DataType::f16}) {
+    for (const test::ConvCase& c : test::folded_stem_cases())
+      ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
+    ops.push_back(
+        test::conv_descriptors(test::small_resnet50_stem(), dtype, {Direction::fwd}).at(0));
+  }
+  EXPECT_EQ(check_hopper(ops, true), static_cast<int>(ops.size() * std::size(kWgmmaConfigs)));
 }
 
 // The models' convs of one direction, in the configuration auto leads with.

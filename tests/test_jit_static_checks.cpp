@@ -23,6 +23,7 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/models/model_table.hpp"
@@ -35,7 +36,8 @@ constexpr int kRegisterFile = 64 * 1024;  // 32-bit registers per SM, sm_80 and 
 constexpr long long kStaticShared = 48 * 1024;
 
 // The layers, by a name saying why each is here; `strided`: ResNet-50's
-// first strided 3x3 and 1x1 convs too.
+// first strided 3x3 and 1x1 convs too, and in fwd its stem (3 channels,
+// 7 x 7 /2), which the Hopper conv serves with its taps folded.
 std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
                                                           Direction direction = Direction::fwd,
                                                           bool strided = false,
@@ -59,8 +61,10 @@ std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
       const long long cg = d.w_dims[1], r = d.w_dims[2];
       std::string key;
       const bool downsampling = d.stride[0] > 1;
-      if (std::string(model) == "resnet50" && (r == 3 || r == 1) && cg >= 64 &&
-          (strided || !downsampling))
+      if (std::string(model) == "resnet50" && cg == 3 && strided && direction == Direction::fwd)
+        key = "resnet50 7x7 /2 stem";
+      else if (std::string(model) == "resnet50" && (r == 3 || r == 1) && cg >= 64 &&
+               (strided || !downsampling))
         key = fmt::format("resnet50 {}x{}{}", r, r, downsampling ? " /2" : "");
       else if (std::string(model) == "yolo11n" && cg >= 16 && cg <= 256)
         key = fmt::format("yolo11n C={}", cg);
@@ -371,6 +375,12 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
               "barrier.cluster.arrive.release.aligned"})
           EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, config.cluster > 1)
               << instruction;
+        // A folded stem's first pass writes x' and w'.
+        const bool folded = folds_taps(d);
+        if (folded) {
+          EXPECT_EQ(source.value().entries.front().name, "convjit_kernel_prepare");
+          EXPECT_NE(m.ptx.find(".entry convjit_kernel_prepare"), std::string::npos);
+        }
         EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
         EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
         const auto main =

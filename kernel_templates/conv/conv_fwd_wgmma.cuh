@@ -38,11 +38,16 @@
 // flipped, but where their channels are contiguous (K R S C, a 1x1
 // conv's): the producer then reads w itself, whose boxes are MN-major for
 // the transposed GEMM (P::FILTERS_MN).
+// A fwd whose channels TMA cannot map (a stem's 3) runs with its
+// horizontal taps folded into its channels (P::FOLD, conv/folded_taps.cuh):
+// the first pass writes x' and w' into the workspace, which both maps
+// read, and the Problem is their conv's (one tap along W).
 #include "common/fused_epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
+#include "conv/folded_taps.cuh"
 #include "conv/im2col_loads.cuh"
 #include "conv/packed_filters.cuh"
 #include "conv/wgmma_conv_shape.cuh"
@@ -216,13 +221,16 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in
 // K T R S CG order, which map 1 then reads; for a bwddata (FLIP), the
-// transposed filters' taps flipped.
-CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*x*/,
+// transposed filters' taps flipped; where the conv folds its taps
+// (FOLD), x' and w' (conv/folded_taps.cuh), which both maps read.
+CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ x,
                                       const convjit_device::storage_t* __restrict__ w,
                                       convjit_device::storage_t* /*y*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  if (Problem::FLIP)
+  if (Problem::FOLD)
+    fold_taps(x, w, workspace_storage(workspace));
+  else if (Problem::FLIP)
     pack_filters<FlippedTaps<ForwardFilterOrder>>(w, workspace_storage(workspace));
   else
     pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));

@@ -513,6 +513,20 @@ void BlockScheduler::yield(ThreadSlot& self) {
   complete_stack_switch(self.fake_stack, &host_stack_);
 }
 
+// The id of the array declared at (name, line): the one another block of
+// the cluster gave it, so that the memory counters see one site for all
+// the cluster's copies of it, whichever arrays each block declared first
+// (in earlier launches too: the blocks keep theirs); else the next unused.
+std::uint32_t BlockScheduler::shared_region_id(const char* name, int line) const {
+  std::uint32_t next = 0;
+  for (const Cta& cta : ctas_)
+    for (const auto& region : cta.shared) {
+      if (region->declared_at(name, line)) return region->id();
+      next = std::max(next, region->id() + 1);
+    }
+  return next;
+}
+
 SharedRegion& BlockScheduler::shared_region(const char* name, int line, long long count,
                                             std::size_t element_bytes, std::size_t alignment,
                                             bool dynamic) {
@@ -527,9 +541,9 @@ SharedRegion& BlockScheduler::shared_region(const char* name, int line, long lon
       break;
     }
   if (found == nullptr) {
-    cta.shared.push_back(std::make_unique<SharedRegion>(
-        *this, static_cast<std::uint32_t>(cta.shared.size()), name, line, count, element_bytes,
-        alignment, dynamic, running_rank_));
+    cta.shared.push_back(std::make_unique<SharedRegion>(*this, shared_region_id(name, line), name,
+                                                        line, count, element_bytes, alignment,
+                                                        dynamic, running_rank_));
     found = cta.shared.back().get();
   }
   if (found->declare()) {

@@ -320,6 +320,7 @@ class BlockScheduler {
     unsigned returned = 0;  // threads
     void reset();
   };
+  [[nodiscard]] std::uint32_t shared_region_id(const char* name, int line) const;
   void start_threads(unsigned threads, Body body, const void* context);
   bool step();
   void resume(unsigned thread);

@@ -21,7 +21,9 @@
   X(COORD) X(RD) X(RH) X(RW) X(TD) X(TH) X(TW)                                        \
   X(COUNT) X(EPS) X(INFERENCE) X(SCALE) X(SHIFT) X(ONNX)                              \
   X(GRAD_INPUT) X(GRAD_SCALE) X(GRAD_SHIFT) X(RANK) X(STAGES) X(FLIP) X(BLOCKS_PER_SM) \
-  X(AD) X(AH) X(AW) X(TILE_N) X(PARTIALS) X(CONSUMERS) X(FILTERS_MN) X(PINGPONG) X(CLUSTER)
+  X(AD) X(AH) X(AW) X(TILE_N) X(PARTIALS) X(CONSUMERS) X(FILTERS_MN) X(PINGPONG) X(CLUSTER) \
+  X(FOLD) X(FOFFSET) X(FC) X(FW) X(FS) X(FPW) X(FSW) X(FDW)                              \
+  X(FXS0) X(FXS1) X(FXS2) X(FXS3) X(FXS4) X(FWS0) X(FWS1) X(FWS2) X(FWS3) X(FWS4)
 // clang-format on
 
 namespace convjit::emulated {

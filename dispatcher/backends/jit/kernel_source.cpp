@@ -260,6 +260,23 @@ Status gemm_entries(const OpDescriptor& d, const GemmTile& t, const View5& w, Pr
   return Status::ok();
 }
 
+// The Hopper conv's first pass that folds the conv's horizontal taps into
+// x' and w' (conv/folded_taps.cuh, tap_fold.hpp) reads x and w as the
+// caller holds them: their strides, C, W and the window along W.  The
+// Problem's others are the folded conv's.  Written for every Hopper conv
+// (FOLD 0 where it does not fold), since the template names them.
+void fold_constants(const OpDescriptor& requested, const WgmmaConvLaunch& launch,
+                    PreludeWriter& p) {
+  const View5 x = canonical_view(requested.x_dims, requested.x_strides, requested.spatial_dims);
+  const View5 w = canonical_view(requested.w_dims, requested.w_strides, requested.spatial_dims);
+  const Window3 win = canonical_window(requested);
+  p.constant("FOLD", launch.folded), p.constant("FOFFSET", launch.fold_filters_offset);
+  p.constant("FC", x.dims[1]), p.constant("FW", x.dims[4]), p.constant("FS", win.size[2]);
+  p.constant("FPW", win.pad_begin[2]), p.constant("FSW", win.stride[2]);
+  p.constant("FDW", win.dilation[2]);
+  p.view("FXS", x), p.view("FWS", w);
+}
+
 void epilogue_constants(const OpDescriptor& d, PreludeWriter& p) {
   p.constant("ACT", static_cast<long long>(d.activation));
   p.constant("BIAS", d.has_bias() ? 1 : 0);
@@ -394,6 +411,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
     p.spatial("AD", "AH", "AW", launch.origin);
+    fold_constants(requested, launch, p);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;
     out.tensor_maps = std::move(launch.maps);

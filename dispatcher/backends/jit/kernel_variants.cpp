@@ -8,6 +8,7 @@
 
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -205,10 +206,14 @@ namespace {
 // variants chosen on those 189 layers took 0.2% longer in all than each
 // layer's fastest, against 11.5% under the earlier rule (64 channels, the
 // 128 x 128 tile at one block an SM): bench/results/2026-11-28-h200/
-// rules.py.  In the emulator it stays last.
+// rules.py.  A conv that folds its taps (tap_fold.hpp: a stem's 3
+// channels) leads: the tiles gather its channels element by element (the
+// analyser's H200 prediction for ResNet-50's stem at batch 32:
+// bench/results/2026-12-03-hopper-stem).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kStepChannels = 32, kBwdfiltSide = 16;
   if (c.arch.empty() || direct_is_better(shape)) return false;
+  if (folds_taps(d)) return true;  // the tiles gather its channels one by one
   const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];
   if (d.direction == Direction::bwdfilt) return std::min(filters, channels) >= kBwdfiltSide;
   return (d.direction == Direction::bwddata ? filters : channels) >= kStepChannels;

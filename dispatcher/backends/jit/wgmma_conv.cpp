@@ -12,6 +12,7 @@
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/stride_phases.hpp"
+#include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 
 namespace convjit {
@@ -359,6 +360,10 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
   if (d.direction == Direction::bwdfilt)
     return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
+  if (folds_taps(desc))  // x' and w', which the first pass writes (tap_fold.hpp)
+    return {
+        {window_map(d, pixels), Operand::workspace, 0},
+        {filter_map(d, true, filters), Operand::workspace, tap_fold_layout(desc).filters_offset}};
   const TensorMapArgument in0 =
       phased(d) ? TensorMapArgument{phase_map(d, stride_phases(d), pixels), Operand::in0, 0}
                 : TensorMapArgument{window_map(d, pixels), Operand::in0, 0};
@@ -385,6 +390,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
         "runs clusters of {} blocks over neighbouring tiles of one conv; a strided bwddata's "
         "tiles are its stride phases': use {}",
         config.cluster, kPingPong.id));
+  if (Status s = tap_fold_fits(desc); !s.is_ok()) return s;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -457,6 +463,7 @@ bool clusters_cost_no_tile(const OpDescriptor& desc) {
 }  // namespace
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
+  if (folds_taps(d)) return folded_conv(d);
   if (d.direction != Direction::bwddata || phased(d)) return d;
   OpDescriptor e = transposed_filters(d);
   e.direction = Direction::fwd;
@@ -583,7 +590,13 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   WgmmaConvLaunch launch;
   launch.packed = packed;
-  if (packed) {
+  if (folds_taps(desc)) {
+    const TapFoldLayout fold = tap_fold_layout(desc);
+    launch.entries.push_back({"convjit_kernel_prepare", fold.pixels + fold.weights});
+    launch.workspace_bytes = fold.workspace_bytes;
+    launch.fold_filters_offset = static_cast<long long>(fold.filters_offset) / kElementBytes;
+    launch.folded = true;
+  } else if (packed) {
     // The forward equivalent's filters in the forward order; a strided
     // bwddata's in the backward-data order.
     launch.entries.push_back(filter_copy_entry(

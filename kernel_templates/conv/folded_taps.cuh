@@ -1,0 +1,86 @@
+// The first pass of a Hopper conv that folds its horizontal taps into its
+// channels (dispatcher/backends/jit/tap_fold.hpp): for x whose channels
+// TMA cannot map (a stem's 3), it writes into the workspace, channels-last,
+//   x'[n, d, h, ow, s FC + c] = x[n, c, d, h, ow FSW - FPW + s FDW]
+// (zero outside x and past FS FC channels), and at FOFFSET
+//   w'[k, t, r, s FC + c] = w[k, c, t, r, s].
+// The Problem is the folded conv's (C = C', W = OW, S = 1); the F
+// constants are the caller's x and w and its window along W.  A thread
+// writes a pixel of x' (its channels gathered through x's strides, so
+// that any layout folds) in 16-byte chunks, or a weight of w'.
+#pragma once
+#include "common/grid.cuh"
+#include "common/vector_memory.cuh"
+
+namespace convjit_device {
+namespace folded_taps {
+
+typedef Problem P;
+
+__device__ __forceinline__ index_t pixels() { return P::N * P::D * P::H * P::W; }
+
+// Folded channel k of x's row at (n, d, h), from its column iw0 (the
+// output column's first tap).  With k a constant (the unrolled loop
+// below), its tap and channel are too.
+__device__ __forceinline__ float folded_value(const storage_t* row, index_t iw0, index_t k) {
+  const index_t s = k / P::FC, c = k % P::FC;
+  const index_t iw = iw0 + s * P::FDW;
+  if (s >= P::FS || iw < 0 || iw >= P::FW) return 0.0f;
+  return load(row[c * P::FXS1 + iw * P::FXS4]);
+}
+
+// Pixel q of x': all its C' channels, in 16-byte chunks.
+__device__ __forceinline__ void fold_pixel(const storage_t* __restrict__ x,
+                                           storage_t* __restrict__ folded, index_t q) {
+  index_t pixel = q;
+  const index_t ow = pixel % P::W;
+  pixel /= P::W;
+  const index_t h = pixel % P::H;
+  pixel /= P::H;
+  const index_t d = pixel % P::D, n = pixel / P::D;
+  const storage_t* row = x + n * P::FXS0 + d * P::FXS2 + h * P::FXS3;
+  const index_t iw0 = ow * P::FSW - P::FPW;
+#pragma unroll
+  for (index_t k0 = 0; k0 < P::C; k0 += kChunkElements) {
+    float v[kChunkElements];
+#pragma unroll
+    for (int j = 0; j < kChunkElements; ++j) v[j] = folded_value(row, iw0, k0 + j);
+    store_128(folded + q * P::C + k0, pack_chunk(v));
+  }
+}
+
+// Weight i of w' ([K][T][R][C']).
+__device__ __forceinline__ void fold_weight(const storage_t* __restrict__ w,
+                                            storage_t* __restrict__ folded, index_t i) {
+  const index_t k = i % P::C, r = i / P::C % P::R, t = i / (P::C * P::R) % P::T;
+  const index_t f = i / (P::C * P::R * P::T);
+  const index_t s = k / P::FC, c = k % P::FC;
+  const float v = s < P::FS
+                      ? load(w[f * P::FWS0 + c * P::FWS1 + t * P::FWS2 + r * P::FWS3 + s * P::FWS4])
+                      : 0.0f;
+  folded[i] = store(v);
+}
+
+}  // namespace folded_taps
+
+// x' and w', a pixel (its C' channels: the taps' and channels' indices
+// constants, the pixel's decomposed once) or a weight a thread.  Not launched where the host
+// does not fold (Problem::FOLD): compiled to nothing.
+__device__ __forceinline__ void fold_taps(const storage_t* __restrict__ x,
+                                          const storage_t* __restrict__ w,
+                                          storage_t* __restrict__ workspace) {
+  typedef Problem P;
+  if (!P::FOLD) return;
+  const index_t pixels = folded_taps::pixels();
+  const index_t count = pixels + P::K * P::T * P::R * P::C;
+  // Rolled: a first pass is all memory, and a small loop compiles fast.
+#pragma unroll 1
+  for (index_t i = thread_index(); i < count; i += thread_count()) {
+    if (i < pixels)
+      folded_taps::fold_pixel(x, workspace, i);
+    else
+      folded_taps::fold_weight(w, workspace + P::FOFFSET, i - pixels);
+  }
+}
+
+}  // namespace convjit_device
