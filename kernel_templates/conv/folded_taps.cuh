@@ -11,6 +11,7 @@
 #pragma once
 #include "common/grid.cuh"
 #include "common/vector_memory.cuh"
+#include "conv/packed_filters.cuh"
 
 namespace convjit_device {
 namespace folded_taps {
@@ -49,23 +50,25 @@ __device__ __forceinline__ void fold_pixel(const storage_t* __restrict__ x,
   }
 }
 
-// Weight i of w' ([K][T][R][C']).
+// Weight i of w': the packed forward order of the folded conv (K T R C',
+// its one tap along W), whose channel k is tap s = k / FC, channel
+// c = k % FC of w.
 __device__ __forceinline__ void fold_weight(const storage_t* __restrict__ w,
                                             storage_t* __restrict__ folded, index_t i) {
-  const index_t k = i % P::C, r = i / P::C % P::R, t = i / (P::C * P::R) % P::T;
-  const index_t f = i / (P::C * P::R * P::T);
-  const index_t s = k / P::FC, c = k % P::FC;
-  const float v = s < P::FS
-                      ? load(w[f * P::FWS0 + c * P::FWS1 + t * P::FWS2 + r * P::FWS3 + s * P::FWS4])
-                      : 0.0f;
+  const FilterElement e = ForwardFilterOrder::element(i);
+  const index_t s = e.c / P::FC, c = e.c % P::FC;
+  const float v =
+      s < P::FS ? load(w[e.f * P::FWS0 + c * P::FWS1 + e.t * P::FWS2 + e.r * P::FWS3 + s * P::FWS4])
+                : 0.0f;
   folded[i] = store(v);
 }
 
 }  // namespace folded_taps
 
 // x' and w', a pixel (its C' channels: the taps' and channels' indices
-// constants, the pixel's decomposed once) or a weight a thread.  Not launched where the host
-// does not fold (Problem::FOLD): compiled to nothing.
+// constants, the pixel's decomposed once) or a weight a thread.  Not
+// launched where the host does not fold (Problem::FOLD): compiled to
+// nothing.
 __device__ __forceinline__ void fold_taps(const storage_t* __restrict__ x,
                                           const storage_t* __restrict__ w,
                                           storage_t* __restrict__ workspace) {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
-
 #include "dispatcher/backends/jit/ceil_div.hpp"
+#include "dispatcher/descriptor/dtype.hpp"
+#include "dispatcher/settings.hpp"
 
 namespace convjit {
 
@@ -12,27 +12,12 @@ namespace {
 
 constexpr long long kFoldChunkElements = 8;   // 16 bytes of f16 or bf16
 constexpr long long kMaxFoldedChannels = 64;  // the Hopper conv's K step
-constexpr std::size_t kFoldElementBytes = 2;
 constexpr std::size_t kFoldAlignment = 256;
-constexpr std::size_t kMaxFoldBytes = std::size_t{1} << 30;
+constexpr std::size_t kMaxFoldBytes = kDefaultCudnnWorkspaceLimitMib << 20;
 
 long long folded_channels(const OpDescriptor& d) {
   const Window3 win = canonical_window(d);
   return ceil_div(win.size[2] * d.w_dims[1], kFoldChunkElements) * kFoldChunkElements;
-}
-
-// Packed channels-last strides for `dims` (N, C, spatial... in d's
-// order): C innermost, then the last spatial axis outward, N outermost.
-Dims5 channels_last_strides(const Dims5& dims, int spatial_dims) {
-  Dims5 strides{};
-  std::int64_t inner = dims[1];
-  strides[1] = 1;
-  for (int i = spatial_dims + 1; i >= 2; --i) {
-    strides[static_cast<std::size_t>(i)] = inner;
-    inner *= dims[static_cast<std::size_t>(i)];
-  }
-  strides[0] = inner;
-  return strides;
 }
 
 // The shapes that fold, whatever their workspace.
@@ -66,9 +51,8 @@ OpDescriptor folded_conv(const OpDescriptor& d) {
   e.x_dims[1] = e.w_dims[1] = channels;
   e.x_dims[w_axis + 2] = d.y_dims[w_axis + 2];
   e.w_dims[w_axis + 2] = 1;
-  e.x_strides = channels_last_strides(e.x_dims, d.spatial_dims);
-  // w' is K T R S C: channels-last with K as the outermost axis.
-  e.w_strides = channels_last_strides(e.w_dims, d.spatial_dims);
+  e.x_strides = contiguous_strides(e.x_dims, e.rank(), /*channels_last=*/true);
+  e.w_strides = contiguous_strides(e.w_dims, e.rank(), /*channels_last=*/true);  // K T R S C
   e.pad_begin[w_axis] = e.pad_end[w_axis] = 0;
   e.stride[w_axis] = e.dilation[w_axis] = 1;
   return e;
@@ -82,11 +66,12 @@ TapFoldLayout tap_fold_layout(const OpDescriptor& d) {
   layout.channels = x.dims[1];
   layout.pixels = x.dims[0] * x.spatial_size();
   layout.weights = w.dims[0] * w.dims[1] * w.spatial_size();
+  const std::size_t element_bytes = element_size(d.dtype);
   const std::size_t pixels_bytes =
-      static_cast<std::size_t>(layout.pixels * layout.channels) * kFoldElementBytes;
+      static_cast<std::size_t>(layout.pixels * layout.channels) * element_bytes;
   layout.filters_offset = (pixels_bytes + kFoldAlignment - 1) / kFoldAlignment * kFoldAlignment;
   layout.workspace_bytes =
-      layout.filters_offset + static_cast<std::size_t>(layout.weights) * kFoldElementBytes;
+      layout.filters_offset + static_cast<std::size_t>(layout.weights) * element_bytes;
   return layout;
 }
 

@@ -28,8 +28,8 @@ namespace convjit {
 [[nodiscard]] bool folds_taps(const OpDescriptor& d);
 
 // NOT_AVAILABLE where `d` would fold its taps but x' and w' would take
-// more than 1 GiB of workspace (cuDNN's default cap here, the
-// CONVJIT_CUDNN_WORKSPACE_LIMIT default): YOLO11n's stem at batch 32 takes
+// more than 1 GiB of workspace (kDefaultCudnnWorkspaceLimitMib: what a
+// cuDNN algorithm may take by default): YOLO11n's stem at batch 32 takes
 // 210 MB; OK otherwise.
 [[nodiscard]] Status tap_fold_fits(const OpDescriptor& d);
 

@@ -107,13 +107,14 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
 // The forward conv the kernel computes for `desc`: `desc` itself for a
 // conv fwd, or where it folds its taps (tap_fold.hpp: a stem's 3
-// channels) the conv of the folded x' and w'; for a bwddata of stride 1, dx as the forward conv of
-// dy with the filters transposed (C filters of K channels) and their taps flipped, padded by
-// dilation x (taps - 1) - pad on each side.  The kernel packs the filters so
-// (conv/packed_filters.cuh, Problem::FLIP), or reads them so in place where their channels are
-// contiguous (Problem::FILTERS_MN). A strided bwddata (by stride phases,
-// conv/conv_bwddata_wgmma.cuh) and a bwdfilt (conv/conv_bwdfilt_wgmma.cuh) have no such conv:
-// `desc` itself.
+// channels) the conv of the folded x' and w'; for a bwddata of stride 1,
+// dx as the forward conv of dy with the filters transposed (C filters of
+// K channels) and their taps flipped, padded by dilation x (taps - 1) -
+// pad on each side.  The kernel packs the filters so
+// (conv/packed_filters.cuh, Problem::FLIP), or reads them so in place
+// where their channels are contiguous (Problem::FILTERS_MN).  A strided
+// bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a bwdfilt
+// (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
 
 // OK where `config` (by default the first) serves `desc`, else
@@ -124,10 +125,11 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
 // A fwd whose channels are no whole 16-byte chunk (a stem's 3) is served
-// in any layout where it folds its taps (tap_fold.hpp).  Filters whose own layout TMA cannot walk
-// (K C R S), and a bwddata's whose channels are not contiguous, are copied first, in the order the
-// kernel reads them, into the workspace; a bwddata reads the others (K R
-// S C, a 1x1 conv's K C R S) in place (WgmmaConvLaunch::filters_mn).
+// in any layout where it folds its taps (tap_fold.hpp).  Filters whose
+// own layout TMA cannot walk (K C R S), and a bwddata's whose channels
+// are not contiguous, are copied first, in the order the kernel reads
+// them, into the workspace; a bwddata reads the others (K R S C, a 1x1
+// conv's K C R S) in place (WgmmaConvLaunch::filters_mn).
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
