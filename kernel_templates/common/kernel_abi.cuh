@@ -25,7 +25,9 @@
 //                          as constexpr members (see kernel_source.cpp)
 // Templates read Problem members into `const` locals, never `constexpr`
 // ones: NVRTC folds them all the same, and the emulator, which binds them
-// at run time, can compile the identical text.
+// at run time, can compile the identical text.  For the same reason a
+// branch on Problem that picks a template instantiation (a tile width, a
+// pass a kernel may not need) is CONVJIT_IF_CONSTANT, not `if constexpr`.
 //
 // Storage is touched only through load() and store(), or copied as bits
 // (storage_bits(), cp.async), scratch (f32 workspace) like a float; the
@@ -44,6 +46,14 @@
 // setmaxnreg (common/warpgroup.cuh) needs to move them between warpgroups.
 #define CONVJIT_KERNEL_BOUNDED(threads, min_blocks) \
   extern "C" __global__ void __launch_bounds__(threads, min_blocks)
+#endif
+#ifndef CONVJIT_IF_CONSTANT
+// `if constexpr` where NVRTC compiles the template: the side not taken is
+// never instantiated, which spares NVRTC's front end and optimizer the
+// code (a Hopper conv's other tile width, its split-K pass, its other
+// first passes: a tenth of its time).  The emulator, whose Problem is
+// bound at run time, defines it as a plain `if`.
+#define CONVJIT_IF_CONSTANT if constexpr
 #endif
 #ifndef CONVJIT_SHARED_ARRAY
 // 16-byte aligned, so that vector accesses, cp.async and ldmatrix can

@@ -5,6 +5,7 @@
 // or the address of a shared-array element.
 #pragma once
 #include "common/kernel_abi.cuh"
+#include "common/warp.cuh"
 
 namespace convjit_device {
 
@@ -55,6 +56,26 @@ __device__ __forceinline__ void store_128(T* p, const Vec128& v) {
   *reinterpret_cast<Vec128*>(p) = v;
 }
 #endif
+
+// store_64 to element `index` of a shared array, issued as PTX's
+// st.shared.v2.b32 itself: the same STS.64, but NVVM does not analyse it
+// as a store.  As plain stores, the 64 to 128 with which a wgmma tile's
+// accumulators go to shared memory (conv/wgmma_conv_tile.cuh) took NVVM
+// and ptxas a fifth of the kernel's NVRTC time.  The address is the
+// array's plus a 32-bit offset, which ptxas folds into the store's
+// immediate where the index is a constant away from another's.  The
+// memory clobber keeps it in order with the loads and barriers around it.
+template <class P>
+__device__ __forceinline__ void store_shared_64(P array, int index, const Vec64& v) {
+#if defined(CONVJIT_EMULATOR)
+  store_64(&array[index], v);
+#else
+  const unsigned address =
+      shared_address(array) + static_cast<unsigned>(index) * static_cast<unsigned>(sizeof *array);
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(address), "r"(v.w[0]), "r"(v.w[1])
+               : "memory");
+#endif
+}
 
 // An offset kept in two 32-bit words of a shared array (`p` 8-byte
 // aligned), for an epilogue that computes each row's offset once and reads

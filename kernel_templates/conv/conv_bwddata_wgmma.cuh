@@ -237,7 +237,7 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
-  if (P::TILE_N == 64)
+  CONVJIT_IF_CONSTANT (P::TILE_N == 64)
     run_tiles<64>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
   else
     run_tiles<128>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
@@ -251,11 +251,12 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*dy*/,
                                      convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
   using namespace convjit_device::conv_bwddata_wgmma;
-  if (P::SPLIT == 1) return;
-  if (P::TILE_N == 64)
-    finish<64>(dx, workspace, alpha, beta);
-  else
-    finish<128>(dx, workspace, alpha, beta);
+  CONVJIT_IF_CONSTANT (P::SPLIT > 1) {
+    CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+      finish<64>(dx, workspace, alpha, beta);
+    else
+      finish<128>(dx, workspace, alpha, beta);
+  }
 }
 
 // The first pass: w copied in [C][T R S][K] order, which map 1 reads.

@@ -195,7 +195,7 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
   const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
-  if (P::TILE_N == 64)
+  CONVJIT_IF_CONSTANT (P::TILE_N == 64)
     run_tiles<64>(maps, smem, full, empty, consumers, y, workspace, epilogue);
   else
     run_tiles<128>(maps, smem, full, empty, consumers, y, workspace, epilogue);
@@ -211,12 +211,13 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      const convjit_device::storage_t* residual) {
   using namespace convjit_device;
   using namespace convjit_device::conv_fwd_wgmma;
-  if (P::SPLIT == 1) return;
-  const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
-  if (P::TILE_N == 64)
-    finish<64>(y, workspace, epilogue);
-  else
-    finish<128>(y, workspace, epilogue);
+  CONVJIT_IF_CONSTANT (P::SPLIT > 1) {
+    const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
+    CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+      finish<64>(y, workspace, epilogue);
+    else
+      finish<128>(y, workspace, epilogue);
+  }
 }
 
 // The first pass where the host asks for it (wgmma_conv.hpp): w copied in
@@ -228,9 +229,9 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restric
                                       convjit_device::storage_t* /*y*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  if (Problem::FOLD)
+  CONVJIT_IF_CONSTANT (Problem::FOLD != 0)
     fold_taps(x, w, workspace_storage(workspace));
-  else if (Problem::FLIP)
+  else CONVJIT_IF_CONSTANT (Problem::FLIP != 0)
     pack_filters<FlippedTaps<ForwardFilterOrder>>(w, workspace_storage(workspace));
   else
     pack_filters<ForwardFilterOrder>(w, workspace_storage(workspace));

@@ -47,9 +47,9 @@ template <class Shared, class Barrier>
 __device__ __forceinline__ void load_im2col(Shared dst, const tensor_map_t& map, Barrier bar,
                                             int c0, const Anchor& at, const Offsets& offset) {
   typedef Problem P;
-  if (P::RANK == 3)
+  CONVJIT_IF_CONSTANT (P::RANK == 3)
     tma_load_im2col<3>(dst, map, bar, {c0, at.w, at.n}, {offset.w});
-  else if (P::RANK == 4)
+  else CONVJIT_IF_CONSTANT (P::RANK == 4)
     tma_load_im2col<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {offset.w, offset.h});
   else
     tma_load_im2col<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n},

@@ -112,7 +112,7 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
       const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
       const bool accumulate = accumulated || slice > 0;
-      if (mn)
+      CONVJIT_IF_CONSTANT (Problem::FILTERS_MN != 0)
         multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate);
       else
         multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate);
@@ -164,13 +164,13 @@ __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumula
     group[j] = staged_index<N>(row0 + origin.row, origin.col + 8 * j);
     // Each pair of adjacent columns one 8-byte store, as ptxas would pair
     // them anyway: said so, the emulator and the analyser count the stores
-    // the GPU runs.
+    // the GPU runs (and as PTX's own, NVVM's time: store_shared_64).
 #pragma unroll
   for (int i = 0; i < N / 2; i += 2) {
     const AccumulatorPlace step = accumulator_step(i);
     const int j = step.col / 8;
-    store_64(&staged[group[j % kGroups] + step.row * N + step.col - 8 * (j % kGroups)],
-             Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
+    store_shared_64(staged, group[j % kGroups] + step.row * N + step.col - 8 * (j % kGroups),
+                    Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
   }
 }
 

@@ -44,6 +44,7 @@
   const ::convjit::emulated::SharedArray<type> name(::convjit::emulated::kDynamicShared, #name, \
                                                      __LINE__)
 #define CONVJIT_GRID_CONSTANT
+#define CONVJIT_IF_CONSTANT if
 #define __global__
 #define __device__
 #define __host__
