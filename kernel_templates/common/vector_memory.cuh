@@ -77,6 +77,20 @@ __device__ __forceinline__ void store_shared_64(P array, int index, const Vec64&
 #endif
 }
 
+// store_64 to global memory as PTX's st.global.v2.b32, for the same
+// reason: the partial sums a wgmma tile writes for split-K (32 to 64 a
+// thread) took NVVM a sixth of a bwdfilt kernel's NVRTC time as plain
+// stores.  `p` is a generic pointer into global memory, which on the GPU
+// is the global address itself.
+template <class P>
+__device__ __forceinline__ void store_global_64(P p, const Vec64& v) {
+#if defined(CONVJIT_EMULATOR)
+  store_64(p, v);
+#else
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(p), "r"(v.w[0]), "r"(v.w[1]) : "memory");
+#endif
+}
+
 // An offset kept in two 32-bit words of a shared array (`p` 8-byte
 // aligned), for an epilogue that computes each row's offset once and reads
 // it from many threads: the templates' shared arrays are of 32-bit words.

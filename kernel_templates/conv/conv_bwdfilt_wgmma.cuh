@@ -176,8 +176,8 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
           scale_store(dw + base + 8 * g * P::WS1, acc[i], alpha, beta);
           scale_store(dw + base + (8 * g + 1) * P::WS1, acc[i + 1], alpha, beta);
         } else {
-          store_64(partial + base + 8 * g,
-                   Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
+          store_global_64(partial + base + 8 * g,
+                          Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
         }
       }
     }

@@ -236,8 +236,8 @@ __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumul
 #pragma unroll
   for (int i = 0; i < N / 2; i += 2) {
     const AccumulatorPlace at = accumulator_place(i);
-    store_64(partial + (row0 + at.row) * N + at.col,
-             Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
+    store_global_64(partial + (row0 + at.row) * N + at.col,
+                    Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
   }
 }
 
