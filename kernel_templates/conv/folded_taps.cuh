@@ -66,14 +66,13 @@ __device__ __forceinline__ void fold_weight(const storage_t* __restrict__ w,
 }  // namespace folded_taps
 
 // x' and w', a pixel (its C' channels: the taps' and channels' indices
-// constants, the pixel's decomposed once) or a weight a thread.  Not
-// launched where the host does not fold (Problem::FOLD): compiled to
-// nothing.
+// constants, the pixel's decomposed once) or a weight a thread.  Called
+// only where the host folds (Problem::FOLD: conv_fwd_wgmma.cuh's first
+// pass, whose CONVJIT_IF_CONSTANT compiles it nowhere else).
 __device__ __forceinline__ void fold_taps(const storage_t* __restrict__ x,
                                           const storage_t* __restrict__ w,
                                           storage_t* __restrict__ workspace) {
   typedef Problem P;
-  if (!P::FOLD) return;
   const index_t pixels = folded_taps::pixels();
   const index_t count = pixels + P::K * P::T * P::R * P::C;
   // Rolled: a first pass is all memory, and a small loop compiles fast.
