@@ -428,6 +428,96 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
 }
 
+// The K step follows the channels the conv reduces (a fwd's C, a
+// bwddata's K, a folded stem's C'): 16 up to 16, 32 up to 32, else 64, so
+// that a stage holds no zero fill beyond them.  Its boxes' rows (map 0's
+// pixels, map 1's filters; an MN-major box's K) are the step's channels,
+// swizzled by their bytes; the ring takes as many more stages as the step
+// is narrower, within the 16 mbarriers.  Each conv matches the reference
+// in a configuration of its own, every configuration in turn: fwd of 1D,
+// 2D and 3D windows with strides, dilations and padding; bwddata of
+// stride 1 (K R S C filters in place, MN-major, and K C R S ones copied)
+// and strided; a folded stem of 21 channels (24: a step of 32); split-K's
+// slices of 16-channel steps.
+TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
+  std::mt19937 rng(4340);
+  struct Expected {
+    std::int64_t channels;
+    long long step;
+    TensorMapSwizzle swizzle;
+  };
+  const Expected expected[] = {{8, 16, TensorMapSwizzle::b32},   {16, 16, TensorMapSwizzle::b32},
+                               {24, 32, TensorMapSwizzle::b64},  {32, 32, TensorMapSwizzle::b64},
+                               {40, 64, TensorMapSwizzle::b128}, {64, 64, TensorMapSwizzle::b128}};
+  // Every configuration in turn; a strided bwddata's tiles are its
+  // phases', never clusters'.
+  std::size_t turn = 0;
+  const auto next = [&](bool phased) -> const WgmmaConvConfig& {
+    const WgmmaConvConfig* config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
+    while (phased && config->cluster > 1)
+      config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
+    return *config;
+  };
+  for (const Expected& e : expected) {
+    const int at = static_cast<int>(&e - expected);
+    test::ConvCase c = test::random_channels_last_conv(rng, 1 + at % 3);
+    c.channels = e.channels;
+    SCOPED_TRACE(c.describe());
+    const OpDescriptor d = fwd(c, at % 2 ? DataType::f16 : DataType::bf16);
+    EXPECT_EQ(wgmma_step_channels(d), e.step);
+    const WgmmaConvConfig& config = next(false);
+    auto source = kernel_source(d, config.id);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    const KernelSource& k = source.value();
+    EXPECT_NE(k.source.find(fmt::format("STEP = {}", e.step)), std::string::npos);
+    EXPECT_NE(k.source.find(fmt::format("STAGES = {}", config.stages_at(e.step))),
+              std::string::npos);
+    EXPECT_EQ(k.entries.back().dynamic_shared_bytes, config.shared_bytes(e.step));
+    EXPECT_EQ(k.tensor_maps.at(0).spec.channels_per_pixel, static_cast<unsigned>(e.step));
+    EXPECT_EQ(k.tensor_maps.at(0).spec.swizzle, e.swizzle);
+    EXPECT_EQ(k.tensor_maps.at(1).spec.box[0], static_cast<unsigned>(e.step));
+    EXPECT_EQ(k.tensor_maps.at(1).spec.swizzle, e.swizzle);
+    check(d, rng, 1.0, at == 3 ? 0.5 : 0.0, config.id);
+    // The same channels as a bwddata's dy: stride 1, then strided.
+    c.filters = e.channels;
+    c.stride.assign(c.input.size(), 1);
+    const OpDescriptor back = bwddata(c, DataType::bf16);
+    EXPECT_EQ(wgmma_step_channels(back), e.step);
+    check(back, rng, 0.5, 0.25, next(false).id);
+    c.stride[0] = 2;
+    if (const OpDescriptor phased = bwddata(c, DataType::bf16); wgmma_conv_support(phased).is_ok())
+      check(phased, rng, 1.0, 0.0, next(true).id);
+  }
+  EXPECT_EQ(wgmma_step_channels(
+                bwdfilt(channels_last_3x3(16, 16, {8, 8}, {1, 1}, {1, 1}), DataType::bf16)),
+            64)
+      << "a bwdfilt steps by pixels";
+  // A bwddata's K R S C filters in place: MN-major boxes of 64 channels
+  // by the step's 16 filters.
+  test::ConvCase few = channels_last_3x3(72, 16, {7, 9}, {1, 0}, {1, 2});
+  const OpDescriptor in_place = bwddata(few, DataType::bf16);
+  auto source = kernel_source(in_place, kWgmmaVariant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  EXPECT_NE(source.value().source.find("FILTERS_MN = 1"), std::string::npos);
+  EXPECT_EQ(source.value().tensor_maps.at(1).spec.box[0], 64u);
+  EXPECT_EQ(source.value().tensor_maps.at(1).spec.box[4], 16u);
+  EXPECT_EQ(source.value().tensor_maps.at(1).spec.swizzle, TensorMapSwizzle::b128);
+  check(in_place, rng, 1.0, 0.0, kWgmmaConfigs[2].id);
+  few.filter_layout = test::TestLayout::nchw;
+  check(bwddata(few, DataType::f16), rng, 1.0, 0.0, kWgmmaConfigs[6].id);
+  // ResNet-50's stem folded: 7 taps of 3 channels, 24 after rounding.
+  const OpDescriptor stem = fwd(test::small_resnet50_stem(), DataType::bf16);
+  EXPECT_EQ(wgmma_step_channels(stem), 32);
+  check(stem, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
+  // Split-K over 16-channel steps: 2 x 3 x 3 pixels of a 5 x 5 x 5 window,
+  // 125 steps in 7 slices of at least 16.
+  test::ConvCase deep = channels_last_3x3(16, 24, {6, 7, 6}, {2, 2, 2}, {2, 2, 2});
+  deep.batch = 1, deep.kernel = {5, 5, 5}, deep.stride = {2, 2, 2}, deep.dilation = {1, 1, 1};
+  const OpDescriptor sliced = fwd(deep, DataType::bf16);
+  EXPECT_EQ(slicing(sliced, kWgmmaConfigs[1].id).split, 7);
+  check(sliced, rng, 0.5, 0.25, kWgmmaConfigs[1].id);
+}
+
 // `count` random convs of `batch` images (0: theirs) in `variant`: fwd in
 // f16 and bf16, every other with the fused epilogue (one with its
 // operands 2 bytes off 16), one with beta; bwddata of stride 1 with
@@ -911,13 +1001,14 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
   EXPECT_NE(refusal(huge).find("beyond the grid's"), std::string::npos);
 }
 
-// The auto choice on sm_90 from 32 channels a K step (half its box) in
+// The auto choice on sm_90 from 32 channels reduced (x's, or dy's) in
 // fwd and bwddata, and in bwdfilt where the filters and channels are 16
-// or more, as the H200 measured; offered last below that, on other
+// or more, as the H200 measured; offered last below that (its 16-channel
+// step not yet timed), on other
 // architectures' lists never, in the emulator last.  Compiled for the
 // architecture-specific target with both tensor maps and its ring in
 // dynamic shared memory.
-TEST(EmulatedWgmmaConv, LeadsOnSm90FromHalfAKStepAndIsBuiltForSm90a) {
+TEST(EmulatedWgmmaConv, LeadsOnSm90From32ChannelsAndIsBuiltForSm90a) {
   test::ConvCase c;  // 264 tiles of 128 x 128: two a ping-pong block, in clusters too
   c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
   c.pad_begin = {1, 1};

@@ -8,10 +8,11 @@
 // of its pixels a consumer warpgroup, in N, D, H, W order, by
 // N = Problem::TILE_N channels, 128 or 64) as conv_fwd_wgmma.cuh
 // computes y:
-//   - the producer, per K step of 64 filters of one of the phase's taps:
-//     an im2col box of dy (the tile's pixels x 64 filters, its edges
-//     TMA's zero fill) and the filters (N channels x the same 64 filters
-//     of that tap): a box of the workspace's copy of w in [C][T R S][K]
+//   - the producer, per K step of 64 filters of one of the phase's taps
+//     (P::STEP: 32 or 16 where the conv has no more): an im2col box of dy
+//     (the tile's pixels x the step's filters, its edges TMA's zero fill)
+//     and the filters (N channels x the same filters of that tap): a box
+//     of the workspace's copy of w in [C][T R S][K]
 //     order (convjit_kernel_prepare), or, where w's channels are
 //     contiguous, N / 64 MN-major boxes of w itself, which the wgmmas
 //     transpose (P::FILTERS_MN);
@@ -84,7 +85,7 @@ __device__ __forceinline__ int offset_of(const Axis& x, const AxisTaps& a, int q
 }
 
 __device__ __forceinline__ int channel_blocks() {
-  return static_cast<int>((P::K + kBlockK - 1) / kBlockK);
+  return static_cast<int>((P::K + P::STEP - 1) / P::STEP);
 }
 
 // A block's work: its phase's taps on each axis, its first pixel (of the
@@ -156,7 +157,7 @@ template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
                                            Barrier full, const Work& work, const Anchor& at,
                                            int step) {
-  const int q = step / channel_blocks(), c0 = step % channel_blocks() * kBlockK;
+  const int q = step / channel_blocks(), c0 = step % channel_blocks() * step_channels();
   const int qw = q % work.w.count, qh = q / work.w.count % work.h.count,
             qd = q / (work.w.count * work.h.count);
   load_im2col(a, maps.map[0], full, c0, at,

@@ -5,11 +5,13 @@
 // pipeline of conv/wgmma_pipeline.cuh.  A block computes a tile of y of
 // 128 pixels a consumer warpgroup (Problem::CONSUMERS: 128 or 256) by N
 // filters (Problem::TILE_N, 128 or 64):
-//   - the producer, per K step of 64 channels of one tap: an im2col load
-//     of A (the tile's pixels x 64 channels, x's padding zero-filled by
-//     TMA, tensor map 0, whose box the host makes that many pixels) and a
-//     tile load of B (N filters x 64 channels of that tap, tensor map 1,
-//     whose box the host makes N rows), both 128-byte swizzled;
+//   - the producer, per K step of 64 channels of one tap (P::STEP: 32 or
+//     16 where the conv has no more): an im2col load of A (the tile's
+//     pixels x the step's channels, x's padding zero-filled by TMA,
+//     tensor map 0, whose box the host makes that many pixels) and a tile
+//     load of B (N filters x the same channels of that tap, tensor map 1,
+//     whose box the host makes N rows), both swizzled by their rows'
+//     bytes;
 //   - the consumers and the epilogue of conv/wgmma_conv_tile.cuh: two
 //     m64nN wgmmas per 16 channels each, then the tile through shared
 //     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
@@ -60,9 +62,9 @@ namespace conv_fwd_wgmma {
 typedef Problem P;
 using namespace wgmma_conv_tile;
 
-// The K steps: every tap's channels in blocks of kBlockK.
+// The K steps: every tap's channels in blocks of the step's.
 __device__ __forceinline__ int channel_blocks() {
-  return static_cast<int>((P::CG + kBlockK - 1) / kBlockK);
+  return static_cast<int>((P::CG + P::STEP - 1) / P::STEP);
 }
 __device__ __forceinline__ int k_steps() {
   return static_cast<int>(P::T * P::R * P::S) * channel_blocks();
@@ -76,7 +78,7 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
                                            Barrier full, const Anchor& first, int step,
                                            int filter0) {
   const FilterTap tap = filter_tap(step / channel_blocks());
-  const int c0 = step % channel_blocks() * kBlockK;
+  const int c0 = step % channel_blocks() * step_channels();
   load_pixels(a, maps.map[0], full, c0, first, tap);
   if (P::FILTERS_MN)
     load_filters<N>(b, maps.map[1], full, c0, static_cast<int>(P::S) - 1 - tap.s,

@@ -6,11 +6,14 @@
 
 #define CONVJIT_WGMMA_PIXELS 128   // fwd M: output pixels per tile
 #define CONVJIT_WGMMA_FILTERS 128  // fwd N, bwdfilt M: filters per tile
-#define CONVJIT_WGMMA_CHANNELS 64  // fwd K step: 128 bytes of 16-bit channels, one tap
+// A fwd's or bwddata's widest K step: 128 bytes of 16-bit channels of
+// one tap.  Convs of 32 or 16 channels (the reduced ones: a fwd's C, a
+// bwddata's K) step by that many instead (Problem::STEP), 64 or 32 bytes.
+#define CONVJIT_WGMMA_CHANNELS 64
 // bwdfilt: a K step of 64 output pixels; each operand's 128 rows of M or
 // N (filters; taps x channels) come as two boxes of 64 channels.
 #define CONVJIT_WGMMA_STEP_PIXELS 64
-#define CONVJIT_WGMMA_MAX_STAGES 8  // the mbarriers the templates declare
+#define CONVJIT_WGMMA_MAX_STAGES 16  // the mbarriers the templates declare
 // The consumers' own mbarriers (wgmma_pipeline.cuh): two consumers'
 // epilogues and, in ping-pong, their turns at the ring.
 #define CONVJIT_WGMMA_CONSUMER_BARRIERS 4

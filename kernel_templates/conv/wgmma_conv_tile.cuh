@@ -2,11 +2,13 @@
 // (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels a consumer
 // warpgroup that shares it (one or two: 128 or 256 pixels; in ping-pong
 // each consumer its own tile of 128) by N = 128 or 64 channels
-// (Problem::TILE_N): A, the tile's pixels by 64 channels of one tap, and
-// B, N filters by the same 64 channels, each a 128-byte swizzled box,
-// make a stage of the ring (wgmma_pipeline.cuh).  The tile's consumer c
-// multiplies A's rows 128 c to 128 c + 127 by all of B.  N = 64 serves
-// layers of 64 filters or fewer without multiplying the other 64's zeros.
+// (Problem::TILE_N): A, the tile's pixels by a K step's channels of one
+// tap (Problem::STEP: 64, or 32 or 16 where the conv reduces no more),
+// and B, N filters by the same channels, each a box swizzled by its rows'
+// bytes (128, 64 or 32), make a stage of the ring (wgmma_pipeline.cuh).
+// The tile's consumer c multiplies A's rows 128 c to 128 c + 127 by all
+// of B.  N = 64 serves layers of 64 filters or fewer without multiplying
+// the other 64's zeros.
 // Here are the consumer's main loop over the stages, split-K's slices
 // of the K steps and their partial sums, and the epilogue that writes the
 // tile through an Output:
@@ -36,29 +38,47 @@ namespace wgmma_conv_tile {
 using namespace wgmma_pipeline;
 
 // kBlockM: a consumer's pixels.
-constexpr int kBlockM = CONVJIT_WGMMA_PIXELS, kBlockK = CONVJIT_WGMMA_CHANNELS;
-constexpr unsigned kOperandBytes = kBlockM * kBlockK * 2;  // a consumer's A per stage
+constexpr int kBlockM = CONVJIT_WGMMA_PIXELS;
+// A K step's channels (Problem::STEP), and the bytes of a row of A and of
+// K-major B: the span of the swizzle TMA writes them with and wgmma reads
+// them through, whose pattern repeats every 8 rows.  Functions, not
+// constants: the emulator binds Problem at run time.
+__device__ __forceinline__ int step_channels() { return static_cast<int>(Problem::STEP); }
+__device__ __forceinline__ unsigned step_row_bytes() {
+  return static_cast<unsigned>(step_channels()) * 2;
+}
+__device__ __forceinline__ wgmma_swizzle_t step_swizzle() {
+  return step_row_bytes() == 128  ? wgmma_swizzle_128
+         : step_row_bytes() == 64 ? wgmma_swizzle_64
+                                  : wgmma_swizzle_32;
+}
+// A consumer's A per stage.
+__device__ __forceinline__ unsigned operand_bytes() { return kBlockM * step_row_bytes(); }
 // A tile's pixels, and its A per stage.
 __device__ __forceinline__ int tile_pixels() { return tile_consumers() * kBlockM; }
 __device__ __forceinline__ unsigned a_bytes() {
-  return static_cast<unsigned>(tile_consumers()) * kOperandBytes;
+  return static_cast<unsigned>(tile_consumers()) * operand_bytes();
 }
 // A stage: A's rows, then B's N rows.
 template <int N>
 __device__ __forceinline__ unsigned stage_bytes() {
-  return a_bytes() + N * kBlockK * 2;
+  return a_bytes() + N * step_row_bytes();
 }
 
-// B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows by the K
-// step's 64, each row of the box one k.
-constexpr unsigned kMnBoxBytes = kBlockK * kBlockK * 2;
-constexpr unsigned kMnBoxFloats = kMnBoxBytes / 4;
+// B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows (128
+// bytes, 128-byte swizzled) by the K step's channels, each row of the box
+// one k.
+constexpr int kMnBoxColumns = CONVJIT_WGMMA_CHANNELS;
+__device__ __forceinline__ unsigned mn_box_bytes() {
+  return static_cast<unsigned>(step_channels()) * kMnBoxColumns * 2;
+}
 
 // A K step's B, as consume() reads it, from map 1 at tap (s, r, t) of
 // the filters it maps: K-major, one box of N rows (filters from n0) by
-// 64 channels from c0 (w, or a packed copy); or with Problem::FILTERS_MN
-// (a bwddata's w in place, its channels contiguous) N / 64 MN-major
-// boxes, w's channels from n0 (B's N) by its 64 filters from c0 (B's K).
+// the step's channels from c0 (w, or a packed copy); or with
+// Problem::FILTERS_MN (a bwddata's w in place, its channels contiguous)
+// N / 64 MN-major boxes, w's channels from n0 (B's N) by the step's
+// filters from c0 (B's K).
 // In clusters (wgmma_pipeline.cuh) the first block loads B into every
 // block of its cluster, whose tiles share their filters; the others load
 // none.
@@ -78,8 +98,9 @@ __device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, 
     load_filter_box(b, map, full, {c0, s, r, t, n0});
     return;
   }
-  for (int box = 0; box < N / kBlockK; ++box)
-    load_filter_box(&b[box * kMnBoxFloats], map, full, {n0 + box * kBlockK, s, r, t, c0});
+  for (int box = 0; box < N / kMnBoxColumns; ++box)
+    load_filter_box(&b[box * mn_box_bytes() / 4], map, full,
+                    {n0 + box * kMnBoxColumns, s, r, t, c0});
 }
 
 // One k16 slice of a consumer's rows: A's top and bottom 64 rows by B,
@@ -88,27 +109,32 @@ template <int N, int TransB>
 __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
                                                wgmma_accumulators<N>& bottom, unsigned long long a,
                                                unsigned long long b, bool accumulate) {
-  constexpr unsigned long long kHalfA = kOperandBytes / 2 >> 4;  // rows 64-127, 16-byte units
+  const unsigned long long half_a = operand_bytes() / 2 >> 4;  // rows 64-127, 16-byte units
   wgmma_ss<N, Operand, 0, TransB>(top, a, b, accumulate);
-  wgmma_ss<N, Operand, 0, TransB>(bottom, a + kHalfA, b, accumulate);
+  wgmma_ss<N, Operand, 0, TransB>(bottom, a + half_a, b, accumulate);
 }
 
-// A consumer's loop: per stage, 4 k16 slices of the two m64nN wgmmas
-// over its 128 rows of A; a slice is 32 bytes further along A's swizzled
-// rows, and along B's (K-major) or 16 rows further down B's boxes
-// (MN-major, whose leading offset steps from one box to the next).
+// A consumer's loop: per stage, a k16 slice of the two m64nN wgmmas over
+// its 128 rows of A per 16 channels of the step (4, 2 or 1); a slice is
+// 32 bytes further along A's swizzled rows, and along B's (K-major) or
+// 16 rows further down B's boxes (MN-major, whose leading offset steps
+// from one box to the next).  A K-major operand's 8-row groups are 8 of
+// its rows apart, the swizzle's repeat; an MN-major box's rows are 128
+// bytes.
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  const unsigned rows = static_cast<unsigned>(tile_consumer_index()) * kOperandBytes / 4;
+  const unsigned rows = static_cast<unsigned>(tile_consumer_index()) * operand_bytes() / 4;
   const bool mn = Problem::FILTERS_MN != 0;
-  const unsigned b_leading = mn ? kMnBoxBytes : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
+  const unsigned row_group = 8 * step_row_bytes();
+  const unsigned b_leading = mn ? mn_box_bytes() : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
+  const unsigned b_row_group = mn ? kSwizzleRowGroup : row_group;
+  const wgmma_swizzle_t b_swizzle = mn ? wgmma_swizzle_128 : step_swizzle();
   consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
-    const unsigned long long a =
-        wgmma_descriptor(&tiles[at + rows], 16, kSwizzleRowGroup, wgmma_swizzle_128);
-    const unsigned long long b = wgmma_descriptor(&tiles[at + a_bytes() / 4], b_leading,
-                                                  kSwizzleRowGroup, wgmma_swizzle_128);
-    for (int slice = 0; slice < kBlockK / 16; ++slice) {
+    const unsigned long long a = wgmma_descriptor(&tiles[at + rows], 16, row_group, step_swizzle());
+    const unsigned long long b =
+        wgmma_descriptor(&tiles[at + a_bytes() / 4], b_leading, b_row_group, b_swizzle);
+    for (int slice = 0; slice < step_channels() / 16; ++slice) {
       const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
       const bool accumulate = accumulated || slice > 0;

@@ -405,6 +405,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   if (wgmma != nullptr) {
     WgmmaConvLaunch launch = wgmma_conv_launch(requested, *wgmma);
     p.constant("RANK", launch.rank), p.constant("STAGES", launch.stages);
+    p.constant("STEP", launch.step);
     p.constant("TILE_N", launch.filters), p.constant("CONSUMERS", launch.consumers);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);

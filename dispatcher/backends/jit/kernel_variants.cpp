@@ -197,9 +197,11 @@ namespace {
 // Where the Hopper conv is the choice on an sm_90 GPU, as an H200 timed
 // it against the best tile on every dense conv of ResNet-50 and YOLO11n
 // (bf16, channels-last, batch 32: bench/results/2026-11-28-h200).  fwd
-// and bwddata: from 32 channels a K step, x's (fwd) or dy's (bwddata),
-// half its 64-wide box; on all 7 layers of 8 or 16 it lost (1.01-1.84x
-// the tile's time), loading and multiplying the box's zeros.  bwdfilt,
+// and bwddata: from 32 channels a K step, x's (fwd) or dy's (bwddata);
+// on all 7 layers of 8 or 16 it lost (1.01-1.84x the tile's time),
+// loading and multiplying a 64-channel box's zeros.  Those layers now
+// take a 16-channel step (wgmma_step_channels), which no GPU has timed:
+// it stays last there until one does.  bwdfilt,
 // whose K step is 64 output pixels, always full: where the tile's two
 // sides, a group's filters and channels, are 16 or more (it lost on the
 // two layers with a side of 8).  With wgmma_lead_config's choice, the

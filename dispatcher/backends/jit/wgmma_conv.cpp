@@ -55,10 +55,24 @@ struct AnchorRange {
   std::array<std::int64_t, 3> lower{}, upper{}, traversal{1, 1, 1};
 };
 
+// The swizzle of a box whose rows are `channels` 16-bit elements (a K
+// step's: 128, 64 or 32 bytes), the layout wgmma reads (step_swizzle in
+// conv/wgmma_conv_tile.cuh).
+TensorMapSwizzle row_swizzle(long long channels) {
+  switch (channels * kElementBytes) {
+    case 32:
+      return TensorMapSwizzle::b32;
+    case 64:
+      return TensorMapSwizzle::b64;
+    default:
+      return TensorMapSwizzle::b128;
+  }
+}
+
 // The channels-last tensor `t` as (C, W[, H[, D]], N) for im2col boxes
-// of `pixels` pixels by 64 channels, its anchors in `range`.
+// of `pixels` pixels by `channels` channels, its anchors in `range`.
 TensorMapSpec im2col_map(const OpDescriptor& d, const View5& t, const AnchorRange& range,
-                         std::uint32_t pixels) {
+                         std::uint32_t pixels, long long channels) {
   TensorMapSpec s;
   s.mode = TensorMapMode::im2col;
   s.element = map_element(d.dtype);
@@ -76,15 +90,15 @@ TensorMapSpec im2col_map(const OpDescriptor& d, const View5& t, const AnchorRang
   }
   s.dims[s.rank - 1] = static_cast<std::uint64_t>(t.dims[0]);
   s.strides[s.rank - 2] = map_stride(t.dims[0], t.strides[0], inner);
-  s.channels_per_pixel = WgmmaConvTile::kChannels;
+  s.channels_per_pixel = static_cast<std::uint32_t>(channels);
   s.pixels_per_column = pixels;
-  s.swizzle = TensorMapSwizzle::b128;
+  s.swizzle = row_swizzle(channels);
   return s;
 }
 
 // x, its anchors walking the output pixels: from -pad to the last output
 // pixel's anchor, `stride` apart.
-TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels) {
+TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels, long long channels) {
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const Window3 win = canonical_window(d);
@@ -94,32 +108,35 @@ TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels) {
     range.upper[a] = (y.dims[a + 2] - 1) * win.stride[a] - win.pad_begin[a] - (x.dims[a + 2] - 1);
     range.traversal[a] = win.stride[a];
   }
-  return im2col_map(d, x, range, pixels);
+  return im2col_map(d, x, range, pixels, channels);
 }
 
 // dy for a bwdfilt: its own pixels, so that a box is a K step's run of
 // them (in N, D, H, W order, across rows and images) by 64 filters.
 TensorMapSpec output_map(const OpDescriptor& d) {
   return im2col_map(d, canonical_view(d.y_dims, d.y_strides, d.spatial_dims), {},
-                    WgmmaConvTile::kStepPixels);
+                    WgmmaConvTile::kStepPixels, WgmmaConvTile::kChannels);
 }
 
 // dy for a strided bwddata: every phase's pixels from the phases' common
 // origin, the widest phase's extent (conv_bwddata_wgmma.cuh).
-TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases, std::uint32_t pixels) {
+TensorMapSpec phase_map(const OpDescriptor& d, const StridePhases& phases, std::uint32_t pixels,
+                        long long channels) {
   const View5 dy = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   AnchorRange range;
   for (std::size_t a = 0; a < 3; ++a) {
     range.lower[a] = phases.axis[a].origin;
     range.upper[a] = phases.axis[a].origin + phases.axis[a].extent - dy.dims[a + 2];
   }
-  return im2col_map(d, dy, range, pixels);
+  return im2col_map(d, dy, range, pixels, channels);
 }
 
-// w as (CG, S, R, T, K): a box of 64 channels of one tap for `filters`
-// filters; its own strides, or `packed`: the copy in K T R S CG order that
-// the first pass writes into the workspace (conv/packed_filters.cuh).
-TensorMapSpec filter_map(const OpDescriptor& d, bool packed, long long filters) {
+// w as (CG, S, R, T, K): a box of `channels` channels of one tap for
+// `filters` filters; its own strides, or `packed`: the copy in K T R S CG
+// order that the first pass writes into the workspace
+// (conv/packed_filters.cuh).
+TensorMapSpec filter_map(const OpDescriptor& d, bool packed, long long channels,
+                         long long filters) {
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   TensorMapSpec s;
   s.element = map_element(d.dtype);
@@ -133,9 +150,8 @@ TensorMapSpec filter_map(const OpDescriptor& d, bool packed, long long filters) 
     s.strides[i] = packed ? inner : map_stride(w.dims[order[i]], w.strides[order[i]], inner);
     inner = s.strides[i] * s.dims[i + 1];
   }
-  s.box = {static_cast<std::uint32_t>(WgmmaConvTile::kChannels), 1, 1, 1,
-           static_cast<std::uint32_t>(filters)};
-  s.swizzle = TensorMapSwizzle::b128;
+  s.box = {static_cast<std::uint32_t>(channels), 1, 1, 1, static_cast<std::uint32_t>(filters)};
+  s.swizzle = row_swizzle(channels);
   return s;
 }
 
@@ -155,6 +171,12 @@ bool phased(const OpDescriptor& d) {
                      [](std::int64_t s) { return s != 1; });
 }
 
+// The channels its GEMM reduces: a forward conv's C, a strided bwddata's K.
+long long reduced_channels(const OpDescriptor& d) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  return phased(d) ? w.dims[0] : w.dims[1];
+}
+
 // The filters as a bwddata's GEMM reads them: K channels of C filters.
 OpDescriptor transposed_filters(const OpDescriptor& d) {
   OpDescriptor t = d;
@@ -163,21 +185,23 @@ OpDescriptor transposed_filters(const OpDescriptor& d) {
   return t;
 }
 
-// Whether w's own layout has a TMA map of boxes of `filters` rows of 64
-// channels: its channels contiguous (K R S C) and its strides 16-byte
-// multiples.  LBANN's and PyTorch's default K C R S filters have none.
-bool maps_in_place(const OpDescriptor& d, long long filters) {
+// Whether w's own layout has a TMA map of boxes of `filters` rows of
+// `channels` channels: its channels contiguous (K R S C) and its strides
+// 16-byte multiples.  LBANN's and PyTorch's default K C R S filters have
+// none.
+bool maps_in_place(const OpDescriptor& d, long long channels, long long filters) {
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  return w.strides[1] == 1 && check_map(filter_map(d, false, filters)).is_ok();
+  return w.strides[1] == 1 && check_map(filter_map(d, false, channels, filters)).is_ok();
 }
 
 // A bwddata reads its transposed filters (B's C rows of K channels) from
-// w itself where w's channels are contiguous: a box of w is 64 filters
-// (B's K) by 64 channels (B's N), the MN-major layout that wgmma
+// w itself where w's channels are contiguous: a box of w is the K step's
+// filters (B's K) by 64 channels (B's N), the MN-major layout that wgmma
 // transposes (Problem::FILTERS_MN); a stride-1 one's taps flipped as the
 // producer loads them.  Else (a 3 x 3's K C R S) from a packed copy.
 bool filters_mn(const OpDescriptor& d) {
-  return d.direction == Direction::bwddata && maps_in_place(d, WgmmaConvTile::kChannels);
+  return d.direction == Direction::bwddata &&
+         maps_in_place(d, WgmmaConvTile::kChannels, wgmma_step_channels(d));
 }
 
 // Whether the kernel reads a packed copy of w: for a bwddata, whose
@@ -188,7 +212,7 @@ bool filters_mn(const OpDescriptor& d) {
 bool packs_filters(const OpDescriptor& d, const OpDescriptor& e) {
   if (d.direction == Direction::bwdfilt) return false;
   if (d.direction == Direction::bwddata) return !filters_mn(d);
-  return !maps_in_place(e, WgmmaConvTile::kFilters);
+  return !maps_in_place(e, wgmma_step_channels(d), WgmmaConvTile::kFilters);
 }
 
 // Why a variant does not apply; wgmma_conv_support names the variant.
@@ -270,13 +294,18 @@ long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return pixel_tiles * ceil_div(y.dims[1], filters);
 }
 
-// The K steps of an output tile of a fwd or stride-1 bwddata (taps x
-// blocks of 64 channels), or of a strided bwddata's phase (taps x blocks
-// of 64 filters), the phases' mean: each phase takes its own taps.
-long long tile_steps(const OpDescriptor& d) {
+// The K steps of all the taps: blocks of the step's channels (a strided
+// bwddata's: filters) at each tap.
+long long reduction_steps(const OpDescriptor& d) {
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  const long long reduced = phased(d) ? w.dims[0] : w.dims[1];
-  const long long steps = w.spatial_size() * ceil_div(reduced, WgmmaConvTile::kChannels);
+  return w.spatial_size() * ceil_div(reduced_channels(d), wgmma_step_channels(d));
+}
+
+// The K steps of an output tile of a fwd or stride-1 bwddata (taps x
+// blocks of the step's channels), or of a strided bwddata's phase (taps x
+// blocks of its filters), the phases' mean: each phase takes its own taps.
+long long tile_steps(const OpDescriptor& d) {
+  const long long steps = reduction_steps(d);
   return phased(d) ? ceil_div(steps, stride_phases(d).count) : steps;
 }
 
@@ -340,11 +369,8 @@ long long grid_blocks(const OpDescriptor& d, const WgmmaConvConfig& config) {
 // tiles.
 bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
   if (!config.ping_pong) return true;
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  const long long steps =
-      w.spatial_size() * ceil_div(phased(d) ? w.dims[0] : w.dims[1], WgmmaConvTile::kChannels);
   const long long block_tiles = ceil_div(output_tiles(d, config), grid_blocks(d, config));
-  return steps * block_tiles <= std::numeric_limits<int>::max();
+  return reduction_steps(d) * block_tiles <= std::numeric_limits<int>::max();
 }
 
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
@@ -358,21 +384,23 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
   const long long filters = config.filters;
   const auto pixels = static_cast<std::uint32_t>(config.pixels);
   if (d.direction == Direction::bwdfilt)
-    return {{window_map(d, WgmmaConvTile::kStepPixels), Operand::in0, 0},
+    return {{window_map(d, WgmmaConvTile::kStepPixels, WgmmaConvTile::kChannels), Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
+  const long long step = wgmma_step_channels(desc);
   if (folds_taps(desc))  // x' and w', which the first pass writes (tap_fold.hpp)
-    return {
-        {window_map(d, pixels), Operand::workspace, 0},
-        {filter_map(d, true, filters), Operand::workspace, tap_fold_layout(desc).filters_offset}};
+    return {{window_map(d, pixels, step), Operand::workspace, 0},
+            {filter_map(d, true, step, filters), Operand::workspace,
+             tap_fold_layout(desc).filters_offset}};
   const TensorMapArgument in0 =
-      phased(d) ? TensorMapArgument{phase_map(d, stride_phases(d), pixels), Operand::in0, 0}
-                : TensorMapArgument{window_map(d, pixels), Operand::in0, 0};
+      phased(d) ? TensorMapArgument{phase_map(d, stride_phases(d), pixels, step), Operand::in0, 0}
+                : TensorMapArgument{window_map(d, pixels, step), Operand::in0, 0};
   if (filters_mn(desc))
-    return {in0, {filter_map(desc, false, WgmmaConvTile::kChannels), Operand::in1, 0}};
+    return {in0, {filter_map(desc, false, WgmmaConvTile::kChannels, step), Operand::in1, 0}};
   if (phased(d))
-    return {in0, {filter_map(transposed_filters(d), true, filters), Operand::workspace, 0}};
+    return {in0, {filter_map(transposed_filters(d), true, step, filters), Operand::workspace, 0}};
   const bool packed = packs_filters(desc, d);
-  return {in0, {filter_map(d, packed, filters), packed ? Operand::workspace : Operand::in1, 0}};
+  return {in0,
+          {filter_map(d, packed, step, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
@@ -477,6 +505,14 @@ OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
   return e;
 }
 
+long long wgmma_step_channels(const OpDescriptor& desc) {
+  if (desc.direction == Direction::bwdfilt) return WgmmaConvTile::kChannels;
+  const long long reduced = reduced_channels(wgmma_forward_equivalent(desc));
+  for (const long long step : {16ll, 32ll})
+    if (reduced <= step) return step;
+  return WgmmaConvTile::kChannels;
+}
+
 Status wgmma_conv_support(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   const Status s = support_rules(desc, config);
   if (s.is_ok()) return s;
@@ -559,11 +595,14 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
+                                   c.shared_bytes(16) <= kOptInSharedLimit &&
+                                   c.shared_bytes(32) <= kOptInSharedLimit &&
                                    c.shared_bytes() <= kOptInSharedLimit &&
                                    (c.ping_pong || c.ring_bytes() >= c.staged_bytes());
                           }),
-              "a tile is 128 pixels a consumer, its shared memory fits, and but in ping-pong "
-              "its ring holds what its epilogue stages: the f32 tile and its rows' offsets in y");
+              "a tile is 128 pixels a consumer, its shared memory fits at every K step, and but "
+              "in ping-pong its ring at the widest step holds what its epilogue stages: the f32 "
+              "tile and its rows' offsets in y");
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return !c.ping_pong ||
@@ -605,7 +644,8 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   }
   launch.split = k_slices(d, tiles, config);
   const long long blocks = grid_blocks(d, config);
-  KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(),
+  const long long step = wgmma_step_channels(desc);
+  KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(step),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
   main.cluster_blocks = static_cast<unsigned>(config.cluster);
@@ -631,7 +671,8 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.maps = tensor_maps(desc, d, config);
   launch.filters_mn = filters_mn(desc);
   launch.rank = d.spatial_dims + 2;
-  launch.stages = config.stages;
+  launch.stages = config.stages_at(step);
+  launch.step = step;
   launch.filters = config.filters;
   launch.consumers = config.consumers();
   launch.ping_pong = config.ping_pong;

@@ -4,6 +4,7 @@
 // alone; each call binds them to its pointers (tensor_map_argument.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -19,14 +20,16 @@
 namespace convjit {
 
 // The template's tiles (conv/wgmma_conv_shape.cuh): A's `pixels` (128 a
-// consumer warpgroup) and B's `filters` (128 or 64) rows, 64 channels
-// each, make a stage of its ring in dynamic shared memory.
+// consumer warpgroup) and B's `filters` (128 or 64) rows, a K step's
+// channels each (64, the widest, or 32 or 16: wgmma_step_channels), make
+// a stage of its ring in dynamic shared memory.
 struct WgmmaConvTile {
   static constexpr long long kPixels = CONVJIT_WGMMA_PIXELS, kFilters = CONVJIT_WGMMA_FILTERS,
                              kChannels = CONVJIT_WGMMA_CHANNELS,
                              kStepPixels = CONVJIT_WGMMA_STEP_PIXELS;
-  static constexpr std::size_t stage_bytes(long long pixels, long long filters) {
-    return static_cast<std::size_t>((pixels + filters) * kChannels * 2);
+  static constexpr std::size_t stage_bytes(long long pixels, long long filters,
+                                           long long step = kChannels) {
+    return static_cast<std::size_t>((pixels + filters) * step * 2);
   }
 };
 // A bwdfilt's stage: two boxes of dy and two of x, each 64 x 64.
@@ -60,7 +63,7 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // 66 clusters of a block an SM.
 struct WgmmaConvConfig {
   std::string_view id;
-  long long stages;
+  long long stages;  // at the widest K step (stages_at)
   long long blocks_per_sm;
   long long filters;  // the tile's N: y's filters (a bwddata: dx's channels) per block
   long long pixels = WgmmaConvTile::kPixels;  // the tile's M: 128 a consumer warpgroup
@@ -75,8 +78,15 @@ struct WgmmaConvConfig {
   [[nodiscard]] constexpr long long threads() const {
     return CONVJIT_WGMMA_BLOCK_THREADS(consumers());
   }
-  [[nodiscard]] constexpr std::size_t ring_bytes() const {
-    return static_cast<std::size_t>(stages) * WgmmaConvTile::stage_bytes(pixels, filters);
+  // The ring's stages at a K step of `step` channels: as many more as the
+  // step is narrower, so that as many bytes are in flight, within the
+  // mbarriers the template declares.
+  [[nodiscard]] constexpr long long stages_at(long long step) const {
+    return std::min<long long>(stages * WgmmaConvTile::kChannels / step, CONVJIT_WGMMA_MAX_STAGES);
+  }
+  [[nodiscard]] constexpr std::size_t ring_bytes(long long step = WgmmaConvTile::kChannels) const {
+    return static_cast<std::size_t>(stages_at(step)) *
+           WgmmaConvTile::stage_bytes(pixels, filters, step);
   }
   // What the epilogue stages of a tile: its f32 outputs and its rows'
   // offsets in y (conv/wgmma_conv_tile.cuh's staging).
@@ -85,9 +95,12 @@ struct WgmmaConvConfig {
            static_cast<std::size_t>(pixels) * sizeof(std::int64_t);
   }
   // The block's dynamic shared memory: the ring, where the epilogue stages
-  // too, but in ping-pong each consumer's staging after it.
-  [[nodiscard]] constexpr std::size_t shared_bytes() const {
-    return ring_bytes() + (ping_pong ? static_cast<std::size_t>(consumers()) * staged_bytes() : 0);
+  // too (at the widest step the ring is the larger), but in ping-pong
+  // each consumer's staging after it.
+  [[nodiscard]] constexpr std::size_t shared_bytes(
+      long long step = WgmmaConvTile::kChannels) const {
+    if (ping_pong) return ring_bytes(step) + static_cast<std::size_t>(consumers()) * staged_bytes();
+    return std::max(ring_bytes(step), staged_bytes());
   }
 };
 inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
@@ -116,6 +129,13 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // bwddata (by stride phases, conv/conv_bwddata_wgmma.cuh) and a bwdfilt
 // (conv/conv_bwdfilt_wgmma.cuh) have no such conv: `desc` itself.
 [[nodiscard]] OpDescriptor wgmma_forward_equivalent(const OpDescriptor& desc);
+
+// The channels of the K step the kernel takes for `desc`: 64, or 32 or
+// 16 where the channels its GEMM reduces (a fwd's C, a folded conv's C',
+// a bwddata's K) are no more, so that no stage multiplies the zero fill
+// of channels beyond them (YOLO11n's 3 x 3 convs of 16 channels: 3/4 of
+// a 64-channel step).  A bwdfilt's K step is pixels: 64.
+[[nodiscard]] long long wgmma_step_channels(const OpDescriptor& desc);
 
 // OK where `config` (by default the first) serves `desc`, else
 // NOT_AVAILABLE saying which rule it breaks: f16/bf16, a conv of one group
@@ -187,6 +207,7 @@ struct WgmmaConvLaunch {
   // im2col mode.
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
+  long long step = WgmmaConvTile::kChannels;    // a K step's channels (Problem::STEP)
   long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
   long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
@@ -201,7 +222,7 @@ struct WgmmaConvLaunch {
   bool packed = false;  // the first pass copies w into the workspace (convjit_kernel_prepare)
   bool flip = false;    // the copy's taps are w's flipped (bwddata)
   // A bwddata's map 1 over its filters themselves (channels contiguous):
-  // B MN-major, in boxes of 64 channels by the K step's 64 filters, a
+  // B MN-major, in boxes of 64 channels by the K step's filters, a
   // stride-1 one's taps flipped as the producer loads them
   // (Problem::FILTERS_MN); no copy.
   bool filters_mn = false;
