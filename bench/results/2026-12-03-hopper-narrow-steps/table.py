@@ -9,21 +9,18 @@ python3 table.py predictions.json.gz reads the same runs from the file `--compac
 writes.  Per run, the convs whose prediction moved, and the runs' totals.  Seconds are the H200's and H100's predictions (the mid of low and high), per conv,
 times its count; the roofline is the op's (dense bf16 peak or HBM bandwidth)."""
 import gzip
+import importlib.util
 import json
 import os
 import sys
 
-GPUS = ("H200", "H100 SXM")
-
-
-def conv(op):
-    v = op["variants"][0]
-    return {"count": op.get("count", 1), "variant": v["variant"],
-            "descriptor": op["descriptor"],
-            "seconds": {p["gpu"]: sum(p["seconds"]) / 2 for p in v["predicted"]},
-            "roofline": {p["gpu"]: p["roofline_seconds"] for p in v["predicted"]},
-            "kernels": {p["gpu"]: [(k["limiter"], sum(k["seconds"]) / 2) for k in p["kernels"]]
-                        for p in v["predicted"]}}
+HERE = os.path.dirname(os.path.abspath(__file__))
+# An op's predictions as the stem's table reads them.
+_spec = importlib.util.spec_from_file_location(
+    "stem_table", os.path.join(HERE, "..", "2026-12-03-hopper-stem", "table.py"))
+stem_table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stem_table)
+GPUS, conv = stem_table.GPUS, stem_table.conv
 
 
 def convs(ops):
@@ -96,9 +93,14 @@ def table(runs):
         print()
 
 
+def main(args):
+    runs = load(args[-1])
+    if args[0] != "--compact":
+        table(runs)
+        return
+    with gzip.open("predictions.json.gz", "wt") as f:
+        json.dump(runs, f)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--compact":
-        with gzip.open("predictions.json.gz", "wt") as f:
-            json.dump(load(sys.argv[2]), f)
-    else:
-        table(load(sys.argv[1]))
+    main(sys.argv[1:])
