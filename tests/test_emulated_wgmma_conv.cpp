@@ -363,7 +363,8 @@ Slicing slicing(const OpDescriptor& d, std::string_view variant) {
     out.tiles = s.entries[s.entries.size() - 2].tiles / out.split;
     // A thread per 8 of a tile's pixels x N elements.
     const WgmmaConvConfig& config = *find_wgmma_config(s.variant);
-    EXPECT_EQ(s.entries.back().threads, out.tiles * config.pixels * config.filters / 8);
+    const long long filters = std::stoll(s.source.substr(s.source.find("TILE_N = ") + 9));
+    EXPECT_EQ(s.entries.back().threads, out.tiles * config.pixels * filters / 8);
   }
   return out;
 }
@@ -472,7 +473,9 @@ TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
     EXPECT_NE(k.source.find(fmt::format("STEP = {}", e.step)), std::string::npos);
     EXPECT_NE(k.source.find(fmt::format("STAGES = {}", config.stages_at(e.step))),
               std::string::npos);
-    EXPECT_EQ(k.entries.back().dynamic_shared_bytes, config.shared_bytes(e.step));
+    WgmmaConvConfig fitted = config;  // a 64-filter tile of 32 filters or fewer: N = 32
+    fitted.filters = wgmma_conv_launch(d, config).filters;
+    EXPECT_EQ(k.entries.back().dynamic_shared_bytes, fitted.shared_bytes(e.step));
     EXPECT_EQ(k.tensor_maps.at(0).spec.channels_per_pixel, static_cast<unsigned>(e.step));
     EXPECT_EQ(k.tensor_maps.at(0).spec.swizzle, e.swizzle);
     EXPECT_EQ(k.tensor_maps.at(1).spec.box[0], static_cast<unsigned>(e.step));
@@ -516,6 +519,74 @@ TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
   const OpDescriptor sliced = fwd(deep, DataType::bf16);
   EXPECT_EQ(slicing(sliced, kWgmmaConfigs[1].id).split, 7);
   check(sliced, rng, 0.5, 0.25, kWgmmaConfigs[1].id);
+}
+
+// A 64-filter tile's N is 32 where the output has 32 channels or fewer
+// (y's, a bwddata's dx's) and B is read K-major: map 1's boxes of 32
+// filters, the ring's and the staged tile's memory for N = 32, the
+// wgmmas m64n32.  Each conv matches the reference: fwd of 8 to 32
+// filters in the three 64-filter configurations, with the fused epilogue,
+// alpha/beta and split-K's partial sums; bwddata of 24 channels, strided
+// and of stride 1 with K C R S filters (a packed copy).  33 filters, a
+// bwddata reading K R S C filters in place (MN-major boxes of 64), and
+// the 128-filter tiles keep their N.
+TEST(EmulatedWgmmaConv, NarrowsTheHalfTileWhereItWouldPadHalfItsFilters) {
+  std::mt19937 rng(4350);
+  const auto tile_n = [](const OpDescriptor& d, const WgmmaConvConfig& config) {
+    return wgmma_conv_launch(d, config).filters;
+  };
+  const WgmmaConvConfig &half = kWgmmaConfigs[2], &wide_half = kWgmmaConfigs[4],
+                        &half_ping_pong = kWgmmaConfigs[6];
+  int turn = 0;
+  for (const std::int64_t filters : {8, 16, 24, 32}) {
+    test::ConvCase c = test::random_channels_last_conv(rng, 1 + turn % 3);
+    c.filters = filters;
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, turn % 2 ? DataType::f16 : DataType::bf16);
+    if (turn % 2 == 0) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    const WgmmaConvConfig& config = turn % 3 == 0   ? half
+                                    : turn % 3 == 1 ? wide_half
+                                                    : half_ping_pong;
+    ++turn;
+    EXPECT_EQ(tile_n(d, config), 32);
+    auto source = kernel_source(d, config.id);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    const KernelSource& k = source.value();
+    EXPECT_NE(k.source.find("TILE_N = 32"), std::string::npos);
+    EXPECT_EQ(k.tensor_maps.at(1).spec.box[4], 32u);
+    WgmmaConvConfig narrow = config;
+    narrow.filters = 32;
+    EXPECT_EQ(k.entries.back().dynamic_shared_bytes, narrow.shared_bytes(wgmma_step_channels(d)));
+    check(d, rng, 1.0, turn == 2 ? 0.5 : 0.0, config.id);
+  }
+  // Split-K: 2 x 3 x 3 pixels of a 5 x 5 x 5 window, 125 steps of 16
+  // channels in slices; the finish pass adds 128 x 32 partial sums a tile.
+  test::ConvCase deep = channels_last_3x3(16, 24, {6, 7, 6}, {2, 2, 2}, {2, 2, 2});
+  deep.batch = 1, deep.kernel = {5, 5, 5}, deep.stride = {2, 2, 2}, deep.dilation = {1, 1, 1};
+  const OpDescriptor sliced = fwd(deep, DataType::bf16);
+  EXPECT_EQ(tile_n(sliced, half), 32);
+  EXPECT_GT(slicing(sliced, half.id).split, 1);
+  check(sliced, rng, 0.5, 0.25, half.id);
+  // bwddata: dx's 24 channels; K C R S filters through the packed copy.
+  test::ConvCase back = channels_last_3x3(24, 48, {9, 8}, {1, 0}, {1, 2});
+  back.filter_layout = test::TestLayout::nchw;
+  EXPECT_EQ(tile_n(bwddata(back, DataType::bf16), half_ping_pong), 32);
+  check(bwddata(back, DataType::bf16), rng, 1.0, 0.5, half_ping_pong.id);
+  back.stride = {2, 2};
+  EXPECT_EQ(tile_n(bwddata(back, DataType::bf16), half), 32);
+  check(bwddata(back, DataType::bf16), rng, 1.0, 0.0, half.id);
+  // What keeps its N.
+  back.stride = {1, 1};
+  back.filter_layout = test::TestLayout::nhwc;
+  EXPECT_EQ(tile_n(bwddata(back, DataType::bf16), half), 64) << "w in place, MN-major";
+  test::ConvCase wide = channels_last_3x3(24, 33, {9, 8}, {1, 1}, {1, 1});
+  EXPECT_EQ(tile_n(fwd(wide, DataType::bf16), half), 64);
+  wide.filters = 16;
+  EXPECT_EQ(tile_n(fwd(wide, DataType::bf16), kWgmmaConfigs[1]), 128);
+  EXPECT_EQ(tile_n(fwd(wide, DataType::bf16), kWgmmaConfigs[5]), 128);
 }
 
 // `count` random convs of `batch` images (0: theirs) in `variant`: fwd in
@@ -819,8 +890,9 @@ TEST(EmulatedWgmmaConv, CopiesKcrsFiltersByTilesToTheirEdges) {
 
 // The epilogue stages its f32 tile in 8-byte stores, a half-warp a
 // phase, and reads it back in 16-byte loads, a quarter-warp a phase,
-// without bank conflicts in every configuration, fwd and bwddata
-// (staged_index's swizzle in wgmma_conv_tile.cuh).  The row offsets kept
+// without bank conflicts in every configuration, fwd and bwddata, and in
+// the 64-filter tiles' N of 32 (staged_index's swizzle in
+// wgmma_conv_tile.cuh).  The row offsets kept
 // after the tile are 8-byte stores too, a row a thread: conflict-free.
 TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   // 18 K steps: one slice, so the tile goes through shared memory.
@@ -829,8 +901,11 @@ TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   // cluster's blocks must still count each array as one site
   // (BlockScheduler::shared_region_id), whatever each declared before.
   ASSERT_TRUE(count_variant_memory(fwd(c, DataType::bf16), "tc128x64", 1).is_ok());
+  test::ConvCase narrow = c;  // 64-filter tiles of N = 32
+  narrow.filters = 24;
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
-    for (const OpDescriptor& d : {fwd(c, DataType::bf16), bwddata(c, DataType::bf16)}) {
+    for (const OpDescriptor& d :
+         {fwd(c, DataType::bf16), bwddata(c, DataType::bf16), fwd(narrow, DataType::bf16)}) {
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       ASSERT_TRUE(wgmma_conv_support(d, config).is_ok()) << wgmma_conv_support(d, config).message();
       auto counted = count_variant_memory(d, config.id, 1);

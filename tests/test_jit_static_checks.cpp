@@ -353,8 +353,10 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         auto module = compile_kernel(source.value(), "sm_90");
         ASSERT_TRUE(module.is_ok()) << module.status().message();
         const CompiledModule& m = module.value();
+        // The tile's N: the configuration's, or 32 (wgmma_conv_launch).
         const std::string wgmma =
-            fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.bf16.bf16", config.filters);
+            fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.bf16.bf16",
+                        wgmma_conv_launch(d, config).filters);
         for (const std::string& instruction :
              {std::string(".global.im2col.mbarrier::complete_tx::bytes"),
               std::string("mbarrier.try_wait.parity"), wgmma, std::string("setmaxnreg.inc")})

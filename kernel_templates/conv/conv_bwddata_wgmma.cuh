@@ -6,7 +6,7 @@
 // (s / gcd(s, d))-th tap from the last.  Each phase is so a stride-1
 // forward conv of dy, and a block computes a tile of one phase's dx (128
 // of its pixels a consumer warpgroup, in N, D, H, W order, by
-// N = Problem::TILE_N channels, 128 or 64) as conv_fwd_wgmma.cuh
+// N = Problem::TILE_N channels, 128, 64 or 32) as conv_fwd_wgmma.cuh
 // computes y:
 //   - the producer, per K step of 64 filters of one of the phase's taps
 //     (P::STEP: 32 or 16 where the conv has no more): an im2col box of dy
@@ -238,7 +238,9 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
-  CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+  CONVJIT_IF_CONSTANT (P::TILE_N == 32)
+    run_tiles<32>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
+  else CONVJIT_IF_CONSTANT (P::TILE_N == 64)
     run_tiles<64>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
   else
     run_tiles<128>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
@@ -253,7 +255,9 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*dy*/,
   using namespace convjit_device;
   using namespace convjit_device::conv_bwddata_wgmma;
   CONVJIT_IF_CONSTANT (P::SPLIT > 1) {
-    CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+    CONVJIT_IF_CONSTANT (P::TILE_N == 32)
+      finish<32>(dx, workspace, alpha, beta);
+    else CONVJIT_IF_CONSTANT (P::TILE_N == 64)
       finish<64>(dx, workspace, alpha, beta);
     else
       finish<128>(dx, workspace, alpha, beta);

@@ -4,7 +4,7 @@
 // brought in by TMA and multiplied by wgmma in the warp-specialised
 // pipeline of conv/wgmma_pipeline.cuh.  A block computes a tile of y of
 // 128 pixels a consumer warpgroup (Problem::CONSUMERS: 128 or 256) by N
-// filters (Problem::TILE_N, 128 or 64):
+// filters (Problem::TILE_N, 128, 64 or 32):
 //   - the producer, per K step of 64 channels of one tap (P::STEP: 32 or
 //     16 where the conv has no more): an im2col load of A (the tile's
 //     pixels x the step's channels, x's padding zero-filled by TMA,
@@ -197,7 +197,9 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
   const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
-  CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+  CONVJIT_IF_CONSTANT (P::TILE_N == 32)
+    run_tiles<32>(maps, smem, full, empty, consumers, y, workspace, epilogue);
+  else CONVJIT_IF_CONSTANT (P::TILE_N == 64)
     run_tiles<64>(maps, smem, full, empty, consumers, y, workspace, epilogue);
   else
     run_tiles<128>(maps, smem, full, empty, consumers, y, workspace, epilogue);
@@ -215,7 +217,9 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
   using namespace convjit_device::conv_fwd_wgmma;
   CONVJIT_IF_CONSTANT (P::SPLIT > 1) {
     const FusedEpilogue<P> epilogue{alpha, beta, bias, residual};
-    CONVJIT_IF_CONSTANT (P::TILE_N == 64)
+    CONVJIT_IF_CONSTANT (P::TILE_N == 32)
+      finish<32>(y, workspace, epilogue);
+    else CONVJIT_IF_CONSTANT (P::TILE_N == 64)
       finish<64>(y, workspace, epilogue);
     else
       finish<128>(y, workspace, epilogue);

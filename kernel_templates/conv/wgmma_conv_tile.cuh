@@ -2,7 +2,8 @@
 // (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels a consumer
 // warpgroup that shares it (one or two: 128 or 256 pixels; in ping-pong
 // each consumer its own tile of 128) by N = 128 or 64 channels
-// (Problem::TILE_N): A, the tile's pixels by a K step's channels of one
+// (Problem::TILE_N; 32 where 64 would pad at least half of them): A, the
+// tile's pixels by a K step's channels of one
 // tap (Problem::STEP: 64, or 32 or 16 where the conv reduces no more),
 // and B, N filters by the same channels, each a box swizzled by its rows'
 // bytes (128, 64 or 32), make a stage of the ring (wgmma_pipeline.cuh).
@@ -162,13 +163,16 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
 // lanes, every other chunk of one row (the first or the second half of
 // their 8 values), which fall on 4 of the 8 chunk positions' banks unless
 // the chunk's bit 3 moves the last four by one.  With the row % 8 alone,
-// both took twice the wavefronts (the analyser's count).
+// both took twice the wavefronts (the analyser's count).  A 32-wide row
+// is 8 chunks, a quarter-warp two rows' every other chunk: the odd row's
+// move by one (its pairs of stored chunks stay pairs).
 template <int N>
 __device__ __forceinline__ int staged_index(int row, int col) {
   // Unsigned: signed division and remainder cost a dozen instructions an
   // element where the epilogue's loop runs thousands of elements a block.
   const unsigned r = static_cast<unsigned>(row), c = static_cast<unsigned>(col);
-  const unsigned chunk = (c / 4) ^ (r % 4 * 2) ^ (c / 32 % 2);
+  const unsigned odd_row = N == 32 ? r % 2 : 0;
+  const unsigned chunk = (c / 4) ^ (r % 4 * 2) ^ (c / 32 % 2) ^ odd_row;
   return static_cast<int>(r * N + chunk * 4 + c % 4);
 }
 

@@ -1,13 +1,16 @@
 """The Hopper conv's K step of 16 or 32 channels where the conv reduces no more, against the
-64-channel step before it: the analyser's predictions.
+64-channel step before it, then its 64-filter tiles' N of 32 where the output has 32 channels
+or fewer: the analyser's predictions.
 
-python3 table.py DIR > table.txt: DIR/before and DIR/after hold `convjit analyze --json`
-runs of the same build but for the step (before: pinned to 64 channels), named
+python3 table.py DIR > table.txt: DIR/before, DIR/after and DIR/tile hold `convjit analyze
+--json` runs: before, the build of the narrow step with the step pinned to 64 channels;
+after, that build; tile, the build of the 32-filter tile.  Each is named
 MODEL-BATCH-DIRECTION-auto.json (`--model`, auto's choice per op) and
 MODEL-BATCH-DIRECTION-LAYER-VARIANT.json (one conv, `--name`, under VARIANT).
 python3 table.py predictions.json.gz reads the same runs from the file `--compact DIR`
-writes.  Per run, the convs whose prediction moved, and the runs' totals.  Seconds are the H200's and H100's predictions (the mid of low and high), per conv,
-times its count; the roofline is the op's (dense bf16 peak or HBM bandwidth)."""
+writes.  Per change and run, the convs whose prediction moved, and the run's totals.
+Seconds are the H200's and H100's predictions (the mid of low and high), per conv, times its
+count; the roofline is the op's (dense bf16 peak or HBM bandwidth)."""
 import gzip
 import importlib.util
 import json
@@ -21,6 +24,11 @@ _spec = importlib.util.spec_from_file_location(
 stem_table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stem_table)
 GPUS, conv = stem_table.GPUS, stem_table.conv
+# The runs, each change's after the one before: the 64-channel step, the
+# narrow steps, and with them the 32-filter tile.
+SIDES = ("before", "after", "tile")
+CHANGES = (("before", "after", "the K step of 16 or 32 channels"),
+           ("after", "tile", "the 64-filter tiles' N of 32"))
 
 
 def convs(ops):
@@ -48,7 +56,7 @@ def load(src):
     if src.endswith(".gz"):
         with gzip.open(src, "rt") as f:
             return json.load(f)
-    return {side: load_side(os.path.join(src, side)) for side in ("before", "after")}
+    return {side: load_side(os.path.join(src, side)) for side in SIDES}
 
 
 def reduced_channels(descriptor):
@@ -67,7 +75,13 @@ def line(name, old, new, gpu):
 
 
 def table(runs):
-    before, after = runs["before"], runs["after"]
+    for old_side, new_side, change in CHANGES:
+        print(f"# {change}: {old_side} -> {new_side}")
+        print()
+        compare(runs[old_side], runs[new_side])
+
+
+def compare(before, after):
     for key in sorted(after):
         print(f"## {key}")
         b, a = before[key], after[key]

@@ -465,12 +465,31 @@ long long busy_sms(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return std::min(tiles * k_slices(d, tiles, config), kHopperSms);
 }
 
-// Whether the 128 x 64 tile pads the output's channels (y's, a bwddata's
-// dx's) less than a 128-filter tile: 64 or fewer, 129 to 192, ...
+// The channels the tiles' N covers: y's, a bwddata's dx's.
+long long output_channels(const OpDescriptor& desc) {
+  return desc.direction == Direction::bwddata ? desc.x_dims[1] : desc.y_dims[1];
+}
+
+// Whether the 128 x 64 tile pads the output's channels less than a
+// 128-filter tile: 64 or fewer, 129 to 192, ...
 bool half_tile_pads_less(const OpDescriptor& desc) {
-  const long long channels = desc.direction == Direction::bwddata ? desc.x_dims[1] : desc.y_dims[1];
+  const long long channels = output_channels(desc);
   return ceil_div(channels, kHalfTile.filters) * kHalfTile.filters <
          ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
+}
+
+// The tile `config` runs for `desc`: its own, but a 64-filter tile's N 32
+// where the output has 32 channels or fewer (YOLO11n's convs of 8 to 32
+// filters), so that it pads less than half of them: half the wgmmas a
+// step and half the tile its epilogue stages.  Not where B is a
+// bwddata's w in place, whose MN-major boxes are 64 of its channels.
+WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+  constexpr long long kNarrowFilters = 32;
+  WgmmaConvConfig fitted = config;
+  if (config.filters == kHalfTile.filters && output_channels(desc) <= kNarrowFilters &&
+      !filters_mn(desc))
+    fitted.filters = kNarrowFilters;
+  return fitted;
 }
 
 // The most tiles a block of `config`'s persistent grid takes.
@@ -621,7 +640,8 @@ const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   return nullptr;
 }
 
-WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& variant) {
+  const WgmmaConvConfig config = fitted_tile(desc, variant);
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   const long long tiles = output_tiles(d, config);
   const bool packed = packs_filters(desc, d);

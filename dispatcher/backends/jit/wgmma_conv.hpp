@@ -208,7 +208,7 @@ struct WgmmaConvLaunch {
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long step = WgmmaConvTile::kChannels;    // a K step's channels (Problem::STEP)
-  long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N)
+  long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N): 128, 64 or 32
   long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
@@ -232,7 +232,10 @@ struct WgmmaConvLaunch {
   bool folded = false;
   long long fold_filters_offset = 0;
 };
+// `variant`'s tile, but a 64-filter tile's N 32 where the output has 32
+// channels or fewer and B is read K-major (Problem::TILE_N): half the
+// wgmmas a step, and half the tile its epilogue stages.
 [[nodiscard]] WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc,
-                                                const WgmmaConvConfig& config);
+                                                const WgmmaConvConfig& variant);
 
 }  // namespace convjit
