@@ -479,9 +479,9 @@ bool half_tile_pads_less(const OpDescriptor& desc) {
 }
 
 // The tile `config` runs for `desc`: its own, but a 64-filter tile's N 32
-// where the output has 32 channels or fewer (YOLO11n's convs of 8 to 32
-// filters), so that it pads less than half of them: half the wgmmas a
-// step and half the tile its epilogue stages.  Not where B is a
+// where the output has 32 channels or fewer (YOLO11n's convs of 16 or 32
+// filters): half the wgmmas a step, and half the tile its epilogue
+// stages, of which at most half is then padding.  Not where B is a
 // bwddata's w in place, whose MN-major boxes are 64 of its channels.
 WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   constexpr long long kNarrowFilters = 32;
