@@ -429,6 +429,15 @@ TEST(EmulatedWgmmaConv, SlicesTheReductionWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_EQ(slicing(fwd(c, DataType::bf16), kTwoBlocks).split, 1);
 }
 
+// A conv whose few pixels and long reduction of 16 channels split-K
+// slices: 2 x 3 x 3 pixels of a 5 x 5 x 5 window, 125 K steps of 16
+// channels, 24 filters, bf16.
+OpDescriptor sliced_narrow_conv() {
+  test::ConvCase c = channels_last_3x3(16, 24, {6, 7, 6}, {2, 2, 2}, {2, 2, 2});
+  c.batch = 1, c.kernel = {5, 5, 5}, c.stride = {2, 2, 2}, c.dilation = {1, 1, 1};
+  return fwd(c, DataType::bf16);
+}
+
 // The K step follows the channels the conv reduces (a fwd's C, a
 // bwddata's K, a folded stem's C'): 16 up to 16, 32 up to 32, else 64, so
 // that a stage holds no zero fill beyond them.  Its boxes' rows (map 0's
@@ -512,11 +521,8 @@ TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
   const OpDescriptor stem = fwd(test::small_resnet50_stem(), DataType::bf16);
   EXPECT_EQ(wgmma_step_channels(stem), 32);
   check(stem, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
-  // Split-K over 16-channel steps: 2 x 3 x 3 pixels of a 5 x 5 x 5 window,
-  // 125 steps in 7 slices of at least 16.
-  test::ConvCase deep = channels_last_3x3(16, 24, {6, 7, 6}, {2, 2, 2}, {2, 2, 2});
-  deep.batch = 1, deep.kernel = {5, 5, 5}, deep.stride = {2, 2, 2}, deep.dilation = {1, 1, 1};
-  const OpDescriptor sliced = fwd(deep, DataType::bf16);
+  // Split-K over 16-channel steps: 125 steps in 7 slices of at least 16.
+  const OpDescriptor sliced = sliced_narrow_conv();
   EXPECT_EQ(slicing(sliced, kWgmmaConfigs[1].id).split, 7);
   check(sliced, rng, 0.5, 0.25, kWgmmaConfigs[1].id);
 }
@@ -562,11 +568,8 @@ TEST(EmulatedWgmmaConv, NarrowsTheHalfTileWhereItWouldPadHalfItsFilters) {
     EXPECT_EQ(k.entries.back().dynamic_shared_bytes, narrow.shared_bytes(wgmma_step_channels(d)));
     check(d, rng, 1.0, turn == 2 ? 0.5 : 0.0, config.id);
   }
-  // Split-K: 2 x 3 x 3 pixels of a 5 x 5 x 5 window, 125 steps of 16
-  // channels in slices; the finish pass adds 128 x 32 partial sums a tile.
-  test::ConvCase deep = channels_last_3x3(16, 24, {6, 7, 6}, {2, 2, 2}, {2, 2, 2});
-  deep.batch = 1, deep.kernel = {5, 5, 5}, deep.stride = {2, 2, 2}, deep.dilation = {1, 1, 1};
-  const OpDescriptor sliced = fwd(deep, DataType::bf16);
+  // Split-K: the finish pass adds 128 x 32 partial sums a tile.
+  const OpDescriptor sliced = sliced_narrow_conv();
   EXPECT_EQ(tile_n(sliced, half), 32);
   EXPECT_GT(slicing(sliced, half.id).split, 1);
   check(sliced, rng, 0.5, 0.25, half.id);

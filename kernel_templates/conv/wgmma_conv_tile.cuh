@@ -3,10 +3,10 @@
 // warpgroup that shares it (one or two: 128 or 256 pixels; in ping-pong
 // each consumer its own tile of 128) by N = 128 or 64 channels
 // (Problem::TILE_N; 32 where 64 would pad at least half of them): A, the
-// tile's pixels by a K step's channels of one
-// tap (Problem::STEP: 64, or 32 or 16 where the conv reduces no more),
-// and B, N filters by the same channels, each a box swizzled by its rows'
-// bytes (128, 64 or 32), make a stage of the ring (wgmma_pipeline.cuh).
+// tile's pixels by a K step's channels of one tap (Problem::STEP: 64, or
+// 32 or 16 where the conv reduces no more), and B, N filters by the same
+// channels, each a box swizzled by its rows' bytes (128, 64 or 32), make
+// a stage of the ring (wgmma_pipeline.cuh).
 // The tile's consumer c multiplies A's rows 128 c to 128 c + 127 by all
 // of B.  N = 64 serves layers of 64 filters or fewer without multiplying
 // the other 64's zeros.

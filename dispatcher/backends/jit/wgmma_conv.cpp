@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
+#include "dispatcher/tensor_maps/tensor_map_spec.hpp"
 
 namespace convjit {
 
@@ -55,18 +57,14 @@ struct AnchorRange {
   std::array<std::int64_t, 3> lower{}, upper{}, traversal{1, 1, 1};
 };
 
-// The swizzle of a box whose rows are `channels` 16-bit elements (a K
-// step's: 128, 64 or 32 bytes), the layout wgmma reads (step_swizzle in
+// The swizzle whose span is a box row of `channels` 16-bit elements (a K
+// step's: 32, 64 or 128 bytes), the layout wgmma reads (step_swizzle in
 // conv/wgmma_conv_tile.cuh).
 TensorMapSwizzle row_swizzle(long long channels) {
-  switch (channels * kElementBytes) {
-    case 32:
-      return TensorMapSwizzle::b32;
-    case 64:
-      return TensorMapSwizzle::b64;
-    default:
-      return TensorMapSwizzle::b128;
-  }
+  const auto row = static_cast<std::size_t>(channels * kElementBytes);
+  for (TensorMapSwizzle s : {TensorMapSwizzle::b32, TensorMapSwizzle::b64})
+    if (swizzle_span(s) == row) return s;
+  return TensorMapSwizzle::b128;
 }
 
 // The channels-last tensor `t` as (C, W[, H[, D]], N) for im2col boxes
