@@ -670,6 +670,64 @@ INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, TwoConsumerTile,
                          ::testing::Values(kWgmmaConfigs[3], kWgmmaConfigs[4]),
                          [](const auto& p) { return std::string(p.param.id); });
 
+// The 128 x 256 tile (wgmma128x256): two consumer warpgroups along the
+// filters, 128 each, sharing each stage's 128 pixels of A.  Its launch
+// (384 threads, map 1's box of 256 filters, both consumers' staged
+// tiles); fwd of 300 filters, whose second tile leaves the second
+// consumer nothing and the first 44 filters, with the fused epilogue and
+// alpha/beta; 200 filters (the second consumer's partly past the end)
+// through the K C R S filters' copy; random convs fwd and bwddata;
+// bwddata of stride 1 reading its K R S C filters in place (four MN-major
+// boxes a step, each consumer reading its two) and strided; split-K's
+// partial sums, 256 wide, each consumer its half; the bwdfilt refused by
+// name.
+TEST(EmulatedWgmmaConv, FilterWideTileSharesItsPixelsBetweenTwoConsumers) {
+  const WgmmaConvConfig& tile = kWgmmaConfigs[8];
+  std::mt19937 rng(4313);
+  ASSERT_EQ(tile.id, "wgmma128x256");
+  ASSERT_EQ(tile.consumers(), 2);
+  test::ConvCase c = channels_last_3x3(72, 300, {19, 17}, {1, 0}, {1, 2});
+  auto source = kernel_source(fwd(c, DataType::bf16), tile.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelEntry& main = source.value().entries.back();
+  EXPECT_EQ(main.threads_per_block, 384u);
+  EXPECT_EQ(main.tiles, 6 * 2) << "646 pixels by 300 filters";
+  EXPECT_EQ(main.dynamic_shared_bytes,
+            static_cast<std::size_t>(tile.stages * (128 + 256) * 64 * 2));
+  EXPECT_GE(main.dynamic_shared_bytes, static_cast<std::size_t>(128 * 256 * 4 + 128 * 8))
+      << "the ring holds both consumers' staged tiles";
+  EXPECT_EQ(source.value().tensor_maps[0].spec.pixels_per_column, 128u);
+  EXPECT_EQ(source.value().tensor_maps[1].spec.box[4], 256u);
+  EXPECT_NE(source.value().source.find("CONSUMERS = 2"), std::string::npos);
+  EXPECT_NE(source.value().source.find("TILE_N = 256"), std::string::npos);
+  OpDescriptor d = fwd(c, DataType::bf16);
+  d.activation = Activation::silu;
+  d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+  check(d, rng, 0.5, 0.25, tile.id);
+  c.filters = 200;
+  c.filter_layout = test::TestLayout::nchw;
+  check(fwd(c, DataType::f16), rng, 1.0, 0.0, tile.id);
+  check_random_convs(rng, tile.id, random_convs(4), 3);
+  // dx of 200 channels from dy of 72: K R S C filters in place, then strided.
+  c = channels_last_3x3(200, 72, {11, 9}, {1, 0}, {1, 2});
+  ASSERT_NE(
+      kernel_source(bwddata(c, DataType::bf16), tile.id).value().source.find("FILTERS_MN = 1"),
+      std::string::npos);
+  check(bwddata(c, DataType::bf16), rng, 1.0, 0.5, tile.id);
+  c.stride = {2, 2};
+  check(bwddata(c, DataType::bf16), rng, 1.0, 0.0, tile.id);
+  // 48 pixels by 264 filters, 72 K steps: one tile of pixels, sliced.
+  c = channels_last_3x3(456, 264, {9, 7}, {1, 0}, {0, 1});
+  c.batch = 1;
+  const Slicing s = slicing(fwd(c, DataType::bf16), tile.id);
+  EXPECT_GT(s.split, 1);
+  EXPECT_EQ(s.workspace, static_cast<std::size_t>(s.split * 2 * 128 * 256) * sizeof(float));
+  check(fwd(c, DataType::bf16), rng, 0.5, 0.25, tile.id);
+  const Status refused = check_variant(bwdfilt(c, DataType::bf16), tile.id, {"sm_90", false});
+  EXPECT_NE(refused.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
+      << refused.message();
+}
+
 // The ping-pong tiles, 128 x 128 and 128 x 64 (wgmma_conv.hpp): a
 // persistent grid of at most a block an SM, whose two consumers take the
 // block's tiles in turn and stage them outside the ring.
@@ -1095,7 +1153,7 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From32ChannelsAndIsBuiltForSm90a) {
   constexpr std::string_view kTwoBlocks = kWgmmaConfigs[1].id, kHalf = kWgmmaConfigs[2].id,
                              kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id,
                              kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id,
-                             kClusters = kWgmmaConfigs[7].id;
+                             kClusters = kWgmmaConfigs[7].id, kWideFilters = kWgmmaConfigs[8].id;
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
   EXPECT_EQ(ids.front(), kClusters);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
@@ -1124,11 +1182,11 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From32ChannelsAndIsBuiltForSm90a) {
             3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
   // The others follow the lead, at the end.
-  EXPECT_EQ(
-      std::vector<std::string>(ids.end() - 7, ids.end()),
-      (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                std::string(kHalf), std::string(kWide), std::string(kWideHalf),
-                                std::string(kPingPong), std::string(kHalfPingPong)}));
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 8, ids.end()),
+            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
+                                      std::string(kHalf), std::string(kWide),
+                                      std::string(kWideHalf), std::string(kPingPong),
+                                      std::string(kHalfPingPong), std::string(kWideFilters)}));
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;

@@ -353,10 +353,11 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         auto module = compile_kernel(source.value(), "sm_90");
         ASSERT_TRUE(module.is_ok()) << module.status().message();
         const CompiledModule& m = module.value();
-        // The tile's N: the configuration's, or 32 (wgmma_conv_launch).
+        // A consumer's N: the tile's (the configuration's, or 32:
+        // wgmma_conv_launch), but 128 each of a 256-filter tile's two.
         const std::string wgmma =
             fmt::format("wgmma.mma_async.sync.aligned.m64n{}k16.f32.bf16.bf16",
-                        wgmma_conv_launch(d, config).filters);
+                        std::min(wgmma_conv_launch(d, config).filters, WgmmaConvTile::kFilters));
         for (const std::string& instruction :
              {std::string(".global.im2col.mbarrier::complete_tx::bytes"),
               std::string("mbarrier.try_wait.parity"), wgmma, std::string("setmaxnreg.inc")})
@@ -429,7 +430,8 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
       const CompiledModule& m = module.value();
       EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.5d.shared::cluster.global.tile"),
                 std::string::npos);
-      EXPECT_NE(m.ptx.find(fmt::format("m64n{}k16.f32.bf16.bf16", config.filters)),
+      EXPECT_NE(m.ptx.find(fmt::format("m64n{}k16.f32.bf16.bf16",
+                                       std::min(config.filters, WgmmaConvTile::kFilters))),
                 std::string::npos);
       EXPECT_NE(m.ptx.find("p, 1, 1, 0, 1;"), std::string::npos) << "no transposed B";
       EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;

@@ -5,17 +5,16 @@
 // over the taps r with phase + p - r d a multiple of s: every
 // (s / gcd(s, d))-th tap from the last.  Each phase is so a stride-1
 // forward conv of dy, and a block computes a tile of one phase's dx (128
-// of its pixels a consumer warpgroup, in N, D, H, W order, by
-// N = Problem::TILE_N channels, 128, 64 or 32) as conv_fwd_wgmma.cuh
-// computes y:
+// or 256 of its pixels, in N, D, H, W order, by Problem::TILE_N
+// channels, 256, 128, 64 or 32) as conv_fwd_wgmma.cuh computes y:
 //   - the producer, per K step of 64 filters of one of the phase's taps
 //     (P::STEP: 32 or 16 where the conv has no more): an im2col box of dy
 //     (the tile's pixels x the step's filters, its edges TMA's zero fill)
-//     and the filters (N channels x the same filters of that tap): a box
-//     of the workspace's copy of w in [C][T R S][K]
-//     order (convjit_kernel_prepare), or, where w's channels are
-//     contiguous, N / 64 MN-major boxes of w itself, which the wgmmas
-//     transpose (P::FILTERS_MN);
+//     and the filters (the tile's channels x the same filters of that
+//     tap): a box of the workspace's copy of w in [C][T R S][K] order
+//     (convjit_kernel_prepare), or, where w's channels are contiguous, an
+//     MN-major box of w itself for every 64 of the tile's channels, which
+//     the wgmmas transpose (P::FILTERS_MN);
 //   - the consumers and the epilogue of wgmma_conv_tile.cuh; a phase
 //     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
 // As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over
@@ -107,7 +106,7 @@ __device__ __forceinline__ index_t grid_pixels() {
 }
 template <int N>
 __device__ __forceinline__ index_t channel_tiles() {
-  return (P::C + N - 1) / N;
+  return (P::C + tile_filters<N>() - 1) / tile_filters<N>();
 }
 __device__ __forceinline__ index_t pixel_tiles() {
   return (grid_pixels() + tile_pixels() - 1) / tile_pixels();
@@ -129,7 +128,7 @@ __device__ __forceinline__ Work work_of(index_t block) {
           tile,
           split,
           tile / channel_tiles<N>() % pixel_tiles() * tile_pixels(),
-          static_cast<int>(tile % channel_tiles<N>() * N),
+          static_cast<int>(tile % channel_tiles<N>() * tile_filters<N>()),
           k_slice(split, phase_steps(d, h, w))};
 }
 

@@ -3,14 +3,14 @@
 // m = output pixels, n = filters, k = taps x channels, with the operands
 // brought in by TMA and multiplied by wgmma in the warp-specialised
 // pipeline of conv/wgmma_pipeline.cuh.  A block computes a tile of y of
-// 128 pixels a consumer warpgroup (Problem::CONSUMERS: 128 or 256) by N
-// filters (Problem::TILE_N, 128, 64 or 32):
+// 128 or 256 pixels by Problem::TILE_N filters (256, 128, 64 or 32), N
+// = 128 or fewer a consumer warpgroup (conv/wgmma_conv_tile.cuh):
 //   - the producer, per K step of 64 channels of one tap (P::STEP: 32 or
 //     16 where the conv has no more): an im2col load of A (the tile's
 //     pixels x the step's channels, x's padding zero-filled by TMA,
 //     tensor map 0, whose box the host makes that many pixels) and a tile
 //     load of B (N filters x the same channels of that tap, tensor map 1,
-//     whose box the host makes N rows), both swizzled by their rows'
+//     whose box the host makes the tile's rows), both swizzled by their rows'
 //     bytes;
 //   - the consumers and the epilogue of conv/wgmma_conv_tile.cuh: two
 //     m64nN wgmmas per 16 channels each, then the tile through shared
@@ -103,7 +103,7 @@ struct Work {
 __device__ __forceinline__ index_t output_pixels() { return P::N * P::OD * P::OH * P::OW; }
 template <int N>
 __device__ __forceinline__ index_t filter_tiles() {
-  return (P::K + N - 1) / N;
+  return (P::K + tile_filters<N>() - 1) / tile_filters<N>();
 }
 __device__ __forceinline__ index_t pixel_tiles() {
   const index_t per = static_cast<index_t>(tile_pixels()) * cluster_size();
@@ -122,7 +122,7 @@ __device__ __forceinline__ Work work_of(index_t block) {
           split,
           pixel0,
           pixel0 < output_pixels() ? pixel0 : pixel0 - rank * tile_pixels(),
-          static_cast<int>(group % filter_tiles<N>() * N),
+          static_cast<int>(group % filter_tiles<N>() * tile_filters<N>()),
           k_slice(split, k_steps())};
 }
 

@@ -1,15 +1,19 @@
 // The output tiles of the Hopper convs whose operands are both K-major
-// (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh), 128 pixels a consumer
-// warpgroup that shares it (one or two: 128 or 256 pixels; in ping-pong
-// each consumer its own tile of 128) by N = 128 or 64 channels
-// (Problem::TILE_N; 32 where 64 would pad at least half of them): A, the
-// tile's pixels by a K step's channels of one tap (Problem::STEP: 64, or
-// 32 or 16 where the conv reduces no more), and B, N filters by the same
+// (conv_fwd_wgmma.cuh, conv_bwddata_wgmma.cuh): 128 pixels by N channels
+// a consumer warpgroup, N = 128 or 64 (32 where 64 would pad at least
+// half of them).  A tile is one consumer's (in ping-pong each consumer
+// takes its own), or two consumers' side by side along the pixels (256
+// x N) or along the filters (128 x 256: Problem::TILE_N, the tile's
+// filters, 256 and each consumer 128 of them).  A, the tile's pixels by
+// a K step's channels of one tap (Problem::STEP: 64, or 32 or 16 where
+// the conv reduces no more), and B, the tile's filters by the same
 // channels, each a box swizzled by its rows' bytes (128, 64 or 32), make
 // a stage of the ring (wgmma_pipeline.cuh).
-// The tile's consumer c multiplies A's rows 128 c to 128 c + 127 by all
-// of B.  N = 64 serves layers of 64 filters or fewer without multiplying
-// the other 64's zeros.
+// The tile's consumer multiplies its 128 rows of A by its N rows of B.
+// N = 64 serves layers of 64 filters or fewer without multiplying the
+// other 64's zeros.  Along the filters, the two consumers read the same
+// A: a K step brings half the im2col rows of 256 x 128's for the same
+// bytes and FLOPs.
 // Here are the consumer's main loop over the stages, split-K's slices
 // of the K steps and their partial sums, and the epilogue that writes the
 // tile through an Output:
@@ -55,15 +59,35 @@ __device__ __forceinline__ wgmma_swizzle_t step_swizzle() {
 }
 // A consumer's A per stage.
 __device__ __forceinline__ unsigned operand_bytes() { return kBlockM * step_row_bytes(); }
-// A tile's pixels, and its A per stage.
-__device__ __forceinline__ int tile_pixels() { return tile_consumers() * kBlockM; }
-__device__ __forceinline__ unsigned a_bytes() {
-  return static_cast<unsigned>(tile_consumers()) * operand_bytes();
+// A tile's consumers along its filters (two where Problem::TILE_N is
+// twice a consumer's 128) and along its pixels, and this consumer's
+// place along each.
+constexpr int kConsumerFilters = CONVJIT_WGMMA_FILTERS;
+__device__ __forceinline__ int filter_consumers() {
+  return Problem::TILE_N > kConsumerFilters ? static_cast<int>(Problem::TILE_N) / kConsumerFilters
+                                            : 1;
 }
-// A stage: A's rows, then B's N rows.
+__device__ __forceinline__ int pixel_consumers() { return tile_consumers() / filter_consumers(); }
+__device__ __forceinline__ int pixel_consumer_index() {
+  return tile_consumer_index() / filter_consumers();
+}
+__device__ __forceinline__ int filter_consumer_index() {
+  return tile_consumer_index() % filter_consumers();
+}
+// A tile's pixels and filters (a consumer's N each along the filters),
+// and its A per stage.
+__device__ __forceinline__ int tile_pixels() { return pixel_consumers() * kBlockM; }
+template <int N>
+__device__ __forceinline__ int tile_filters() {
+  return filter_consumers() * N;
+}
+__device__ __forceinline__ unsigned a_bytes() {
+  return static_cast<unsigned>(pixel_consumers()) * operand_bytes();
+}
+// A stage: A's rows, then B's rows, a filter each.
 template <int N>
 __device__ __forceinline__ unsigned stage_bytes() {
-  return a_bytes() + N * step_row_bytes();
+  return a_bytes() + static_cast<unsigned>(tile_filters<N>()) * step_row_bytes();
 }
 
 // B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows (128
@@ -75,11 +99,11 @@ __device__ __forceinline__ unsigned mn_box_bytes() {
 }
 
 // A K step's B, as consume() reads it, from map 1 at tap (s, r, t) of
-// the filters it maps: K-major, one box of N rows (filters from n0) by
-// the step's channels from c0 (w, or a packed copy); or with
+// the filters it maps: K-major, one box of the tile's filters (from n0)
+// by the step's channels from c0 (w, or a packed copy); or with
 // Problem::FILTERS_MN (a bwddata's w in place, its channels contiguous)
-// N / 64 MN-major boxes, w's channels from n0 (B's N) by the step's
-// filters from c0 (B's K).
+// a box of 64 MN-major rows for every 64 of the tile's filters, w's
+// channels from n0 (B's N) by the step's filters from c0 (B's K).
 // In clusters (wgmma_pipeline.cuh) the first block loads B into every
 // block of its cluster, whose tiles share their filters; the others load
 // none.
@@ -99,7 +123,7 @@ __device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, 
     load_filter_box(b, map, full, {c0, s, r, t, n0});
     return;
   }
-  for (int box = 0; box < N / kMnBoxColumns; ++box)
+  for (int box = 0; box < tile_filters<N>() / kMnBoxColumns; ++box)
     load_filter_box(&b[box * mn_box_bytes() / 4], map, full,
                     {n0 + box * kMnBoxColumns, s, r, t, c0});
 }
@@ -116,7 +140,8 @@ __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
 }
 
 // A consumer's loop: per stage, a k16 slice of the two m64nN wgmmas over
-// its 128 rows of A per 16 channels of the step (4, 2 or 1); a slice is
+// its 128 rows of A and its N rows of B (its filters' box, or boxes
+// where MN-major) per 16 channels of the step (4, 2 or 1); a slice is
 // 32 bytes further along A's swizzled rows, and along B's (K-major) or
 // 16 rows further down B's boxes (MN-major, whose leading offset steps
 // from one box to the next).  A K-major operand's 8-row groups are 8 of
@@ -125,8 +150,11 @@ __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  const unsigned rows = static_cast<unsigned>(tile_consumer_index()) * operand_bytes() / 4;
+  const unsigned rows = static_cast<unsigned>(pixel_consumer_index()) * operand_bytes() / 4;
   const bool mn = Problem::FILTERS_MN != 0;
+  const unsigned filters =
+      a_bytes() / 4 + static_cast<unsigned>(filter_consumer_index()) *
+                          (mn ? N / kMnBoxColumns * mn_box_bytes() : N * step_row_bytes()) / 4;
   const unsigned row_group = 8 * step_row_bytes();
   const unsigned b_leading = mn ? mn_box_bytes() : 16, b_slice = mn ? 2 * kSwizzleRowGroup : 32;
   const unsigned b_row_group = mn ? kSwizzleRowGroup : row_group;
@@ -134,7 +162,7 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
   consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a = wgmma_descriptor(&tiles[at + rows], 16, row_group, step_swizzle());
     const unsigned long long b =
-        wgmma_descriptor(&tiles[at + a_bytes() / 4], b_leading, b_row_group, b_swizzle);
+        wgmma_descriptor(&tiles[at + filters], b_leading, b_row_group, b_swizzle);
     for (int slice = 0; slice < step_channels() / 16; ++slice) {
       const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
       const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
@@ -174,6 +202,14 @@ __device__ __forceinline__ int staged_index(int row, int col) {
   const unsigned odd_row = N == 32 ? r % 2 : 0;
   const unsigned chunk = (c / 4) ^ (r % 4 * 2) ^ (c / 32 % 2) ^ odd_row;
   return static_cast<int>(r * N + chunk * 4 + c % 4);
+}
+// The tile's element (row, col) among its consumers' staged tiles, one
+// after the other along the filters, each of N columns.
+template <int N>
+__device__ __forceinline__ int tile_staged_index(int row, int col) {
+  const unsigned region = static_cast<unsigned>(col) / N;
+  return static_cast<int>(region * static_cast<unsigned>(tile_pixels()) * N) +
+         staged_index<N>(row, static_cast<int>(static_cast<unsigned>(col) % N));
 }
 
 // A thread's accumulators are its origin plus constant steps
@@ -215,17 +251,18 @@ struct ScaledEpilogue {
   }
 };
 
-// y's chunks of `rows` rows of the tile, by `threads` threads from `t`:
+// y's chunks of `rows` rows of the tile (all its filters), by `threads`
+// threads from `t`:
 // read(row, col, v) gives the tile's 8 values from (row, col), and
 // offset_of(row) the row's pixel in y (Output::offset, -1: not stored).
 template <int N, class Read, class OffsetOf, class Output, class Epilogue>
 __device__ __forceinline__ void store_tile(Read read, OffsetOf offset_of, int rows, int t,
                                            int threads, storage_t* y, const Output& output,
                                            int filter0, const Epilogue& epilogue, float beta) {
-  constexpr int kChunks = N / kChunkElements;  // per row
+  const int chunks = tile_filters<N>() / kChunkElements;  // per row
   const bool vectors = output.vectors && chunk_aligned(y);
-  for (int item = t; item < rows * kChunks; item += threads) {
-    const int row = item / kChunks, col = item % kChunks * kChunkElements;
+  for (int item = t; item < rows * chunks; item += threads) {
+    const int row = item / chunks, col = item % chunks * kChunkElements;
     const index_t filter = filter0 + col, offset = offset_of(row);
     if (offset < 0 || filter >= output.channels) continue;
     float v[kChunkElements];
@@ -248,25 +285,25 @@ __device__ __forceinline__ Slice k_slice(index_t split, int steps) {
 }
 
 // The partial sums of slice `split` for tile `tile` of `tiles`: the
-// tile's pixels x N f32, row-major, in the workspace from
+// tile's pixels x filters f32, row-major, in the workspace from
 // Problem::PARTIALS; null with one slice.
 template <int N>
 __device__ __forceinline__ scratch_t* partial_tile(scratch_t* workspace, index_t split,
                                                    index_t tile, index_t tiles) {
   if (Problem::SPLIT == 1) return nullptr;
-  return workspace + Problem::PARTIALS + (split * tiles + tile) * tile_pixels() * N;
+  return workspace + Problem::PARTIALS + (split * tiles + tile) * tile_pixels() * tile_filters<N>();
 }
 
-// 64 rows' accumulators (rows row0 to row0 + 63) to their partial sums: a
-// thread's accumulators come in pairs of adjacent columns, 8 bytes a
-// store (a warp's 8 rows of 32 bytes: whole sectors).
+// 64 rows' accumulators (rows row0 to row0 + 63, columns from col0) to
+// their partial sums: a thread's accumulators come in pairs of adjacent
+// columns, 8 bytes a store (a warp's 8 rows of 32 bytes: whole sectors).
 template <int N>
 __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumulators<N>& acc,
-                                               int row0) {
+                                               int row0, int col0) {
 #pragma unroll
   for (int i = 0; i < N / 2; i += 2) {
     const AccumulatorPlace at = accumulator_place(i);
-    store_global_64(partial + (row0 + at.row) * N + at.col,
+    store_global_64(partial + (row0 + at.row) * tile_filters<N>() + col0 + at.col,
                     Vec64{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1])}});
   }
 }
@@ -278,7 +315,7 @@ __device__ __forceinline__ void store_partials(scratch_t* partial, wgmma_accumul
 // row here instead of once a chunk.
 template <int N>
 __device__ __forceinline__ int row_offset_index(int row) {
-  return tile_pixels() * N + 2 * row;
+  return tile_pixels() * tile_filters<N>() + 2 * row;
 }
 template <int N, class Staged, class Output>
 __device__ __forceinline__ void stage_row_offsets(Staged staged, const Output& output,
@@ -308,9 +345,10 @@ __device__ __forceinline__ auto staging(Tiles smem) {
 
 // A consumer's whole part for one tile: the main loop (in ping-pong, at
 // its turn: block_tile is the tile's place among the block's), then its
-// 128 rows of the tile (from pixel0) to y or, with slices, to its slice's
-// partial sums (`partial`).  To y, they go through shared memory
-// (staging), each consumer's rows at their own place: its tile's
+// 128 rows by N columns of the tile (from pixel0 and filter0) to y or,
+// with slices, to its slice's partial sums (`partial`).  To y, they go
+// through shared memory (staging), each consumer's at their own place,
+// and all the tile's threads store the whole tile: its tile's
 // consumers are past their last wgmma, and done reading the tile before
 // (a ping-pong consumer's), once they all reach the epilogue's barrier
 // (phase 0), and the staged rows are whole at phase 1.  Without K steps
@@ -331,10 +369,10 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
-  const int row0 = tile_consumer_index() * kBlockM;
+  const int row0 = pixel_consumer_index() * kBlockM, col0 = filter_consumer_index() * N;
   if (Problem::SPLIT > 1) {
-    store_partials<N>(partial, top, row0);
-    store_partials<N>(partial, bottom, row0 + 64);
+    store_partials<N>(partial, top, row0, col0);
+    store_partials<N>(partial, bottom, row0 + 64, col0);
     return;
   }
   const int t = tile_thread(), threads = static_cast<int>(tile_threads());
@@ -342,8 +380,10 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
   const auto barrier = epilogue_barrier(consumers);
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 0);
-  stage_accumulators<N>(staged, top, row0);
-  stage_accumulators<N>(staged, bottom, row0 + 64);
+  const auto own = &staged[static_cast<unsigned>(filter_consumer_index()) *
+                           static_cast<unsigned>(tile_pixels()) * N];
+  stage_accumulators<N>(own, top, row0);
+  stage_accumulators<N>(own, bottom, row0 + 64);
   stage_row_offsets<N>(staged, output, pixel0, t, threads);
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 1);
@@ -352,7 +392,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       [&](int row, int col, float(&v)[kChunkElements]) {
 #pragma unroll
         for (int q = 0; q < kChunkElements; q += 4) {
-          const Vec128 four = load_128(&staged[staged_index<N>(row, col + q)]);
+          const Vec128 four = load_128(&staged[tile_staged_index<N>(row, col + q)]);
 #pragma unroll
           for (int j = 0; j < 4; ++j) v[q + j] = __uint_as_float(four.w[j]);
         }
@@ -392,7 +432,7 @@ __device__ __forceinline__ void run_block_tiles(const Ring& stages, Barriers con
 // epilogue and y as for one slice.
 template <int N>
 __device__ __forceinline__ index_t finish_blocks_per_tile() {
-  return tile_pixels() * (N / kChunkElements) / static_cast<index_t>(blockDim.x);
+  return tile_pixels() * (tile_filters<N>() / kChunkElements) / static_cast<index_t>(blockDim.x);
 }
 // The tile this block of the second pass finishes.
 template <int N>
@@ -408,7 +448,8 @@ __device__ __forceinline__ void finish_tile(scratch_t* workspace, index_t tile, 
       [&](int row, int col, float (&v)[kChunkElements]) {
         for (int j = 0; j < kChunkElements; ++j) v[j] = 0.0f;
         for (index_t split = 0; split < Problem::SPLIT; ++split) {
-          scratch_t* partial = partial_tile<N>(workspace, split, tile, tiles) + row * N + col;
+          scratch_t* partial =
+              partial_tile<N>(workspace, split, tile, tiles) + row * tile_filters<N>() + col;
 #pragma unroll
           for (int q = 0; q < kChunkElements; q += 4) {
             const Vec128 four = load_128(partial + q);

@@ -39,6 +39,9 @@ static_assert(kPingPong.ping_pong && kPingPong.filters == kTwoBlocks.filters);
 static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filters);
 constexpr const WgmmaConvConfig& kClusterPingPong = kWgmmaConfigs[7];
 static_assert(kClusterPingPong.ping_pong && kClusterPingPong.cluster == 2);
+constexpr const WgmmaConvConfig& kWideFilterTile = kWgmmaConfigs[8];
+static_assert(kWideFilterTile.filters == 2 * WgmmaConvTile::kFilters &&
+              kWideFilterTile.consumers() == 2 && kWideFilterTile.pixels == WgmmaConvTile::kPixels);
 
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
@@ -623,9 +626,18 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return !c.ping_pong ||
-                                   (c.pixels == WgmmaConvTile::kPixels && c.blocks_per_sm == 1);
+                                   (c.pixels == WgmmaConvTile::kPixels &&
+                                    c.filters <= WgmmaConvTile::kFilters && c.blocks_per_sm == 1);
                           }),
-              "a ping-pong block is one an SM, its consumers' tiles 128 pixels each");
+              "a ping-pong block is one an SM, its consumers' tiles 128 pixels by 128 filters at "
+              "most each");
+static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
+                          [](const WgmmaConvConfig& c) {
+                            return c.consumers() <= 2 && (c.filters <= WgmmaConvTile::kFilters ||
+                                                          c.filters % WgmmaConvTile::kFilters == 0);
+                          }),
+              "a block has one or two consumer warpgroups, of 128 filters each along a tile's "
+              "filters beyond 128");
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return c.cluster == 1 || (c.ping_pong && kHopperSms % c.cluster == 0);

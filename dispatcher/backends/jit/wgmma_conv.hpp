@@ -20,7 +20,7 @@
 namespace convjit {
 
 // The template's tiles (conv/wgmma_conv_shape.cuh): A's `pixels` (128 a
-// consumer warpgroup) and B's `filters` (128 or 64) rows, a K step's
+// consumer warpgroup) and B's `filters` (256, 128 or 64) rows, a K step's
 // channels each (64, the widest, or 32 or 16: wgmma_step_channels), make
 // a stage of its ring in dynamic shared memory.
 struct WgmmaConvTile {
@@ -50,7 +50,11 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // filters: 48 KiB a stage for 4.2 MFLOP, against the 128 x 128 tile's
 // 32 KiB for 2.1, for the layers whose main loop the L2's bandwidth
 // bounds; the 256 x 64 tile is its analogue for 64 output channels or
-// fewer, at 5 stages of 40 KiB.  Ping-pong (the `p` variants, fwd and
+// fewer, at 5 stages of 40 KiB.  The 128 x 256 tile is 256 x 128 turned
+// round: its two consumers share each stage's pixels, 128 filters each,
+// the same bytes and FLOPs a stage from half as many im2col rows (a GPU
+// that times the two side by side tells whether TMA's im2col is bound
+// by its rows or its bytes).  Ping-pong (the `p` variants, fwd and
 // bwddata): a persistent block an SM, whose two consumers take its tiles
 // in turn, each staging its own tile outside the ring, so that one's
 // epilogue runs under the other's main loop within the block and no
@@ -72,8 +76,11 @@ struct WgmmaConvConfig {
   // filter tile, whose B the first block loads into all (TMA multicast).
   long long cluster = 1;
 
+  // A consumer's tile is 128 pixels by 128 filters at most: a tile has
+  // one consumer along its pixels and one along its filters for each.
   [[nodiscard]] constexpr long long consumers() const {
-    return ping_pong ? 2 : pixels / WgmmaConvTile::kPixels;
+    const long long along_filters = std::max(1LL, filters / WgmmaConvTile::kFilters);
+    return ping_pong ? 2 : pixels / WgmmaConvTile::kPixels * along_filters;
   }
   [[nodiscard]] constexpr long long threads() const {
     return CONVJIT_WGMMA_BLOCK_THREADS(consumers());
@@ -110,7 +117,8 @@ inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
                                                     {"wgmma256x64", 5, 1, 64, 256},
                                                     {"wgmma128x128p", 3, 1, 128, 128, true},
                                                     {"wgmma128x64p", 6, 1, 64, 128, true},
-                                                    {"wgmma128x128pc", 3, 1, 128, 128, true, 2}};
+                                                    {"wgmma128x128pc", 3, 1, 128, 128, true, 2},
+                                                    {"wgmma128x256", 4, 1, 256}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -208,8 +216,8 @@ struct WgmmaConvLaunch {
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long step = WgmmaConvTile::kChannels;    // a K step's channels (Problem::STEP)
-  long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N): 128, 64 or 32
-  long long consumers = 1;                      // warpgroups, 128 pixels each (Problem::CONSUMERS)
+  long long filters = WgmmaConvTile::kFilters;  // the tile's N (Problem::TILE_N): 256 to 32
+  long long consumers = 1;  // warpgroups, 128 x 128 at most each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
