@@ -23,6 +23,7 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/nvrtc_compiler.hpp"
+#include "dispatcher/backends/jit/pixel_filters.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
@@ -247,6 +248,46 @@ TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
       ++checked;
     }
   EXPECT_EQ(checked, 9);
+}
+
+// The conv of short reductions over few filters (conv/conv_fwd_pixels.cuh)
+// on YOLO11n's fwd convs of 16 filters or fewer, channels-last and NCHW
+// bf16, for sm_80 and sm_90: its filters in shared memory within a
+// block's 48 KiB, no spills, and channels-last y written in 16-byte
+// stores.
+TEST(JitStaticChecks, ThePixelFilterKernelKeepsItsFiltersInSharedMemory) {
+  int checked = 0;
+  for (const bool channels_last : {true, false}) {
+    auto ops = expand_model(*find_model("yolo11n"), {32, 0, channels_last, DataType::bf16});
+    ASSERT_TRUE(ops.is_ok()) << ops.status().message();
+    for (const ModelOp& op : ops.value()) {
+      const OpDescriptor& d = op.desc;
+      if (!pixel_filters_support(d).is_ok() || d.y_dims[1] > 16) continue;
+      SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
+      auto source = kernel_source(d, kPixelsVariant);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      for (const char* arch : {"sm_80", "sm_90"}) {
+        auto module = compile_kernel(source.value(), arch);
+        ASSERT_TRUE(module.is_ok()) << module.status().message();
+        const CompiledModule& m = module.value();
+        const std::size_t shared = source.value().entries[0].dynamic_shared_bytes;
+        EXPECT_GT(shared, 0u);
+        EXPECT_LE(shared, static_cast<std::size_t>(kStaticShared));
+        EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+        EXPECT_LE(m.stats.max_registers * kJitThreadsPerBlock, kRegisterFile) << m.log;
+        EXPECT_NE(m.ptx.find("ld.shared.v4"), std::string::npos) << "the filters' 16-byte reads";
+        if (channels_last) {
+          EXPECT_NE(m.ptx.find("st.global.v4"), std::string::npos) << "y's 16-byte chunks";
+        }
+        std::printf("  %-28s %-4s %s: %3d registers, %5zu bytes shared, %.0f ms\n",
+                    op.layer.c_str(), channels_last ? "nhwc" : "nchw", arch, m.stats.max_registers,
+                    shared, m.compile_ms);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 6) << "the stem and the 3 x 3 convs of 16 channels to 8 filters and of 8 "
+                           "to 16, in both layouts";
 }
 
 // ResNet-50's and YOLO11n's pools in NCHW bf16, fwd and bwd (max bwd

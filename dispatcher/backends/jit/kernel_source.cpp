@@ -10,6 +10,7 @@
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/pixel_filters.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -99,6 +100,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        : variant == kTileVariant ? "_tile"
                                                  : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
+  if (variant == kPixelsVariant) return "conv/conv_fwd_pixels.cuh";
   // The Hopper conv's: `d` is the forward conv it computes, where there is one.
   if (find_wgmma_config(variant) != nullptr)
     return d.direction == Direction::bwdfilt   ? "conv/conv_bwdfilt_wgmma.cuh"
@@ -419,6 +421,9 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     out.arch_specific = true;
   } else if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
+  } else if (out.variant == kPixelsVariant) {
+    out.entries = {{"convjit_kernel", pixel_filter_items(d), 0, pixel_filter_shared_bytes(d)}};
+
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
     // A thread per vector of filters and tap, per slice of the pixels.
     const long long items = w.spatial_size() * channel_vectors(d, w.dims[0]);

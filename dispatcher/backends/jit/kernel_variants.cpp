@@ -8,6 +8,7 @@
 
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/pixel_filters.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -272,6 +273,10 @@ bool is_depthwise(const OpDescriptor& d) {
 
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
   std::vector<std::string> ids = gemm_variants(d, c);
+  if (pixel_filters_support(d).is_ok()) {
+    const auto at = pixel_filters_lead(d) ? ids.begin() : ids.end();
+    ids.insert(at, std::string(kPixelsVariant));
+  }
   if (is_depthwise(d)) {
     const bool vectors = depthwise_vectorises(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kDepthwiseVariant));
@@ -301,6 +306,7 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
 
 Status check_variant(const OpDescriptor& d, std::string_view variant, const VariantContext& c) {
   if (variant == kDirectVariant) return Status::ok();
+  if (variant == kPixelsVariant) return pixel_filters_support(d);
   if (variant == kVectorVariant) {
     if (d.is_pool() || d.is_resize() || d.kind == OpKind::bias_grad) return Status::ok();
     if (d.is_batchnorm()) return check_batchnorm_vectors(d);
@@ -331,8 +337,9 @@ Status check_variant(const OpDescriptor& d, std::string_view variant, const Vari
     return check_wgmma_variant(d, *config, c);
   const GemmTile* tile = find_gemm_tile(variant);
   if (tile == nullptr) {
-    std::string offered = "'direct', 'depthwise', 'depthwise_tile', 'vector', 'tile', "
-                          "'epilogue_pass'";
+    std::string offered =
+        "'direct', 'pixels', 'depthwise', 'depthwise_tile', 'vector', "
+        "'tile', 'epilogue_pass'";
     for (const WgmmaConvConfig& config : kWgmmaConfigs) offered += fmt::format(", '{}'", config.id);
     return Status::not_available(fmt::format(
         "the JIT has no variant '{}'; it offers {} and the tiles of gemm/tile_configs.cuh",

@@ -1,0 +1,79 @@
+#include "dispatcher/backends/jit/pixel_filters.hpp"
+
+#include <fmt/format.h>
+
+#include "dispatcher/backends/jit/ceil_div.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/descriptor/canonical_layout.hpp"
+#include "kernel_templates/conv/pixel_filters_shape.cuh"
+
+namespace convjit {
+
+namespace {
+
+constexpr long long kRows = CONVJIT_PIXELS_TILE_ROWS, kCols = CONVJIT_PIXELS_TILE_COLS;
+constexpr long long kFloatsPerRead = 4;  // the kernel's 16-byte shared reads
+static_assert(kRows * kCols / CONVJIT_PIXELS_STRIP == kJitThreadsPerBlock,
+              "a thread per strip of the tile");
+
+// The filters as the kernel stages them: C x taps x K rounded up to whole reads.
+long long staged_weights(const OpDescriptor& d) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  return w.dims[1] * w.spatial_size() * ceil_div(w.dims[0], kFloatsPerRead) * kFloatsPerRead;
+}
+
+// The input a tile of output pixels reads, every channel.
+long long staged_halo(const OpDescriptor& d) {
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const Window3 win = canonical_window(d);
+  const auto extent = [&](long long outputs, std::size_t a) {
+    return (outputs - 1) * win.stride[a] + (win.size[a] - 1) * win.dilation[a] + 1;
+  };
+  return w.dims[1] * extent(1, 0) * extent(kRows, 1) * extent(kCols, 2);
+}
+
+}  // namespace
+
+Status pixel_filters_support(const OpDescriptor& d) {
+  const auto refuse = [](std::string_view why) {
+    return Status::not_available(fmt::format("variant {} {}", kPixelsVariant, why));
+  };
+  if (d.kind != OpKind::conv || d.direction != Direction::fwd)
+    return refuse("serves conv fwd only");
+  if (d.groups != 1)
+    return refuse(
+        fmt::format("serves convs of one group; this one has {}: use direct, or "
+                    "depthwise for groups = C",
+                    d.groups));
+  if (d.dtype == DataType::f64)
+    return refuse("accumulates in f32, which f64 does not allow: use direct");
+  if (const std::size_t bytes = pixel_filter_shared_bytes(d);
+      bytes > CONVJIT_PIXELS_MAX_SHARED_BYTES)
+    return refuse(fmt::format(
+        "keeps the filters and a tile's input (C x taps x K, and C x the {} x {} output pixels' "
+        "window, in f32) in {} bytes of shared memory at most; this conv's take {}: use direct "
+        "or a GEMM tile",
+        kRows, kCols, CONVJIT_PIXELS_MAX_SHARED_BYTES, bytes));
+  return Status::ok();
+}
+
+bool pixel_filters_lead(const OpDescriptor& d) {
+  constexpr long long kMaxReduction = 144;  // C x taps: YOLO11n's 3 x 3 convs of 16 channels
+  if (!pixel_filters_support(d).is_ok()) return false;
+  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  return w.dims[0] <= CONVJIT_PIXELS_FILTERS && w.dims[1] * w.spatial_size() <= kMaxReduction &&
+         y.dims[3] >= kRows;
+}
+
+long long pixel_filter_items(const OpDescriptor& d) {
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  return y.dims[0] * y.dims[2] * ceil_div(y.dims[3], kRows) * ceil_div(y.dims[4], kCols) *
+         kJitThreadsPerBlock;
+}
+
+std::size_t pixel_filter_shared_bytes(const OpDescriptor& d) {
+  return static_cast<std::size_t>(staged_weights(d) + staged_halo(d)) * sizeof(float);
+}
+
+}  // namespace convjit

@@ -1,0 +1,195 @@
+// The conv of short reductions over few filters (kernel_templates/conv/
+// conv_fwd_pixels.cuh: a thread a strip of output pixels by a group of
+// filters, all of w in shared memory) in the host emulator against the
+// host reference, and where it applies (dispatcher/backends/jit/
+// pixel_filters.hpp).  The kernel sums in f32 as the direct kernel does,
+// so the dtype's usual tolerance (kernel_tolerance) holds.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
+#include "dispatcher/backends/jit/kernel_source.hpp"
+#include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/pixel_filters.hpp"
+#include "dispatcher/descriptor/descriptor_name.hpp"
+#include "dispatcher/descriptor/tolerance.hpp"
+#include "support/host_device.hpp"
+#include "support/jit_problem_set.hpp"
+#include "support/reference_comparison.hpp"
+#include "support/shifted_buffer.hpp"
+
+namespace convjit {
+namespace {
+
+using test::kHost;
+
+OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
+  return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
+}
+
+// `shift`: a fused epilogue's bias and residual that many bytes off a
+// 16-byte boundary.
+void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
+           std::size_t shift = 0) {
+  SCOPED_TRACE(descriptor_name(d));
+  ASSERT_TRUE(pixel_filters_support(d).is_ok()) << pixel_filters_support(d).message();
+  EmulatorBackend backend;
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, kHost, kPixelsVariant, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  const test::ShiftedBuffer bias(host.bias, shift), residual(host.residual, shift);
+  std::vector<unsigned char> out = host.out;
+  ExecArgs args = host.args(d, out.data());
+  if (args.bias != nullptr) args.bias = bias.data();
+  if (args.residual != nullptr) args.residual = residual.data();
+  const Status s = kernel.value()->execute(args);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
+// Random convs of one group: 1D/2D/3D windows with strides, dilations and
+// padding at every edge (some outputs see only padding), every layout of
+// x and y and both of w, odd widths (a strip's second pixel past the
+// end), 1 to 9 channels and 1 to 40 filters (a thread's group of 16
+// filters partly or wholly past the last one, counts off the 8-filter
+// chunk), in f32, f16 and bf16; every third with a fused epilogue and
+// alpha/beta.  Those whose tile's halo would not fit its shared memory
+// (wide strides and dilations over several channels in 3D) are refused
+// for it by name.
+TEST(EmulatedPixelFilters, RandomConvolutions) {
+  std::mt19937 rng(5100);
+  const DataType dtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+  int served = 0;
+  for (int i = 0; i < 24; ++i) {
+    test::ConvCase c;
+    c.batch = 1 + i % 2;
+    c.channels = 1 + (i * 5) % 9;
+    c.filters = std::vector<std::int64_t>{1, 3, 8, 12, 16, 17, 24, 32, 40}[i % 9];
+    // Up to 90 pixels in 1D and 37 x 37 in 2D: several tiles of 8 x 64
+    // outputs, and strips whose second pixel (32 columns on) is real.
+    const std::int64_t max_in[] = {90, 37, 6};
+    test::randomize_windows(c, rng, 1 + i % 3, max_in[i % 3]);
+    SCOPED_TRACE(c.describe());
+    OpDescriptor d = fwd(c, dtypes[i % 3]);
+    if (const Status s = pixel_filters_support(d); !s.is_ok()) {
+      EXPECT_NE(s.message().find("bytes of shared memory at most"), std::string::npos)
+          << s.message();
+      continue;
+    }
+    ++served;
+    if (i % 3 == 1) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, i % 3 == 1 ? 0.5 : 1.0, i % 3 == 1 ? 0.25 : 0.0);
+  }
+  EXPECT_GE(served, 16);
+}
+
+// The layers it is for: YOLO11n's stem (3 channels, 16 filters, 3 x 3 of
+// stride 2) and its 3 x 3 convs of 16 channels to 8 filters and 8 to 16,
+// on images of 11 x 100 (outputs over two tiles of 8 x 64, both pixels of
+// a strip, 32 columns apart, real), channels-last (16-byte chunks of y) and NCHW, with the
+// fused Conv+BN+SiLU's bias; a bias and residual 2 bytes off a 16-byte
+// boundary, which the chunks must read element by element.
+TEST(EmulatedPixelFilters, YoloSmallChannelLayers) {
+  std::mt19937 rng(5101);
+  const std::int64_t shapes[][3] = {{3, 16, 2}, {16, 8, 1}, {8, 16, 1}};  // C, K, stride
+  for (const auto& [channels, filters, stride] : shapes)
+    for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
+      test::ConvCase c;
+      c.batch = 2, c.channels = channels, c.filters = filters;
+      c.input = {11, 100}, c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
+
+      c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+      c.layout = layout, c.filter_layout = test::TestLayout::nchw;
+      SCOPED_TRACE(c.describe());
+      OpDescriptor d = fwd(c, DataType::bf16);
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias;
+      check(d, rng);
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+      check(d, rng, 1.0, 0.5, 2);
+    }
+}
+
+// Its launch: a block of 256 threads per tile of 8 x 64 output pixels,
+// its shared memory the filters and the tile's input halo in f32; and
+// where it does not apply, refused by name with the rule and the way
+// out: other directions, groups, f64, and filters and halos beyond its
+// shared memory.
+TEST(EmulatedPixelFilters, LaunchesAStripByFiltersAndRefusesWhatItCannotHold) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = 3, c.filters = 24, c.input = {9, 11}, c.kernel = {3, 3};
+  c.stride = {2, 2}, c.pad_begin = {1, 1}, c.layout = test::TestLayout::nhwc;
+  auto source = kernel_source(fwd(c, DataType::bf16), kPixelsVariant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  EXPECT_EQ(source.value().template_name, "conv/conv_fwd_pixels.cuh");
+  ASSERT_EQ(source.value().entries.size(), 1u);
+  EXPECT_EQ(source.value().entries[0].threads, 2 * 256) << "a tile of 5 x 6 pixels an image";
+  // 3 x 9 x 24 filters; 3 channels of 17 x 129 pixels for 8 x 64 outputs of stride 2.
+  EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, (3u * 9 * 24 + 3 * 17 * 129) * 4);
+
+  const auto refusal = [](const OpDescriptor& d) { return pixel_filters_support(d).message(); };
+  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0))
+                .find("serves conv fwd only"),
+            std::string::npos);
+  EXPECT_NE(refusal(fwd(c, DataType::f64)).find("use direct"), std::string::npos);
+  test::ConvCase grouped = c;
+  grouped.groups = 3, grouped.filters = 6;
+  EXPECT_NE(refusal(fwd(grouped, DataType::bf16)).find("one group; this one has 3"),
+            std::string::npos);
+  test::ConvCase wide = c;
+  wide.channels = 64, wide.filters = 64;  // 64 x 9 x 64 floats
+  const std::string too_many = refusal(fwd(wide, DataType::bf16));
+  EXPECT_NE(too_many.find("in 98304 bytes of shared memory at most"), std::string::npos)
+      << too_many;
+  EXPECT_NE(too_many.find("take 708864"), std::string::npos) << too_many;
+
+  const Status unknown = check_variant(fwd(wide, DataType::bf16), kPixelsVariant, {"", false});
+  EXPECT_FALSE(unknown.is_ok());
+}
+
+// Auto leads with it on YOLO11n's stem and its 3 x 3 convs of 16
+// channels to 8 filters and 8 to 16 (batch 32, channels-last and NCHW),
+// on every architecture (it needs no tensor cores); it is offered last on
+// the convs of 32 filters it only ties the tiles on, a reduction of 32 x 9,
+// and a 1D conv.  What it does not serve it is not offered for.
+TEST(EmulatedPixelFilters, LeadsOnFewFiltersOverShortReductions) {
+  test::ConvCase c;
+  c.batch = 32, c.kernel = {3, 3}, c.stride = {1, 1}, c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  const auto first = [&](const char* arch) {
+    return jit_variants(fwd(c, DataType::bf16), {arch, false}).front();
+  };
+  const std::int64_t leads[][4] = {{3, 16, 640, 2}, {16, 8, 160, 1}, {8, 16, 160, 1}};
+  for (const auto& [channels, filters, size, stride] : leads)
+    for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
+      c.channels = channels, c.filters = filters, c.input = {size, size};
+      c.stride = {stride, stride}, c.layout = layout;
+      SCOPED_TRACE(c.describe());
+      EXPECT_EQ(first("sm_90"), kPixelsVariant);
+      EXPECT_EQ(first("sm_80"), kPixelsVariant);
+      EXPECT_EQ(first(""), kPixelsVariant);
+    }
+  c.layout = test::TestLayout::nhwc, c.stride = {1, 1}, c.input = {80, 80};
+  c.channels = 16, c.filters = 32;
+  EXPECT_NE(first("sm_90"), kPixelsVariant);
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).back(), kPixelsVariant);
+  c.channels = 32, c.filters = 16;
+  EXPECT_NE(first("sm_90"), kPixelsVariant);
+  c.channels = 8, c.input = {200}, c.kernel = {3}, c.stride = {1}, c.pad_begin = {1};
+  c.pad_end = {1};
+  EXPECT_NE(first("sm_90"), kPixelsVariant);
+  c.groups = 8, c.filters = 8;
+  for (const std::string& id : jit_variants(fwd(c, DataType::bf16), {"sm_90", false}))
+    EXPECT_NE(id, kPixelsVariant);
+}
+
+}  // namespace
+}  // namespace convjit
