@@ -274,9 +274,14 @@ bool is_depthwise(const OpDescriptor& d) {
 std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContext& c) {
   std::vector<std::string> ids = gemm_variants(d, c);
   if (pixel_filters_support(d).is_ok()) {
-    const auto at = pixel_filters_lead(d) ? ids.begin() : ids.end();
-    ids.insert(at, std::string(kPixelsVariant));
+    // Where it does not lead: after the others but the Hopper conv's
+    // trailing ones, offered last until a GPU times them.
+    const auto trailing = std::find_if_not(ids.rbegin(), ids.rend(), [](const std::string& id) {
+                            return find_wgmma_config(id) != nullptr;
+                          }).base();
+    ids.insert(pixel_filters_lead(d) ? ids.begin() : trailing, std::string(kPixelsVariant));
   }
+
   if (is_depthwise(d)) {
     const bool vectors = depthwise_vectorises(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kDepthwiseVariant));
