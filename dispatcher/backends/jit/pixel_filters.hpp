@@ -27,7 +27,7 @@ inline constexpr std::string_view kPixelsVariant = "pixels";
 // halo value it reads feeds all of them) over a reduction of at most 144
 // (C x taps: YOLO11n's 3 x 3 convs of 16 channels), with 8 output rows or
 // more (a tile's; a 1D conv would leave 7 of 8 threads idle).  The
-// analyser predicted it 0.14-0.23x auto's previous choice on YOLO11n's
+// analyser predicted it 0.18-0.23x auto's previous choice on YOLO11n's
 // stem and its 3 x 3 convs of 16 channels to 8 filters and 8 to 16 at
 // batch 32 on the H200, channels-last and NCHW; on its convs of 32
 // filters it tied the tiles (bench/results/2026-12-03-pixel-filters).
