@@ -12,22 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/pixel_filters.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
-#include "dispatcher/descriptor/tolerance.hpp"
-#include "support/host_device.hpp"
+#include "support/emulated_variant.hpp"
 #include "support/jit_problem_set.hpp"
-#include "support/reference_comparison.hpp"
-#include "support/shifted_buffer.hpp"
 
 namespace convjit {
 namespace {
-
-using test::kHost;
 
 OpDescriptor fwd(const test::ConvCase& c, DataType dtype) {
   return test::conv_descriptors(c, dtype, {Direction::fwd}).at(0);
@@ -39,19 +33,7 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
            std::size_t shift = 0) {
   SCOPED_TRACE(descriptor_name(d));
   ASSERT_TRUE(pixel_filters_support(d).is_ok()) << pixel_filters_support(d).message();
-  EmulatorBackend backend;
-  BuildTrace trace;
-  auto kernel = backend.build_variant(d, kHost, kPixelsVariant, trace);
-  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
-  const test::ShiftedBuffer bias(host.bias, shift), residual(host.residual, shift);
-  std::vector<unsigned char> out = host.out;
-  ExecArgs args = host.args(d, out.data());
-  if (args.bias != nullptr) args.bias = bias.data();
-  if (args.residual != nullptr) args.residual = residual.data();
-  const Status s = kernel.value()->execute(args);
-  ASSERT_TRUE(s.is_ok()) << s.message();
-  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+  test::expect_emulated_variant_matches(d, rng, kPixelsVariant, alpha, beta, shift);
 }
 
 // Random convs of one group: 1D/2D/3D windows with strides, dilations and

@@ -26,6 +26,7 @@
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
+#include "support/emulated_variant.hpp"
 #include "support/folded_stems.hpp"
 #include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
@@ -83,19 +84,7 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
            std::string_view variant = kWgmmaVariant, std::size_t shift = 0) {
   SCOPED_TRACE(fmt::format("{} {}", variant, descriptor_name(d)));
   ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
-  EmulatorBackend backend;
-  BuildTrace trace;
-  auto kernel = backend.build_variant(d, kHost, variant, trace);
-  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
-  const test::ShiftedBuffer bias(host.bias, shift), residual(host.residual, shift);
-  std::vector<unsigned char> out = host.out;
-  ExecArgs args = host.args(d, out.data());
-  if (args.bias != nullptr) args.bias = bias.data();
-  if (args.residual != nullptr) args.residual = residual.data();
-  const Status s = kernel.value()->execute(args);
-  ASSERT_TRUE(s.is_ok()) << s.message();
-  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+  test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
 }
 
 TEST(EmulatedWgmmaConv, RandomChannelsLastConvolutions) {

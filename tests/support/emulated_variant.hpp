@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,27 @@ inline std::vector<unsigned char> run_emulated_variant(EmulatorBackend& backend,
   const Status s = kernel.value()->execute(args);
   EXPECT_TRUE(s.is_ok()) << s.message();
   return out.bytes();
+}
+
+// `variant` of `d` in the emulator on random operands against the
+// reference, at the dtype's tolerance; a fused epilogue's bias and
+// residual `epilogue_shift` bytes off a 16-byte boundary.
+inline void expect_emulated_variant_matches(const OpDescriptor& d, std::mt19937& rng,
+                                            std::string_view variant, double alpha, double beta,
+                                            std::size_t epilogue_shift = 0) {
+  EmulatorBackend backend;
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, {CONVJIT_DEVICE_HOST, 0}, variant, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const HostOperands host = random_operands(d, rng, alpha, beta);
+  const ShiftedBuffer bias(host.bias, epilogue_shift), residual(host.residual, epilogue_shift);
+  std::vector<unsigned char> out = host.out;
+  ExecArgs args = host.args(d, out.data());
+  if (args.bias != nullptr) args.bias = bias.data();
+  if (args.residual != nullptr) args.residual = residual.data();
+  const Status s = kernel.value()->execute(args);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  expect_matches_reference(d, host, out, kernel_tolerance(d));
 }
 
 }  // namespace convjit::test

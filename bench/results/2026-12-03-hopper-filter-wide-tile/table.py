@@ -72,9 +72,11 @@ def table(runs, gpu="H200"):
         print()
 
 
-def main(argv):
+def cli(argv, here, load, table):
+    """--compact DIR: DIR's runs (load) into here/predictions.json.gz; else the tables of the
+    runs in argv[0], a DIR or that file, for each GPU."""
     if argv[0] == "--compact":
-        with gzip.open(os.path.join(HERE, "predictions.json.gz"), "wt") as f:
+        with gzip.open(os.path.join(here, "predictions.json.gz"), "wt") as f:
             json.dump(load(argv[1]), f, separators=(",", ":"))
         return
     runs = load(argv[0])
@@ -83,4 +85,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    cli(sys.argv[1:], HERE, load, table)

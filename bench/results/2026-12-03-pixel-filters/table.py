@@ -19,11 +19,13 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# An op's predictions as the stem's table reads them; the command line and
+# a conv's limiter as the 128 x 256 tile's table has them.
 _spec = importlib.util.spec_from_file_location(
-    "stem_table", os.path.join(HERE, "..", "2026-12-03-hopper-stem", "table.py"))
-stem_table = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stem_table)
-conv, GPUS = stem_table.conv, stem_table.GPUS
+    "wide_table", os.path.join(HERE, "..", "2026-12-03-hopper-filter-wide-tile", "table.py"))
+wide_table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wide_table)
+conv, GPUS, limiter = wide_table.conv, wide_table.GPUS, wide_table.limiter
 
 
 def convs(ops):
@@ -47,10 +49,6 @@ def load(src):
             layout, layer = parts[0], "-".join(parts[1:-1])
             alone.setdefault(f"{layout} {layer}", {})[parts[-1]] = conv(ops[0])
     return {"runs": runs, "alone": alone}
-
-
-def limiter(op, gpu):
-    return max(op["kernels"][gpu], key=lambda k: k[1])[0]
 
 
 def describe(op, gpu):
@@ -81,15 +79,5 @@ def table(data, gpu):
     print()
 
 
-def main(argv):
-    if argv[0] == "--compact":
-        with gzip.open(os.path.join(HERE, "predictions.json.gz"), "wt") as f:
-            json.dump(load(argv[1]), f, separators=(",", ":"))
-        return
-    data = load(argv[0])
-    for gpu in GPUS:
-        table(data, gpu)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    wide_table.cli(sys.argv[1:], HERE, load, table)
