@@ -252,9 +252,11 @@ TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
 
 // The conv of short reductions over few filters (conv/conv_fwd_pixels.cuh)
 // on YOLO11n's fwd convs of 16 filters or fewer, channels-last and NCHW
-// bf16, for sm_80 and sm_90: its filters in shared memory within a
-// block's 48 KiB, no spills, and channels-last y written in 16-byte
-// stores.
+// bf16, for sm_80 and sm_90: its filters and the tile's input halo in
+// dynamic shared memory within 48 KiB (no opt-in on these layers), no
+// spills, the filters' 16-byte shared reads, and channels-last y written
+// in 16-byte stores.
+
 TEST(JitStaticChecks, ThePixelFilterKernelKeepsItsFiltersInSharedMemory) {
   int checked = 0;
   for (const bool channels_last : {true, false}) {

@@ -237,7 +237,9 @@ convjit_kernel(const convjit_device::storage_t* /*dy*/, const convjit_device::st
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, CONVJIT_WGMMA_CONSUMER_BARRIERS);
+  // A consumer's N: the tile's, but 128 each of a 256-filter tile's two.
   CONVJIT_IF_CONSTANT (P::TILE_N == 32)
+
     run_tiles<32>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);
   else CONVJIT_IF_CONSTANT (P::TILE_N == 64)
     run_tiles<64>(maps, smem, full, empty, consumers, dx, workspace, alpha, beta);

@@ -32,7 +32,7 @@ typedef Problem P;
 constexpr int kRows = CONVJIT_PIXELS_TILE_ROWS, kCols = CONVJIT_PIXELS_TILE_COLS;
 constexpr int kStrip = CONVJIT_PIXELS_STRIP, kStrips = kCols / kStrip;
 constexpr int kFilters = CONVJIT_PIXELS_FILTERS;
-constexpr int kFloatsPerRead = 4;  // a 16-byte shared read
+constexpr int kFloatsPerRead = CONVJIT_PIXELS_TAP_ALIGNMENT;  // a 16-byte shared read
 
 __device__ __forceinline__ index_t taps() { return P::CG * P::T * P::R * P::S; }
 // A tap's filters in shared memory: K rounded up to whole reads.

@@ -13,6 +13,10 @@
 // A thread's filters at a time: its accumulators are STRIP x FILTERS
 // floats.
 #define CONVJIT_PIXELS_FILTERS 16
+// A tap's filters in shared memory are rounded up to this many floats:
+// the 16-byte reads that fetch them.
+#define CONVJIT_PIXELS_TAP_ALIGNMENT 4
+
 // The block's dynamic shared memory at most: the filters and the tile's
 // input halo, in f32.
 #define CONVJIT_PIXELS_MAX_SHARED_BYTES (96 * 1024)

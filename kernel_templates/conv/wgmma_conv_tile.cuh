@@ -203,13 +203,17 @@ __device__ __forceinline__ int staged_index(int row, int col) {
   const unsigned chunk = (c / 4) ^ (r % 4 * 2) ^ (c / 32 % 2) ^ odd_row;
   return static_cast<int>(r * N + chunk * 4 + c % 4);
 }
-// The tile's element (row, col) among its consumers' staged tiles, one
-// after the other along the filters, each of N columns.
+// The consumers' staged tiles lie one after the other along the filters,
+// each of N columns: where the one of the consumer `along` the filters
+// starts, and the tile's element (row, col) among them.
+template <int N>
+__device__ __forceinline__ unsigned staged_region(unsigned along) {
+  return along * static_cast<unsigned>(tile_pixels()) * N;
+}
 template <int N>
 __device__ __forceinline__ int tile_staged_index(int row, int col) {
-  const unsigned region = static_cast<unsigned>(col) / N;
-  return static_cast<int>(region * static_cast<unsigned>(tile_pixels()) * N) +
-         staged_index<N>(row, static_cast<int>(static_cast<unsigned>(col) % N));
+  const unsigned c = static_cast<unsigned>(col);
+  return static_cast<int>(staged_region<N>(c / N)) + staged_index<N>(row, static_cast<int>(c % N));
 }
 
 // A thread's accumulators are its origin plus constant steps
@@ -380,8 +384,8 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
   const auto barrier = epilogue_barrier(consumers);
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 0);
-  const auto own = &staged[static_cast<unsigned>(filter_consumer_index()) *
-                           static_cast<unsigned>(tile_pixels()) * N];
+  const auto own = &staged[staged_region<N>(static_cast<unsigned>(filter_consumer_index()))];
+
   stage_accumulators<N>(own, top, row0);
   stage_accumulators<N>(own, bottom, row0 + 64);
   stage_row_offsets<N>(staged, output, pixel0, t, threads);

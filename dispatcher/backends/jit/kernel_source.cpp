@@ -423,7 +423,6 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
   } else if (out.variant == kPixelsVariant) {
     out.entries = {{"convjit_kernel", pixel_filter_items(d), 0, pixel_filter_shared_bytes(d)}};
-
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
     // A thread per vector of filters and tap, per slice of the pixels.
     const long long items = w.spatial_size() * channel_vectors(d, w.dims[0]);

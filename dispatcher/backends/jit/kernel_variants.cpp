@@ -281,7 +281,6 @@ std::vector<std::string> jit_variants(const OpDescriptor& d, const VariantContex
                           }).base();
     ids.insert(pixel_filters_lead(d) ? ids.begin() : trailing, std::string(kPixelsVariant));
   }
-
   if (is_depthwise(d)) {
     const bool vectors = depthwise_vectorises(d);
     ids.insert(vectors ? ids.begin() : ids.end(), std::string(kDepthwiseVariant));

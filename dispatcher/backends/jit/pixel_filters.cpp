@@ -12,19 +12,21 @@ namespace convjit {
 namespace {
 
 constexpr long long kRows = CONVJIT_PIXELS_TILE_ROWS, kCols = CONVJIT_PIXELS_TILE_COLS;
-constexpr long long kFloatsPerRead = 4;  // the kernel's 16-byte shared reads
+constexpr long long kTapFilters = CONVJIT_PIXELS_TAP_ALIGNMENT;
 static_assert(kRows * kCols / CONVJIT_PIXELS_STRIP == kJitThreadsPerBlock,
               "a thread per strip of the tile");
 
+View5 filter_view(const OpDescriptor& d) {
+  return canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+}
+
 // The filters as the kernel stages them: C x taps x K rounded up to whole reads.
-long long staged_weights(const OpDescriptor& d) {
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
-  return w.dims[1] * w.spatial_size() * ceil_div(w.dims[0], kFloatsPerRead) * kFloatsPerRead;
+long long staged_weights(const View5& w) {
+  return w.dims[1] * w.spatial_size() * ceil_div(w.dims[0], kTapFilters) * kTapFilters;
 }
 
 // The input a tile of output pixels reads, every channel.
-long long staged_halo(const OpDescriptor& d) {
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+long long staged_halo(const OpDescriptor& d, const View5& w) {
   const Window3 win = canonical_window(d);
   const auto extent = [&](long long outputs, std::size_t a) {
     return (outputs - 1) * win.stride[a] + (win.size[a] - 1) * win.dilation[a] + 1;
@@ -59,8 +61,7 @@ Status pixel_filters_support(const OpDescriptor& d) {
 
 bool pixel_filters_lead(const OpDescriptor& d) {
   constexpr long long kMaxReduction = 144;  // C x taps: YOLO11n's 3 x 3 convs of 16 channels
-  if (!pixel_filters_support(d).is_ok()) return false;
-  const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
+  const View5 w = filter_view(d);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   return w.dims[0] <= CONVJIT_PIXELS_FILTERS && w.dims[1] * w.spatial_size() <= kMaxReduction &&
          y.dims[3] >= kRows;
@@ -73,7 +74,8 @@ long long pixel_filter_items(const OpDescriptor& d) {
 }
 
 std::size_t pixel_filter_shared_bytes(const OpDescriptor& d) {
-  return static_cast<std::size_t>(staged_weights(d) + staged_halo(d)) * sizeof(float);
+  const View5 w = filter_view(d);
+  return static_cast<std::size_t>(staged_weights(w) + staged_halo(d, w)) * sizeof(float);
 }
 
 }  // namespace convjit

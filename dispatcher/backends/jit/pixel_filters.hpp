@@ -22,8 +22,8 @@ inline constexpr std::string_view kPixelsVariant = "pixels";
 // naming the rule it breaks.
 [[nodiscard]] Status pixel_filters_support(const OpDescriptor& d);
 
-// Whether the auto policy leads with it (else it is offered last): where
-// it applies to a conv of 16 filters or fewer (a thread's group: every
+// Whether the auto policy leads with it (else it is offered last), for a
+// `d` that pixel_filters_support serves: a conv of 16 filters or fewer (a thread's group: every
 // halo value it reads feeds all of them) over a reduction of at most 144
 // (C x taps: YOLO11n's 3 x 3 convs of 16 channels), with 8 output rows or
 // more (a tile's; a 1D conv would leave 7 of 8 threads idle).  The
@@ -36,7 +36,6 @@ inline constexpr std::string_view kPixelsVariant = "pixels";
 // The kernel's launch: a block of threads per tile of output pixels
 // (conv/pixel_filters_shape.cuh), and a block's dynamic shared memory,
 // the filters and a tile's input halo in f32.
-
 [[nodiscard]] long long pixel_filter_items(const OpDescriptor& d);
 [[nodiscard]] std::size_t pixel_filter_shared_bytes(const OpDescriptor& d);
 
