@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -75,12 +76,45 @@ TEST(EmulatedPixelFilters, RandomConvolutions) {
   EXPECT_GE(served, 16);
 }
 
+// Random bwddata of unit strides, as the forward conv of dy with the
+// filters transposed and flipped: 1D/2D/3D windows with dilations and
+// padding at every edge, up to a tap's reach and one past it (the
+// forward conv's padding then negative: dx's edge pixels see no dy),
+// every layout, odd widths, 1 to 40 channels (the forward conv's filters)
+// over 1 to 9 filters, in f32, f16 and bf16; every third with alpha and
+// beta.  Those whose halo does not fit are refused by name.
+TEST(EmulatedPixelFilters, RandomBackwardData) {
+  std::mt19937 rng(5102);
+  const DataType dtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+  int served = 0;
+  for (int i = 0; i < 24; ++i) {
+    test::ConvCase c;
+    c.batch = 1 + i % 2;
+    c.filters = 1 + (i * 5) % 9;
+    c.channels = std::vector<std::int64_t>{1, 3, 8, 12, 16, 17, 24, 32, 40}[i % 9];
+    const std::int64_t max_in[] = {90, 37, 6};
+    test::randomize_windows(c, rng, 1 + i % 3, max_in[i % 3]);
+    for (std::int64_t& stride : c.stride) stride = 1;
+    SCOPED_TRACE(c.describe());
+    const OpDescriptor d = test::conv_descriptors(c, dtypes[i % 3], {Direction::bwddata}).at(0);
+    if (const Status s = pixel_filters_support(d); !s.is_ok()) {
+      EXPECT_NE(s.message().find("bytes of shared memory at most"), std::string::npos)
+          << s.message();
+      continue;
+    }
+    ++served;
+    check(d, rng, i % 3 == 1 ? 0.5 : 1.0, i % 3 == 1 ? 0.25 : 0.0);
+  }
+  EXPECT_GE(served, 16);
+}
+
 // The layers it is for: YOLO11n's stem (3 channels, 16 filters, 3 x 3 of
 // stride 2) and its 3 x 3 convs of 16 channels to 8 filters and 8 to 16,
 // on images of 11 x 100 (outputs over two tiles of 8 x 64, both pixels of
 // a strip, 32 columns apart, real), channels-last (16-byte chunks of y) and NCHW, with the
 // fused Conv+BN+SiLU's bias; a bias and residual 2 bytes off a 16-byte
-// boundary, which the chunks must read element by element.
+// boundary, which the chunks must read element by element; and the
+// bwddata of the convs of stride 1, with alpha and beta.
 TEST(EmulatedPixelFilters, YoloSmallChannelLayers) {
   std::mt19937 rng(5101);
   const std::int64_t shapes[][3] = {{3, 16, 2}, {16, 8, 1}, {8, 16, 1}};  // C, K, stride
@@ -99,6 +133,12 @@ TEST(EmulatedPixelFilters, YoloSmallChannelLayers) {
       check(d, rng);
       d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
       check(d, rng, 1.0, 0.5, 2);
+      if (stride == 1) {
+        const OpDescriptor back =
+            test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0);
+        check(back, rng);
+        check(back, rng, 0.5, 0.25);
+      }
     }
 }
 
@@ -118,10 +158,35 @@ TEST(EmulatedPixelFilters, LaunchesAStripByFiltersAndRefusesWhatItCannotHold) {
   EXPECT_EQ(source.value().entries[0].threads, 2 * 256) << "a tile of 5 x 6 pixels an image";
   // 3 x 9 x 24 filters; 3 channels of 17 x 129 pixels for 8 x 64 outputs of stride 2.
   EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes, (3u * 9 * 24 + 3 * 17 * 129) * 4);
+  const auto constant = [](const KernelSource& k, std::string_view name) {
+    for (const ProblemConstant& pc : k.constants)
+      if (pc.name == name) return pc.value;
+    ADD_FAILURE() << "no constant " << name;
+    return -1ll;
+  };
+  EXPECT_EQ(constant(source.value(), "FLIP"), 0);
+
+  // A bwddata of stride 1: the forward conv of dy (24 channels of 9 x 11)
+  // to dx's 3 filters, read flipped; tiles of dx.
+  test::ConvCase unit = c;
+  unit.stride = {1, 1};
+  auto back = kernel_source(
+      test::conv_descriptors(unit, DataType::bf16, {Direction::bwddata}).at(0), kPixelsVariant);
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(back.value().template_name, "conv/conv_fwd_pixels.cuh");
+  EXPECT_EQ(constant(back.value(), "FLIP"), 1);
+  EXPECT_EQ(constant(back.value(), "C"), 24);
+  EXPECT_EQ(constant(back.value(), "K"), 3);
+  EXPECT_EQ(back.value().entries[0].threads, 2 * 2 * 256) << "dx: 2 tiles of 8 x 64 an image";
+  // 24 x 9 x 3 filters, rounded up to 4; 24 channels of 10 x 66 dy pixels.
+  EXPECT_EQ(back.value().entries[0].dynamic_shared_bytes, (24u * 9 * 4 + 24 * 10 * 66) * 4);
 
   const auto refusal = [](const OpDescriptor& d) { return pixel_filters_support(d).message(); };
   EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0))
-                .find("serves conv fwd only"),
+                .find("serves the bwddata of unit strides only"),
+            std::string::npos);
+  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0))
+                .find("serves conv fwd and the bwddata of unit strides only"),
             std::string::npos);
   EXPECT_NE(refusal(fwd(c, DataType::f64)).find("use direct"), std::string::npos);
   test::ConvCase grouped = c;

@@ -18,7 +18,10 @@
 // (common/fused_epilogue.cuh).
 // Where it applies (dispatcher/backends/jit/pixel_filters.hpp): a conv
 // fwd of one group whose filters and halo fit the shared memory, any
-// layout, window, stride, dilation and padding, 1D/2D/3D.
+// layout, window, stride, dilation and padding, 1D/2D/3D; and a bwddata
+// of unit strides as the forward conv of dy that it is
+// (dispatcher/backends/jit/bwddata_as_forward.hpp): the problem's x is
+// then dy, its y dx, its filters w transposed, read flipped (FLIP).
 #include "common/channel_vectors.cuh"
 #include "common/fused_epilogue.cuh"
 #include "common/taps.cuh"
@@ -41,13 +44,19 @@ __device__ __forceinline__ index_t tap_stride() {
 }
 __device__ __forceinline__ index_t weight_floats() { return taps() * tap_stride(); }
 
+// A tap of the filters as the conv reads them: a bwddata's (FLIP) flipped
+// on every axis.
+__device__ __forceinline__ index_t read_tap(index_t tap, index_t taps) {
+  return P::FLIP ? taps - 1 - tap : tap;
+}
+
 // w[k][c][t][r][s] into weights[((c T + t) R + r) S + s][k], by the block.
 template <class Shared>
 __device__ __forceinline__ void stage_filters(Shared weights, const storage_t* w) {
   for (index_t i = threadIdx.x; i < weight_floats(); i += blockDim.x) {
     const index_t k = i % tap_stride(), tap = i / tap_stride();
-    const index_t s = tap % P::S, r = tap / P::S % P::R, t = tap / (P::S * P::R) % P::T,
-                  c = tap / (P::S * P::R * P::T);
+    const index_t s = read_tap(tap % P::S, P::S), r = read_tap(tap / P::S % P::R, P::R),
+                  t = read_tap(tap / (P::S * P::R) % P::T, P::T), c = tap / (P::S * P::R * P::T);
     weights[i] =
         k < P::K ? load(w[k * P::WS0 + c * P::WS1 + t * P::WS2 + r * P::WS3 + s * P::WS4]) : 0.0f;
   }

@@ -338,9 +338,13 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   out.variant = variant.empty() ? jit_variants(requested, variant_context("")).front()
                                 : std::string(variant);
   if (Status s = check_variant(requested, out.variant, {"", true}); !s.is_ok()) return s;
-  // The Hopper conv's constants are those of the forward conv it computes.
+  // The Hopper conv's and the conv of few filters' constants are those of
+  // the forward conv they compute.
   const WgmmaConvConfig* wgmma = find_wgmma_config(out.variant);
-  const OpDescriptor d = wgmma != nullptr ? wgmma_forward_equivalent(requested) : requested;
+  const bool pixels = out.variant == kPixelsVariant;
+  const OpDescriptor d = wgmma != nullptr ? wgmma_forward_equivalent(requested)
+                         : pixels         ? pixel_filters_problem(requested)
+                                          : requested;
   const GemmTile* tile = find_gemm_tile(out.variant);
   out.template_name = template_for(d, out.variant, tile);
   PreludeWriter p;
@@ -421,8 +425,10 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     out.arch_specific = true;
   } else if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
-  } else if (out.variant == kPixelsVariant) {
-    out.entries = {{"convjit_kernel", pixel_filter_items(d), 0, pixel_filter_shared_bytes(d)}};
+  } else if (pixels) {
+    p.constant("FLIP", requested.direction == Direction::bwddata ? 1 : 0);
+    out.entries = {
+        {"convjit_kernel", pixel_filter_items(requested), 0, pixel_filter_shared_bytes(requested)}};
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {
     // A thread per vector of filters and tap, per slice of the pixels.
     const long long items = w.spatial_size() * channel_vectors(d, w.dims[0]);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
@@ -36,12 +37,20 @@ long long staged_halo(const OpDescriptor& d, const View5& w) {
 
 }  // namespace
 
+OpDescriptor pixel_filters_problem(const OpDescriptor& d) {
+  return unit_stride_bwddata(d) ? bwddata_as_forward(d) : d;
+}
+
 Status pixel_filters_support(const OpDescriptor& d) {
   const auto refuse = [](std::string_view why) {
     return Status::not_available(fmt::format("variant {} {}", kPixelsVariant, why));
   };
-  if (d.kind != OpKind::conv || d.direction != Direction::fwd)
-    return refuse("serves conv fwd only");
+  if (d.kind != OpKind::conv || (d.direction != Direction::fwd && !unit_stride_bwddata(d)))
+    return refuse(
+        d.direction == Direction::bwddata
+            ? "serves the bwddata of unit strides only (the forward conv of dy): use direct or "
+              "a GEMM tile"
+            : "serves conv fwd and the bwddata of unit strides only");
   if (d.groups != 1)
     return refuse(
         fmt::format("serves convs of one group; this one has {}: use direct, or "
@@ -59,7 +68,8 @@ Status pixel_filters_support(const OpDescriptor& d) {
   return Status::ok();
 }
 
-bool pixel_filters_lead(const OpDescriptor& d) {
+bool pixel_filters_lead(const OpDescriptor& desc) {
+  const OpDescriptor d = pixel_filters_problem(desc);
   constexpr long long kMaxReduction = 144;  // C x taps: YOLO11n's 3 x 3 convs of 16 channels
   const View5 w = filter_view(d);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
@@ -67,13 +77,15 @@ bool pixel_filters_lead(const OpDescriptor& d) {
          y.dims[3] >= kRows;
 }
 
-long long pixel_filter_items(const OpDescriptor& d) {
+long long pixel_filter_items(const OpDescriptor& desc) {
+  const OpDescriptor d = pixel_filters_problem(desc);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   return y.dims[0] * y.dims[2] * ceil_div(y.dims[3], kRows) * ceil_div(y.dims[4], kCols) *
          kJitThreadsPerBlock;
 }
 
-std::size_t pixel_filter_shared_bytes(const OpDescriptor& d) {
+std::size_t pixel_filter_shared_bytes(const OpDescriptor& desc) {
+  const OpDescriptor d = pixel_filters_problem(desc);
   const View5 w = filter_view(d);
   return static_cast<std::size_t>(staged_weights(w) + staged_halo(d, w)) * sizeof(float);
 }

@@ -15,11 +15,15 @@ namespace convjit {
 
 inline constexpr std::string_view kPixelsVariant = "pixels";
 
-// OK where the kernel serves `d`: a conv fwd of one group in f32, f16 or
-// bf16 whose filters (C x taps x K, K rounded up to 4) and a tile's input
-// halo (C x the window of 8 x 64 output pixels) fit the block's shared
-// memory in f32 (CONVJIT_PIXELS_MAX_SHARED_BYTES); else NOT_AVAILABLE
-// naming the rule it breaks.
+// The forward conv the kernel computes for `d`: `d`, or a bwddata's of
+// unit strides (bwddata_as_forward.hpp, its filters read flipped).  Its
+// constants are this conv's; the functions below take `d` itself.
+[[nodiscard]] OpDescriptor pixel_filters_problem(const OpDescriptor& d);
+
+// OK where the kernel serves `d`: a conv fwd, or a bwddata of unit
+// strides, of one group in f32, f16 or bf16 whose filters (C x taps x K, K rounded up to 4) and a
+// tile's input halo (C x the window of 8 x 64 output pixels) fit the block's shared memory in f32
+// (CONVJIT_PIXELS_MAX_SHARED_BYTES); else NOT_AVAILABLE naming the rule it breaks.
 [[nodiscard]] Status pixel_filters_support(const OpDescriptor& d);
 
 // Whether the auto policy leads with it (else it is offered last), for a

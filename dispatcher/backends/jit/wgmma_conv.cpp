@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/stride_phases.hpp"
@@ -176,14 +177,6 @@ bool phased(const OpDescriptor& d) {
 long long reduced_channels(const OpDescriptor& d) {
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
   return phased(d) ? w.dims[0] : w.dims[1];
-}
-
-// The filters as a bwddata's GEMM reads them: K channels of C filters.
-OpDescriptor transposed_filters(const OpDescriptor& d) {
-  OpDescriptor t = d;
-  std::swap(t.w_dims[0], t.w_dims[1]);
-  std::swap(t.w_strides[0], t.w_strides[1]);
-  return t;
 }
 
 // Whether w's own layout has a TMA map of boxes of `filters` rows of
@@ -512,17 +505,7 @@ bool clusters_cost_no_tile(const OpDescriptor& desc) {
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
   if (folds_taps(d)) return folded_conv(d);
-  if (d.direction != Direction::bwddata || phased(d)) return d;
-  OpDescriptor e = transposed_filters(d);
-  e.direction = Direction::fwd;
-  std::swap(e.x_dims, e.y_dims);
-  std::swap(e.x_strides, e.y_strides);
-  for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
-    const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
-    e.pad_begin[i] = reach - d.pad_begin[i];
-    e.pad_end[i] = reach - d.pad_end[i];
-  }
-  return e;
+  return unit_stride_bwddata(d) ? bwddata_as_forward(d) : d;
 }
 
 long long wgmma_step_channels(const OpDescriptor& desc) {
