@@ -1,5 +1,5 @@
 // The conv of short reductions over few filters (kernel_templates/conv/
-// conv_fwd_pixels.cuh: a thread a strip of output pixels by a group of
+// conv_pixels.cuh: a thread a strip of output pixels by a group of
 // filters, all of w in shared memory) in the host emulator against the
 // host reference, and where it applies (dispatcher/backends/jit/
 // pixel_filters.hpp).  The kernel sums in f32 as the direct kernel does,
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/pixel_filters.hpp"
@@ -76,25 +77,27 @@ TEST(EmulatedPixelFilters, RandomConvolutions) {
   EXPECT_GE(served, 16);
 }
 
-// Random bwddata of unit strides, as the forward conv of dy with the
-// filters transposed and flipped: 1D/2D/3D windows with dilations and
-// padding at every edge, up to a tap's reach and one past it (the
-// forward conv's padding then negative: dx's edge pixels see no dy),
-// every layout, odd widths, 1 to 40 channels (the forward conv's filters)
-// over 1 to 9 filters, in f32, f16 and bf16; every third with alpha and
-// beta.  Those whose halo does not fit are refused by name.
+// Random bwddata: of unit strides (every third), as the forward conv of
+// dy with the filters transposed and flipped, and of strides 1 to 3 by
+// stride phases, with phases no tap lands on (a stride beyond a dilated
+// window's taps), 1D/2D/3D windows with dilations and padding at every
+// edge, up to a tap's reach and one past it (dx's edge pixels then see
+// no dy), every layout, odd widths, 1 to 40 channels (the forward conv's
+// filters) over 1 to 9 filters, in f32, f16 and bf16; every third with
+// alpha and beta.  Those whose halo does not fit are refused by name.
 TEST(EmulatedPixelFilters, RandomBackwardData) {
   std::mt19937 rng(5102);
   const DataType dtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
   int served = 0;
-  for (int i = 0; i < 24; ++i) {
+  for (int i = 0; i < 36; ++i) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.filters = 1 + (i * 5) % 9;
     c.channels = std::vector<std::int64_t>{1, 3, 8, 12, 16, 17, 24, 32, 40}[i % 9];
     const std::int64_t max_in[] = {90, 37, 6};
     test::randomize_windows(c, rng, 1 + i % 3, max_in[i % 3]);
-    for (std::int64_t& stride : c.stride) stride = 1;
+    if (i % 3 == 0)
+      for (std::int64_t& stride : c.stride) stride = 1;
     SCOPED_TRACE(c.describe());
     const OpDescriptor d = test::conv_descriptors(c, dtypes[i % 3], {Direction::bwddata}).at(0);
     if (const Status s = pixel_filters_support(d); !s.is_ok()) {
@@ -105,41 +108,72 @@ TEST(EmulatedPixelFilters, RandomBackwardData) {
     ++served;
     check(d, rng, i % 3 == 1 ? 0.5 : 1.0, i % 3 == 1 ? 0.25 : 0.0);
   }
-  EXPECT_GE(served, 16);
+  EXPECT_GE(served, 24);
 }
 
 // The layers it is for: YOLO11n's stem (3 channels, 16 filters, 3 x 3 of
 // stride 2) and its 3 x 3 convs of 16 channels to 8 filters and 8 to 16,
 // on images of 11 x 100 (outputs over two tiles of 8 x 64, both pixels of
-// a strip, 32 columns apart, real), channels-last (16-byte chunks of y) and NCHW, with the
-// fused Conv+BN+SiLU's bias; a bias and residual 2 bytes off a 16-byte
-// boundary, which the chunks must read element by element; and the
-// bwddata of the convs of stride 1, with alpha and beta.
+// a strip, 32 columns apart, real), channels-last (16-byte chunks of y)
+// and NCHW, with the fused Conv+BN+SiLU's bias; a bias and residual 2
+// bytes off a 16-byte boundary, which the chunks must read element by
+// element.  And the bwddata of those and of b1's 16 channels to 32
+// filters of stride 2 (by phases; its fwd's halo does not fit), with
+// alpha and beta.
 TEST(EmulatedPixelFilters, YoloSmallChannelLayers) {
   std::mt19937 rng(5101);
-  const std::int64_t shapes[][3] = {{3, 16, 2}, {16, 8, 1}, {8, 16, 1}};  // C, K, stride
-  for (const auto& [channels, filters, stride] : shapes)
+  // C, K, stride, whether the fwd is served.
+  const std::int64_t shapes[][4] = {{3, 16, 2, 1}, {16, 8, 1, 1}, {8, 16, 1, 1}, {16, 32, 2, 0}};
+  for (const auto& [channels, filters, stride, forward] : shapes)
     for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
       test::ConvCase c;
       c.batch = 2, c.channels = channels, c.filters = filters;
       c.input = {11, 100}, c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
-
       c.pad_begin = {1, 1}, c.pad_end = {1, 1};
       c.layout = layout, c.filter_layout = test::TestLayout::nchw;
       SCOPED_TRACE(c.describe());
       OpDescriptor d = fwd(c, DataType::bf16);
-      d.activation = Activation::silu;
-      d.epilogue_operands = kEpilogueBias;
-      check(d, rng);
-      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
-      check(d, rng, 1.0, 0.5, 2);
-      if (stride == 1) {
-        const OpDescriptor back =
-            test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0);
-        check(back, rng);
-        check(back, rng, 0.5, 0.25);
+      EXPECT_EQ(pixel_filters_support(d).is_ok(), forward != 0);
+      if (forward != 0) {
+        d.activation = Activation::silu;
+        d.epilogue_operands = kEpilogueBias;
+        check(d, rng);
+        d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+        check(d, rng, 1.0, 0.5, 2);
       }
+      const OpDescriptor back =
+          test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0);
+      check(back, rng);
+      check(back, rng, 0.5, 0.25);
     }
+}
+
+// Beyond the launch's cap on blocks (2^20), blocks loop over the tiles
+// (the grid's stride): grids cut to 3 blocks, each taking 10 tiles of a
+// fwd of stride 2 over 2 images of 40 x 150 output pixels (5 x 3 tiles
+// an image), and 40 of its bwddata's, whose tiles cycle through the 4
+// phases; alpha and beta.
+TEST(EmulatedPixelFilters, BlocksLoopOverTheTilesBeyondTheGrid) {
+  std::mt19937 rng(5103);
+  test::ConvCase c;
+  c.batch = 2, c.channels = 3, c.filters = 5, c.input = {80, 300}, c.kernel = {3, 3};
+  c.stride = {2, 2}, c.pad_begin = {1, 1}, c.layout = test::TestLayout::nhwc;
+  for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+    const OpDescriptor d = test::conv_descriptors(c, DataType::f32, {direction}).at(0);
+    SCOPED_TRACE(descriptor_name(d));
+    auto source = kernel_source(d, kPixelsVariant);
+    ASSERT_TRUE(source.is_ok()) << source.status().message();
+    KernelEntry& entry = source.value().entries.at(0);
+    EXPECT_GE(entry.threads, 3 * 5 * 256) << "at least 5 tiles a block";
+    entry.threads = 3 * 256;
+    auto kernel = emulate_kernel_source(d, std::move(source).value());
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    const test::HostOperands host = test::random_operands(d, rng, 0.5, 0.25);
+    std::vector<unsigned char> out = host.out;
+    const Status s = kernel.value()->execute(host.args(d, out.data()));
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+  }
 }
 
 // Its launch: a block of 256 threads per tile of 8 x 64 output pixels,
@@ -153,7 +187,7 @@ TEST(EmulatedPixelFilters, LaunchesAStripByFiltersAndRefusesWhatItCannotHold) {
   c.stride = {2, 2}, c.pad_begin = {1, 1}, c.layout = test::TestLayout::nhwc;
   auto source = kernel_source(fwd(c, DataType::bf16), kPixelsVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
-  EXPECT_EQ(source.value().template_name, "conv/conv_fwd_pixels.cuh");
+  EXPECT_EQ(source.value().template_name, "conv/conv_pixels.cuh");
   ASSERT_EQ(source.value().entries.size(), 1u);
   EXPECT_EQ(source.value().entries[0].threads, 2 * 256) << "a tile of 5 x 6 pixels an image";
   // 3 x 9 x 24 filters; 3 channels of 17 x 129 pixels for 8 x 64 outputs of stride 2.
@@ -173,20 +207,30 @@ TEST(EmulatedPixelFilters, LaunchesAStripByFiltersAndRefusesWhatItCannotHold) {
   auto back = kernel_source(
       test::conv_descriptors(unit, DataType::bf16, {Direction::bwddata}).at(0), kPixelsVariant);
   ASSERT_TRUE(back.is_ok()) << back.status().message();
-  EXPECT_EQ(back.value().template_name, "conv/conv_fwd_pixels.cuh");
+  EXPECT_EQ(back.value().template_name, "conv/conv_pixels.cuh");
   EXPECT_EQ(constant(back.value(), "FLIP"), 1);
   EXPECT_EQ(constant(back.value(), "C"), 24);
   EXPECT_EQ(constant(back.value(), "K"), 3);
   EXPECT_EQ(back.value().entries[0].threads, 2 * 2 * 256) << "dx: 2 tiles of 8 x 64 an image";
   // 24 x 9 x 3 filters, rounded up to 4; 24 channels of 10 x 66 dy pixels.
   EXPECT_EQ(back.value().entries[0].dynamic_shared_bytes, (24u * 9 * 4 + 24 * 10 * 66) * 4);
+  EXPECT_EQ(constant(back.value(), "PHASED"), 0);
+
+  // The bwddata of stride 2 by phases: dy's 24 channels of 5 x 6, dx's 3
+  // filters unflipped; 4 phases an image of dx, each one tile of 5 x 6
+  // pixels, whose halo is 8 + 1 rows of 64 + 1 (the taps 2 rows apart
+  // land 1 apart).
+  auto strided = kernel_source(
+      test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0), kPixelsVariant);
+  ASSERT_TRUE(strided.is_ok()) << strided.status().message();
+  EXPECT_EQ(constant(strided.value(), "FLIP"), 0);
+  EXPECT_EQ(constant(strided.value(), "PHASED"), 1);
+  EXPECT_EQ(strided.value().entries[0].threads, 2 * 4 * 256);
+  EXPECT_EQ(strided.value().entries[0].dynamic_shared_bytes, (24u * 9 * 4 + 24 * 9 * 65) * 4);
 
   const auto refusal = [](const OpDescriptor& d) { return pixel_filters_support(d).message(); };
-  EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0))
-                .find("serves the bwddata of unit strides only"),
-            std::string::npos);
   EXPECT_NE(refusal(test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0))
-                .find("serves conv fwd and the bwddata of unit strides only"),
+                .find("serves conv fwd and bwddata only"),
             std::string::npos);
   EXPECT_NE(refusal(fwd(c, DataType::f64)).find("use direct"), std::string::npos);
   test::ConvCase grouped = c;
@@ -243,6 +287,37 @@ TEST(EmulatedPixelFilters, LeadsOnFewFiltersOverShortReductions) {
   c.groups = 8, c.filters = 8;
   for (const std::string& id : jit_variants(fwd(c, DataType::bf16), {"sm_90", false}))
     EXPECT_NE(id, kPixelsVariant);
+}
+
+// Auto leads with it on the bwddata of YOLO11n's 3 x 3 convs of 16
+// channels to 8 filters and 8 to 16 (the forward convs of 8 channels of
+// dy to 16 filters and of 16 to 8) and of b1's 16 channels to 32 filters
+// of stride 2 (phases of at most 2 x 2 taps over 32 channels of dy, to 16
+// filters), channels-last and NCHW; not on the bwddata of b4's 32
+// channels to 16 filters, 32 filters of dx, which it is offered for
+// last.
+TEST(EmulatedPixelFilters, LeadsOnTheBackwardDataOfFewChannels) {
+  test::ConvCase c;
+  c.batch = 32, c.kernel = {3, 3}, c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  const auto variants = [&](const char* arch) {
+    return jit_variants(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0),
+                        {arch, false});
+  };
+  const std::int64_t leads[][4] = {{16, 8, 160, 1}, {8, 16, 160, 1}, {16, 32, 320, 2}};
+  for (const auto& [channels, filters, size, stride] : leads)
+    for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
+      c.channels = channels, c.filters = filters, c.input = {size, size};
+      c.stride = {stride, stride}, c.layout = layout;
+      SCOPED_TRACE(c.describe());
+      for (const char* arch : {"sm_90", "sm_80", ""})
+        EXPECT_EQ(variants(arch).front(), kPixelsVariant);
+    }
+  c.channels = 32, c.filters = 16, c.input = {80, 80}, c.stride = {1, 1};
+  c.layout = test::TestLayout::nhwc;
+  std::vector<std::string> ids = variants("sm_90");
+  EXPECT_NE(ids.front(), kPixelsVariant);
+  while (find_wgmma_config(ids.back()) != nullptr) ids.pop_back();
+  EXPECT_EQ(ids.back(), kPixelsVariant);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // How the convolution of short reductions over few filters
-// (conv/conv_fwd_pixels.cuh) cuts its work.  Plain macros: the host sizes
+// (conv/conv_pixels.cuh) cuts its work.  Plain macros: the host sizes
 // the grid and the shared memory with them (dispatcher/backends/jit/
 // pixel_filters.cpp), the template its tiles.
 #pragma once

@@ -57,18 +57,22 @@ def describe(op, gpu):
             f"{limiter(op, gpu):>8}")
 
 
+def moved(before, after, gpu):
+    """The convs of a run whose prediction moved, then the run's totals."""
+    for layer in after:
+        b, a = before[layer], after[layer]
+        if abs(b["seconds"][gpu] - a["seconds"][gpu]) > 1e-12 or b["variant"] != a["variant"]:
+            print(f"{layer:24} {describe(b, gpu)}  ->  {describe(a, gpu)}  "
+                  f"{a['seconds'][gpu] / b['seconds'][gpu]:.3f}x")
+    tb = sum(o["seconds"][gpu] * o["count"] for o in before.values())
+    ta = sum(o["seconds"][gpu] * o["count"] for o in after.values())
+    print(f"the run's convs: {tb * 1e6:.0f} -> {ta * 1e6:.0f} us ({ta / tb:.3f}x)\n")
+
+
 def table(data, gpu):
     for key, run in data["runs"].items():
-        before, after = run["before"], run["after"]
         print(f"## {key} fwd ({gpu})")
-        for layer in after:
-            b, a = before[layer], after[layer]
-            if abs(b["seconds"][gpu] - a["seconds"][gpu]) > 1e-12 or b["variant"] != a["variant"]:
-                print(f"{layer:24} {describe(b, gpu)}  ->  {describe(a, gpu)}  "
-                      f"{a['seconds'][gpu] / b['seconds'][gpu]:.3f}x")
-        tb = sum(o["seconds"][gpu] * o["count"] for o in before.values())
-        ta = sum(o["seconds"][gpu] * o["count"] for o in after.values())
-        print(f"the run's convs: {tb * 1e6:.0f} -> {ta * 1e6:.0f} us ({ta / tb:.3f}x)\n")
+        moved(run["before"], run["after"], gpu)
     print(f"## the convs alone: under pixels, and auto's choice before the lead ({gpu})")
     for name, ops in data["alone"].items():
         line = f"{name:24} {describe(ops['pixels'], gpu)}"

@@ -20,11 +20,16 @@ OpDescriptor transposed_filters(const OpDescriptor& d) {
   return t;
 }
 
-OpDescriptor bwddata_as_forward(const OpDescriptor& d) {
+OpDescriptor bwddata_operands_as_forward(const OpDescriptor& d) {
   OpDescriptor e = transposed_filters(d);
   e.direction = Direction::fwd;
   std::swap(e.x_dims, e.y_dims);
   std::swap(e.x_strides, e.y_strides);
+  return e;
+}
+
+OpDescriptor bwddata_as_forward(const OpDescriptor& d) {
+  OpDescriptor e = bwddata_operands_as_forward(d);
   for (std::size_t i = 0; i < static_cast<std::size_t>(d.spatial_dims); ++i) {
     const std::int64_t reach = d.dilation[i] * (d.w_dims[i + 2] - 1);
     e.pad_begin[i] = reach - d.pad_begin[i];

@@ -17,9 +17,14 @@ namespace convjit {
 // strides 0 and 1 swapped, its K channels of C filters.
 [[nodiscard]] OpDescriptor transposed_filters(const OpDescriptor& d);
 
-// The forward conv `d` computes, for a `d` with unit_stride_bwddata: x
-// and y swapped (dy in, dx out), the filters transposed, the padding the
-// reach's complement.  Its filters are read flipped.
+// A bwddata's operands as a forward conv's: x and y swapped (dy in, dx
+// out), the filters transposed; the window as it is, and the direction
+// fwd.  What the window then means is the kernel's: the two below.
+[[nodiscard]] OpDescriptor bwddata_operands_as_forward(const OpDescriptor& d);
+
+// The forward conv `d` computes, for a `d` with unit_stride_bwddata: its
+// operands as a forward conv's, the padding the reach's complement.  Its
+// filters are read flipped.
 [[nodiscard]] OpDescriptor bwddata_as_forward(const OpDescriptor& d);
 
 }  // namespace convjit

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/kernel_operands.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
@@ -100,7 +101,7 @@ std::string template_for(const OpDescriptor& d, std::string_view variant, const 
                        : variant == kTileVariant ? "_tile"
                                                  : "");
   if (variant == kEpiloguePassVariant) return "conv/epilogue_pass.cuh";
-  if (variant == kPixelsVariant) return "conv/conv_fwd_pixels.cuh";
+  if (variant == kPixelsVariant) return "conv/conv_pixels.cuh";
   // The Hopper conv's: `d` is the forward conv it computes, where there is one.
   if (find_wgmma_config(variant) != nullptr)
     return d.direction == Direction::bwdfilt   ? "conv/conv_bwdfilt_wgmma.cuh"
@@ -426,7 +427,8 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
   } else if (tile != nullptr) {
     if (Status s = gemm_entries(d, *tile, w, p, out); !s.is_ok()) return s;
   } else if (pixels) {
-    p.constant("FLIP", requested.direction == Direction::bwddata ? 1 : 0);
+    p.constant("FLIP", unit_stride_bwddata(requested) ? 1 : 0);
+    p.constant("PHASED", pixel_filters_phased(requested) ? 1 : 0);
     out.entries = {
         {"convjit_kernel", pixel_filter_items(requested), 0, pixel_filter_shared_bytes(requested)}};
   } else if (out.variant == kDepthwiseVariant && d.direction == Direction::bwdfilt) {

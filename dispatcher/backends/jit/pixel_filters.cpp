@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -9,6 +11,10 @@
 #include "kernel_templates/conv/pixel_filters_shape.cuh"
 
 namespace convjit {
+
+bool pixel_filters_phased(const OpDescriptor& d) {
+  return d.kind == OpKind::conv && d.direction == Direction::bwddata && !unit_stride_bwddata(d);
+}
 
 namespace {
 
@@ -26,31 +32,50 @@ long long staged_weights(const View5& w) {
   return w.dims[1] * w.spatial_size() * ceil_div(w.dims[0], kTapFilters) * kTapFilters;
 }
 
+// Per axis of the kernel's problem `p`: the stride phases it runs, and
+// the input a tile of `outputs` reads along the axis, as the template's
+// phases and halo_extent.
+long long axis_phases(const Window3& win, bool phases, std::size_t a) {
+  return phases ? win.stride[a] : 1;
+}
+long long axis_extent(const Window3& win, bool phases, long long outputs, std::size_t a) {
+  const long long reach = (win.size[a] - 1) * win.dilation[a];
+  return phases ? outputs + reach / win.stride[a] : (outputs - 1) * win.stride[a] + reach + 1;
+}
+
 // The input a tile of output pixels reads, every channel.
-long long staged_halo(const OpDescriptor& d, const View5& w) {
-  const Window3 win = canonical_window(d);
-  const auto extent = [&](long long outputs, std::size_t a) {
-    return (outputs - 1) * win.stride[a] + (win.size[a] - 1) * win.dilation[a] + 1;
-  };
-  return w.dims[1] * extent(1, 0) * extent(kRows, 1) * extent(kCols, 2);
+long long staged_halo(const OpDescriptor& p, bool phases, const View5& w) {
+  const Window3 win = canonical_window(p);
+  return w.dims[1] * axis_extent(win, phases, 1, 0) * axis_extent(win, phases, kRows, 1) *
+         axis_extent(win, phases, kCols, 2);
+}
+
+// The most taps that land on one stride phase: along an axis of stride
+// s and dilation d, the taps r with r d in one class mod s, every s /
+// gcd(s, d)-th.
+long long phase_taps(const OpDescriptor& p, bool phases) {
+  const Window3 win = canonical_window(p);
+  long long taps = 1;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const long long period = phases ? win.stride[a] / std::gcd(win.stride[a], win.dilation[a]) : 1;
+    taps *= ceil_div(win.size[a], period);
+  }
+  return taps;
 }
 
 }  // namespace
 
 OpDescriptor pixel_filters_problem(const OpDescriptor& d) {
-  return unit_stride_bwddata(d) ? bwddata_as_forward(d) : d;
+  if (unit_stride_bwddata(d)) return bwddata_as_forward(d);
+  return pixel_filters_phased(d) ? bwddata_operands_as_forward(d) : d;
 }
 
 Status pixel_filters_support(const OpDescriptor& d) {
   const auto refuse = [](std::string_view why) {
     return Status::not_available(fmt::format("variant {} {}", kPixelsVariant, why));
   };
-  if (d.kind != OpKind::conv || (d.direction != Direction::fwd && !unit_stride_bwddata(d)))
-    return refuse(
-        d.direction == Direction::bwddata
-            ? "serves the bwddata of unit strides only (the forward conv of dy): use direct or "
-              "a GEMM tile"
-            : "serves conv fwd and the bwddata of unit strides only");
+  if (d.kind != OpKind::conv || d.direction == Direction::bwdfilt)
+    return refuse("serves conv fwd and bwddata only");
   if (d.groups != 1)
     return refuse(
         fmt::format("serves convs of one group; this one has {}: use direct, or "
@@ -69,25 +94,40 @@ Status pixel_filters_support(const OpDescriptor& d) {
 }
 
 bool pixel_filters_lead(const OpDescriptor& desc) {
-  const OpDescriptor d = pixel_filters_problem(desc);
   constexpr long long kMaxReduction = 144;  // C x taps: YOLO11n's 3 x 3 convs of 16 channels
-  const View5 w = filter_view(d);
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  return w.dims[0] <= CONVJIT_PIXELS_FILTERS && w.dims[1] * w.spatial_size() <= kMaxReduction &&
-         y.dims[3] >= kRows;
+  const OpDescriptor p = pixel_filters_problem(desc);
+  const bool phases = pixel_filters_phased(desc);
+  const View5 w = filter_view(p);
+  const View5 y = canonical_view(p.y_dims, p.y_strides, p.spatial_dims);
+  const long long phase_rows = ceil_div(y.dims[3], axis_phases(canonical_window(p), phases, 1));
+  return w.dims[0] <= CONVJIT_PIXELS_FILTERS &&
+         w.dims[1] * phase_taps(p, phases) <= kMaxReduction && phase_rows >= kRows;
 }
 
 long long pixel_filter_items(const OpDescriptor& desc) {
-  const OpDescriptor d = pixel_filters_problem(desc);
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  return y.dims[0] * y.dims[2] * ceil_div(y.dims[3], kRows) * ceil_div(y.dims[4], kCols) *
-         kJitThreadsPerBlock;
+  const OpDescriptor p = pixel_filters_problem(desc);
+  const bool phases = pixel_filters_phased(desc);
+  const Window3 win = canonical_window(p);
+  const View5 y = canonical_view(p.y_dims, p.y_strides, p.spatial_dims);
+  long long tiles = y.dims[0];
+  const long long tile[] = {1, kRows, kCols};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const long long count = axis_phases(win, phases, a);
+    tiles *= count * ceil_div(ceil_div(y.dims[a + 2], count), tile[a]);
+  }
+  // A block a tile.  Runs of tiles a block, the grid capped at a full
+  // GPU's blocks, staged w less often but rounded the grid up to whole
+  // waves of longer blocks, which the analyser predicted slower on
+  // YOLO11n's 3 x 3 convs (bench/results/2026-12-04-pixel-filters-bwddata).
+  return tiles * kJitThreadsPerBlock;
 }
 
 std::size_t pixel_filter_shared_bytes(const OpDescriptor& desc) {
-  const OpDescriptor d = pixel_filters_problem(desc);
-  const View5 w = filter_view(d);
-  return static_cast<std::size_t>(staged_weights(w) + staged_halo(d, w)) * sizeof(float);
+  const OpDescriptor p = pixel_filters_problem(desc);
+  const View5 w = filter_view(p);
+  return static_cast<std::size_t>(staged_weights(w) +
+                                  staged_halo(p, pixel_filters_phased(desc), w)) *
+         sizeof(float);
 }
 
 }  // namespace convjit

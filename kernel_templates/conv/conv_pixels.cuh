@@ -1,6 +1,7 @@
-// Convolution forward for short reductions over few filters: a stem's 3
-// channels (YOLO11n's first conv, 16 filters), YOLO11n's 3 x 3 convs of
-// 8 or 16 channels to 8 or 16 filters.  There an implicit GEMM's tiles
+// Convolution forward, and bwddata as the forward conv of dy it is, for
+// short reductions over few filters: a stem's 3 channels (YOLO11n's
+// first conv, 16 filters), YOLO11n's 3 x 3 convs of 8 or 16 channels to
+// 8 or 16 filters and their bwddata.  There an implicit GEMM's tiles
 // are mostly padding, and the direct kernel (conv/conv_fwd.cuh), a
 // thread per output element, reads each input once per filter and writes
 // channels-last y a strided element at a time.
@@ -29,7 +30,7 @@
 #include "conv/pixel_filters_shape.cuh"
 
 namespace convjit_device {
-namespace conv_fwd_pixels {
+namespace conv_pixels {
 
 typedef Problem P;
 constexpr int kRows = CONVJIT_PIXELS_TILE_ROWS, kCols = CONVJIT_PIXELS_TILE_COLS;
@@ -62,26 +63,85 @@ __device__ __forceinline__ void stage_filters(Shared weights, const storage_t* w
   }
 }
 
-// A block's tile: kRows x kCols output pixels of image n at depth od, from
-// (oh0, ow0); and the input it reads, every channel, from (id0, ih0, iw0).
-struct Tile {
-  index_t n, od, oh0, ow0;
+// A block's tile along one axis (D, H or W): outputs out0 + i out_step
+// for i in [0, tile), output i reading the halo from i in_step on, tap r
+// at tap_offset(r) further.  A conv fwd's outputs are consecutive, its
+// taps every one.  A strided bwddata (PHASED) runs its stride phases as
+// forward convs of dy (conv/conv_bwddata_wgmma.cuh's decomposition): a
+// tile's outputs are one phase's, `stride` apart, and the taps r that
+// land on it are those whose phase + pad - r dilation is a multiple of
+// the stride, read at dy's j + (phase + pad - r dilation) / stride; the
+// halo starts at the last tap's (none: last = -1), tap r is (last - r)
+// dilation / stride rows further.
+struct Axis {
+  index_t out, stride, pad, dilation, taps;
 };
-__device__ __forceinline__ index_t row_tiles() { return (P::OH + kRows - 1) / kRows; }
-__device__ __forceinline__ index_t col_tiles() { return (P::OW + kCols - 1) / kCols; }
-__device__ __forceinline__ index_t tile_count() { return P::N * P::OD * row_tiles() * col_tiles(); }
+__device__ __forceinline__ Axis axis_d() { return {P::OD, P::SD, P::PD, P::DD, P::T}; }
+__device__ __forceinline__ Axis axis_h() { return {P::OH, P::SH, P::PH, P::DH, P::R}; }
+__device__ __forceinline__ Axis axis_w() { return {P::OW, P::SW, P::PW, P::DW, P::S}; }
+
+struct AxisTile {
+  index_t out0, out_step, in0, in_step, phase, last;
+};
+
+__device__ __forceinline__ index_t phases(const Axis& a) { return P::PHASED ? a.stride : 1; }
+// A phase's outputs at most.
+__device__ __forceinline__ index_t phase_outputs(const Axis& a) {
+  return (a.out + phases(a) - 1) / phases(a);
+}
+// The halo's extent for a tile of `tile` outputs: the most any phase reads.
+__device__ __forceinline__ index_t halo_extent(const Axis& a, index_t tile) {
+  return P::PHASED ? tile + (a.taps - 1) * a.dilation / a.stride
+                   : (tile - 1) * a.stride + (a.taps - 1) * a.dilation + 1;
+}
+__device__ __forceinline__ bool lands(const Axis& a, const AxisTile& t, index_t r) {
+  return !P::PHASED || (t.phase + a.pad - r * a.dilation) % a.stride == 0;
+}
+__device__ __forceinline__ index_t tap_offset(const Axis& a, const AxisTile& t, index_t r) {
+  return P::PHASED ? (t.last - r) * a.dilation / a.stride : r * a.dilation;
+}
+// The tile of phase `phase` from its output j0.
+__device__ __forceinline__ AxisTile axis_tile(const Axis& a, index_t j0, index_t phase) {
+  if (!P::PHASED) return {j0, 1, j0 * a.stride - a.pad, a.stride, 0, a.taps - 1};
+  AxisTile t{phase + j0 * a.stride, a.stride, 0, 1, phase, -1};
+  for (index_t r = 0; r < a.taps; ++r)
+    if (lands(a, t, r)) t.last = r;
+  t.in0 = j0 + (t.last < 0 ? 0 : (phase + a.pad - t.last * a.dilation) / a.stride);
+  return t;
+}
+
+// A block's tile: 1 x kRows x kCols outputs of image n (of one stride
+// phase where PHASED), and the input it reads, every channel.
+struct Tile {
+  index_t n;
+  AxisTile d, h, w;
+};
+__device__ __forceinline__ index_t row_tiles() {
+  return (phase_outputs(axis_h()) + kRows - 1) / kRows;
+}
+__device__ __forceinline__ index_t col_tiles() {
+  return (phase_outputs(axis_w()) + kCols - 1) / kCols;
+}
+__device__ __forceinline__ index_t phase_count() {
+  return phases(axis_d()) * phases(axis_h()) * phases(axis_w());
+}
+__device__ __forceinline__ index_t tile_count() {
+  return P::N * phase_count() * phase_outputs(axis_d()) * row_tiles() * col_tiles();
+}
+// Tile b: the phase varies fastest (the phases differ in their taps, so
+// that neighbouring blocks share the work alike), then W, H, D and N.
 __device__ __forceinline__ Tile tile_of(index_t b) {
-  const index_t depth = b / (row_tiles() * col_tiles());  // (n, od)
-  return {depth / P::OD, depth % P::OD, b / col_tiles() % row_tiles() * kRows,
-          b % col_tiles() * kCols};
+  const index_t phase = b % phase_count(), at = b / phase_count();
+  const index_t col = at % col_tiles(), row = at / col_tiles() % row_tiles();
+  const index_t depth = at / (col_tiles() * row_tiles());  // (n, jd)
+  const index_t pw = phase % phases(axis_w()), ph = phase / phases(axis_w()) % phases(axis_h()),
+                pd = phase / (phases(axis_w()) * phases(axis_h()));
+  return {depth / phase_outputs(axis_d()), axis_tile(axis_d(), depth % phase_outputs(axis_d()), pd),
+          axis_tile(axis_h(), row * kRows, ph), axis_tile(axis_w(), col * kCols, pw)};
 }
-__device__ __forceinline__ index_t halo_depth() { return (P::T - 1) * P::DD + 1; }
-__device__ __forceinline__ index_t halo_rows() {
-  return (kRows - 1) * P::SH + (P::R - 1) * P::DH + 1;
-}
-__device__ __forceinline__ index_t halo_cols() {
-  return (kCols - 1) * P::SW + (P::S - 1) * P::DW + 1;
-}
+__device__ __forceinline__ index_t halo_depth() { return halo_extent(axis_d(), 1); }
+__device__ __forceinline__ index_t halo_rows() { return halo_extent(axis_h(), kRows); }
+__device__ __forceinline__ index_t halo_cols() { return halo_extent(axis_w(), kCols); }
 __device__ __forceinline__ index_t halo_plane() { return halo_depth() * halo_rows() * halo_cols(); }
 
 // The tile's halo into halo[c][d][h][w], zero outside x: the block's
@@ -89,7 +149,7 @@ __device__ __forceinline__ index_t halo_plane() { return halo_depth() * halo_row
 // (channels-last), else along W.  The caller puts the barrier after.
 template <class Shared>
 __device__ __forceinline__ void stage_halo(Shared halo, const storage_t* x, const Tile& b) {
-  const index_t d0 = b.od * P::SD - P::PD, h0 = b.oh0 * P::SH - P::PH, w0 = b.ow0 * P::SW - P::PW;
+  const index_t d0 = b.d.in0, h0 = b.h.in0, w0 = b.w.in0;
   const bool channels_last = P::XS1 == 1;
   for (index_t e = threadIdx.x; e < P::CG * halo_plane(); e += blockDim.x) {
     const index_t c = channels_last ? e % P::CG : e / halo_plane();
@@ -103,19 +163,15 @@ __device__ __forceinline__ void stage_halo(Shared halo, const storage_t* x, cons
   }
 }
 
-// One tap's products for the thread's pixels (row `row`, columns `col` +
-// p kStrips of the tile) by the filters from k0.
+// One tap's products for the thread's pixels by the filters from k0:
+// the pixels' halo values from `at`, kStrips outputs apart along W.
 template <class Shared>
-__device__ __forceinline__ void multiply_tap(Shared weights, Shared halo, int row, int col,
-                                             index_t k0, index_t c, int t, int r, int s,
+__device__ __forceinline__ void multiply_tap(Shared weights, Shared halo, index_t at,
+                                             index_t in_step, index_t k0, index_t tap,
                                              float (&acc)[kStrip][kFilters]) {
   float in[kStrip];
 #pragma unroll
-  for (int p = 0; p < kStrip; ++p)
-    in[p] =
-        halo[c * halo_plane() + (t * P::DD * halo_rows() + row * P::SH + r * P::DH) * halo_cols() +
-             (col + p * kStrips) * P::SW + s * P::DW];
-  const index_t tap = ((c * P::T + t) * P::R + r) * P::S + s;
+  for (int p = 0; p < kStrip; ++p) in[p] = halo[at + p * kStrips * in_step];
 #pragma unroll
   for (int j = 0; j < kFilters; j += kFloatsPerRead) {
     if (k0 + j >= tap_stride()) break;
@@ -142,6 +198,33 @@ __device__ __forceinline__ void store_pixel(storage_t* y, const FusedEpilogue<P>
   }
 }
 
+// Channel c's taps that land on tile b, for the thread's pixels (row
+// `row`, columns `col` + p kStrips of the tile) by the filters from k0.
+template <class Shared>
+__device__ __forceinline__ void multiply_channel(Shared weights, Shared halo, const Tile& b,
+                                                 index_t row, index_t col, index_t k0, index_t c,
+                                                 float (&acc)[kStrip][kFilters]) {
+  const Axis ad = axis_d(), ah = axis_h(), aw = axis_w();
+#pragma unroll
+  for (int t = 0; t < P::T; ++t) {
+    if (!lands(ad, b.d, t)) continue;
+#pragma unroll
+    for (int r = 0; r < P::R; ++r) {
+      if (!lands(ah, b.h, r)) continue;
+      const index_t plane_row =
+          tap_offset(ad, b.d, t) * halo_rows() + row * b.h.in_step + tap_offset(ah, b.h, r);
+#pragma unroll
+      for (int s = 0; s < P::S; ++s) {
+        if (!lands(aw, b.w, s)) continue;
+        const index_t at =
+            c * halo_plane() + plane_row * halo_cols() + col * b.w.in_step + tap_offset(aw, b.w, s);
+        multiply_tap(weights, halo, at, b.w.in_step, k0, ((c * P::T + t) * P::R + r) * P::S + s,
+                     acc);
+      }
+    }
+  }
+}
+
 // The thread's pixels of tile b, every filter: kFilters at a time.
 template <class Shared>
 __device__ __forceinline__ void compute_tile(Shared weights, Shared halo, storage_t* y,
@@ -149,28 +232,22 @@ __device__ __forceinline__ void compute_tile(Shared weights, Shared halo, storag
                                              bool vectors) {
   const int row = static_cast<int>(threadIdx.x) / kStrips,
             col = static_cast<int>(threadIdx.x) % kStrips;
-  const index_t oh = b.oh0 + row;
-  if (oh >= P::OH) return;
+  const index_t oh = b.h.out0 + row * b.h.out_step;
+  if (b.d.out0 >= P::OD || oh >= P::OH) return;
   for (index_t k0 = 0; k0 < P::K; k0 += kFilters) {
     float acc[kStrip][kFilters] = {};
-    for (index_t c = 0; c < P::CG; ++c)
-#pragma unroll
-      for (int t = 0; t < P::T; ++t)
-#pragma unroll
-        for (int r = 0; r < P::R; ++r)
-#pragma unroll
-          for (int s = 0; s < P::S; ++s) multiply_tap(weights, halo, row, col, k0, c, t, r, s, acc);
+    for (index_t c = 0; c < P::CG; ++c) multiply_channel(weights, halo, b, row, col, k0, c, acc);
 #pragma unroll
     for (int p = 0; p < kStrip; ++p) {
-      const index_t ow = b.ow0 + col + p * kStrips;
+      const index_t ow = b.w.out0 + (col + p * kStrips) * b.w.out_step;
       if (ow < P::OW)
-        store_pixel(y, epilogue, b.n * P::YS0 + b.od * P::YS2 + oh * P::YS3 + ow * P::YS4, k0,
+        store_pixel(y, epilogue, b.n * P::YS0 + b.d.out0 * P::YS2 + oh * P::YS3 + ow * P::YS4, k0,
                     acc[p], vectors);
     }
   }
 }
 
-}  // namespace conv_fwd_pixels
+}  // namespace conv_pixels
 }  // namespace convjit_device
 
 CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
@@ -180,7 +257,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* __restrict__ x,
                               const convjit_device::storage_t* __restrict__ bias,
                               const convjit_device::storage_t* __restrict__ residual) {
   using namespace convjit_device;
-  using namespace convjit_device::conv_fwd_pixels;
+  using namespace convjit_device::conv_pixels;
   CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
   const auto weights = &smem[0];
   const auto halo = &smem[weight_floats()];
