@@ -128,8 +128,8 @@ __device__ __forceinline__ index_t phase_count() {
 __device__ __forceinline__ index_t tile_count() {
   return P::N * phase_count() * phase_outputs(axis_d()) * row_tiles() * col_tiles();
 }
-// Tile b: the phase varies fastest (the phases differ in their taps, so
-// that neighbouring blocks share the work alike), then W, H, D and N.
+// Tile b: the phase varies fastest, so that the blocks that run at once
+// share the phases' unequal work (their taps) alike; then W, H, D, N.
 __device__ __forceinline__ Tile tile_of(index_t b) {
   const index_t phase = b % phase_count(), at = b / phase_count();
   const index_t col = at % col_tiles(), row = at / col_tiles() % row_tiles();
