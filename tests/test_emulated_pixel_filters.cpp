@@ -38,6 +38,25 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
   test::expect_emulated_variant_matches(d, rng, kPixelsVariant, alpha, beta, shift);
 }
 
+// The random cases' counts of the kernel's filters: a thread's group of
+// 16 partly or wholly past the last one, counts off the 8-filter chunk.
+constexpr std::int64_t kFilterCounts[] = {1, 3, 8, 12, 16, 17, 24, 32, 40};
+// Their inputs' extent at most in 1D, 2D and 3D: up to 90 pixels in 1D
+// and 37 x 37 in 2D are several tiles of 8 x 64 outputs, and strips whose
+// second pixel (32 columns on) is real.
+constexpr std::int64_t kMaxInput[] = {90, 37, 6};
+
+// Whether the kernel serves `d`; where not, that it refuses `d` for its
+// filters and halo beyond the shared memory, the only rule random cases
+// of one group may break.
+bool served_or_too_large(const OpDescriptor& d) {
+  const Status s = pixel_filters_support(d);
+  if (!s.is_ok()) {
+    EXPECT_NE(s.message().find("bytes of shared memory at most"), std::string::npos) << s.message();
+  }
+  return s.is_ok();
+}
+
 // Random convs of one group: 1D/2D/3D windows with strides, dilations and
 // padding at every edge (some outputs see only padding), every layout of
 // x and y and both of w, odd widths (a strip's second pixel past the
@@ -55,18 +74,11 @@ TEST(EmulatedPixelFilters, RandomConvolutions) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.channels = 1 + (i * 5) % 9;
-    c.filters = std::vector<std::int64_t>{1, 3, 8, 12, 16, 17, 24, 32, 40}[i % 9];
-    // Up to 90 pixels in 1D and 37 x 37 in 2D: several tiles of 8 x 64
-    // outputs, and strips whose second pixel (32 columns on) is real.
-    const std::int64_t max_in[] = {90, 37, 6};
-    test::randomize_windows(c, rng, 1 + i % 3, max_in[i % 3]);
+    c.filters = kFilterCounts[i % 9];
+    test::randomize_windows(c, rng, 1 + i % 3, kMaxInput[i % 3]);
     SCOPED_TRACE(c.describe());
     OpDescriptor d = fwd(c, dtypes[i % 3]);
-    if (const Status s = pixel_filters_support(d); !s.is_ok()) {
-      EXPECT_NE(s.message().find("bytes of shared memory at most"), std::string::npos)
-          << s.message();
-      continue;
-    }
+    if (!served_or_too_large(d)) continue;
     ++served;
     if (i % 3 == 1) {
       d.activation = Activation::silu;
@@ -93,18 +105,13 @@ TEST(EmulatedPixelFilters, RandomBackwardData) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.filters = 1 + (i * 5) % 9;
-    c.channels = std::vector<std::int64_t>{1, 3, 8, 12, 16, 17, 24, 32, 40}[i % 9];
-    const std::int64_t max_in[] = {90, 37, 6};
-    test::randomize_windows(c, rng, 1 + i % 3, max_in[i % 3]);
+    c.channels = kFilterCounts[i % 9];
+    test::randomize_windows(c, rng, 1 + i % 3, kMaxInput[i % 3]);
     if (i % 3 == 0)
       for (std::int64_t& stride : c.stride) stride = 1;
     SCOPED_TRACE(c.describe());
     const OpDescriptor d = test::conv_descriptors(c, dtypes[i % 3], {Direction::bwddata}).at(0);
-    if (const Status s = pixel_filters_support(d); !s.is_ok()) {
-      EXPECT_NE(s.message().find("bytes of shared memory at most"), std::string::npos)
-          << s.message();
-      continue;
-    }
+    if (!served_or_too_large(d)) continue;
     ++served;
     check(d, rng, i % 3 == 1 ? 0.5 : 1.0, i % 3 == 1 ? 0.25 : 0.0);
   }

@@ -19,10 +19,11 @@
 // (common/fused_epilogue.cuh).
 // Where it applies (dispatcher/backends/jit/pixel_filters.hpp): a conv
 // fwd of one group whose filters and halo fit the shared memory, any
-// layout, window, stride, dilation and padding, 1D/2D/3D; and a bwddata
-// of unit strides as the forward conv of dy that it is
-// (dispatcher/backends/jit/bwddata_as_forward.hpp): the problem's x is
-// then dy, its y dx, its filters w transposed, read flipped (FLIP).
+// layout, window, stride, dilation and padding, 1D/2D/3D; and a bwddata,
+// its problem's x then dy, its y dx, its filters w transposed: of unit
+// strides as the forward conv of dy that it is, the filters read flipped
+// (FLIP; dispatcher/backends/jit/bwddata_as_forward.hpp), strided by its
+// stride phases (PHASED, below).
 #include "common/channel_vectors.cuh"
 #include "common/fused_epilogue.cuh"
 #include "common/taps.cuh"

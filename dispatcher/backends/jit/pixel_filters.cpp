@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <utility>
 
 #include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 #include "dispatcher/backends/jit/ceil_div.hpp"
@@ -32,32 +33,44 @@ long long staged_weights(const View5& w) {
   return w.dims[1] * w.spatial_size() * ceil_div(w.dims[0], kTapFilters) * kTapFilters;
 }
 
-// Per axis of the kernel's problem `p`: the stride phases it runs, and
-// the input a tile of `outputs` reads along the axis, as the template's
-// phases and halo_extent.
-long long axis_phases(const Window3& win, bool phases, std::size_t a) {
-  return phases ? win.stride[a] : 1;
+// The conv the kernel runs for a descriptor, and its window, and whether
+// it runs that window's stride phases.
+struct KernelProblem {
+  OpDescriptor conv;
+  Window3 window;
+  bool phases;
+};
+KernelProblem problem_of(const OpDescriptor& d) {
+  OpDescriptor conv = pixel_filters_problem(d);
+  const Window3 window = canonical_window(conv);
+  return {std::move(conv), window, pixel_filters_phased(d)};
 }
-long long axis_extent(const Window3& win, bool phases, long long outputs, std::size_t a) {
+
+// Per axis, as the template's phases and halo_extent: the stride phases
+// the kernel runs, and the input a tile of `outputs` reads.
+long long axis_phases(const KernelProblem& p, std::size_t a) {
+  return p.phases ? p.window.stride[a] : 1;
+}
+long long axis_extent(const KernelProblem& p, long long outputs, std::size_t a) {
+  const Window3& win = p.window;
   const long long reach = (win.size[a] - 1) * win.dilation[a];
-  return phases ? outputs + reach / win.stride[a] : (outputs - 1) * win.stride[a] + reach + 1;
+  return p.phases ? outputs + reach / win.stride[a] : (outputs - 1) * win.stride[a] + reach + 1;
 }
 
 // The input a tile of output pixels reads, every channel.
-long long staged_halo(const OpDescriptor& p, bool phases, const View5& w) {
-  const Window3 win = canonical_window(p);
-  return w.dims[1] * axis_extent(win, phases, 1, 0) * axis_extent(win, phases, kRows, 1) *
-         axis_extent(win, phases, kCols, 2);
+long long staged_halo(const KernelProblem& p, const View5& w) {
+  return w.dims[1] * axis_extent(p, 1, 0) * axis_extent(p, kRows, 1) * axis_extent(p, kCols, 2);
 }
 
 // The most taps that land on one stride phase: along an axis of stride
 // s and dilation d, the taps r with r d in one class mod s, every s /
 // gcd(s, d)-th.
-long long phase_taps(const OpDescriptor& p, bool phases) {
-  const Window3 win = canonical_window(p);
+long long phase_taps(const KernelProblem& p) {
+  const Window3& win = p.window;
   long long taps = 1;
   for (std::size_t a = 0; a < 3; ++a) {
-    const long long period = phases ? win.stride[a] / std::gcd(win.stride[a], win.dilation[a]) : 1;
+    const long long period =
+        p.phases ? win.stride[a] / std::gcd(win.stride[a], win.dilation[a]) : 1;
     taps *= ceil_div(win.size[a], period);
   }
   return taps;
@@ -95,26 +108,20 @@ Status pixel_filters_support(const OpDescriptor& d) {
 
 bool pixel_filters_lead(const OpDescriptor& desc) {
   constexpr long long kMaxReduction = 144;  // C x taps: YOLO11n's 3 x 3 convs of 16 channels
-  const OpDescriptor p = pixel_filters_problem(desc);
-  const bool phases = pixel_filters_phased(desc);
-  const View5 w = filter_view(p);
-  const View5 y = canonical_view(p.y_dims, p.y_strides, p.spatial_dims);
-  const long long phase_rows = ceil_div(y.dims[3], axis_phases(canonical_window(p), phases, 1));
-  return w.dims[0] <= CONVJIT_PIXELS_FILTERS &&
-         w.dims[1] * phase_taps(p, phases) <= kMaxReduction && phase_rows >= kRows;
+  const KernelProblem p = problem_of(desc);
+  const View5 w = filter_view(p.conv);
+  const View5 y = canonical_view(p.conv.y_dims, p.conv.y_strides, p.conv.spatial_dims);
+  return w.dims[0] <= CONVJIT_PIXELS_FILTERS && w.dims[1] * phase_taps(p) <= kMaxReduction &&
+         ceil_div(y.dims[3], axis_phases(p, 1)) >= kRows;
 }
 
 long long pixel_filter_items(const OpDescriptor& desc) {
-  const OpDescriptor p = pixel_filters_problem(desc);
-  const bool phases = pixel_filters_phased(desc);
-  const Window3 win = canonical_window(p);
-  const View5 y = canonical_view(p.y_dims, p.y_strides, p.spatial_dims);
+  const KernelProblem p = problem_of(desc);
+  const View5 y = canonical_view(p.conv.y_dims, p.conv.y_strides, p.conv.spatial_dims);
   long long tiles = y.dims[0];
   const long long tile[] = {1, kRows, kCols};
-  for (std::size_t a = 0; a < 3; ++a) {
-    const long long count = axis_phases(win, phases, a);
-    tiles *= count * ceil_div(ceil_div(y.dims[a + 2], count), tile[a]);
-  }
+  for (std::size_t a = 0; a < 3; ++a)
+    tiles *= axis_phases(p, a) * ceil_div(ceil_div(y.dims[a + 2], axis_phases(p, a)), tile[a]);
   // A block a tile.  Runs of tiles a block, the grid capped at a full
   // GPU's blocks, staged w less often but rounded the grid up to whole
   // waves of longer blocks, which the analyser predicted slower on
@@ -123,11 +130,9 @@ long long pixel_filter_items(const OpDescriptor& desc) {
 }
 
 std::size_t pixel_filter_shared_bytes(const OpDescriptor& desc) {
-  const OpDescriptor p = pixel_filters_problem(desc);
-  const View5 w = filter_view(p);
-  return static_cast<std::size_t>(staged_weights(w) +
-                                  staged_halo(p, pixel_filters_phased(desc), w)) *
-         sizeof(float);
+  const KernelProblem p = problem_of(desc);
+  const View5 w = filter_view(p.conv);
+  return static_cast<std::size_t>(staged_weights(w) + staged_halo(p, w)) * sizeof(float);
 }
 
 }  // namespace convjit
