@@ -22,6 +22,7 @@
 #include "dispatcher/backends/cudnn/cudnn_backend.hpp"
 #include "dispatcher/backends/jit/jit_backend.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/pixel_filters.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/cuda/gpu_arch.hpp"
@@ -542,6 +543,62 @@ TEST_P(GpuBackend, TheHopperConvServesTheModelsBwddataLayers) {
 TEST_P(GpuBackend, TheHopperConvServesTheModelsBwdfiltLayers) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
   EXPECT_GT(check_hopper(model_convs(Direction::bwdfilt), false), 40);
+}
+
+// The pixels kernel (few filters over short reductions), chosen by name,
+// on any GPU: random fwd and bwddata convs as the emulator's test draws
+// them (1D/2D/3D, strides, dilations, padding at every edge, every
+// layout, 1 to 40 filters, f32/f16/bf16; strided bwddata by phases), and
+// YOLO11n's small-channel layers on 2 images of 40 x 150: the fwd with the
+// fused Conv+BN+SiLU's bias and a residual, the bwddata (b1's of stride 2
+// by phases) with alpha and beta.
+TEST_P(GpuBackend, ThePixelFiltersMatchTheReference) {
+  if (GetParam() != "jit") GTEST_SKIP() << "a JIT variant";
+  std::mt19937 rng(47);
+  const DataType dtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
+  constexpr std::int64_t kFilterCounts[] = {1, 3, 8, 12, 16, 17, 24, 32, 40};
+  int served = 0;
+  const auto run = [&](const OpDescriptor& d, const CallOptions& options) {
+    BuildTrace trace;
+    auto kernel = backend_->build_variant(d, kGpu, kPixelsVariant, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    check_with(
+        d, rng, [&](const ExecArgs& args) { return kernel.value()->execute(args); }, options);
+    ++served;
+  };
+  for (int i = 0; i < 36; ++i) {
+    test::ConvCase c;
+    c.batch = 1 + i % 2;
+    c.channels = 1 + (i * 5) % 9;
+    c.filters = kFilterCounts[i % 9];
+    test::randomize_windows(c, rng, 1 + i % 3, i % 3 == 2 ? 6 : 37);
+    const Direction direction = i % 2 ? Direction::bwddata : Direction::fwd;
+    if (direction == Direction::bwddata) std::swap(c.channels, c.filters);
+    const OpDescriptor d = test::conv_descriptors(c, dtypes[i % 3], {direction}).at(0);
+    if (!pixel_filters_support(d).is_ok()) continue;  // a halo past the shared memory
+    SCOPED_TRACE(c.describe());
+    run(d, CallOptions{i % 3 == 1 ? 0.5 : 1.0, i % 3 == 1 ? 0.25 : 0.0});
+  }
+  EXPECT_GE(served, 18);  // half: the rest's halos do not fit
+  const std::int64_t shapes[][3] = {{3, 16, 2}, {16, 8, 1}, {8, 16, 1}, {16, 32, 2}};
+  for (const auto& [channels, filters, stride] : shapes)
+    for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
+      test::ConvCase c;
+      c.batch = 2, c.channels = channels, c.filters = filters;
+      c.input = {40, 150}, c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
+      c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+      c.layout = layout, c.filter_layout = test::TestLayout::nchw;
+      SCOPED_TRACE(c.describe());
+      OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+      if (pixel_filters_support(d).is_ok()) {
+        d.activation = Activation::silu;
+        d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+        run(d, CallOptions{1.0, 0.5});
+      }
+      run(test::conv_descriptors(c, DataType::bf16, {Direction::bwddata}).at(0),
+          CallOptions{0.5, 0.25});
+    }
+  EXPECT_GE(served, 18 + 14);  // the fwd of b1's conv alone is not served
 }
 
 // On sm_90 the auto choice is the Hopper conv where it applies.  A call
