@@ -252,22 +252,24 @@ TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
 }
 
 // The conv of short reductions over few filters (conv/conv_pixels.cuh)
-// on YOLO11n's convs auto leads with it on, channels-last and NCHW bf16,
+// on the YOLO11n convs it was written for, channels-last and NCHW bf16,
 // for sm_80 and sm_90: the fwd of the stem and of the 3 x 3 convs of 16
 // channels to 8 filters and 8 to 16, and the bwddata of those two and of
-// b1's of stride 2 (by phases).  Its filters and the tile's input halo in
-// dynamic shared memory within its cap (the bwddata of stride 2 takes
-// 91 KiB, opted in), no spills, the filters' 16-byte shared reads, and
-// channels-last y written in 16-byte stores.
+// b1's of stride 2 (by phases); auto leads with it on three of them.  Its filters and the tile's
+// input halo in dynamic shared memory within its cap (the bwddata of stride 2 takes 91 KiB, opted
+// in), no spills, the filters' 16-byte shared reads, and channels-last y written in 16-byte stores.
 
 TEST(JitStaticChecks, ThePixelFilterKernelKeepsItsFiltersInSharedMemory) {
-  int checked = 0;
+  int checked = 0, leads = 0;
   for (const bool channels_last : {true, false}) {
     auto ops = expand_model(*find_model("yolo11n"), {32, 0, channels_last, DataType::bf16});
     ASSERT_TRUE(ops.is_ok()) << ops.status().message();
     for (const ModelOp& op : ops.value()) {
       const OpDescriptor& d = op.desc;
-      if (!pixel_filters_support(d).is_ok() || !pixel_filters_lead(d)) continue;
+      const bool written_for = op.layer == "b0.conv" || op.layer == "b1.conv" ||
+                               op.layer == "b2.c3k2.m.cv1" || op.layer == "b2.c3k2.m.cv2";
+      if (!written_for || !pixel_filters_support(d).is_ok()) continue;
+      leads += pixel_filters_lead(d) ? 1 : 0;
       SCOPED_TRACE(fmt::format("{} ({})", op.layer, descriptor_name(d)));
       auto source = kernel_source(d, kPixelsVariant);
       ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -293,6 +295,7 @@ TEST(JitStaticChecks, ThePixelFilterKernelKeepsItsFiltersInSharedMemory) {
   }
   EXPECT_EQ(checked, 12) << "the stem's and the two 3 x 3 convs' fwd, the 3 x 3 convs' and b1's "
                             "bwddata, in both layouts";
+  EXPECT_EQ(leads, 6) << "the stem's fwd, the 8-channel conv's fwd, the 16-channel conv's bwddata";
 }
 
 // ResNet-50's and YOLO11n's pools in NCHW bf16, fwd and bwd (max bwd

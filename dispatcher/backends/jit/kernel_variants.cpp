@@ -214,7 +214,7 @@ namespace {
 // analyser's H200 prediction for ResNet-50's stem at batch 32:
 // bench/results/2026-12-03-hopper-stem).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
-  constexpr long long kStepChannels = 32, kBwdfiltSide = 16;
+  constexpr long long kStepChannels = 16, kBwdfiltSide = 16;
   if (c.arch.empty() || direct_is_better(shape)) return false;
   if (folds_taps(d)) return true;  // the tiles gather its channels one by one
   const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];

@@ -37,17 +37,16 @@ inline constexpr std::string_view kPixelsVariant = "pixels";
 // Whether the auto policy leads with it (else it is offered last), for a
 // `d` that pixel_filters_support serves, by its problem: a conv of 16
 // filters or fewer (a thread's group: every halo value it reads feeds
-// all of them) over a reduction of at most 144 (C x taps, the widest
-// phase's where phased: YOLO11n's 3 x 3 convs of 16 channels), with 8
-// output rows (of a phase) or more (a tile's; a 1D conv would leave 7 of
-// 8 threads idle).  The analyser predicted it 0.18-0.23x auto's previous
-// choice on YOLO11n's stem and its 3 x 3 convs of 16 channels to 8
-// filters and 8 to 16 at batch 32 on the H200, channels-last and NCHW;
-// on its convs of 32 filters it tied the tiles
-// (bench/results/2026-12-03-pixel-filters).  On the bwddata of those two
-// 0.15-0.16x, of b1's stride-2 conv 0.86x the Hopper conv's, and on
-// b4's of 32 filters of dx a tie with the tiles, where it does not lead
-// (bench/results/2026-12-04-pixel-filters-bwddata).
+// all of them) over a reduction of at most 96 (C x taps), with 8 output
+// rows or more (a tile's; a 1D conv would leave 7 of 8 threads idle),
+// and not by stride phases.  As an H200 timed it (bf16, channels-last,
+// batch 32: bench/results/2026-12-04-h200) against every other variant
+// on YOLO11n: it won on reductions of 27 and 72 (the stem's fwd 0.83x,
+// fused 0.59x; b2.c3k2.m.cv2's fwd 0.87x; b2.c3k2.m.cv1's bwddata 0.74x)
+// and lost on 144 (b2.c3k2.m.cv1's fwd 1.17x, b2.c3k2.m.cv2's bwddata
+// 1.20x), where the analyser had predicted it 0.2x
+// (bench/results/2026-12-03-pixel-filters).  By phases it lost 4.6x on
+// b1's stride-2 bwddata, predicted 0.86x.
 [[nodiscard]] bool pixel_filters_lead(const OpDescriptor& d);
 
 // The kernel's launch: a block of threads per tile of output pixels

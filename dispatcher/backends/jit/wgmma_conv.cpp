@@ -38,8 +38,6 @@ static_assert(kWideTile.filters == kTwoBlocks.filters && kWideTile.consumers() =
 static_assert(kWideHalfTile.filters == kHalfTile.filters && kWideHalfTile.consumers() == 2);
 static_assert(kPingPong.ping_pong && kPingPong.filters == kTwoBlocks.filters);
 static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filters);
-constexpr const WgmmaConvConfig& kClusterPingPong = kWgmmaConfigs[7];
-static_assert(kClusterPingPong.ping_pong && kClusterPingPong.cluster == 2);
 constexpr const WgmmaConvConfig& kWideFilterTile = kWgmmaConfigs[8];
 static_assert(kWideFilterTile.filters == 2 * WgmmaConvTile::kFilters &&
               kWideFilterTile.consumers() == 2 && kWideFilterTile.pixels == WgmmaConvTile::kPixels);
@@ -486,21 +484,6 @@ WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const WgmmaConvConfig& con
   return fitted;
 }
 
-// The most tiles a block of `config`'s persistent grid takes.
-long long block_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
-  return ceil_div(output_tiles(d, config), grid_blocks(d, config));
-}
-
-// Whether the 128 x 128 ping-pong tile in clusters of two serves `desc`
-// with no more tiles on its fullest block than without: its pixel tiles,
-// rounded up to whole clusters, may add one (ResNet-50's 14 x 14 layers
-// at batch 32: 49 pixel tiles, 4 a block where 3 were).
-bool clusters_cost_no_tile(const OpDescriptor& desc) {
-  if (!wgmma_conv_support(desc, kClusterPingPong).is_ok()) return false;
-  const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return block_tiles(d, kClusterPingPong) <= block_tiles(d, kPingPong);
-}
-
 }  // namespace
 
 OpDescriptor wgmma_forward_equivalent(const OpDescriptor& d) {
@@ -580,14 +563,11 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   if (tile_a_block.consumers() == 2 && steps >= kWideMinSteps && full_tiles >= kHopperSms)
     return tile_a_block;
   if (2 * half_tiles <= kHopperSms && steps >= kSlicedMinSteps) return tile_a_block;
-  // The 128 x 64 tile where it pads less; where its tiles stay one an SM,
-  // the same work on twice the SMs; and over 4 K steps or fewer, where a
-  // tile's epilogue (half the 128 x 128 tile's) outlasts its main loop.
-  constexpr long long kShortSteps = 4;
-  const bool half = half_tile_pads_less(desc) || half_tiles <= kHopperSms || steps <= kShortSteps;
+  // The 128 x 64 tile where it pads less, and where its tiles stay one an
+  // SM: the same work on twice the SMs.
+  const bool half = half_tile_pads_less(desc) || half_tiles <= kHopperSms;
   const WgmmaConvConfig& ping_pong = half ? kHalfPingPong : kPingPong;
-  if (!wgmma_conv_support(desc, ping_pong).is_ok()) return tile_a_block;
-  return !half && clusters_cost_no_tile(desc) ? kClusterPingPong : ping_pong;
+  return wgmma_conv_support(desc, ping_pong).is_ok() ? ping_pong : tile_a_block;
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
