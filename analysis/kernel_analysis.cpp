@@ -56,7 +56,8 @@ Result<VariantAnalysis> analyze_variant(const OpDescriptor& desc, const std::str
     for (const EntryResources& r : resources)
       if (r.name == launch.name) entry.resources = r;
     for (const GpuSpec* gpu : gpus)
-      entry.occupancy.push_back({gpu, occupancy(*gpu, entry.resources, launch.threads_per_block)});
+      entry.occupancy.push_back({gpu, occupancy(*gpu, entry.resources, launch.threads_per_block,
+                                                launch.dynamic_shared_bytes)});
     if (out.entries.size() < memory.size()) entry.memory = memory[out.entries.size()];
     out.entries.push_back(std::move(entry));
   }

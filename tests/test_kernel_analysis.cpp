@@ -330,6 +330,26 @@ TEST(AnalyzeCommand, ReportsEachEntryOfTheAutoVariantAsJson) {
   }
 }
 
+// The blocks an SM holds count each block's dynamic shared memory: the
+// pixels kernel of a stride-2 bwddata of 16 channels to 32 filters (YOLO11n's
+// b1) keeps 93 KiB of filters and halo a block, so two fit an H100's or
+// H200's 228 KiB, where its 64 registers alone would allow four.
+TEST(AnalyzeCommand, OccupancyCountsEachBlocksDynamicSharedMemory) {
+  if (Status s = NvrtcLibrary::instance().available(); !s.is_ok()) GTEST_SKIP() << s.message();
+  const auto out = analyze(
+      "conv --x 2,16,40,40 --w 32,16,3,3 --stride 2,2 --pad 1,1 --layout nhwc --dtype bf16 "
+      "--op bwddata --arch sm_90 --variant pixels --sample-blocks 0 --json");
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const auto report = nlohmann::json::parse(out.output);
+  const auto& entry = report[0]["variants"].at(0)["entries"].at(0);
+  EXPECT_EQ(entry["dynamic_shared_bytes"].get<int>(), 93312) << entry.dump();
+  ASSERT_EQ(entry["occupancy"].size(), 2u);  // the H100 and the H200
+  for (const auto& o : entry["occupancy"]) {
+    EXPECT_EQ(o["blocks_per_sm"].get<int>(), 2) << o.dump();
+    EXPECT_EQ(o["limiter"].get<std::string>(), "shared memory") << o.dump();
+  }
+}
+
 TEST(AnalyzeCommand, RefusesAnArchitectureNoGpuModelsAndTwoInputs) {
   auto unknown = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --arch sm_75");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;

@@ -74,14 +74,19 @@ def skip_reasons(lines):
 
 
 def text_outcomes(lines):
-    """{test name: pass, fail, skip or stop} from GoogleTest's text log: what a process
-    stopped at its time limit (no JSON) had run, "stop" for the test it was stopped in."""
+    """{test name: pass, fail, skip, stop or unrun} from GoogleTest's text log: what a
+    process stopped at its time limit (no JSON) had run, "stop" for the test it was stopped
+    in, "unrun" for one gpu-check never started for want of time."""
     outcomes = {}
     ends = {"[       OK ]": "pass", "[  FAILED  ]": "fail", "[  SKIPPED ]": "skip"}
+    last = None
     for line in lines:
         started = re.match(r"\[ RUN      \] (\S+)", line)
         if started:
-            outcomes[started.group(1)] = "stop"
+            last = started.group(1)
+            outcomes[last] = "stop"
+        if line.startswith("gpu-check: not started") and outcomes.get(last) == "stop":
+            outcomes[last] = "unrun"
         for mark, result in ends.items():
             ended = re.match(re.escape(mark) + r" (\S+) \(", line)
             if ended and outcomes.get(ended.group(1)) == "stop":
@@ -112,7 +117,8 @@ def gpu_tests(out_dir, raw_dir):
             else:
                 rows.append((name, "pass", f"{test.get('time', '')}"))
     reported = {row[0] for row in rows}
-    notes = {"stop": "stopped at the time limit", "fail": "failed (the text log; no JSON)",
+    notes = {"stop": "stopped at the time limit", "unrun": "not started: no time was left",
+             "fail": "failed (the text log; no JSON)",
              "skip": reasons, "pass": "the text log; its process was stopped later"}
     for name, result in logged.items():
         if name not in reported:
@@ -487,6 +493,9 @@ def verdict(tests, runs, python=None, dace=None, jax=None, bench=True):
         stopped = [t for t in tests if t[1] == "stop"]
         if stopped:
             problems.append(f"{len(stopped)} GPU tests were stopped at the time limit")
+        unrun = [t for t in tests if t[1] == "unrun"]
+        if unrun:
+            problems.append(f"{len(unrun)} GPU tests were not started for want of time")
     bad = [r for r in runs if not run_status(r)[0]]
     if bad:
         problems.append(f"{len(bad)} of {len(runs)} bench runs did not finish")
@@ -520,7 +529,7 @@ def main():
         json.dump({"gpu": args.gpu, "runs": runs}, f, indent=1)
 
     counts = {r: sum(1 for t in tests or [] if t[1] == r)
-              for r in ("pass", "fail", "skip", "stop")}
+              for r in ("pass", "fail", "skip", "stop", "unrun")}
     python = python_tests(args.raw)
     dace = dace_harness(args.raw)
     jax = python_tests(args.raw, "python_jax_tests")
@@ -528,7 +537,8 @@ def main():
     lines = [f"# convjit GPU check: {args.gpu}", "",
              f"Libraries: {args.libraries}", f"Elapsed: {args.elapsed} s", "",
              f"GPU tests: {counts['pass']} passed, {counts['fail']} failed, "
-             f"{counts['skip']} skipped, {counts['stop']} stopped at the time limit.", ""]
+             f"{counts['skip']} skipped, {counts['stop']} stopped at the time limit, "
+             f"{counts['unrun']} not started for want of time.", ""]
     lines += tests_table(tests or []) + [""] + calibration_lines(args.out)
     if python is not None:
         lines += [f"Python package tests: {python[1]}", ""]

@@ -94,7 +94,8 @@ class Summary(unittest.TestCase):
         self.add_run("resnet50", 1, "f32", 0, bench_report([op("stem", "fwd", 2.0, 1.0)]))
         status, summary = self.summarize()
         self.assertEqual(status, 1)
-        self.assertIn("GPU tests: 1 passed, 1 failed, 1 skipped, 0 stopped at the time limit.",
+        self.assertIn("GPU tests: 1 passed, 1 failed, 1 skipped, 0 stopped at the time limit, "
+                      "0 not started for want of time.",
                       summary)
         self.assertIn("| Gpu.Passes | pass | 0.005s |", summary)
         self.assertIn("| Gpu.Skips | skip | variant algo6-fma: NOT_SUPPORTED |", summary)
@@ -274,16 +275,20 @@ class Summary(unittest.TestCase):
     def test_a_shard_stopped_at_its_limit_adds_its_logged_tests_and_the_stopped_one(self):
         self.write("gpu_tests.json", gtest_json())  # the shards that finished
         self.write("raw/gpu_tests.txt", TEXT_LOG + "[ RUN      ] Slow.Finished\n"
-                   "[       OK ] Slow.Finished (90 ms)\n[ RUN      ] Slow.Compiling\n")
+                   "[       OK ] Slow.Finished (90 ms)\n[ RUN      ] Slow.Compiling\n"
+                   "[ RUN      ] Late.Queued\ngpu-check: not started, no time left\n")
         self.add_run("resnet50", 1, "f32", 0, bench_report([op("a", "fwd", 1.0, 1.0)]))
         status, summary = self.summarize()
         self.assertEqual(status, 1)
         self.assertIn("| Slow.Finished | pass | the text log; its process was stopped later |",
                       summary)
         self.assertIn("| Slow.Compiling | stop | stopped at the time limit |", summary)
-        self.assertIn("GPU tests: 2 passed, 1 failed, 1 skipped, 1 stopped", summary)
+        self.assertIn("| Late.Queued | unrun | not started: no time was left |", summary)
+        self.assertIn("GPU tests: 2 passed, 1 failed, 1 skipped, 1 stopped at the time limit, "
+                      "1 not started for want of time.", summary)
         self.assertIn("| Gpu.Fails | fail | /src/test.cpp:20 |", summary)  # the JSON's note
-        self.assertIn("; 1 GPU tests were stopped at the time limit", summary)
+        self.assertIn("; 1 GPU tests were stopped at the time limit; 1 GPU tests were not "
+                      "started for want of time", summary)
 
     def test_the_dace_harness_tally_is_reported_and_its_failure_fails_the_check(self):
         self.write("gpu_tests.json", gtest_json(fail=False))

@@ -143,9 +143,10 @@ nlohmann::json prediction_json(const VariantPrediction& v) {
 void print_entry(const EntryAnalysis& e) {
   const EntryResources& r = e.resources;
   fmt::print(
-      "    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared, {} B stack{}\n",
+      "    {}: {} blocks x {} threads; {} registers, {} barriers, {} B shared + {} B dynamic, {} B "
+      "stack{}\n",
       e.launch.name, e.launch.blocks(), e.launch.threads_per_block, r.registers, r.barriers,
-      r.shared_bytes, r.cumulative_stack_bytes,
+      r.shared_bytes, e.launch.dynamic_shared_bytes, r.cumulative_stack_bytes,
       r.spills() ? fmt::format(", SPILLS {} B stored, {} B loaded", r.spill_store_bytes,
                                r.spill_load_bytes)
                  : ", no spills");

@@ -197,22 +197,18 @@ namespace {
 
 // Where the Hopper conv is the choice on an sm_90 GPU, as an H200 timed
 // it against the best tile on every dense conv of ResNet-50 and YOLO11n
-// (bf16, channels-last, batch 32: bench/results/2026-11-28-h200).  fwd
-// and bwddata: from 32 channels a K step, x's (fwd) or dy's (bwddata);
-// on all 7 layers of 8 or 16 it lost (1.01-1.84x the tile's time),
-// loading and multiplying a 64-channel box's zeros.  Those layers now
-// take a 16-channel step (wgmma_step_channels), which no GPU has timed:
-// it stays last there until one does.  bwdfilt,
-// whose K step is 64 output pixels, always full: where the tile's two
-// sides, a group's filters and channels, are 16 or more (it lost on the
-// two layers with a side of 8).  With wgmma_lead_config's choice, the
-// variants chosen on those 189 layers took 0.2% longer in all than each
-// layer's fastest, against 11.5% under the earlier rule (64 channels, the
-// 128 x 128 tile at one block an SM): bench/results/2026-11-28-h200/
-// rules.py.  A conv that folds its taps (tap_fold.hpp: a stem's 3
-// channels) leads: the tiles gather its channels element by element (the
-// analyser's H200 prediction for ResNet-50's stem at batch 32:
-// bench/results/2026-12-03-hopper-stem).  In the emulator it stays last.
+// (bf16, channels-last, batch 32).  fwd and bwddata: from 16 channels a
+// K step, x's (fwd) or dy's (bwddata).  With a 64-channel K step it lost
+// on all 7 layers of 8 or 16 (1.01-1.84x the tile's time,
+// bench/results/2026-11-28-h200); with the 16-channel step
+// (wgmma_step_channels) it won on the 16-channel ones, 0.49-0.65x
+// tc128x32's time, and tied on 8 (bench/results/2026-12-04-h200).
+// bwdfilt, whose K step is 64 output pixels, always full: where the
+// tile's two sides, a group's filters and channels, are 16 or more (it
+// lost on the two layers with a side of 8).  A conv that folds its taps
+// (tap_fold.hpp: a stem's 3 channels) leads: the tiles gather its
+// channels element by element (ResNet-50's stem: 0.49x cuDNN's time on
+// the H200).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kStepChannels = 16, kBwdfiltSide = 16;
   if (c.arch.empty() || direct_is_better(shape)) return false;

@@ -64,7 +64,8 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // blocks (fwd and stride-1 bwddata): each stage's 16 KiB of filters comes
 // through the L2 once for the two blocks, a quarter less traffic a FLOP.
 // A cluster of two fits a TPC, two SMs: an H100's or H200's 132 SMs hold
-// 66 clusters of a block an SM.
+// 66 clusters of a block an SM.  Auto never leads with it (the H200 timed
+// it slower than the tiles without clusters everywhere).
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;  // at the widest K step (stages_at)
@@ -187,18 +188,19 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // one-consumer configuration.
 [[nodiscard]] const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc);
 
-// The variant the auto policy offers first where the Hopper conv applies,
-// as the analyser predicted them (not yet timed).  A bwdfilt:
-// wgmma_tile_a_block_config's.  A fwd or bwddata: the ping-pong tiles,
-// but that a two-consumer tile of a block a tile keeps its lead over 16 K
-// steps or more with a 128 x 128 tile an SM or more (its shared filters
-// shorten an L2-bound main loop), and split-K's slices theirs over 64 K
-// steps or more where even 128 x 64 tiles would keep at most half the
-// SMs busy.  Of the two, 128 x 64 where it pads the output's channels
-// less, its tiles are one an SM at most, or a tile is 4 K steps or fewer;
-// else 128 x 128, in clusters of two (wgmma128x128pc) where it serves the
-// conv and rounding its pixel tiles to whole clusters adds no tile to the
-// fullest block.
+// The variant the auto policy offers first where the Hopper conv applies.
+// A bwdfilt: wgmma_tile_a_block_config's.  A fwd or bwddata: the
+// ping-pong tiles, but that a two-consumer tile of a block a tile keeps
+// its lead over 16 K steps or more with a 128 x 128 tile an SM or more
+// (its shared filters shorten an L2-bound main loop), and split-K's
+// slices theirs over 64 K steps or more where even 128 x 64 tiles would
+// keep at most half the SMs busy.  Of the two, 128 x 64 where it pads the
+// output's channels less or its tiles are one an SM at most; else
+// 128 x 128, however short the reduction.  Never the clusters of two: on
+// the H200 they were no fastest on any conv of ResNet-50 or YOLO11n, and
+// 1.4-2.9x the fastest in all (bench/results/2026-12-04-h200); with
+// these rules auto came within 1.2-4.1% of the fastest variant per op in
+// each direction of both models.
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
