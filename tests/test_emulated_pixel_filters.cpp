@@ -39,9 +39,6 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
   test::expect_emulated_variant_matches(d, rng, kPixelsVariant, alpha, beta, shift);
 }
 
-// The random cases' counts of the kernel's filters: a thread's group of
-// 16 partly or wholly past the last one, counts off the 8-filter chunk.
-constexpr std::int64_t kFilterCounts[] = {1, 3, 8, 12, 16, 17, 24, 32, 40};
 // Their inputs' extent at most in 1D, 2D and 3D: up to 90 pixels in 1D
 // and 37 x 37 in 2D are several tiles of 8 x 64 outputs, and strips whose
 // second pixel (32 columns on) is real.
@@ -75,7 +72,7 @@ TEST(EmulatedPixelFilters, RandomConvolutions) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.channels = 1 + (i * 5) % 9;
-    c.filters = kFilterCounts[i % 9];
+    c.filters = test::kPixelFilterCounts[i % 9];
     test::randomize_windows(c, rng, 1 + i % 3, kMaxInput[i % 3]);
     SCOPED_TRACE(c.describe());
     OpDescriptor d = fwd(c, dtypes[i % 3]);
@@ -106,7 +103,7 @@ TEST(EmulatedPixelFilters, RandomBackwardData) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.filters = 1 + (i * 5) % 9;
-    c.channels = kFilterCounts[i % 9];
+    c.channels = test::kPixelFilterCounts[i % 9];
     test::randomize_windows(c, rng, 1 + i % 3, kMaxInput[i % 3]);
     if (i % 3 == 0)
       for (std::int64_t& stride : c.stride) stride = 1;
@@ -134,11 +131,7 @@ TEST(EmulatedPixelFilters, YoloSmallChannelLayers) {
   const std::int64_t shapes[][4] = {{3, 16, 2, 1}, {16, 8, 1, 1}, {8, 16, 1, 1}, {16, 32, 2, 0}};
   for (const auto& [channels, filters, stride, forward] : shapes)
     for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
-      test::ConvCase c;
-      c.batch = 2, c.channels = channels, c.filters = filters;
-      c.input = {11, 100}, c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
-      c.pad_begin = {1, 1}, c.pad_end = {1, 1};
-      c.layout = layout, c.filter_layout = test::TestLayout::nchw;
+      const test::ConvCase c = test::small_channel_3x3(channels, filters, stride, layout, {11, 100});
       SCOPED_TRACE(c.describe());
       OpDescriptor d = fwd(c, DataType::bf16);
       EXPECT_EQ(pixel_filters_support(d).is_ok(), forward != 0);

@@ -556,7 +556,6 @@ TEST_P(GpuBackend, ThePixelFiltersMatchTheReference) {
   if (GetParam() != "jit") GTEST_SKIP() << "a JIT variant";
   std::mt19937 rng(47);
   const DataType dtypes[] = {DataType::f32, DataType::f16, DataType::bf16};
-  constexpr std::int64_t kFilterCounts[] = {1, 3, 8, 12, 16, 17, 24, 32, 40};
   int served = 0;
   const auto run = [&](const OpDescriptor& d, const CallOptions& options) {
     BuildTrace trace;
@@ -570,7 +569,7 @@ TEST_P(GpuBackend, ThePixelFiltersMatchTheReference) {
     test::ConvCase c;
     c.batch = 1 + i % 2;
     c.channels = 1 + (i * 5) % 9;
-    c.filters = kFilterCounts[i % 9];
+    c.filters = test::kPixelFilterCounts[i % 9];
     test::randomize_windows(c, rng, 1 + i % 3, i % 3 == 2 ? 6 : 37);
     const Direction direction = i % 2 ? Direction::bwddata : Direction::fwd;
     if (direction == Direction::bwddata) std::swap(c.channels, c.filters);
@@ -583,11 +582,7 @@ TEST_P(GpuBackend, ThePixelFiltersMatchTheReference) {
   const std::int64_t shapes[][3] = {{3, 16, 2}, {16, 8, 1}, {8, 16, 1}, {16, 32, 2}};
   for (const auto& [channels, filters, stride] : shapes)
     for (test::TestLayout layout : {test::TestLayout::nhwc, test::TestLayout::nchw}) {
-      test::ConvCase c;
-      c.batch = 2, c.channels = channels, c.filters = filters;
-      c.input = {40, 150}, c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
-      c.pad_begin = {1, 1}, c.pad_end = {1, 1};
-      c.layout = layout, c.filter_layout = test::TestLayout::nchw;
+      const test::ConvCase c = test::small_channel_3x3(channels, filters, stride, layout, {40, 150});
       SCOPED_TRACE(c.describe());
       OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
       if (pixel_filters_support(d).is_ok()) {

@@ -255,9 +255,11 @@ TEST(JitStaticChecks, TheDepthwiseTileKernelsStageTheirHaloInSharedMemory) {
 // on the YOLO11n convs it was written for, channels-last and NCHW bf16,
 // for sm_80 and sm_90: the fwd of the stem and of the 3 x 3 convs of 16
 // channels to 8 filters and 8 to 16, and the bwddata of those two and of
-// b1's of stride 2 (by phases); auto leads with it on three of them.  Its filters and the tile's
-// input halo in dynamic shared memory within its cap (the bwddata of stride 2 takes 91 KiB, opted
-// in), no spills, the filters' 16-byte shared reads, and channels-last y written in 16-byte stores.
+// b1's of stride 2 (by phases); auto leads with it on three of them.
+// Its filters and the tile's input halo in dynamic shared memory within
+// its cap (the bwddata of stride 2 takes 91 KiB, opted in), no spills,
+// the filters' 16-byte shared reads, and channels-last y written in
+// 16-byte stores.
 
 TEST(JitStaticChecks, ThePixelFilterKernelKeepsItsFiltersInSharedMemory) {
   int checked = 0, leads = 0;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_tensor.hpp"
@@ -122,6 +123,23 @@ inline void randomize_windows(ConvCase& c, std::mt19937& rng, int spatial, std::
   }
   c.layout = static_cast<TestLayout>(pick(0, 2));
   c.filter_layout = pick(0, 1) == 0 ? TestLayout::nchw : TestLayout::nhwc;
+}
+
+// The filter counts the pixels kernel's random tests draw from: a
+// thread's group of 16 filters partly or wholly past the last one, counts
+// off the 8-filter chunk.
+inline constexpr std::int64_t kPixelFilterCounts[] = {1, 3, 8, 12, 16, 17, 24, 32, 40};
+
+// A 3 x 3 conv of padding 1 as YOLO11n's small-channel layers have them
+// (K C R S filters), over 2 images of `input` pixels.
+inline ConvCase small_channel_3x3(std::int64_t channels, std::int64_t filters, std::int64_t stride,
+                                  TestLayout layout, std::vector<std::int64_t> input) {
+  ConvCase c;
+  c.batch = 2, c.channels = channels, c.filters = filters;
+  c.input = std::move(input), c.kernel = {3, 3}, c.stride = {stride, stride}, c.dilation = {1, 1};
+  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  c.layout = layout, c.filter_layout = TestLayout::nchw;
+  return c;
 }
 
 struct PoolCase {
