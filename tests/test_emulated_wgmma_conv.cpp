@@ -203,6 +203,32 @@ TEST(EmulatedWgmmaConv, FoldsTheTapsOfConvsWhoseChannelsTmaCannotMap) {
   check(d, rng, 1.0, 0.0, wgmma_lead_config(d).id);
 }
 
+// A bwdfilt folds the same stems: x' from the first pass, dw' as partial
+// sums (one slice or several), unfolded into dw by the second pass, in
+// both configurations that serve a bwdfilt, dw in either filter layout,
+// with alpha/beta.  Its dy must be channels-last, as unfolded.  The
+// tolerance is the dtype's over the reduction's length (the pixels).
+TEST(EmulatedWgmmaConv, FoldsTheTapsOfStemsInBwdfilt) {
+  std::mt19937 rng(4331);
+  const std::vector<test::ConvCase> cases = test::folded_stem_cases();
+  int folded = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].describe());
+    const OpDescriptor d = bwdfilt(cases[i], i % 2 ? DataType::f16 : DataType::bf16);
+    ASSERT_TRUE(folds_taps(d));
+    if (cases[i].layout == test::TestLayout::nchw) {
+      const Status s = wgmma_conv_support(d);
+      EXPECT_NE(s.message().find("dy"), std::string::npos) << s.message();
+      continue;
+    }
+    check(d, rng, i % 3 ? 1.0 : 0.75, i % 4 == 1 ? 0.5 : 0.0, kWgmmaConfigs[i % 2].id);
+    ++folded;
+  }
+  EXPECT_GE(folded, 5);
+  const OpDescriptor d = bwdfilt(test::small_resnet50_stem(), DataType::bf16);
+  check(d, rng, 1.0, 0.0, wgmma_lead_config(d).id);
+}
+
 // The fold's shape: x' and w' in the workspace ahead of the maps that read
 // them, the folded conv's 7 K steps for ResNet-50's stem, and where it
 // stops: rows of taps wider than a K step keep the tiles, refused by TMA's
@@ -248,6 +274,34 @@ TEST(EmulatedWgmmaConv, FoldsOnlyTapRowsThatFitAKStepAndLeadsWithThem) {
   EXPECT_NE(s.message().find("16"), std::string::npos) << s.message();
   EXPECT_FALSE(folds_taps(bwddata(stem, DataType::bf16)));
   EXPECT_FALSE(folds_taps(fwd(stem, DataType::f32)));
+  // A bwdfilt's first pass writes x' alone; its partial sums of dw' follow
+  // x' in the workspace, added and unfolded by a second pass even with
+  // one slice.  It leads on sm_90 too.
+  const OpDescriptor grad = bwdfilt(stem, DataType::bf16);
+  ASSERT_TRUE(folds_taps(grad));
+  const TapFoldLayout grad_fold = tap_fold_layout(grad);
+  EXPECT_EQ(grad_fold.workspace_bytes, grad_fold.filters_offset) << "no w' to write";
+  auto grad_source = kernel_source(grad, wgmma_lead_config(grad).id);
+  ASSERT_TRUE(grad_source.is_ok()) << grad_source.status().message();
+  const KernelSource& g = grad_source.value();
+  ASSERT_EQ(g.entries.size(), 3u);
+  EXPECT_EQ(g.entries[0].name, "convjit_kernel_prepare");
+  EXPECT_EQ(g.entries[0].threads, grad_fold.pixels);
+  EXPECT_EQ(g.entries[2].name, "convjit_kernel_finish");
+  EXPECT_GT(g.workspace_bytes, grad_fold.filters_offset + grad_fold.weights * sizeof(float));
+  ASSERT_EQ(g.tensor_maps.size(), 2u);
+  EXPECT_EQ(g.tensor_maps[0].operand, TensorMapArgument::Operand::workspace);
+  EXPECT_EQ(g.tensor_maps[1].operand, TensorMapArgument::Operand::in1);
+  EXPECT_NE(g.source.find(fmt::format("PARTIALS = {}", grad_fold.filters_offset / 4)),
+            std::string::npos);
+  EXPECT_EQ(jit_variants(grad, {"sm_90", false}).front(), wgmma_lead_config(grad).id);
+  test::ConvCase single = test::small_resnet50_stem();  // one slice: still the second pass
+  single.batch = 1, single.input = {7, 7};
+  const OpDescriptor one = bwdfilt(single, DataType::bf16);
+  auto one_source = kernel_source(one, wgmma_lead_config(one).id);
+  ASSERT_TRUE(one_source.is_ok()) << one_source.status().message();
+  EXPECT_NE(one_source.value().source.find("SPLIT = 1"), std::string::npos);
+  EXPECT_EQ(one_source.value().entries.back().name, "convjit_kernel_finish");
   OpDescriptor crowd = d;  // 4096 images: x' of 4.9 GB, refused by name, not folded
   crowd.x_dims[0] = crowd.y_dims[0] = 4096;
   EXPECT_FALSE(folds_taps(crowd));

@@ -508,17 +508,21 @@ TEST_P(GpuBackend, TheHopperConvSlicesLongReductions) {
 // Stems whose taps the fold puts into their channels (tap_fold.hpp), in
 // every configuration (support/folded_stems.hpp, as the emulator runs
 // them), and ResNet-50's stem on a small image: the first pass's x' and
-// w', then the folded conv.
+// w', then the folded conv; a bwdfilt's x', dw' and its unfolding, in
+// the two configurations of a bwdfilt, where dy is channels-last.
 TEST_P(GpuBackend, TheHopperConvFoldsTheTapsOfStems) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
-  std::vector<OpDescriptor> ops;
-  for (DataType dtype : {DataType::bf16, DataType::f16}) {
-    for (const test::ConvCase& c : test::folded_stem_cases())
+  std::vector<OpDescriptor> ops, grads;
+  std::vector<test::ConvCase> cases = test::folded_stem_cases();
+  cases.push_back(test::small_resnet50_stem());
+  for (DataType dtype : {DataType::bf16, DataType::f16})
+    for (const test::ConvCase& c : cases) {
       ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
-    ops.push_back(
-        test::conv_descriptors(test::small_resnet50_stem(), dtype, {Direction::fwd}).at(0));
-  }
+      if (c.layout != test::TestLayout::nchw)
+        grads.push_back(test::conv_descriptors(c, dtype, {Direction::bwdfilt}).at(0));
+    }
   EXPECT_EQ(check_hopper(ops, true), static_cast<int>(ops.size() * std::size(kWgmmaConfigs)));
+  EXPECT_EQ(check_hopper(grads, true), static_cast<int>(grads.size() * 2));
 }
 
 // The models' convs of one direction, in the configuration auto leads with.

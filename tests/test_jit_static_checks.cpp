@@ -38,8 +38,9 @@ constexpr int kRegisterFile = 64 * 1024;  // 32-bit registers per SM, sm_80 and 
 constexpr long long kStaticShared = 48 * 1024;
 
 // The layers, by a name saying why each is here; `strided`: ResNet-50's
-// first strided 3x3 and 1x1 convs too, and in fwd its stem (3 channels,
-// 7 x 7 /2), which the Hopper conv serves with its taps folded.
+// first strided 3x3 and 1x1 convs too, and in fwd and bwdfilt its stem
+// (3 channels, 7 x 7 /2), which the Hopper conv serves with its taps
+// folded.
 std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
                                                           Direction direction = Direction::fwd,
                                                           bool strided = false,
@@ -63,7 +64,7 @@ std::map<std::string, OpDescriptor> representative_layers(DataType dtype,
       const long long cg = d.w_dims[1], r = d.w_dims[2];
       std::string key;
       const bool downsampling = d.stride[0] > 1;
-      if (std::string(model) == "resnet50" && cg == 3 && strided && direction == Direction::fwd)
+      if (std::string(model) == "resnet50" && cg == 3 && strided && direction != Direction::bwddata)
         key = "resnet50 7x7 /2 stem";
       else if (std::string(model) == "resnet50" && (r == 3 || r == 1) && cg >= 64 &&
                (strided || !downsampling))
@@ -429,11 +430,15 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
               "barrier.cluster.arrive.release.aligned"})
           EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, config.cluster > 1)
               << instruction;
-        // A folded stem's first pass writes x' and w'.
-        const bool folded = folds_taps(d);
-        if (folded) {
+        // A folded stem's first pass writes x' (and a fwd's w'); a bwdfilt's
+        // second pass unfolds dw'.
+        if (folds_taps(d)) {
           EXPECT_EQ(source.value().entries.front().name, "convjit_kernel_prepare");
           EXPECT_NE(m.ptx.find(".entry convjit_kernel_prepare"), std::string::npos);
+          if (direction == Direction::bwdfilt) {
+            EXPECT_EQ(source.value().entries.back().name, "convjit_kernel_finish");
+            EXPECT_NE(m.ptx.find(".entry convjit_kernel_finish"), std::string::npos);
+          }
         }
         EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
         EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;

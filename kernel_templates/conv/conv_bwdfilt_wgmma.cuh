@@ -22,11 +22,18 @@
 // rows are never stored); channels past CG are TMA's zero fill.
 // Where it applies (dispatcher/backends/jit/wgmma_conv.hpp): as for the
 // forward conv, with dy channels-last too; dw in any layout.
+// Where the conv folds its horizontal taps into its channels (P::FOLD:
+// a stem's 3 channels, dispatcher/backends/jit/tap_fold.hpp), the Problem
+// is the folded conv's: convjit_kernel_prepare writes x' to the workspace
+// (conv/folded_taps.cuh), map 0 reads it, the blocks compute dw' as
+// partial sums even with one slice, and convjit_kernel_finish unfolds
+// them into dw.
 #include "common/epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
+#include "conv/folded_taps.cuh"
 #include "conv/im2col_loads.cuh"
 #include "conv/wgmma_conv_shape.cuh"
 #include "conv/wgmma_pipeline.cuh"
@@ -135,6 +142,12 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
 __device__ __forceinline__ index_t weight_count() {
   return P::K * P::T * P::R * P::S * P::CG;
 }
+// Whether the blocks write partial sums, which the second pass adds (and
+// for a fold, unfolds), rather than dw itself.
+__device__ __forceinline__ bool writes_partial_sums() { return P::SPLIT > 1 || P::FOLD != 0; }
+__device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
+  return workspace + P::PARTIALS;
+}
 __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, index_t c) {
   return f * P::WS0 + c * P::WS1 + tap.t * P::WS2 + tap.r * P::WS3 + tap.s * P::WS4;
 }
@@ -164,15 +177,16 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
     for (int h = 0; h < 2; ++h) {
       const index_t f = work.filter0 + row0 + origin.row + 8 * h;
       if (f >= P::K) continue;
-      const index_t base = P::SPLIT == 1 ? dw_offset(f, cols.tap, c)
-                                         : work.split * weight_count() +
-                                               (f * taps + j / channel_blocks()) * P::CG + c;
+      const index_t base =
+          !writes_partial_sums()
+              ? dw_offset(f, cols.tap, c)
+              : work.split * weight_count() + (f * taps + j / channel_blocks()) * P::CG + c;
 #pragma unroll
       for (int g = 0; g < kBox / 8; ++g) {
         // Channels a whole number of blocks: every block's are in range.
         if (P::CG % kBox != 0 && c + 8 * g >= P::CG) continue;
         const int i = 32 * block + 4 * g + 2 * h;
-        if (P::SPLIT == 1) {
+        if (!writes_partial_sums()) {
           scale_store(dw + base + 8 * g * P::WS1, acc[i], alpha, beta);
           scale_store(dw + base + (8 * g + 1) * P::WS1, acc[i + 1], alpha, beta);
         } else {
@@ -207,13 +221,25 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
       [&] {
         wgmma_accumulators<kBlockN> top, bottom;
         consume(smem, stages, work.steps, top, bottom);
-        store_half(top, work, 0, dw, workspace, alpha, beta);
-        store_half(bottom, work, 64, dw, workspace, alpha, beta);
+        scratch_t* partial = partial_sums(workspace);
+        store_half(top, work, 0, dw, partial, alpha, beta);
+        store_half(bottom, work, 64, dw, partial, alpha, beta);
       });
 }
 
+// Where the conv folds its taps: x' (conv/folded_taps.cuh), which map 0
+// reads.
+CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restrict__ x,
+                                      const convjit_device::storage_t* /*dy*/,
+                                      convjit_device::storage_t* /*dw*/, float /*alpha*/,
+                                      float /*beta*/, convjit_device::scratch_t* workspace) {
+  using namespace convjit_device;
+  CONVJIT_IF_CONSTANT (Problem::FOLD != 0) fold_pixels(x, workspace_storage(workspace));
+}
+
 // The second pass of a split reduction: each weight's partial sums added
-// in slice order, one thread per weight.
+// in slice order, one thread per weight; where the conv folds its taps,
+// each weight of dw' stored at its place in dw (none for the zero fill).
 CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      const convjit_device::storage_t* /*dy*/,
                                      convjit_device::storage_t* __restrict__ dw, float alpha,
@@ -221,12 +247,17 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      convjit_device::scratch_t* __restrict__ workspace) {
   using namespace convjit_device;
   using namespace convjit_device::conv_bwdfilt_wgmma;
+  const scratch_t* partial = partial_sums(workspace);
   const index_t weights = weight_count();
   for (index_t e = thread_index(); e < weights; e += thread_count()) {
-    float acc = 0.0f;
-    for (index_t split = 0; split < P::SPLIT; ++split) acc += workspace[split * weights + e];
     const index_t c = e % P::CG, tap = e / P::CG % (P::T * P::R * P::S);
     const index_t f = e / (P::CG * P::T * P::R * P::S);
-    scale_store(dw + dw_offset(f, filter_tap(static_cast<int>(tap)), c), acc, alpha, beta);
+    const FilterTap at = filter_tap(static_cast<int>(tap));
+    const index_t to =
+        P::FOLD != 0 ? folded_taps::folded_weight(f, at.t, at.r, c) : dw_offset(f, at, c);
+    if (to < 0) continue;
+    float acc = 0.0f;
+    for (index_t split = 0; split < P::SPLIT; ++split) acc += partial[split * weights + e];
+    scale_store(dw + to, acc, alpha, beta);
   }
 }

@@ -63,7 +63,25 @@ __device__ __forceinline__ void fold_weight(const storage_t* __restrict__ w,
   folded[i] = store(v);
 }
 
+// Where folded weight (k, t, r, c') of dw' lands in the caller's w, or -1
+// for c' past FS FC: the zero fill, no weight's.
+__device__ __forceinline__ index_t folded_weight(index_t k, index_t t, index_t r, index_t c) {
+  const index_t s = c / P::FC;
+  if (s >= P::FS) return -1;
+  return k * P::FWS0 + c % P::FC * P::FWS1 + t * P::FWS2 + r * P::FWS3 + s * P::FWS4;
+}
+
 }  // namespace folded_taps
+
+// x' alone, a pixel a thread: a bwdfilt's first pass, whose w' is its
+// output (conv_bwdfilt_wgmma.cuh).
+__device__ __forceinline__ void fold_pixels(const storage_t* __restrict__ x,
+                                            storage_t* __restrict__ workspace) {
+  const index_t pixels = folded_taps::pixels();
+#pragma unroll 1
+  for (index_t q = thread_index(); q < pixels; q += thread_count())
+    folded_taps::fold_pixel(x, workspace, q);
+}
 
 // x' and w', a pixel (its C' channels: the taps' and channels' indices
 // constants, the pixel's decomposed once) or a weight a thread.  Called

@@ -22,7 +22,7 @@ long long folded_channels(const OpDescriptor& d) {
 
 // The shapes that fold, whatever their workspace.
 bool folds_by_shape(const OpDescriptor& d) {
-  if (!d.is_conv() || d.direction != Direction::fwd || d.groups != 1 || d.spatial_dims < 1)
+  if (!d.is_conv() || d.direction == Direction::bwddata || d.groups != 1 || d.spatial_dims < 1)
     return false;
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16) return false;
   return d.w_dims[1] % kFoldChunkElements != 0 && folded_channels(d) <= kMaxFoldedChannels;
@@ -70,8 +70,12 @@ TapFoldLayout tap_fold_layout(const OpDescriptor& d) {
   const std::size_t pixels_bytes =
       static_cast<std::size_t>(layout.pixels * layout.channels) * element_bytes;
   layout.filters_offset = (pixels_bytes + kFoldAlignment - 1) / kFoldAlignment * kFoldAlignment;
+  // A bwdfilt's dw' is its output: its partial sums follow x', as many as
+  // the launch's slices (wgmma_conv.cpp).
+  const bool writes_filters = d.direction == Direction::fwd;
   layout.workspace_bytes =
-      layout.filters_offset + static_cast<std::size_t>(layout.weights) * element_bytes;
+      layout.filters_offset +
+      (writes_filters ? static_cast<std::size_t>(layout.weights) * element_bytes : 0);
   return layout;
 }
 

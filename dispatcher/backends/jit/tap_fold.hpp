@@ -9,7 +9,13 @@
 // to 8), and w'[k, t, r, s C + c] = w[k, c, t, r, s].  The conv of x' and
 // w' with one tap along W (stride 1, dilation 1, no padding) is the conv:
 // ResNet-50's stem runs as 7 K steps of 24 channels.  x' is C'/C x OW/W
-// times x: 4x for the stem, read once by TMA.
+// times x: 4x for the stem, read once by TMA.  A bwdfilt folds the same
+// way: its blocks compute dw' (the folded conv's filter gradient, as f32
+// partial sums after x') and its second pass unfolds it,
+//   dw[k, c, t, r, s] = dw'[k, t, r, s C + c].
+// Unfolded, the Ampere tiles took 0.91 ms for ResNet-50's stem bwdfilt
+// on the H200 (batch 32), 46% of all its bwdfilt convs' time, and 1.69
+// ms for YOLO11n's (bench/results/2026-12-04-h200).
 #pragma once
 
 #include <cstddef>
@@ -20,8 +26,8 @@
 
 namespace convjit {
 
-// Whether the Hopper conv folds `d`'s taps: a conv fwd of one group, f16
-// or bf16, whose channels are no whole 16-byte chunk (C not a multiple of
+// Whether the Hopper conv folds `d`'s taps: a conv fwd or bwdfilt of one
+// group, f16 or bf16, whose channels are no whole 16-byte chunk (C not a multiple of
 // 8) and whose row of taps fits one K step (S C at most 64), with x' and
 // w' within 1 GiB of workspace (tap_fold_fits).  Wider rows would pay the
 // fold's S-fold copy of x where padding C to 8 would do.
@@ -41,9 +47,10 @@ namespace convjit {
 struct TapFoldLayout {
   long long channels = 0;           // C'
   long long pixels = 0;             // x' in pixels (C' channels each): a thread's each
-  long long weights = 0;            // w' in elements: a thread's each
-  std::size_t filters_offset = 0;   // w', in bytes: after x', 256-byte aligned
-  std::size_t workspace_bytes = 0;  // x' and w'
+  long long weights = 0;            // w' in elements: a fwd's first pass writes one a thread
+  std::size_t filters_offset = 0;   // w' (a bwdfilt: dw's partial sums), in bytes: after x',
+                                    // 256-byte aligned
+  std::size_t workspace_bytes = 0;  // x' and a fwd's w'
 };
 [[nodiscard]] TapFoldLayout tap_fold_layout(const OpDescriptor& d);
 

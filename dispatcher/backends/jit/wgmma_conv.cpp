@@ -368,15 +368,16 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
 // over dy by phases; map 1 over w, its packed copy in the workspace, or a
 // bwddata's w itself in MN-major boxes (filters_mn).  bwdfilt: map 0
-// over x, map 1 over dy.  `d`: the forward conv of `desc`; `config`'s
-// tile sizes the boxes.
+// over x (where it folds its taps, x' in the workspace), map 1 over dy.
+// `d`: the forward conv of `desc`; `config`'s tile sizes the boxes.
 std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
                                            const WgmmaConvConfig& config) {
   using Operand = TensorMapArgument::Operand;
   const long long filters = config.filters;
   const auto pixels = static_cast<std::uint32_t>(config.pixels);
   if (d.direction == Direction::bwdfilt)
-    return {{window_map(d, WgmmaConvTile::kStepPixels, WgmmaConvTile::kChannels), Operand::in0, 0},
+    return {{window_map(d, WgmmaConvTile::kStepPixels, WgmmaConvTile::kChannels),
+             folds_taps(desc) ? Operand::workspace : Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
   const long long step = wgmma_step_channels(desc);
   if (folds_taps(desc))  // x' and w', which the first pass writes (tap_fold.hpp)
@@ -626,7 +627,9 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.packed = packed;
   if (folds_taps(desc)) {
     const TapFoldLayout fold = tap_fold_layout(desc);
-    launch.entries.push_back({"convjit_kernel_prepare", fold.pixels + fold.weights});
+    const bool filters = desc.direction == Direction::fwd;  // a bwdfilt's w' is its output
+    launch.entries.push_back(
+        {"convjit_kernel_prepare", fold.pixels + (filters ? fold.weights : 0)});
     launch.workspace_bytes = fold.workspace_bytes;
     launch.fold_filters_offset = static_cast<long long>(fold.filters_offset) / kElementBytes;
     launch.folded = true;
@@ -645,9 +648,12 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   if (config.ping_pong) main.persistent_tiles = tiles;
   main.cluster_blocks = static_cast<unsigned>(config.cluster);
   launch.entries.push_back(std::move(main));
-  if (launch.split > 1 && d.direction == Direction::bwdfilt) {
+  if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
+    // The partial sums, after x' where the conv folds its taps; the
+    // second pass adds them (and unfolds dw').
+    launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
     launch.entries.push_back({"convjit_kernel_finish", weights});
-    launch.workspace_bytes = static_cast<std::size_t>(weights * launch.split) * sizeof(float);
+    launch.workspace_bytes += static_cast<std::size_t>(weights * launch.split) * sizeof(float);
   } else if (launch.split > 1) {
     // The partial sums, a tile's per block, after the filters' copy.
     constexpr std::size_t kAlignment = 256;

@@ -154,7 +154,8 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
 // im2col corners and filter offsets within what the map's rank encodes.
 // A fwd whose channels are no whole 16-byte chunk (a stem's 3) is served
-// in any layout where it folds its taps (tap_fold.hpp).  Filters whose
+// in any layout where it folds its taps (tap_fold.hpp); a bwdfilt so
+// where its dy is channels-last.  Filters whose
 // own layout TMA cannot walk (K C R S), and a bwddata's whose channels
 // are not contiguous, are copied first, in the order the kernel reads
 // them, into the workspace; a bwddata reads the others (K R S C, a 1x1
@@ -226,7 +227,9 @@ struct WgmmaConvLaunch {
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
   long long split = 1;
-  long long partials_offset = 0;  // a fwd's or bwddata's partial sums in the workspace, in floats
+  // The partial sums in the workspace, in floats (Problem::PARTIALS): a
+  // fwd's or bwddata's after the filters' copy, a folded bwdfilt's after x'.
+  long long partials_offset = 0;
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
   bool packed = false;  // the first pass copies w into the workspace (convjit_kernel_prepare)
@@ -237,8 +240,10 @@ struct WgmmaConvLaunch {
   // (Problem::FILTERS_MN); no copy.
   bool filters_mn = false;
   // The first pass folds the conv's horizontal taps into its channels
-  // (tap_fold.hpp): x' at the workspace's start, w' this many elements in
-  // (Problem::FOLD, FOFFSET); the maps read them, the Problem is their conv's.
+  // (tap_fold.hpp): x' at the workspace's start, a fwd's w' this many
+  // elements in (Problem::FOLD, FOFFSET); the maps read them, the Problem
+  // is their conv's.  A bwdfilt's partial sums of dw' follow x', even
+  // with one slice: the second pass unfolds them.
   bool folded = false;
   long long fold_filters_offset = 0;
 };
