@@ -9,7 +9,9 @@
 //     of x (64 pixels x 64 channels of one tap, the forward conv's window
 //     with its padding zero-filled, map 0), all 128-byte swizzled;
 //   - the consumer: per stage, four k16 slices of two m64n128 wgmmas
-//     (filters 0-63 and 64-127).  Both operands are MN-major (their
+//     (filters 0-63 and 64-127; one where the tile has no filters past
+//     its first 64, whose dy box is then not loaded either).  Both
+//     operands are MN-major (their
 //     filters and channels run along the boxes' rows, the pixels across
 //     them), so the wgmmas transpose them;
 //   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
@@ -18,8 +20,8 @@
 //     order: the same sum on every run, no atomics.
 // dw's columns come in blocks of 64 channels of one tap; a tile is two
 // of them, so a tap's 64 channels or fewer share a tile with the next
-// tap's.  Boxes past the last block or filter load the last again (their
-// rows are never stored); channels past CG are TMA's zero fill.
+// tap's.  Boxes past the last block load the last again (their columns
+// are never stored); channels past CG are TMA's zero fill.
 // Where it applies (dispatcher/backends/jit/wgmma_conv.hpp): as for the
 // forward conv, with dy channels-last too; dw in any layout.
 // Where the conv folds its horizontal taps into its channels (P::FOLD:
@@ -91,15 +93,22 @@ __device__ __forceinline__ Columns columns_of(int j) {
   return {filter_tap(block / channel_blocks()), block % channel_blocks() * kBox};
 }
 
-// One K step's four boxes, each completing on `full`.
+// Whether the tile has filters in its second 64: not where the conv has
+// 64 or fewer (a stem's, most of YOLO11n's), whose blocks then neither
+// load dy's second box nor multiply it (half the wgmmas, a quarter of the
+// loads).  Uniform over the block, as wgmma needs.
+__device__ __forceinline__ bool has_bottom(const Work& work) { return work.filter0 + kBox < P::K; }
+
+// One K step's three or four boxes, each completing on `full`.
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared stage, Barrier full,
                                            const Work& work, index_t step) {
   const index_t m = step * kStepPixels;
   const Anchor pixel = output_anchor(m), window = window_anchor(m);
-  const int second = work.filter0 + kBox < P::K ? work.filter0 + kBox : work.filter0;
   load_pixels(&stage[0], maps.map[1], full, work.filter0, pixel, FilterTap{0, 0, 0});
-  load_pixels(&stage[kBoxFloats], maps.map[1], full, second, pixel, FilterTap{0, 0, 0});
+  if (has_bottom(work))
+    load_pixels(&stage[kBoxFloats], maps.map[1], full, work.filter0 + kBox, pixel,
+                FilterTap{0, 0, 0});
   for (int j = 0; j < 2; ++j) {
     const Columns cols = columns_of(work.block0 + j);
     load_pixels(&stage[(2 + j) * kBoxFloats], maps.map[0], full, cols.c0, window, cols.tap);
@@ -109,7 +118,8 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared sta
 template <class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
-  produce_steps(ring, work.steps, kStageBytes, [&](int i, unsigned at) {
+  const unsigned loaded = has_bottom(work) ? kStageBytes : kStageBytes - kBoxBytes;
+  produce_steps(ring, work.steps, kStageBytes, loaded, [&](int i, unsigned at) {
     load_stage(maps, &tiles[at], ring.full_barrier(i), work, work.first_step + i);
   });
 }
@@ -119,13 +129,14 @@ __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, 
 // channels (the leading offset steps to x's second box, which follows
 // the first; A's 64 rows are one box) and 8 pixels' rows are 1024 bytes.
 template <class Tiles, class Ring>
-__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
+__device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, const Work& work,
                                         wgmma_accumulators<kBlockN>& top,
                                         wgmma_accumulators<kBlockN>& bottom) {
   const auto box = [&](unsigned at) {
     return wgmma_descriptor(&tiles[at], kBoxBytes, kSwizzleRowGroup, wgmma_swizzle_128);
   };
-  consume_steps(ring, steps, kStageBytes / 4, top, bottom, [&](unsigned at, bool accumulated) {
+  const bool second = has_bottom(work);
+  consume_steps(ring, work.steps, kStageBytes / 4, top, bottom, [&](unsigned at, bool accumulated) {
     const unsigned long long a0 = box(at), a1 = box(at + kBoxFloats),
                              b = box(at + 2 * kBoxFloats);
     for (int slice = 0; slice < kStepPixels / 16; ++slice) {
@@ -133,7 +144,7 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
           static_cast<unsigned long long>(slice) * 2 * kSwizzleRowGroup >> 4;
       const bool accumulate = accumulated || slice > 0;
       wgmma_ss<kBlockN, Operand, 1, 1>(top, a0 + offset, b + offset, accumulate);
-      wgmma_ss<kBlockN, Operand, 1, 1>(bottom, a1 + offset, b + offset, accumulate);
+      if (second) wgmma_ss<kBlockN, Operand, 1, 1>(bottom, a1 + offset, b + offset, accumulate);
     }
   });
 }
@@ -220,7 +231,7 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
       stages, consumers, [&] { produce(maps, smem, stages, work); },
       [&] {
         wgmma_accumulators<kBlockN> top, bottom;
-        consume(smem, stages, work.steps, top, bottom);
+        consume(smem, stages, work, top, bottom);
         scratch_t* partial = partial_sums(workspace);
         store_half(top, work, 0, dw, partial, alpha, beta);
         store_half(bottom, work, 64, dw, partial, alpha, beta);

@@ -178,17 +178,23 @@ __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consum
 }
 
 // The producer's loop over `steps` K steps: each waits for its stage and
-// arms it with `stage_bytes`, then load(step, at) issues its loads (`at`:
-// the stage's offset in the ring, in floats), completing on
+// arms it with the bytes its loads bring, `loaded_bytes` of its
+// `stage_bytes`, then load(step, at) issues those loads (`at`: the
+// stage's offset in the ring, in floats), completing on
 // ring.full_barrier(step).
 template <class Ring, class Load>
 __device__ __forceinline__ void produce_steps(const Ring& ring, int steps, unsigned stage_bytes,
-                                              Load load) {
+                                              unsigned loaded_bytes, Load load) {
 #pragma unroll 1
   for (int step = 0; step < steps; ++step) {
-    ring.acquire(step, stage_bytes);
+    ring.acquire(step, loaded_bytes);
     load(step, static_cast<unsigned>(ring.stage(step)) * stage_bytes / 4);
   }
+}
+template <class Ring, class Load>
+__device__ __forceinline__ void produce_steps(const Ring& ring, int steps, unsigned stage_bytes,
+                                              Load load) {
+  produce_steps(ring, steps, stage_bytes, stage_bytes, load);
 }
 
 // The consumer's main loop over `steps` stages: multiply(at, accumulate)
