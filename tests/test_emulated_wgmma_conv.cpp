@@ -1275,8 +1275,9 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   EXPECT_EQ(w_map.spec.box[0], 64u);
   EXPECT_EQ(w_map.spec.box[4], 64u);
   // A strided bwddata leads by the same rule (dx's 64 channels); a bwdfilt where both its
-  // tile's sides are 16 or more (its K step is pixels), in the 128 x 128
-  // tile at two blocks an SM, never the 128 x 64 one.
+  // tile's sides are 16 or more (its K step is pixels), or 8 or more with
+  // 64 filters or fewer, in the 128 x 128 tile at two blocks an SM, never
+  // the 128 x 64 one.
   test::ConvCase strided = c;
   strided.stride = {2, 2};
   EXPECT_EQ(jit_variants(bwddata(strided, DataType::bf16), {"sm_90", false}).front(),
@@ -1289,6 +1290,17 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   narrow.channels = 8;
   EXPECT_EQ(offered_last(jit_variants(bwdfilt(narrow, DataType::bf16), {"sm_90", false})),
             kTwoBlocks);
+  // A side of 8 where the tile has no second 64 filters, which it skips.
+  const auto bwdfilt_lead = [](const test::ConvCase& n) {
+    return jit_variants(bwdfilt(n, DataType::bf16), {"sm_90", false}).front();
+  };
+  test::ConvCase skipping = narrow;  // 8 channels
+  skipping.filters = 64;
+  EXPECT_EQ(bwdfilt_lead(skipping), kTwoBlocks);
+  skipping.filters = 72;
+  EXPECT_NE(bwdfilt_lead(skipping), kTwoBlocks) << "a second 64 filters: a side of 16 still";
+  skipping.channels = 16, skipping.filters = 8;
+  EXPECT_EQ(bwdfilt_lead(skipping), kTwoBlocks);
   const Status tile = check_variant(bwdfilt(c, DataType::bf16), kHalf, {"sm_90", false});
   EXPECT_NE(tile.message().find("a bwdfilt's tile is 128 filters"), std::string::npos)
       << tile.message();

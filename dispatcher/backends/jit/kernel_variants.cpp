@@ -204,17 +204,25 @@ namespace {
 // (wgmma_step_channels) it won on the 16-channel ones, 0.49-0.65x
 // tc128x32's time, and tied on 8 (bench/results/2026-12-04-h200).
 // bwdfilt, whose K step is 64 output pixels, always full: where the
-// tile's two sides, a group's filters and channels, are 16 or more (it
-// lost on the two layers with a side of 8).  A conv that folds its taps
+// tile's two sides, a group's filters and channels, are 16 or more.  It
+// lost on the two layers with a side of 8 (1.17x and 1.72x tc64x64's
+// time), both of 16 filters or fewer, before its tile skipped a second 64
+// filters it does not have; that is predicted to take 0.53x the time on
+// such layers (bench/results/2026-12-05-hopper-bwdfilt), so it leads
+// from a side of 8 where it has 64 filters or fewer (untimed).  A conv
+// that folds its taps
 // (tap_fold.hpp: a stem's 3 channels) leads: the tiles gather its
 // channels element by element (ResNet-50's stem: 0.49x cuDNN's time on
 // the H200).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
-  constexpr long long kStepChannels = 16, kBwdfiltSide = 16;
+  constexpr long long kStepChannels = 16, kBwdfiltSide = 16, kSkippingBwdfiltSide = 8,
+                      kOneBoxOfFilters = 64;
   if (c.arch.empty() || direct_is_better(shape)) return false;
   if (folds_taps(d)) return true;  // the tiles gather its channels one by one
   const long long filters = d.w_dims[0] / d.groups, channels = d.w_dims[1];
-  if (d.direction == Direction::bwdfilt) return std::min(filters, channels) >= kBwdfiltSide;
+  if (d.direction == Direction::bwdfilt)
+    return std::min(filters, channels) >=
+           (filters <= kOneBoxOfFilters ? kSkippingBwdfiltSide : kBwdfiltSide);
   return (d.direction == Direction::bwddata ? filters : channels) >= kStepChannels;
 }
 
