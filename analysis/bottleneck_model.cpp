@@ -111,15 +111,13 @@ double dram_bytes(const KernelMemoryCounters& m, double l2_bytes) {
 Range seconds_at(double work, Range rate) { return {work / rate.high, work / rate.low}; }
 
 // What one round of resident blocks leaves exposed: the fill and drain of
-// the way the kernel feeds its math, and its tiles' epilogues.
-Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, int blocks_per_sm,
-                    long long tile_outputs) {
+// the way the kernel feeds its math, and the epilogue of what one storing
+// group holds (epilogue_outputs): the others store beside it.
+Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, long long tile_outputs) {
   const Range fill = m.wgmma_mma_equivalents > 0 ? t.round_latency_wgmma_s
                      : m.mma_instructions > 0    ? t.round_latency_mma_s
                                                  : t.round_latency_plain_s;
-  const double resident_outputs =
-      static_cast<double>(blocks_per_sm) * static_cast<double>(tile_outputs);
-  const Range epilogue = t.epilogue_s_per_output * resident_outputs;
+  const Range epilogue = t.epilogue_s_per_output * static_cast<double>(tile_outputs);
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
@@ -222,7 +220,7 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     if (p.limiter.empty() || l.seconds.mid() > p.seconds_of(p.limiter)) p.limiter = l.name;
   }
   p.rounds = std::ceil(p.waves);
-  p.exposed_latency = round_latency(*t, m, o.blocks_per_sm, tile_outputs) * p.rounds;
+  p.exposed_latency = round_latency(*t, m, tile_outputs) * p.rounds;
   if (balance.block_tiles > 1) {
     const Range excess = ping_pong_excess(*t, p.seconds * (1 / (p.rounds * balance.block_tiles)),
                                           tile_outputs, balance.block_tiles);
@@ -235,11 +233,12 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   return p;
 }
 
-long long block_tile_outputs(std::string_view variant) {
+long long epilogue_outputs(std::string_view variant) {
   if (const GemmTile* tile = find_gemm_tile(variant))
     return static_cast<long long>(tile->bm) * tile->bn;
   if (const WgmmaConvConfig* wgmma = find_wgmma_config(variant))
-    return wgmma->pixels * wgmma->filters;
+    return std::min(wgmma->pixels, WgmmaConvTile::kPixels) *
+           std::min(wgmma->filters, WgmmaConvTile::kFilters);
   return 0;
 }
 
@@ -252,7 +251,7 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
     tensor_math |= e.memory && (e.memory->mma_instructions > 0 ||
                                 e.memory->wgmma_mma_equivalents > 0);
   const GemmTile* tile = find_gemm_tile(analysis.variant);
-  const long long tile_outputs = block_tile_outputs(analysis.variant);
+  const long long tile_outputs = epilogue_outputs(analysis.variant);
   std::vector<VariantPrediction> out;
   if (analysis.entries.empty()) return out;
   for (const GpuOccupancy& o : analysis.entries.front().occupancy) {

@@ -59,15 +59,22 @@ struct KernelPrediction {
 // NOT_AVAILABLE when the entry lacks its memory counters or its occupancy
 // on `gpu`.  `tile`: the GEMM tile of the variant, or null (the bytes in
 // flight are then one 16-byte load per thread).  `tile_outputs`: the
-// outputs a block computes whose epilogue is charged, 0 for none.
+// outputs whose epilogue a round charges (epilogue_outputs), 0 for none.
 [[nodiscard]] Result<KernelPrediction> predict_kernel(const EntryAnalysis& entry,
                                                       const GpuSpec& gpu, const GemmTile* tile,
                                                       long long tile_outputs = 0);
 
-// The outputs of one block of a variant's main entry, whose epilogue each
-// round charges: its GEMM tile, or its Hopper conv tile (256 pixels for
-// the two-consumer tiles); 0 for a variant without one.
-[[nodiscard]] long long block_tile_outputs(std::string_view variant);
+// The outputs whose epilogue each round of a variant's main entry
+// charges: what one storing group holds, since a round's groups store
+// side by side (the blocks resident together, a block's consumer
+// warpgroups).  A GEMM tile's block stores its whole tile; a Hopper
+// conv's consumer its 128 pixels by up to 128 filters (a two-consumer
+// tile's half, a ping-pong consumer's own tile); 0 for a variant without
+// a tile.  Charged for every resident block and a block's whole tile,
+// the epilogues made the H200's times of the tiles of a block a tile
+// 0.62-0.73x the prediction; charged so, 0.94-1.06x
+// (bench/results/2026-12-05-model-refit).
+[[nodiscard]] long long epilogue_outputs(std::string_view variant);
 
 // A variant's kernels predicted on one GPU, one after another.
 struct VariantPrediction {

@@ -67,8 +67,13 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     offset once a row and reads a chunk in two 16-byte loads, ~45
 //     instructions.  The mma.sync tiles' took 91-96 instructions an
 //     output (a 64-bit pixel offset an element), now 21-23 (a row's and
-//     a column's offsets computed once, gemm/tile_epilogue.cuh).  This
-//     constant cannot see either change until a lent GPU refits it.
+//     a column's offsets computed once, gemm/tile_epilogue.cuh).
+//     The H200's times of every Hopper configuration (2026-12-04) fit
+//     this constant per output of one storing group (a block of a GEMM
+//     tile, a Hopper consumer warpgroup: bottleneck_model.hpp's
+//     epilogue_outputs), the groups of a round storing side by side:
+//     measured / predicted 0.94-1.06 for every configuration of a block a
+//     tile (bench/results/2026-12-05-model-refit).
 // The H100 SXM has the same SM, so it takes them; the A100 was never
 // measured: it takes them too, their upper ends stretched by the clock
 // ratio (1.83 / 1.41), but the warps a scheduler needs.
