@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The refit analyser's H200 predictions (predictions/, predict.sh) against the H200's measured
+times of 2026-12-04 (../2026-12-04-h200/hopper-bench/bench-*.json.gz), per variant: the ops both cover, the geometric mean of
+measured / predicted (the middle of the predicted range) and its spread; and per run how often
+the variant the analyser predicted fastest among the Hopper configurations was the measured
+fastest, and what choosing by prediction cost against the measured fastest.
+
+  calibration.py
+"""
+import gzip, json, math, os
+from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNS = ('resnet50-fwd', 'resnet50-bwddata', 'yolo11n-fwd', 'yolo11n-bwddata')
+
+
+def measured(run):
+    with gzip.open(os.path.join(HERE, '..', '2026-12-04-h200', 'hopper-bench', f'bench-{run}.json.gz'), 'rt') as f:
+        report = json.load(f)
+    return {op['descriptor']: {k: v['ms'] * 1e-3 for k, v in op['jit'].get('variants', {}).items()
+                               if 'ms' in v} for op in report['ops']}
+
+
+def predicted(run):
+    out = defaultdict(dict)
+    for name in os.listdir(os.path.join(HERE, 'predictions')):
+        if not name.startswith(run + '-') or not name.endswith('.json.gz'):
+            continue
+        variant = name[len(run) + 1:-len('.json.gz')]
+        with gzip.open(os.path.join(HERE, 'predictions', name), 'rt') as f:
+            for op in json.load(f):
+                for v in op.get('variants', []):
+                    for p in v.get('predicted', []):
+                        if p['gpu'] == 'H200':
+                            out[op['descriptor']][variant] = sum(p['seconds']) / 2
+    return out
+
+
+def main():
+    ratios = defaultdict(list)
+    for run in RUNS:
+        m, p = measured(run), predicted(run)
+        hits = total = 0
+        chosen = fastest = 0.0
+        for d, times in m.items():
+            for v, t in times.items():
+                if v in p.get(d, {}):
+                    ratios[v].append(t / p[d][v])
+            hopper = {v: t for v, t in times.items() if v.startswith('wgmma') and v in p.get(d, {})}
+            if len(hopper) < 3:
+                continue
+            pick = min(hopper, key=lambda v: p[d][v])
+            best = min(hopper, key=hopper.get)
+            total += 1
+            hits += pick == best
+            chosen += hopper[pick]
+            fastest += hopper[best]
+        if total:
+            print(f'{run}: the predicted fastest Hopper configuration was the measured fastest on '
+                  f'{hits} of {total} convs; choosing by prediction {chosen / fastest:.3f}x the '
+                  f'fastest in all')
+    print()
+    print(f"{'variant':<16}{'ops':>5}{'measured/predicted':>20}{'min':>8}{'max':>8}")
+    for v in sorted(ratios):
+        r = ratios[v]
+        g = math.exp(sum(math.log(x) for x in r) / len(r))
+        print(f'{v:<16}{len(r):>5}{g:>20.2f}{min(r):>8.2f}{max(r):>8.2f}')
+
+
+if __name__ == '__main__':
+    main()
