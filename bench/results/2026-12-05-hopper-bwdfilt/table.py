@@ -10,15 +10,15 @@ Before: auto's lead under the rules of f504ea2, which led with wgmma128x128b2 wh
 fastest tile's measured time stands for it (within 5% of auto's on both stems and both side-8
 layers, ../2026-12-04-h200/table-after.txt).  Now: where the H200 timed the lead
 (wgmma128x128b2), that time scaled by predicted after / predicted before; where it could not
-(the stems, which it did not serve unfolded), the prediction times 0.62, the H200's measured /
-predicted for wgmma128x128b2 (../2026-12-04-h200/calibration.txt).
+(the stems, which it did not serve unfolded), the prediction times 0.93, the H200's measured /
+predicted for wgmma128x128b2 under the refit model (../2026-12-05-model-refit/calibration.txt).
 
   table.py > table.txt
 """
 import json, os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CALIBRATION = 0.62
+CALIBRATION = 0.93
 
 
 def rows(name):

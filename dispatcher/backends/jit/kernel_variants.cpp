@@ -207,7 +207,7 @@ namespace {
 // tile's two sides, a group's filters and channels, are 16 or more.  It
 // lost on the two layers with a side of 8 (1.17x and 1.72x tc64x64's
 // time), both of 16 filters or fewer, before its tile skipped a second 64
-// filters it does not have; that is predicted to take 0.53x the time on
+// filters it does not have; that is predicted to take 0.52x the time on
 // such layers (bench/results/2026-12-05-hopper-bwdfilt), so it leads
 // from a side of 8 where it has 64 filters or fewer (untimed).  A conv
 // that folds its taps
