@@ -5,9 +5,9 @@ measured / predicted (the middle of the predicted range) and its spread; and per
 the variant the analyser predicted fastest among the Hopper configurations was the measured
 fastest, and what choosing by prediction cost against the measured fastest.
 
-  calibration.py
+  calibration.py [--predictions DIR]   (another run's predictions of these ops: a refit model's)
 """
-import gzip, json, math, os
+import argparse, gzip, json, math, os
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,13 +21,13 @@ def measured(run):
                                if 'ms' in v} for op in report['ops']}
 
 
-def predicted(run):
+def predicted(run, folder):
     out = defaultdict(dict)
-    for name in os.listdir(os.path.join(HERE, 'predictions')):
+    for name in os.listdir(folder):
         if not name.startswith(run + '-') or not name.endswith('.json.gz'):
             continue
         variant = name[len(run) + 1:-len('.json.gz')]
-        with gzip.open(os.path.join(HERE, 'predictions', name), 'rt') as f:
+        with gzip.open(os.path.join(folder, name), 'rt') as f:
             for op in json.load(f):
                 for v in op.get('variants', []):
                     for p in v.get('predicted', []):
@@ -37,9 +37,12 @@ def predicted(run):
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--predictions', default=os.path.join(HERE, 'predictions'))
+    args = parser.parse_args()
     ratios = defaultdict(list)
     for run in RUNS:
-        m, p = measured(run), predicted(run)
+        m, p = measured(run), predicted(run, args.predictions)
         hits = total = 0
         chosen = fastest = 0.0
         for d, times in m.items():
