@@ -11,9 +11,8 @@
 //   - the consumer: per stage, four k16 slices of two m64n128 wgmmas
 //     (filters 0-63 and 64-127; one where the tile has no filters past
 //     its first 64, whose dy box is then not loaded either).  Both
-//     operands are MN-major (their
-//     filters and channels run along the boxes' rows, the pixels across
-//     them), so the wgmmas transpose them;
+//     operands are MN-major (their filters and channels run along the
+//     boxes' rows, the pixels across them), so the wgmmas transpose them;
 //   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
 //     accumulators to dw, alpha/beta-blended; with more, as f32 partial
 //     sums to the workspace, and convjit_kernel_finish adds them in slice

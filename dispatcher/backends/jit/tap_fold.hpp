@@ -27,9 +27,9 @@
 namespace convjit {
 
 // Whether the Hopper conv folds `d`'s taps: a conv fwd or bwdfilt of one
-// group, f16 or bf16, whose channels are no whole 16-byte chunk (C not a multiple of
-// 8) and whose row of taps fits one K step (S C at most 64), with x' and
-// w' within 1 GiB of workspace (tap_fold_fits).  Wider rows would pay the
+// group, f16 or bf16, whose channels are no whole 16-byte chunk (C not a
+// multiple of 8) and whose row of taps fits one K step (S C at most 64),
+// with x' and w' within 1 GiB of workspace (tap_fold_fits).  Wider rows would pay the
 // fold's S-fold copy of x where padding C to 8 would do.
 [[nodiscard]] bool folds_taps(const OpDescriptor& d);
 
