@@ -149,16 +149,16 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // OK where `config` (by default the first) serves `desc`, else
 // NOT_AVAILABLE saying which rule it breaks: f16/bf16, a conv of one group
 // (a fwd's fused epilogue, any); a bwdfilt only in a 128 x 128 tile of
-// one consumer;
-// channels-last x (bwddata: dy; bwdfilt: x and dy) whose strides TMA can
-// walk (16-byte multiples), conv strides up to 8 (but a bwddata's), and
-// im2col corners and filter offsets within what the map's rank encodes.
-// A fwd whose channels are no whole 16-byte chunk (a stem's 3) is served
-// in any layout where it folds its taps (tap_fold.hpp); a bwdfilt so
-// where its dy is channels-last.  Filters whose own layout TMA cannot
-// walk (K C R S), and a bwddata's whose channels are not contiguous, are
-// copied first, in the order the kernel reads them, into the workspace; a bwddata reads the others
-// (K R S C, a 1x1 conv's K C R S) in place (WgmmaConvLaunch::filters_mn).
+// one consumer; channels-last x (bwddata: dy; bwdfilt: x and dy) whose
+// strides TMA can walk (16-byte multiples), conv strides up to 8 (but a
+// bwddata's), and im2col corners and filter offsets within what the
+// map's rank encodes.  A fwd whose channels are no whole 16-byte chunk
+// (a stem's 3) is served in any layout where it folds its taps
+// (tap_fold.hpp); a bwdfilt so where its dy is channels-last.  Filters
+// whose own layout TMA cannot walk (K C R S), and a bwddata's whose
+// channels are not contiguous, are copied first, in the order the kernel
+// reads them, into the workspace; a bwddata reads the others (K R S C, a
+// 1x1 conv's K C R S) in place (WgmmaConvLaunch::filters_mn).
 [[nodiscard]] Status wgmma_conv_support(const OpDescriptor& desc,
                                         const WgmmaConvConfig& config = kWgmmaConfigs[0]);
 
