@@ -42,6 +42,20 @@ double memory_requests(const KernelMemoryCounters& m) {
   return n;
 }
 
+// The SM-clocks its shared wavefronts take: ldmatrix's and cp.async's at
+// their measured rate, the plain loads' and stores' at a bank word's.
+double shared_clocks(const KernelMemoryCounters& m, const GpuThroughput& t) {
+  double clocks = 0;
+  for (const emulator::SiteCounters& s : m.sites) {
+    if (s.site.space != MemorySpace::shared) continue;
+    const bool words = s.site.op == MemoryOp::load || s.site.op == MemoryOp::store ||
+                       s.site.op == MemoryOp::atomic;
+    clocks +=
+        s.cost / (words ? t.shared_word_wavefronts_per_clock_sm : t.shared_wavefronts_per_clock_sm);
+  }
+  return clocks;
+}
+
 // Whether the kernel loads through TMA (cp.async.bulk.tensor).
 bool bulk_copies(const KernelMemoryCounters& m) {
   return std::any_of(m.sites.begin(), m.sites.end(), [](const emulator::SiteCounters& s) {
@@ -199,7 +213,7 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     // An FMA warp instruction is 32 FMAs: 64 FLOPs.
     if (mix->float_math > 0) sm_limit("fma", mix->float_math * 64 / t->fma_flops_per_clock_sm);
   }
-  sm_limit("shared", m.total(MemorySpace::shared, false) / t->shared_wavefronts_per_clock_sm);
+  sm_limit("shared", shared_clocks(m, *t));
   p.limits.push_back(
       {"l2", seconds_at(m.total(MemorySpace::global, false) * kSectorBytes, t->l2_bytes_per_s)});
 

@@ -41,8 +41,13 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     mma.sync bf16 637.5-648.3 TFLOP/s: 0.645-0.655 of the 989 peak, the
 //       top of the range; a main loop that also loads reaches less (0.55);
 //     ldmatrix.x4 452.8-457.1 G wavefronts/s of 128 bytes: 1.87 a clock
-//       per SM at 1.83 GHz (LDS and STS were not measured: they take the
-//       same rate here);
+//       per SM at 1.83 GHz.  LDS and STS were not measured; they take the
+//       32 banks' one 128-byte wavefront a clock.  At ldmatrix's rate the
+//       H200's times of the pixels kernel (2026-12-04), whose shared
+//       traffic is LDS and STS, were 1.99x the prediction; at one a
+//       clock 0.82-1.14x on 12 of its 14 convs, all but YOLO11n's stem
+//       (2.07x) and its phased bwddata (4.29x)
+//       (bench/results/2026-12-05-model-refit);
 //     L2 reads over a 16 MiB window from every SM: 9.99-10.07 TB/s, the top
 //       of the range; 8 for traffic that also writes;
 //     a 16-byte copy of 1 GiB: 3.90-3.92 TB/s read plus written, the low
@@ -86,19 +91,63 @@ constexpr double kAmpereStretch = 1.83 / 1.41;
 constexpr Range stretched(Range r) { return {r.low, r.high * kAmpereStretch}; }
 
 constexpr GpuThroughput kRows[] = {
-    {"H100 SXM", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4,
-     {2.8 * kTBs, 3.0 * kTBs}, {67, 495, 989, 3350},
-     {8.0 * kTBs, 10.0 * kTBs}, 50 * kMB, {330 * kNs, 500 * kNs},
-     kIssueWarps, kRoundPlain, kRoundMma, kRoundWgmma, kEpilogue},
-    {"H200", 1.83 * kGHz, 4096, {0.55, 0.65}, {0.75, 0.95}, 256, 1.87, 4,
-     {3.9 * kTBs, 4.3 * kTBs}, {67, 495, 989, 4800},
-     {8.0 * kTBs, 10.0 * kTBs}, 60 * kMB, {330 * kNs, 500 * kNs},
-     kIssueWarps, kRoundPlain, kRoundMma, kRoundWgmma, kEpilogue},
-    {"A100", 1.41 * kGHz, 2048, {0.80, 0.95}, {0, 0}, 128, 1, 4, {1.5 * kTBs, 1.8 * kTBs},
+    {"H100 SXM",
+     1.83 * kGHz,
+     4096,
+     {0.55, 0.65},
+     {0.75, 0.95},
+     256,
+     1.87,
+     1,
+     4,
+     {2.8 * kTBs, 3.0 * kTBs},
+     {67, 495, 989, 3350},
+     {8.0 * kTBs, 10.0 * kTBs},
+     50 * kMB,
+     {330 * kNs, 500 * kNs},
+     kIssueWarps,
+     kRoundPlain,
+     kRoundMma,
+     kRoundWgmma,
+     kEpilogue},
+    {"H200",
+     1.83 * kGHz,
+     4096,
+     {0.55, 0.65},
+     {0.75, 0.95},
+     256,
+     1.87,
+     1,
+     4,
+     {3.9 * kTBs, 4.3 * kTBs},
+     {67, 495, 989, 4800},
+     {8.0 * kTBs, 10.0 * kTBs},
+     60 * kMB,
+     {330 * kNs, 500 * kNs},
+     kIssueWarps,
+     kRoundPlain,
+     kRoundMma,
+     kRoundWgmma,
+     kEpilogue},
+    {"A100",
+     1.41 * kGHz,
+     2048,
+     {0.80, 0.95},
+     {0, 0},
+     128,
+     1,
+     1,
+     4,
+     {1.5 * kTBs, 1.8 * kTBs},
      {19.5, 156, 312, 2039},
-     {4.5 * kTBs, 7.2 * kTBs}, 40 * kMB, {450 * kNs, 700 * kNs},
-     kIssueWarps, stretched(kRoundPlain), stretched(kRoundMma),
-     stretched(kRoundWgmma), stretched(kEpilogue)},
+     {4.5 * kTBs, 7.2 * kTBs},
+     40 * kMB,
+     {450 * kNs, 700 * kNs},
+     kIssueWarps,
+     stretched(kRoundPlain),
+     stretched(kRoundMma),
+     stretched(kRoundWgmma),
+     stretched(kEpilogue)},
 };
 
 }  // namespace

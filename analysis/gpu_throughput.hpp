@@ -27,7 +27,8 @@ struct GpuThroughput {
   Range mma_sync_fraction;               // of that peak, reachable with mma.sync
   Range wgmma_fraction;                  // and with wgmma (sm_90); 0 where there is none
   double fma_flops_per_clock_sm = 0;     // f32 FMA pipe, 2 FLOPs an FMA
-  double shared_wavefronts_per_clock_sm = 1;  // 128 bytes a clock
+  double shared_wavefronts_per_clock_sm = 1;       // ldmatrix's and cp.async's, as measured
+  double shared_word_wavefronts_per_clock_sm = 1;  // LDS, STS, ATOMS: 32 banks of 4 bytes
   double issue_per_clock_sm = 4;              // warp instructions, one per scheduler
   Range dram_bytes_per_s;                     // achievable HBM bandwidth
   DevicePeaks peaks;                          // the datasheet's, for the roofline

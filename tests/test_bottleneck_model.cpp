@@ -2,8 +2,8 @@
 // here, whose every limit is worked out by hand from the H100 SXM's row of
 // analysis/gpu_throughput.cpp: 132 SMs at 1.83 GHz, one m16n8k16 a clock
 // per SM at peak (mma.sync reaching 0.55-0.65 of it), 1.87 shared
-// wavefronts and 4 issues a clock, HBM 2.8-3.0 TB/s, L2 50 MB at 8-10
-// TB/s, DRAM latency 330-500 ns.
+// wavefronts of ldmatrix and 1 of LDS/STS and 4 issues a clock, HBM
+// 2.8-3.0 TB/s, L2 50 MB at 8-10 TB/s, DRAM latency 330-500 ns.
 #include <gtest/gtest.h>
 
 #include "analysis/bottleneck_model.hpp"
@@ -67,14 +67,22 @@ TEST(BottleneckModel, ALastPartialWaveCostsAWholeOne) {
   EXPECT_NEAR(limit(over.value(), "tensor").low / limit(full.value(), "tensor").low, 2.0, 1e-9);
 }
 
-TEST(BottleneckModel, SharedWavefrontsTakeTheirMeasuredRatePerSm) {
+// ldmatrix's wavefronts at its measured 1.87 a clock, LDS's at the banks'
+// one a clock.
+TEST(BottleneckModel, SharedWavefrontsTakeTheirInstructionsRatePerSm) {
   EntryAnalysis e = kernel(264, 2, 0);
   e.memory->sites.push_back(
-      {AccessSite{MemorySpace::shared, MemoryOp::load, 4, 0, 0}, "shared s", 1e6, 4e6, 1e6});
+      {AccessSite{MemorySpace::shared, MemoryOp::ldmatrix, 16, 4, 0}, "shared s", 1e6, 4e6, 4e6});
   const auto p = predict_kernel(e, h100(), nullptr);
   ASSERT_TRUE(p.is_ok());
   expect_range(limit(p.value(), "shared"), 4e6 / 1.87 / kSmClocks, 4e6 / 1.87 / kSmClocks);
   EXPECT_EQ(p.value().limiter, "shared");
+  e.memory->sites.push_back(
+      {AccessSite{MemorySpace::shared, MemoryOp::load, 4, 0, 1}, "shared t", 1e6, 2e6, 1e6});
+  const auto both = predict_kernel(e, h100(), nullptr);
+  ASSERT_TRUE(both.is_ok());
+  const double clocks = 4e6 / 1.87 + 2e6;
+  expect_range(limit(both.value(), "shared"), clocks / kSmClocks, clocks / kSmClocks);
 }
 
 TEST(BottleneckModel, DramMovesTheFootprintAndWhatAnL2TooSmallForItMisses) {
