@@ -377,9 +377,9 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuResize, ::testing::Values("jit"),
 // configuration that serves them, fwd, bwdfilt and bwddata (strided, by
 // phases, and of stride 1), one test a configuration and direction
 // (GpuHopperConfig) so that gpu-check's workers compile them side by
-// side; and the convs of ResNet-50 and
-// YOLO11n it serves in every direction, in the configuration auto leads
-// with there (bf16, channels-last, batch 2).
+// side; and the convs of ResNet-50 and YOLO11n it serves in every
+// direction, in the configuration auto leads with there (bf16,
+// channels-last, batch 2).
 std::vector<OpDescriptor> random_hopper_convs(Direction direction) {
   std::mt19937 rng(43);
   std::vector<OpDescriptor> ops;

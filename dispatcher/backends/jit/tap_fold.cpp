@@ -76,6 +76,7 @@ TapFoldLayout tap_fold_layout(const OpDescriptor& d) {
   layout.workspace_bytes =
       layout.filters_offset +
       (writes_filters ? static_cast<std::size_t>(layout.weights) * element_bytes : 0);
+  layout.first_pass_items = layout.pixels + (writes_filters ? layout.weights : 0);
   return layout;
 }
 

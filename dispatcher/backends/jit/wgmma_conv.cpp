@@ -627,9 +627,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.packed = packed;
   if (folds_taps(desc)) {
     const TapFoldLayout fold = tap_fold_layout(desc);
-    const bool filters = desc.direction == Direction::fwd;  // a bwdfilt's w' is its output
-    launch.entries.push_back(
-        {"convjit_kernel_prepare", fold.pixels + (filters ? fold.weights : 0)});
+    launch.entries.push_back({"convjit_kernel_prepare", fold.first_pass_items});
     launch.workspace_bytes = fold.workspace_bytes;
     launch.fold_filters_offset = static_cast<long long>(fold.filters_offset) / kElementBytes;
     launch.folded = true;
