@@ -30,6 +30,7 @@
 #include "support/folded_stems.hpp"
 #include "support/host_device.hpp"
 #include "support/jit_problem_set.hpp"
+#include "support/narrow_bwdfilts.hpp"
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/shifted_buffer.hpp"
@@ -227,6 +228,34 @@ TEST(EmulatedWgmmaConv, FoldsTheTapsOfStemsInBwdfilt) {
   EXPECT_GE(folded, 5);
   const OpDescriptor d = bwdfilt(test::small_resnet50_stem(), DataType::bf16);
   check(d, rng, 1.0, 0.0, wgmma_lead_config(d).id);
+}
+
+// A bwdfilt of 8 to 24 channels and stride 1 folds its taps too, x'
+// copied from x chunk by chunk: the cases of support/narrow_bwdfilts.hpp
+// in both configurations that serve a bwdfilt, with alpha/beta; auto
+// leads with it on sm_90.  Strided, with one tap along W, or a fwd, the
+// conv keeps its taps.
+TEST(EmulatedWgmmaConv, FoldsTheTapsOfNarrowBwdfilts) {
+  std::mt19937 rng(4332);
+  const std::vector<test::ConvCase> cases = test::narrow_bwdfilt_cases();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].describe());
+    const OpDescriptor d = bwdfilt(cases[i], i % 2 ? DataType::f16 : DataType::bf16);
+    ASSERT_TRUE(folds_taps(d));
+    EXPECT_EQ(wgmma_forward_equivalent(d).x_dims[1], cases[i].channels * cases[i].kernel.back());
+    check(d, rng, i % 3 ? 1.0 : 0.75, i % 4 == 1 ? 0.5 : 0.0, kWgmmaConfigs[i % 2].id);
+  }
+  const OpDescriptor yolo = bwdfilt(channels_last_3x3(16, 8, {160, 160}, {1, 1}, {1, 1}),
+                                    DataType::bf16);  // b2.c3k2.m.cv1, two images
+  ASSERT_TRUE(folds_taps(yolo));
+  EXPECT_EQ(jit_variants(yolo, {"sm_90", false}).front(), wgmma_lead_config(yolo).id);
+  test::ConvCase strided = cases[1];
+  strided.stride.back() = 2;
+  EXPECT_FALSE(folds_taps(bwdfilt(strided, DataType::bf16)));
+  test::ConvCase one_tap = cases[1];
+  one_tap.kernel.back() = 1;
+  EXPECT_FALSE(folds_taps(bwdfilt(one_tap, DataType::bf16)));
+  EXPECT_FALSE(folds_taps(fwd(cases[1], DataType::bf16)));
 }
 
 // The fold's shape: x' and w' in the workspace ahead of the maps that read
@@ -1298,7 +1327,12 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   skipping.filters = 64;
   EXPECT_EQ(bwdfilt_lead(skipping), kTwoBlocks);
   skipping.filters = 72;
+  EXPECT_TRUE(folds_taps(bwdfilt(skipping, DataType::bf16)));
+  EXPECT_EQ(bwdfilt_lead(skipping), kTwoBlocks) << "folded: rows of 24 channels";
+  skipping.stride = {2, 2};  // keeps its taps
+  EXPECT_FALSE(folds_taps(bwdfilt(skipping, DataType::bf16)));
   EXPECT_NE(bwdfilt_lead(skipping), kTwoBlocks) << "a second 64 filters: a side of 16 still";
+  skipping.stride = {1, 1};
   skipping.channels = 16, skipping.filters = 8;
   EXPECT_EQ(bwdfilt_lead(skipping), kTwoBlocks);
   const Status tile = check_variant(bwdfilt(c, DataType::bf16), kHalf, {"sm_90", false});

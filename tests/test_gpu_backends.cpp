@@ -34,6 +34,7 @@
 #include "dispatcher/settings.hpp"
 #include "support/folded_stems.hpp"
 #include "support/jit_problem_set.hpp"
+#include "support/narrow_bwdfilts.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/temp_directory.hpp"
 #include "support/tie_free_pool_input.hpp"
@@ -554,18 +555,23 @@ TEST_P(GpuBackend, TheHopperConvSlicesLongReductions) {
 // every configuration (support/folded_stems.hpp, as the emulator runs
 // them), and ResNet-50's stem on a small image: the first pass's x' and
 // w', then the folded conv; a bwdfilt's x', dw' and its unfolding, in
-// the two configurations of a bwdfilt, where dy is channels-last.
+// the two configurations of a bwdfilt, where dy is channels-last.  The
+// narrow bwdfilts (support/narrow_bwdfilts.hpp), whose x' is x's chunks
+// copied, fold too.
 TEST_P(GpuBackend, TheHopperConvFoldsTheTapsOfStems) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
   std::vector<OpDescriptor> ops, grads;
   std::vector<test::ConvCase> cases = test::folded_stem_cases();
   cases.push_back(test::small_resnet50_stem());
-  for (DataType dtype : {DataType::bf16, DataType::f16})
+  for (DataType dtype : {DataType::bf16, DataType::f16}) {
     for (const test::ConvCase& c : cases) {
       ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
       if (c.layout != test::TestLayout::nchw)
         grads.push_back(test::conv_descriptors(c, dtype, {Direction::bwdfilt}).at(0));
     }
+    for (const test::ConvCase& c : test::narrow_bwdfilt_cases())
+      grads.push_back(test::conv_descriptors(c, dtype, {Direction::bwdfilt}).at(0));
+  }
   EXPECT_EQ(check_hopper(ops, true), static_cast<int>(ops.size() * std::size(kWgmmaConfigs)));
   EXPECT_EQ(check_hopper(grads, true), static_cast<int>(grads.size() * 2));
 }

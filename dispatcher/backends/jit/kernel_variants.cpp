@@ -210,10 +210,10 @@ namespace {
 // filters it does not have; that is predicted to take 0.52x the time on
 // such layers (bench/results/2026-12-05-hopper-bwdfilt), so it leads
 // from a side of 8 where it has 64 filters or fewer (untimed).  A conv
-// that folds its taps (tap_fold.hpp: a stem's 3 channels) leads, fwd or
-// bwdfilt: the tiles gather its channels element by element (ResNet-50's
-// stem fwd: 0.49x cuDNN's time on the H200).  In the emulator it stays
-// last.
+// that folds its taps (tap_fold.hpp) leads, fwd or bwdfilt: a stem's 3
+// channels, which the tiles gather element by element (ResNet-50's stem
+// fwd: 0.49x cuDNN's time on the H200), and a bwdfilt's 8 or 16 (predicted
+// 0.36-0.47x the unfolded time, untimed).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kStepChannels = 16, kBwdfiltSide = 16, kSkippingBwdfiltSide = 8,
                       kOneBoxOfFilters = 64;

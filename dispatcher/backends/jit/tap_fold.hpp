@@ -15,7 +15,9 @@
 //   dw[k, c, t, r, s] = dw'[k, t, r, s C + c].
 // Unfolded, the Ampere tiles took 0.91 ms for ResNet-50's stem bwdfilt
 // on the H200 (batch 32), 46% of all its bwdfilt convs' time, and 1.69
-// ms for YOLO11n's (bench/results/2026-12-04-h200).
+// ms for YOLO11n's (bench/results/2026-12-04-h200).  A bwdfilt of 8 or
+// 16 channels folds too (TMA maps them, but each tap then fills a block
+// of 64 columns): YOLO11n's b2.c3k2.m convs.
 #pragma once
 
 #include <cstddef>
@@ -27,10 +29,11 @@
 namespace convjit {
 
 // Whether the Hopper conv folds `d`'s taps: a conv fwd or bwdfilt of one
-// group, f16 or bf16, whose channels are no whole 16-byte chunk (C not a
-// multiple of 8) and whose row of taps fits one K step (S C at most 64),
-// with x' and w' within 1 GiB of workspace (tap_fold_fits).  Wider rows would pay the
-// fold's S-fold copy of x where padding C to 8 would do.
+// group, f16 or bf16, whose row of taps fits one K step (S C at most 64),
+// with x' and w' within 1 GiB of workspace (tap_fold_fits), and whose
+// channels are no whole 16-byte chunk (C not a multiple of 8), or a
+// bwdfilt's of stride 1 with x channels-last and S > 1.  Wider rows would
+// pay the fold's S-fold copy of x where padding C to 8 would do.
 [[nodiscard]] bool folds_taps(const OpDescriptor& d);
 
 // NOT_AVAILABLE where `d` would fold its taps but x' and w' would take
