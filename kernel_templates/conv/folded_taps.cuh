@@ -6,8 +6,8 @@
 //   w'[k, t, r, s FC + c] = w[k, c, t, r, s].
 // The Problem is the folded conv's (C = C', W = OW, S = 1); the F
 // constants are the caller's x and w and its window along W.  A thread
-// writes a pixel of x' (its channels gathered through x's strides, so
-// that any layout folds) in 16-byte chunks, or a weight of w'.
+// writes a 16-byte chunk of x' (gathered through x's strides, or where x
+// is channels-last in whole chunks, copied), or a weight of w'.
 #pragma once
 #include "common/grid.cuh"
 #include "common/vector_memory.cuh"
@@ -18,11 +18,13 @@ namespace folded_taps {
 
 typedef Problem P;
 
-__device__ __forceinline__ index_t pixels() { return P::N * P::D * P::H * P::W; }
+// x''s 16-byte chunks: its pixels' C' channels.
+__device__ __forceinline__ index_t chunks() {
+  return P::N * P::D * P::H * P::W * (P::C / kChunkElements);
+}
 
 // Folded channel k of x's row at (n, d, h), from its column iw0 (the
-// output column's first tap).  With k a constant (the unrolled loop
-// below), its tap and channel are too.
+// output column's first tap).
 __device__ __forceinline__ float folded_value(const storage_t* row, index_t iw0, index_t k) {
   const index_t s = k / P::FC, c = k % P::FC;
   const index_t iw = iw0 + s * P::FDW;
@@ -45,17 +47,22 @@ __device__ __forceinline__ PixelRow pixel_row(const storage_t* x, index_t q) {
   return {x + n * P::FXS0 + d * P::FXS2 + h * P::FXS3, ow * P::FSW - P::FPW};
 }
 
-// Pixel q of x': all its C' channels, in 16-byte chunks.
-__device__ __forceinline__ void fold_pixel(const storage_t* __restrict__ x,
-                                           storage_t* __restrict__ folded, index_t q) {
-  const PixelRow at = pixel_row(x, q);
+// Chunk i of x' (8 of pixel i / (C' / 8)'s channels), gathered element
+// by element through x's strides, so that any layout folds.  A chunk a
+// thread, neighbouring threads on neighbouring chunks: a pixel's chunks a
+// thread, the stores took twice the sectors, and the gathers of a warp
+// spanned twice the pixels: predicted for the H200 (batch 32), ResNet-50's
+// stem bwdfilt's pass took 32-40 us, 22-23 so, and YOLO11n's 252-279 and
+// 209-233; the fwd's (w' too) the same, 34-42 and 40-41.
+__device__ __forceinline__ void gather_chunk(const storage_t* __restrict__ x,
+                                             storage_t* __restrict__ folded, index_t i) {
+  const index_t pixel_chunks = P::C / kChunkElements;
+  const PixelRow at = pixel_row(x, i / pixel_chunks);
+  const index_t k0 = i % pixel_chunks * kChunkElements;
+  float v[kChunkElements];
 #pragma unroll
-  for (index_t k0 = 0; k0 < P::C; k0 += kChunkElements) {
-    float v[kChunkElements];
-#pragma unroll
-    for (int j = 0; j < kChunkElements; ++j) v[j] = folded_value(at.row, at.iw0, k0 + j);
-    store_128(folded + q * P::C + k0, pack_chunk(v));
-  }
+  for (int j = 0; j < kChunkElements; ++j) v[j] = folded_value(at.row, at.iw0, k0 + j);
+  store_128(folded + i * kChunkElements, pack_chunk(v));
 }
 
 // Whether x's taps copy as whole chunks (copy_chunk): channels-last,
@@ -66,11 +73,9 @@ __device__ __forceinline__ bool copies_chunks(const storage_t* x) {
 }
 
 // Chunk i of x' where x's taps copy as whole chunks (a bwdfilt's narrow
-// layers, tap_fold.hpp): a 16-byte load and store a thread, neighbouring
-// threads on neighbouring chunks.  A pixel a thread, gathered element by
-// element, the pass was predicted at 0.53 ms for YOLO11n's 16-channel
-// b1.conv (batch 32), four times the conv it serves; a pixel's chunks a
-// thread, its stores took twice the sectors.
+// layers, tap_fold.hpp): a 16-byte load and store.  Gathered element by
+// element a pixel a thread, the pass was predicted at 0.53 ms for
+// YOLO11n's 16-channel b1.conv (batch 32), four times the conv it serves.
 __device__ __forceinline__ void copy_chunk(const storage_t* __restrict__ x,
                                            storage_t* __restrict__ folded, index_t i) {
   const index_t tap_chunks = P::FC / kChunkElements, pixel_chunks = P::FS * tap_chunks;
@@ -105,40 +110,40 @@ __device__ __forceinline__ index_t folded_weight(index_t k, index_t t, index_t r
 
 }  // namespace folded_taps
 
-// x' alone, a pixel a thread: a bwdfilt's first pass, whose w' is its
-// output (conv_bwdfilt_wgmma.cuh).
+// x' alone, a chunk a thread: a bwdfilt's first pass, whose w' is its
+// output (conv_bwdfilt_wgmma.cuh).  The host launches a thread a pixel
+// (tap_fold.hpp): a thread a chunk, the analyser predicted a latency a
+// round of blocks over C' / 8 times the rounds.
 __device__ __forceinline__ void fold_pixels(const storage_t* __restrict__ x,
                                             storage_t* __restrict__ workspace) {
-  const index_t pixels = folded_taps::pixels();
+  const index_t chunks = folded_taps::chunks();
   if (folded_taps::copies_chunks(x)) {
-    const index_t chunks = pixels * (Problem::C / kChunkElements);
 #pragma unroll 1
     for (index_t i = thread_index(); i < chunks; i += thread_count())
       folded_taps::copy_chunk(x, workspace, i);
     return;
   }
 #pragma unroll 1
-  for (index_t q = thread_index(); q < pixels; q += thread_count())
-    folded_taps::fold_pixel(x, workspace, q);
+  for (index_t i = thread_index(); i < chunks; i += thread_count())
+    folded_taps::gather_chunk(x, workspace, i);
 }
 
-// x' and w', a pixel (its C' channels: the taps' and channels' indices
-// constants, the pixel's decomposed once) or a weight a thread.  Called
+// x' and w', a chunk or a weight a thread.  Called
 // only where the host folds (Problem::FOLD: conv_fwd_wgmma.cuh's first
 // pass, whose CONVJIT_IF_CONSTANT compiles it nowhere else).
 __device__ __forceinline__ void fold_taps(const storage_t* __restrict__ x,
                                           const storage_t* __restrict__ w,
                                           storage_t* __restrict__ workspace) {
   typedef Problem P;
-  const index_t pixels = folded_taps::pixels();
-  const index_t count = pixels + P::K * P::T * P::R * P::C;
+  const index_t chunks = folded_taps::chunks();
+  const index_t count = chunks + P::K * P::T * P::R * P::C;
   // Rolled: a first pass is all memory, and a small loop compiles fast.
 #pragma unroll 1
   for (index_t i = thread_index(); i < count; i += thread_count()) {
-    if (i < pixels)
-      folded_taps::fold_pixel(x, workspace, i);
+    if (i < chunks)
+      folded_taps::gather_chunk(x, workspace, i);
     else
-      folded_taps::fold_weight(w, workspace + P::FOFFSET, i - pixels);
+      folded_taps::fold_weight(w, workspace + P::FOFFSET, i - chunks);
   }
 }
 

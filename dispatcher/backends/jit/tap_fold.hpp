@@ -49,9 +49,10 @@ namespace convjit {
 // Where the first pass puts x' and w' in the workspace, and its size.
 struct TapFoldLayout {
   long long channels = 0;           // C'
-  long long pixels = 0;             // x' in pixels (C' channels each): a thread's each
+  long long pixels = 0;             // x' in pixels (C' channels each)
   long long weights = 0;            // w' in elements: a fwd's first pass writes one a thread
-  long long first_pass_items = 0;   // x' in pixels, and a fwd's w' in weights: a thread each
+  long long first_pass_items = 0;   // its threads: x''s pixels and a fwd's w''s weights,
+                                    // which loop over x''s 16-byte chunks and the weights
   std::size_t filters_offset = 0;   // w' (a bwdfilt: dw's partial sums), in bytes: after x',
                                     // 256-byte aligned
   std::size_t workspace_bytes = 0;  // x' and a fwd's w'
