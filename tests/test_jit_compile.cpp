@@ -244,7 +244,7 @@ TEST(JitTemplates, TheHopperWrapperTestTemplatesCompileForSm90a) {
   const std::pair<std::string_view, int> modes[] = {{"mbarrier.cuh", 8},
                                                     {"tma.cuh", 20},
                                                     {"block_resources.cuh", 6},
-                                                    {"wgmma.cuh", 13},
+                                                    {"wgmma.cuh", 15},
                                                     {"cluster.cuh", 8}};
   ASSERT_EQ(std::size(test::kHopperTestTemplates), std::size(modes));
   for (const auto& [name, count] : modes) {

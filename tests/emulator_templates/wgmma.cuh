@@ -14,7 +14,12 @@
 //   5 f16, N 32, A MN-major unswizzled, B 128-byte swizzled;
 //   13 bf16, N 128, K 32 in two wgmmas, A and B MN-major 128-byte
 //      swizzled: B's N in two spans (the leading offset), K in 8-row
-//      groups (the stride offset), as the bwdfilt conv reads its boxes.
+//      groups (the stride offset), as the bwdfilt conv reads its boxes;
+//   14 mode 1 with A's rows 3 lines (of 128 bytes) past its region's
+//      1024-byte aligned start, swizzled by their absolute place as TMA
+//      writes them, and its descriptor starting at the first row (base
+//      offset 0): the question a halo A tile (its taps' shifted rows)
+//      puts, whether wgmma swizzles by the address too.
 // Planted bugs on mode 0: 6 no wgmma.fence; 7 an accumulator read before
 // the wait; 8 B rewritten while the wgmma reads it; 9 no fence.proxy.async
 // after the operands' stores; 10 warp 1 gives another B; 11 a stride
@@ -38,6 +43,7 @@ struct WgmmaTestMode {
 __device__ __forceinline__ WgmmaTestMode wgmma_test_mode(int mode) {
   switch (mode) {
     case 1:
+    case 14:
       return {{false, 128, 16, 1024}, {false, 128, 16, 1024}};
     case 2:
       return {{false, 64, 16, 512}, {true, 128, 8192, 1024}};
@@ -80,6 +86,16 @@ __device__ __forceinline__ wgmma_swizzle_t wgmma_test_swizzle(unsigned span) {
                       : wgmma_swizzle_none;
 }
 
+// Mode 14's shift of A's rows, in 128-byte lines, and the bytes between
+// the warpgroups' A (1024-aligned, the shifted rows within).
+constexpr unsigned kShiftedLines = 3;
+__device__ __forceinline__ unsigned wgmma_test_a_shift(int mode) {
+  return mode == 14 ? kShiftedLines * 128 : 0;
+}
+__device__ __forceinline__ unsigned wgmma_test_a_region(int mode) {
+  return mode == 14 ? 9216 : 8192;
+}
+
 // Where k-slice j (16 elements of K) starts: 32 bytes on within a
 // swizzled K-major row; two core matrices (2 LBO) on unswizzled; two
 // 8-row groups (2 SBO) on a swizzled MN-major layout.
@@ -100,7 +116,8 @@ __device__ __forceinline__ void wgmma_test_run(int mode, int k_total, A16 a16, A
   if (mode == 12) d[0] = 0.0f;
   const int step = tf32 ? 8 : 16;
   for (int j = 0; j < k_total / step; ++j) {
-    const unsigned a_at = g * (tf32 ? 1024u : 4096u);
+    const unsigned a_at =
+        tf32 ? g * 1024u : (g * wgmma_test_a_region(mode) + wgmma_test_a_shift(mode)) / 2;
     unsigned long long a =
         tf32 ? wgmma_descriptor(&a32[a_at], m.a.lbo, m.a.sbo, wgmma_test_swizzle(m.a.span))
              : wgmma_descriptor(&a16[a_at], m.a.lbo, m.a.sbo, wgmma_test_swizzle(m.a.span));
@@ -144,26 +161,29 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
                               convjit_device::scratch_t* /*workspace*/) {
   using namespace convjit_device;
   typedef Problem P;
-  CONVJIT_SHARED_ARRAY_ALIGNED(unsigned short, a16, 8192, 1024);
+  CONVJIT_SHARED_ARRAY_ALIGNED(unsigned short, a16, 9216, 1024);
   CONVJIT_SHARED_ARRAY_ALIGNED(unsigned short, b16, 4096, 1024);
   CONVJIT_SHARED_ARRAY_ALIGNED(unsigned, a32, 2048, 1024);
   CONVJIT_SHARED_ARRAY_ALIGNED(unsigned, b32, 64, 1024);
   const int mode = static_cast<int>(P::MODE);
   const WgmmaTestMode m = wgmma_test_mode(mode);
-  const int n = mode == 1 || mode == 2 ? 64
-                : mode == 3           ? 8
-                : mode == 4           ? 256
-                : mode == 5           ? 32
-                : mode == 13          ? 128
-                                      : 16;
-  const int k_total = mode == 1 ? 64 : mode == 3 ? 8 : mode == 13 ? 32 : 16;
+  const int n = mode == 1 || mode == 2 || mode == 14 ? 64
+                : mode == 3                          ? 8
+                : mode == 4                          ? 256
+                : mode == 5                          ? 32
+                : mode == 13                         ? 128
+                                                     : 16;
+  const int k_total = mode == 1 || mode == 14 ? 64 : mode == 3 ? 8 : mode == 13 ? 32 : 16;
   const bool tf32 = mode == 3, a_registers = mode == 4;
   const unsigned bytes = tf32 ? 4 : 2, t = threadIdx.x;
   // The operands, each element where its layout puts it.
   const int a_elements = 2 * 64 * k_total, b_elements = n * k_total;
   for (int i = static_cast<int>(t); i < a_elements && !a_registers; i += 256) {
     const unsigned g = i / (64 * k_total), row = i / k_total % 64, k = i % k_total;
-    const unsigned at = g * (tf32 ? 4096 : 8192) + wgmma_test_offset(m.a, bytes, row, k);
+    const unsigned shift = wgmma_test_a_shift(mode);  // rows shifted, swizzled where they land
+    const unsigned at = g * (tf32 ? 4096 : wgmma_test_a_region(mode)) +
+                        (shift == 0 ? wgmma_test_offset(m.a, bytes, row, k)
+                                    : wgmma_test_offset(m.a, bytes, row + shift / 128, k));
     const float v = load(in0[i]);
     if (tf32)
       a32[at / 4] = __float_as_uint(v);
@@ -181,7 +201,7 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* in0,
   }
   if (mode != 9) fence_proxy_async();
   __syncthreads();
-  if (mode == 1)
+  if (mode == 1 || mode == 14)
     wgmma_test_run<64, wgmma_bf16, 0, 0, false>(mode, k_total, &a16[0], &a32[0], &b16[0], &b32[0],
                                                 in0, out);
   else if (mode == 2)

@@ -27,6 +27,7 @@ struct WgmmaMode {
 inline WgmmaMode wgmma_mode(long long mode) {
   switch (mode) {
     case 1:
+    case 14:
       return {1, 64, 64};
     case 2:
       return {0, 64, 16};
@@ -43,8 +44,8 @@ inline WgmmaMode wgmma_mode(long long mode) {
   }
 }
 
-inline constexpr long long kWgmmaWorkingModes[] = {0, 1, 2, 3, 4, 5, 13};
-inline constexpr long long kWgmmaModes = 14;
+inline constexpr long long kWgmmaWorkingModes[] = {0, 1, 2, 3, 4, 5, 13, 14};
+inline constexpr long long kWgmmaModes = 15;
 
 struct WgmmaCase {
   long long mode = 0;
