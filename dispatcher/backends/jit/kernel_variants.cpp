@@ -213,7 +213,7 @@ namespace {
 // that folds its taps (tap_fold.hpp) leads, fwd or bwdfilt: a stem's 3
 // channels, which the tiles gather element by element (ResNet-50's stem
 // fwd: 0.49x cuDNN's time on the H200), and a bwdfilt's 8 or 16 (predicted
-// 0.36-0.47x the unfolded time, untimed).  In the emulator it stays last.
+// 0.35-0.50x the unfolded time, untimed).  In the emulator it stays last.
 bool wgmma_leads(const OpDescriptor& d, const VariantContext& c, const GemmShape& shape) {
   constexpr long long kStepChannels = 16, kBwdfiltSide = 16, kSkippingBwdfiltSide = 8,
                       kOneBoxOfFilters = 64;

@@ -28,7 +28,7 @@ long long folded_channels(const OpDescriptor& d) {
 // channels, most of them TMA's zero fill where C is 8 or 16; folded, a
 // row of taps is S C channels, and x' copies x chunk by chunk
 // (folded_taps.cuh).  Predicted on the H200 for YOLO11n's (batch 32):
-// 0.47x the time with 16 channels, 0.36x with 8; strided (b1.conv, 16
+// 0.50x the time with 16 channels, 0.35x with 8; strided (b1.conv, 16
 // channels, stride 2), the same time: x' then holds rows the conv skips.
 bool folds_narrow_bwdfilt(const OpDescriptor& d) {
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
