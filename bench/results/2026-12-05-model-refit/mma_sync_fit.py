@@ -2,7 +2,8 @@
 """Where the model overrates the mma.sync tiles (tc*): their main kernel's predicted time
 against the H200's time of 2026-12-04, less the predicted time of the kernels before it
 (the filters' copy).  Per limiter of the main kernel: how many ops, measured / predicted,
-measured / the limiter's bound alone, and the exposed latency's share of the prediction.
+measured / the limiter's bound alone, and the exposed latency's share of the prediction; then
+measured / that bound per tile and warps a scheduler (the issue bound derates below 5.4-6.3).
 
   bench/results/2026-12-05-model-refit/mma_sync_fit.py   (from the repository root)
 """
@@ -25,6 +26,7 @@ def middle(r):
 
 def main():
     found = defaultdict(list)
+    by_tile = defaultdict(list)
     for run in RUNS:
         with gzip.open(os.path.join(BENCH, f'bench-{run}.json.gz'), 'rt') as f:
             measured = {op['descriptor']: {k: v['ms'] * 1e-3 for k, v in
@@ -48,11 +50,18 @@ def main():
                         found[limiter].append((rest, middle(kernel['seconds']),
                                                middle(limits[limiter]),
                                                middle(kernel['exposed_latency'])))
+                        occupancy = [o for o in variant['entries'][-1]['occupancy']
+                                     if o['gpu'] == 'H200'][0]
+                        by_tile[(tile, occupancy['warps_per_sm'] // 4)].append(
+                            rest / middle(limits[limiter]))
     for limiter, rows in found.items():
         print(f'{limiter}: {len(rows)} ops; measured / predicted '
               f'{geomean([m / p for m, p, _, _ in rows]):.3f}, measured / {limiter} bound '
               f'{geomean([m / b for m, _, b, _ in rows]):.3f}, exposed latency '
               f'{sum(e for *_, e in rows) / sum(p for _, p, _, _ in rows):.2f} of the prediction')
+    for (tile, warps), ratios in sorted(by_tile.items()):
+        print(f'  {tile:10s} {warps:2d} warps a scheduler: {len(ratios):3d} ops, measured / bound '
+              f'{geomean(ratios):.3f}')
 
 
 if __name__ == '__main__':
