@@ -1235,11 +1235,16 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   test::ConvCase narrow = c;
   narrow.channels = 32;
   EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  // The narrowest K step (16 channels) at stride 1: 256 x 64 (the H200's
+  // times); strided, the ping-pong tile still.
   narrow.channels = 16;
-  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  EXPECT_EQ(jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
+  test::ConvCase strided_narrow = narrow;
+  strided_narrow.stride = {2, 2};
+  EXPECT_NE(jit_variants(fwd(strided_narrow, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   narrow.channels = 8;
   const std::vector<std::string> narrow_ids = jit_variants(fwd(narrow, DataType::bf16), {"sm_90", false});
-  EXPECT_EQ(offered_last(narrow_ids), kPingPong);
+  EXPECT_EQ(offered_last(narrow_ids), kWideHalf);
   EXPECT_TRUE(hopper_variants_trail(narrow_ids));
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -1278,12 +1283,12 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   EXPECT_EQ(jit_variants(bwddata(c, DataType::bf16), {"sm_90", false}).front(), kWideHalf);
   EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(),
             kHalfPingPong);
-  few_filters.filters = 16;
+  few_filters.filters = 16;  // the narrowest step, as above
   EXPECT_EQ(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false}).front(),
-            kHalfPingPong);
+            kWideHalf);
   few_filters.filters = 8;
   EXPECT_EQ(offered_last(jit_variants(bwddata(few_filters, DataType::bf16), {"sm_90", false})),
-            kHalfPingPong);
+            kWideHalf);
   // Its K C R S filters through a packed, flipped copy; K R S C ones in
   // place, map 1 over w in MN-major boxes of 64 channels by 64 filters.
   auto flipped = kernel_source(bwddata(c, DataType::bf16), kWgmmaVariant);

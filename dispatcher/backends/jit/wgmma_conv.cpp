@@ -542,6 +542,27 @@ const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc) {
   return half && wgmma_conv_support(desc, kWideHalfTile).is_ok() ? kWideHalfTile : one_consumer;
 }
 
+namespace {
+
+// 256 x 64, two consumers over 128 x 64 each, where the K step is the
+// narrowest (16 channels) at stride 1, or the conv folds its taps: on
+// the H200 it took 0.77-0.92x the time of 128 x 64 in ping-pong, the lead
+// before, on all 4 such layers of YOLO11n (fwd and bwddata) and 0.85x on
+// ResNet-50's folded stem; with stride 2 (YOLO11n's b1.conv: 1.08x fwd,
+// a phased bwddata 1.23x) and a 32-channel step (0.96-0.98x) it did not
+// win (bench/results/2026-12-04-h200).
+bool leads_with_wide_half_tile(const OpDescriptor& desc) {
+  constexpr long long kNarrowestStep = 16;
+  if (!wgmma_conv_support(desc, kWideHalfTile).is_ok()) return false;
+  if (folds_taps(desc)) return true;
+  const Window3 win = canonical_window(wgmma_forward_equivalent(desc));
+  const bool stride_one =
+      std::all_of(win.stride.begin(), win.stride.end(), [](std::int64_t s) { return s == 1; });
+  return !phased(desc) && stride_one && wgmma_step_channels(desc) == kNarrowestStep;
+}
+
+}  // namespace
+
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& tile_a_block = wgmma_tile_a_block_config(desc);
   if (desc.direction == Direction::bwdfilt) return tile_a_block;
@@ -558,6 +579,7 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   //    even at 128 x 64, whose slices (split-K) outrun a ping-pong block's
   //    one tile (ResNet-50's layer4 3 x 3 at batch 4: 0.92x).
   constexpr long long kWideMinSteps = 16, kSlicedMinSteps = 64;
+  if (leads_with_wide_half_tile(desc)) return kWideHalfTile;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   const long long steps = tile_steps(d), full_tiles = output_tiles(d, kPingPong),
                   half_tiles = output_tiles(d, kHalfPingPong);

@@ -189,7 +189,8 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 [[nodiscard]] const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc);
 
 // The variant the auto policy offers first where the Hopper conv applies.
-// A bwdfilt: wgmma_tile_a_block_config's.  A fwd or bwddata: the
+// A bwdfilt: wgmma_tile_a_block_config's.  A fwd or bwddata: 256 x 64
+// where its K step is 16 channels at stride 1 or it folds its taps; else the
 // ping-pong tiles, but that a two-consumer tile of a block a tile keeps
 // its lead over 16 K steps or more with a 128 x 128 tile an SM or more
 // (its shared filters shorten an L2-bound main loop), and split-K's
