@@ -127,6 +127,12 @@ struct OpDescriptor {
   }
   [[nodiscard]] bool has_bias() const { return (epilogue_operands & kEpilogueBias) != 0; }
   [[nodiscard]] bool has_residual() const { return (epilogue_operands & kEpilogueResidual) != 0; }
+  // Stride 1 along every spatial axis (a conv's or pool's window).
+  [[nodiscard]] bool has_unit_stride() const {
+    for (int i = 0; i < spatial_dims; ++i)
+      if (stride[static_cast<std::size_t>(i)] != 1) return false;
+    return true;
+  }
   [[nodiscard]] bool is_batchnorm() const { return kind == OpKind::batchnorm; }
   [[nodiscard]] bool is_resize() const { return kind == OpKind::resize; }
   [[nodiscard]] bool has_norm_flag(NormFlag flag) const { return (norm_flags & flag) != 0; }

@@ -244,7 +244,7 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restric
                                       convjit_device::storage_t* /*dw*/, float /*alpha*/,
                                       float /*beta*/, convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  CONVJIT_IF_CONSTANT (Problem::FOLD != 0) fold_pixels(x, workspace_storage(workspace));
+  CONVJIT_IF_CONSTANT (Problem::FOLD != 0) fold_x(x, workspace_storage(workspace));
 }
 
 // The second pass of a split reduction: each weight's partial sums added

@@ -114,8 +114,8 @@ __device__ __forceinline__ index_t folded_weight(index_t k, index_t t, index_t r
 // output (conv_bwdfilt_wgmma.cuh).  The host launches a thread a pixel
 // (tap_fold.hpp): a thread a chunk, the analyser predicted a latency a
 // round of blocks over C' / 8 times the rounds.
-__device__ __forceinline__ void fold_pixels(const storage_t* __restrict__ x,
-                                            storage_t* __restrict__ workspace) {
+__device__ __forceinline__ void fold_x(const storage_t* __restrict__ x,
+                                       storage_t* __restrict__ workspace) {
   const index_t chunks = folded_taps::chunks();
   if (folded_taps::copies_chunks(x)) {
 #pragma unroll 1

@@ -1,6 +1,5 @@
 #include "dispatcher/backends/jit/bwddata_as_forward.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -8,9 +7,7 @@
 namespace convjit {
 
 bool unit_stride_bwddata(const OpDescriptor& d) {
-  return d.kind == OpKind::conv && d.direction == Direction::bwddata &&
-         std::all_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
-                     [](std::int64_t s) { return s == 1; });
+  return d.kind == OpKind::conv && d.direction == Direction::bwddata && d.has_unit_stride();
 }
 
 OpDescriptor transposed_filters(const OpDescriptor& d) {

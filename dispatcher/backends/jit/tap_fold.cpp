@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cstdint>
-
 #include "dispatcher/backends/jit/ceil_div.hpp"
 #include "dispatcher/descriptor/dtype.hpp"
 #include "dispatcher/settings.hpp"
@@ -32,11 +29,8 @@ long long folded_channels(const OpDescriptor& d) {
 // channels, stride 2), the same time: x' then holds rows the conv skips.
 bool folds_narrow_bwdfilt(const OpDescriptor& d) {
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
-  const Window3 win = canonical_window(d);
-  const bool stride_one =
-      std::all_of(win.stride.begin(), win.stride.end(), [](std::int64_t s) { return s == 1; });
   return d.direction == Direction::bwdfilt && d.w_dims[1] % kFoldChunkElements == 0 &&
-         win.size[2] > 1 && stride_one && x.strides[1] == 1;
+         canonical_window(d).size[2] > 1 && d.has_unit_stride() && x.strides[1] == 1;
 }
 
 // The shapes that fold, whatever their workspace.

@@ -166,9 +166,7 @@ Status check_map(TensorMapSpec spec) {
 // A bwddata of a strided conv, which runs by stride phases
 // (conv_bwddata_wgmma.cuh).
 bool phased(const OpDescriptor& d) {
-  return d.direction == Direction::bwddata &&
-         std::any_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,
-                     [](std::int64_t s) { return s != 1; });
+  return d.direction == Direction::bwddata && !d.has_unit_stride();
 }
 
 // The channels its GEMM reduces: a forward conv's C, a strided bwddata's K.
@@ -555,10 +553,7 @@ bool leads_with_wide_half_tile(const OpDescriptor& desc) {
   constexpr long long kNarrowestStep = 16;
   if (!wgmma_conv_support(desc, kWideHalfTile).is_ok()) return false;
   if (folds_taps(desc)) return true;
-  const Window3 win = canonical_window(wgmma_forward_equivalent(desc));
-  const bool stride_one =
-      std::all_of(win.stride.begin(), win.stride.end(), [](std::int64_t s) { return s == 1; });
-  return !phased(desc) && stride_one && wgmma_step_channels(desc) == kNarrowestStep;
+  return desc.has_unit_stride() && wgmma_step_channels(desc) == kNarrowestStep;
 }
 
 }  // namespace
