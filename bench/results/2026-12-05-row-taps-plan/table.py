@@ -1,12 +1,35 @@
-import json,sys,gzip
-d=json.load(gzip.open(sys.argv[1]))
-gpu=sys.argv[2] if len(sys.argv)>2 else 'H100 SXM'
-for e in d:
-  if 'variants' not in e: continue
-  if '.bn' in e['layer'] or 'pool' in e['layer']: continue
-  for v in e['variants']:
-    for p in v['predicted']:
-      if p['gpu']!=gpu: continue
-      s=sum(p['seconds'])/2
-      ks=' '.join('%s:%.1f(%s)'%(k['limiter'],sum(k['seconds'])/2e-6,'/'.join('%s=%.1f'%(n,sum(r)/2e-6) for n,r in k['limits'].items() if sum(r)/2e-6>0.3*sum(k['seconds'])/2e-6)) for k in p['kernels'])
-      print('%-24s %-14s %6.1f us roof %5.1f %3.0f%% %s'%(e['layer'],v['variant'],s*1e6,p['roofline_seconds']*1e6,100*p['roofline_seconds']/s,ks))
+#!/usr/bin/env python3
+"""Per conv of a `convjit analyze --json` run: the variant, its predicted time (the middle of
+the range), the roofline and its %, then per kernel its limiter and every limit over 30% of the
+kernel's time.  `convjit analyze`'s text gives the first four; this adds the limits beside them.
+  table.py resnet50-fwd-auto.json.gz [GPU]   (GPU: as the JSON names it; default H100 SXM)"""
+import gzip
+import json
+import sys
+
+
+def mid_us(span):
+    return sum(span) / 2 * 1e6
+
+
+def kernel_limits(kernel):
+    total = mid_us(kernel['seconds'])
+    big = [f'{name}={mid_us(span):.1f}' for name, span in kernel['limits'].items()
+           if mid_us(span) > 0.3 * total]
+    return f"{kernel['limiter']}:{total:.1f}({'/'.join(big)})"
+
+
+def main(path, gpu='H100 SXM'):
+    for op in json.load(gzip.open(path)):
+        if 'variants' not in op or '.bn' in op['layer'] or 'pool' in op['layer']:
+            continue
+        for variant in op['variants']:
+            for p in (p for p in variant['predicted'] if p['gpu'] == gpu):
+                us, roof = mid_us(p['seconds']), p['roofline_seconds'] * 1e6
+                kernels = ' '.join(kernel_limits(k) for k in p['kernels'])
+                print(f"{op['layer']:<24} {variant['variant']:<14} {us:6.1f} us roof {roof:5.1f} "
+                      f"{100 * roof / us:3.0f}% {kernels}")
+
+
+if __name__ == '__main__':
+    main(*sys.argv[1:])
