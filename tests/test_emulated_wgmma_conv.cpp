@@ -196,8 +196,9 @@ TEST(EmulatedWgmmaConv, FoldsTheTapsOfConvsWhoseChannelsTmaCannotMap) {
       d.activation = Activation::silu;
       d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
     }
-    for (const WgmmaConvConfig& config : kWgmmaConfigs)  // as the GPU test runs them
-      EXPECT_TRUE(wgmma_conv_support(d, config).is_ok()) << config.id;
+    // As the GPU test runs them: all but the row-tap tiles (one tap along W).
+    for (const WgmmaConvConfig& config : kWgmmaConfigs)
+      EXPECT_EQ(wgmma_conv_support(d, config).is_ok(), !config.row_taps) << config.id;
     check(d, rng, i % 3 ? 1.0 : 0.75, i % 4 == 1 ? 0.5 : 0.0, kWgmmaConfigs[i % 8].id);
   }
   const OpDescriptor d = fwd(test::small_resnet50_stem(), DataType::bf16);
@@ -531,12 +532,13 @@ TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
   const Expected expected[] = {{8, 16, TensorMapSwizzle::b32},   {16, 16, TensorMapSwizzle::b32},
                                {24, 32, TensorMapSwizzle::b64},  {32, 32, TensorMapSwizzle::b64},
                                {40, 64, TensorMapSwizzle::b128}, {64, 64, TensorMapSwizzle::b128}};
-  // Every configuration in turn; a strided bwddata's tiles are its
-  // phases', never clusters'.
+  // Every configuration in turn but the row-tap tiles (64-channel steps
+  // only: RowTapTile); a strided bwddata's tiles are its phases', never
+  // clusters'.
   std::size_t turn = 0;
   const auto next = [&](bool phased) -> const WgmmaConvConfig& {
     const WgmmaConvConfig* config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
-    while (phased && config->cluster > 1)
+    while (config->row_taps || (phased && config->cluster > 1))
       config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
     return *config;
   };
@@ -924,6 +926,139 @@ TEST(EmulatedWgmmaConv, ClustersOfTwoShareTheirFilterTiles) {
       << refused.message();
 }
 
+// The row-tap tiles (the `r` variants: WgmmaConvConfig::row_taps,
+// Problem::ROW_TAPS): a stage takes a window row's S taps from one
+// im2col box of 128 + (S - 1) DW anchors a consumer, over output rows
+// widened by that reach, tap s its box s DW rows down, and a box of
+// filters a tap.  Its launch (the box, the stage, the tiles over the
+// widened rows, ROW_TAPS); random channels-last convs, 1D/2D/3D, of 2 to
+// 5 taps along W at stride 1 and dilation 1 or 2 there, any strides and
+// padding elsewhere, fwd (some with the fused epilogue, alpha/beta) and
+// stride-1 bwddata (K R S C filters in place, MN-major, or K C R S
+// through the copy); rows of 7 (ResNet-50's layer4: the reach 2/9 of a
+// row) across images and rows wider than a tile; split-K's slices (a
+// ping-pong block's several tiles instead); 7 taps, whose 128-filter
+// stage leaves room for one stage; and the convs it refuses, by rule.
+class RowTapTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
+
+// A conv of 2 to `max_taps` taps along W at stride 1, dilation 1 or 2
+// there, its K steps 64 channels (40 to 144 of them).
+test::ConvCase random_row_tap_conv(std::mt19937& rng, int spatial, std::int64_t max_taps) {
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  test::ConvCase c = test::random_channels_last_conv(rng, spatial);
+  c.channels = 8 * pick(5, 18);
+  const std::int64_t taps = pick(2, max_taps), dilation = pick(1, 2),
+                     extent = dilation * (taps - 1) + 1;
+  c.kernel.back() = taps, c.dilation.back() = dilation, c.stride.back() = 1;
+  c.input.back() = std::max(c.input.back(), extent);
+  c.pad_begin.back() = pick(0, extent - 1), c.pad_end.back() = pick(0, extent - 1);
+  return c;
+}
+
+TEST_P(RowTapTile, MatchesTheReference) {
+  const WgmmaConvConfig& config = GetParam();
+  std::mt19937 rng(4350);
+  ASSERT_TRUE(config.row_taps);
+  // 2 x 19 rows of 17 pixels, widened to 19 anchors: 722 anchors.
+  test::ConvCase c = channels_last_3x3(72, 136, {19, 17}, {1, 0}, {1, 2});
+  const OpDescriptor d = fwd(c, DataType::bf16);
+  auto source = kernel_source(d, config.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelSource& k = source.value();
+  const KernelEntry& main = k.entries.back();
+  EXPECT_NE(k.source.find("ROW_TAPS = 3"), std::string::npos);
+  EXPECT_EQ(k.tensor_maps.at(0).spec.pixels_per_column, 130u);
+  const long long n = config.filters,
+                  tiles = (722 + config.pixels - 1) / config.pixels * ((136 + n - 1) / n);
+  EXPECT_EQ(config.ping_pong ? main.persistent_tiles : main.tiles, tiles);
+  // A stage: each consumer's 130 rows of A, in 136, and three taps' filters.
+  const auto stage = static_cast<std::size_t>((config.pixels / 128 * 136 + 3 * n) * 128);
+  const std::size_t staging =
+      config.ping_pong ? 2 * static_cast<std::size_t>(128 * n * 4 + 128 * 8) : 0;
+  EXPECT_EQ(main.dynamic_shared_bytes, static_cast<std::size_t>(config.stages) * stage + staging);
+  check(d, rng, 1.0, 0.0, config.id);
+  // Up to 5 taps, as many as leave room for two stages (256 x 128: 4).
+  std::int64_t max_taps = 5;
+  while (config.with_row_taps(max_taps, 2 * (max_taps - 1)).stages < 2) --max_taps;
+  const int random = test::reduced_run() ? 2 : 6;
+  for (int i = 0; i < random; ++i) {
+    test::ConvCase r = random_row_tap_conv(rng, 1 + i % 3, max_taps);
+    SCOPED_TRACE(r.describe());
+    OpDescriptor f = fwd(r, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 3 == 0) {
+      f.activation = Activation::silu;
+      f.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(f, rng, 1.0, i % 3 == 1 ? 0.5 : 0.0, config.id);
+    r.stride.assign(r.input.size(), 1);
+    r.filters = 8 * (5 + i);  // dx's channels; dy's r.filters, a 64-channel step
+    std::swap(r.channels, r.filters);
+    check(bwddata(r, DataType::bf16), rng, 0.5, 0.25, config.id);
+  }
+  // Rows of 7, widened to 9: 4 images of 7 rows, a tile across images.
+  c = channels_last_3x3(64, 72, {7, 7}, {1, 1}, {1, 1});
+  c.batch = 4;
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+  c.filter_layout = test::TestLayout::nchw;
+  check(bwddata(c, DataType::f16), rng, 1.0, 0.5, config.id);
+  // A row of 150 pixels: a tile within a row.
+  c = channels_last_3x3(40, 24, {3, 150}, {1, 1}, {1, 1});
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+  // 8 x 8 anchors of 8 x 6 pixels by 136 filters, 24 K steps of 3 taps:
+  // slices of 6, or a ping-pong block's several tiles.
+  c = channels_last_3x3(456, 136, {9, 7}, {1, 0}, {0, 1});
+  c.batch = 1;
+  if (config.ping_pong) {
+    c = channels_last_3x3(72, 136, {24, 20}, {1, 1}, {1, 1});
+    check_on_blocks(fwd(c, DataType::bf16), rng, config.id, 3, 0.5, 0.25);
+  } else {
+    EXPECT_EQ(slicing(fwd(c, DataType::bf16), config.id).split, 4);
+    check(fwd(c, DataType::bf16), rng, 0.5, 0.25, config.id);
+  }
+  // 7 taps of dilation 3 along a 1D row: a stage of 128 filters fits once.
+  c.input = {90}, c.kernel = {7}, c.stride = {1}, c.dilation = {3};
+  c.pad_begin = {9}, c.pad_end = {9}, c.channels = 64, c.filters = 40, c.batch = 2;
+  const Status wide = wgmma_conv_support(fwd(c, DataType::bf16), config);
+  if (config.filters == 128)
+    EXPECT_NE(wide.message().find("room for 1 stage(s)"), std::string::npos) << wide.message();
+  else
+    check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+}
+
+// What a row-tap tile does not serve, each refused by its rule and the
+// variant to use instead.
+TEST_P(RowTapTile, RefusesWhatItsBoxCannotHold) {
+  const WgmmaConvConfig& config = GetParam();
+  const std::string plain(config.id.substr(0, config.id.size() - 1));
+  const auto refused = [&](const OpDescriptor& d, std::string_view why) {
+    SCOPED_TRACE(descriptor_name(d));
+    const Status s = wgmma_conv_support(d, config);
+    EXPECT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+  };
+  test::ConvCase c = channels_last_3x3(72, 136, {19, 17}, {1, 1}, {1, 1});
+  c.stride = {1, 2};
+  refused(fwd(c, DataType::bf16),
+          "at stride 1 along W; this conv has 3 tap(s) along W at "
+          "stride 2: use " +
+              plain);
+  refused(bwddata(c, DataType::bf16), "strided bwddata runs by stride phases: use " + plain);
+  c.stride = {1, 1};
+  refused(bwdfilt(c, DataType::bf16), "use wgmma128x128");
+  c.kernel = {3, 1}, c.pad_begin = {1, 0}, c.pad_end = {1, 0};
+  refused(fwd(c, DataType::bf16), "this conv has 1 tap(s) along W at stride 1");
+  c = channels_last_3x3(32, 136, {19, 17}, {1, 1}, {1, 1});
+  refused(fwd(c, DataType::bf16), "in K steps of 64 channels; this conv reduces 32 a step");
+  refused(fwd(test::small_resnet50_stem(), DataType::bf16), "this conv folds its taps");
+}
+
+INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, RowTapTile,
+                         ::testing::Values(kWgmmaConfigs[9], kWgmmaConfigs[10], kWgmmaConfigs[11],
+                                           kWgmmaConfigs[12]),
+                         [](const auto& p) { return std::string(p.param.id); });
+
 // A strided conv's bwddata, by stride phases (conv_bwddata_wgmma.cuh):
 // random channels-last convs whose strides are not all 1, their filters
 // (dy's channels) a multiple of 8.
@@ -1225,6 +1360,9 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
                              kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id,
                              kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id,
                              kClusters = kWgmmaConfigs[7].id, kWideFilters = kWgmmaConfigs[8].id;
+  const std::vector<std::string> row_taps = {
+      std::string(kWgmmaConfigs[9].id), std::string(kWgmmaConfigs[10].id),
+      std::string(kWgmmaConfigs[11].id), std::string(kWgmmaConfigs[12].id)};
   const std::vector<std::string> ids = jit_variants(d, {"sm_90", false});
   EXPECT_EQ(ids.front(), kPingPong);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
@@ -1259,12 +1397,13 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   EXPECT_EQ(paired.value().entries[0].dynamic_shared_bytes,
             3 * WgmmaConvTile::stage_bytes(128, 128));
   EXPECT_NE(paired.value().source.find("BLOCKS_PER_SM = 2"), std::string::npos);
-  // The others follow the lead, at the end.
-  EXPECT_EQ(std::vector<std::string>(ids.end() - 8, ids.end()),
-            (std::vector<std::string>{std::string(kWgmmaVariant), std::string(kTwoBlocks),
-                                      std::string(kHalf), std::string(kWide),
-                                      std::string(kWideHalf), std::string(kHalfPingPong),
-                                      std::string(kClusters), std::string(kWideFilters)}));
+  // The others follow the lead, at the end, the row-tap tiles last.
+  std::vector<std::string> others = {std::string(kWgmmaVariant), std::string(kTwoBlocks),
+                                     std::string(kHalf),         std::string(kWide),
+                                     std::string(kWideHalf),     std::string(kHalfPingPong),
+                                     std::string(kClusters),     std::string(kWideFilters)};
+  others.insert(others.end(), row_taps.begin(), row_taps.end());
+  EXPECT_EQ(std::vector<std::string>(ids.end() - 12, ids.end()), others);
   EXPECT_EQ(source.value().entries[0].tiles, 132 * 16 * 16 / 128);
   // K C R S filters: a first pass copies them into the workspace, which map 1 reads.
   c.filter_layout = test::TestLayout::nchw;

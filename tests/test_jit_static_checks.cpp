@@ -469,8 +469,8 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
 // A bwddata with K R S C filters reads them in place (launches no first
 // pass), as MN-major boxes that its wgmmas transpose (imm-trans-b 1), in
 // every configuration: ResNet-50's 3x3 and 1x1 (stride 1 as the forward
-// conv, 2 by phases, which clusters do not serve) and a CosmoFlow 3D
-// layer.
+// conv, 2 by phases, which clusters and the row-tap tiles do not serve,
+// nor the latter a 1x1) and a CosmoFlow 3D layer.
 TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
   const std::set<std::string> layers = {"resnet50 3x3", "resnet50 1x1", "resnet50 3x3 /2",
                                         "resnet50 1x1 /2", "cosmoflow 3D 3x3x3 C=128"};
@@ -480,8 +480,11 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
          representative_layers(DataType::bf16, Direction::bwddata, true, true)) {
       if (layers.count(layer) == 0) continue;
       SCOPED_TRACE(fmt::format("{} {} ({})", config.id, layer, descriptor_name(d)));
-      if (config.cluster > 1 && layer.find(" /2") != std::string::npos) {
-        EXPECT_FALSE(wgmma_conv_support(d, config).is_ok()) << "clusters of a strided bwddata";
+      const bool strided = layer.find(" /2") != std::string::npos;
+      // Clusters of a strided bwddata; the row-tap tiles of one tap along W or strided.
+      if ((config.cluster > 1 && strided) ||
+          (config.row_taps && (strided || layer.find("1x1") != std::string::npos))) {
+        EXPECT_FALSE(wgmma_conv_support(d, config).is_ok());
         ++refused;
         continue;
       }
@@ -502,7 +505,7 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
       ++checked;
     }
   EXPECT_EQ(checked + refused, static_cast<int>(layers.size() * std::size(kWgmmaConfigs)));
-  EXPECT_EQ(refused, 2) << "the clusters' two strided layers";
+  EXPECT_EQ(refused, 2 + 4 * 3) << "the clusters' two strided layers, the row-tap tiles' three";
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {

@@ -16,6 +16,13 @@
 //     m64nN wgmmas per 16 channels each, then the tile through shared
 //     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
 //     where y's filters are contiguous.
+// With row taps (P::ROW_TAPS = S, the `r` variants: stride 1 along W),
+// a K step is a window row's S taps of 64 channels: the tile's anchors
+// run over output rows widened by the window's reach (anchor_row), each
+// consumer's box of A is its 128 anchors plus the reach at the row's
+// first tap, and B is a box of filters a tap; the consumer reads tap s
+// from its box s DW rows down.  The im2col rows come through the L2
+// once a window row instead of once a tap.
 // In ping-pong (P::PINGPONG) the grid is persistent, at most a block an
 // SM, and a block's two consumers take its tiles (blockIdx.x + j
 // gridDim.x) in turn, a tile of 128 pixels each.  In clusters of
@@ -62,30 +69,63 @@ namespace conv_fwd_wgmma {
 typedef Problem P;
 using namespace wgmma_conv_tile;
 
-// The K steps: every tap's channels in blocks of the step's.
+// The K steps: every tap's channels in blocks of the step's, a window
+// row's taps a step where a stage takes them all (P::ROW_TAPS).
 __device__ __forceinline__ int channel_blocks() {
   return static_cast<int>((P::CG + P::STEP - 1) / P::STEP);
 }
+__device__ __forceinline__ int row_tap_groups() { return static_cast<int>(P::S) / row_taps(); }
 __device__ __forceinline__ int k_steps() {
-  return static_cast<int>(P::T * P::R * P::S) * channel_blocks();
+  return static_cast<int>(P::T * P::R) * row_tap_groups() * channel_blocks();
+}
+// The first of a K step's taps.
+__device__ __forceinline__ FilterTap step_tap(int step) {
+  const int group = step / channel_blocks();
+  const int taps_s = row_tap_groups(), taps_r = static_cast<int>(P::R);
+  return {group / (taps_s * taps_r), group / taps_s % taps_r, group % taps_s * row_taps()};
 }
 
-// One K step's loads: A's pixels from the tile's first anchor at one
-// tap, B's N filters at that tap (load_filters).  With P::FILTERS_MN (a
-// stride-1 bwddata's filters in place) B reads w at the tap flipped.
+// Where each consumer's box of A starts (window_anchor): one box of the
+// tile's pixels from its first anchor, or with row taps one a consumer
+// from its own first anchor (one past the last pixel: the last's, whose
+// rows are not stored).
+struct TileAnchors {
+  Anchor at[2];
+};
+__device__ __forceinline__ index_t output_pixels() { return P::N * P::OD * P::OH * anchor_row(); }
+__device__ __forceinline__ TileAnchors tile_anchors(index_t anchor0) {
+  TileAnchors anchors;
+  for (int p = 0; p < (row_taps() > 1 ? pixel_consumers() : 1); ++p) {
+    const index_t m = anchor0 + static_cast<index_t>(p) * kBlockM;
+    anchors.at[p] = window_anchor(m < output_pixels() ? m : output_pixels() - 1);
+  }
+  return anchors;
+}
+
+// One K step's loads: A's pixels at the step's first tap (with row taps,
+// a box a consumer), B's N filters at each of its taps (load_filters).
+// With P::FILTERS_MN (a stride-1 bwddata's filters in place) B reads w at
+// the taps flipped.
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, Shared b,
-                                           Barrier full, const Anchor& first, int step,
+                                           Barrier full, const TileAnchors& anchors, int step,
                                            int filter0) {
-  const FilterTap tap = filter_tap(step / channel_blocks());
+  const FilterTap tap = step_tap(step);
   const int c0 = step % channel_blocks() * step_channels();
-  load_pixels(a, maps.map[0], full, c0, first, tap);
-  if (P::FILTERS_MN)
-    load_filters<N>(b, maps.map[1], full, c0, static_cast<int>(P::S) - 1 - tap.s,
-                    static_cast<int>(P::R) - 1 - tap.r, static_cast<int>(P::T) - 1 - tap.t,
-                    filter0);
+  if (row_taps() == 1)
+    load_pixels(a, maps.map[0], full, c0, anchors.at[0], tap);
   else
-    load_filters<N>(b, maps.map[1], full, c0, tap.s, tap.r, tap.t, filter0);
+    for (int p = 0; p < pixel_consumers(); ++p)
+      load_pixels(&a[p * a_region_bytes() / 4], maps.map[0], full, c0, anchors.at[p], tap);
+  for (int s = 0; s < row_taps(); ++s) {
+    const auto box = &b[static_cast<unsigned>(s) * b_tap_bytes<N>() / 4];
+    if (P::FILTERS_MN)
+      load_filters<N>(box, maps.map[1], full, c0, static_cast<int>(P::S) - 1 - tap.s - s,
+                      static_cast<int>(P::R) - 1 - tap.r, static_cast<int>(P::T) - 1 - tap.t,
+                      filter0);
+    else
+      load_filters<N>(box, maps.map[1], full, c0, tap.s + s, tap.r, tap.t, filter0);
+  }
 }
 
 // A block's work: its tile of y and its slice of the tile's K steps.
@@ -100,7 +140,6 @@ struct Work {
   int filter0;
   Slice slice;
 };
-__device__ __forceinline__ index_t output_pixels() { return P::N * P::OD * P::OH * P::OW; }
 template <int N>
 __device__ __forceinline__ index_t filter_tiles() {
   return (P::K + tile_filters<N>() - 1) / tile_filters<N>();
@@ -131,22 +170,25 @@ __device__ __forceinline__ Work work_of(index_t block) {
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void produce(const tensor_maps_t& maps, Tiles tiles, const Ring& ring,
                                         const Work& work) {
-  const Anchor first = window_anchor(work.anchor0);
-  produce_steps(ring, work.slice.steps, stage_bytes<N>(), [&](int step, unsigned at) {
-    load_stage<N>(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step), first,
-                  work.slice.first + step, work.filter0);
-  });
+  const TileAnchors anchors = tile_anchors(work.anchor0);
+  produce_steps(
+      ring, work.slice.steps, stage_bytes<N>(), loaded_bytes<N>(), [&](int step, unsigned at) {
+        load_stage<N>(maps, &tiles[at], &tiles[at + a_bytes() / 4], ring.full_barrier(step),
+                      anchors, work.slice.first + step, work.filter0);
+      });
 }
 
-// y, written a pixel's filters at a time.
+// y, written a pixel's filters at a time: anchor m's pixel, none past
+// the last or along a widened row's reach (anchor_row).
 struct Output {
   index_t channels, channel_stride;
   bool vectors;
 
   __device__ __forceinline__ index_t offset(index_t m) const {
-    if (m >= P::N * P::OD * P::OH * P::OW) return -1;
-    const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-    return m / (P::OW * P::OH * P::OD) * P::YS0 + od * P::YS2 + oh * P::YS3 + ow * P::YS4;
+    const index_t row = anchor_row();
+    const index_t ow = m % row, oh = m / row % P::OH, od = m / (row * P::OH) % P::OD;
+    if (m >= output_pixels() || ow >= P::OW) return -1;
+    return m / (row * P::OH * P::OD) * P::YS0 + od * P::YS2 + oh * P::YS3 + ow * P::YS4;
   }
 };
 __device__ __forceinline__ Output y_output() {

@@ -9,16 +9,28 @@
 
 namespace convjit_device {
 
-// Where an output pixel's box starts in the map: its window's first
-// input pixel, or in a map over the output itself (a 1 x 1 window), the
-// pixel.
+// The anchors of an output row: its OW pixels, or where a stage takes a
+// window row's taps from one box (Problem::ROW_TAPS = S, at stride 1
+// along W), the row widened by the window's reach, (S - 1) DW: the map's
+// upper W corner is raised by as much, so that the box of a tile's
+// anchors at tap s = 0 holds tap s of anchor j at row j + s DW.  The
+// widened row's last anchors are no output pixels (Output::offset: not
+// stored).
+__device__ __forceinline__ index_t anchor_row() {
+  typedef Problem P;
+  return P::ROW_TAPS > 1 ? P::OW + (P::S - 1) * P::DW : P::OW;
+}
+
+// Where anchor m's box starts in the map: its window's first input
+// pixel, or in a map over the output itself (a 1 x 1 window), the pixel.
 struct Anchor {
   int n, d, h, w;
 };
 __device__ __forceinline__ Anchor window_anchor(index_t m) {
   typedef Problem P;
-  const index_t ow = m % P::OW, oh = m / P::OW % P::OH, od = m / (P::OW * P::OH) % P::OD;
-  return {static_cast<int>(m / (P::OW * P::OH * P::OD)), static_cast<int>(od * P::SD - P::PD),
+  const index_t row = anchor_row();
+  const index_t ow = m % row, oh = m / row % P::OH, od = m / (row * P::OH) % P::OD;
+  return {static_cast<int>(m / (row * P::OH * P::OD)), static_cast<int>(od * P::SD - P::PD),
           static_cast<int>(oh * P::SH - P::PH), static_cast<int>(ow * P::SW - P::PW)};
 }
 __device__ __forceinline__ Anchor output_anchor(index_t m) {

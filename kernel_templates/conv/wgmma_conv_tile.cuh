@@ -8,7 +8,9 @@
 // a K step's channels of one tap (Problem::STEP: 64, or 32 or 16 where
 // the conv reduces no more), and B, the tile's filters by the same
 // channels, each a box swizzled by its rows' bytes (128, 64 or 32), make
-// a stage of the ring (wgmma_pipeline.cuh).
+// a stage of the ring (wgmma_pipeline.cuh); with row taps
+// (Problem::ROW_TAPS), A's box a consumer holds a window row's taps and
+// B a box a tap.
 // The tile's consumer multiplies its 128 rows of A by its N rows of B.
 // N = 64 serves layers of 64 filters or fewer without multiplying the
 // other 64's zeros.  Along the filters, the two consumers read the same
@@ -81,13 +83,44 @@ template <int N>
 __device__ __forceinline__ int tile_filters() {
   return filter_consumers() * N;
 }
-__device__ __forceinline__ unsigned a_bytes() {
-  return static_cast<unsigned>(pixel_consumers()) * operand_bytes();
+// The taps a stage takes along a window row (Problem::ROW_TAPS): one, or
+// all S of them at stride 1 along W, where each consumer's box of A is
+// its 128 anchors (im2col_loads.cuh's widened rows) plus the window's
+// reach, (S - 1) DW, at the row's first tap: tap s is the same box s DW
+// rows down.  B then holds a box of the tile's filters for each tap.
+__device__ __forceinline__ int row_taps() { return static_cast<int>(Problem::ROW_TAPS); }
+__device__ __forceinline__ unsigned a_box_rows() {
+  const index_t reach = row_taps() > 1 ? (Problem::S - 1) * Problem::DW : 0;
+  return kBlockM + static_cast<unsigned>(reach);
 }
-// A stage: A's rows, then B's rows, a filter each.
+// A consumer's region of A in a stage: its box, rounded up to the
+// swizzle's 8-row repeat, so that every region (and so every B box after
+// them) starts where a pattern does.  Tap s's descriptor starts s DW rows
+// into it, base offset 0: wgmma swizzles by address, and the pattern TMA
+// wrote starts at the region's 1024-byte boundary (the PTX ISA's base
+// offset is the pattern's, not the matrix's).
+__device__ __forceinline__ unsigned a_region_bytes() {
+  return (a_box_rows() + 7) / 8 * 8 * step_row_bytes();
+}
+__device__ __forceinline__ unsigned a_bytes() {
+  return static_cast<unsigned>(pixel_consumers()) * a_region_bytes();
+}
+// B's box at one tap: the tile's filters, a row each.
+template <int N>
+__device__ __forceinline__ unsigned b_tap_bytes() {
+  return static_cast<unsigned>(tile_filters<N>()) * step_row_bytes();
+}
+// A stage: A's regions, then B's boxes, one a tap.
 template <int N>
 __device__ __forceinline__ unsigned stage_bytes() {
-  return a_bytes() + static_cast<unsigned>(tile_filters<N>()) * step_row_bytes();
+  return a_bytes() + static_cast<unsigned>(row_taps()) * b_tap_bytes<N>();
+}
+// The bytes a stage's loads bring (its mbarrier's transaction count): all
+// of it but the regions' rounding.
+template <int N>
+__device__ __forceinline__ unsigned loaded_bytes() {
+  return static_cast<unsigned>(pixel_consumers()) * a_box_rows() * step_row_bytes() +
+         static_cast<unsigned>(row_taps()) * b_tap_bytes<N>();
 }
 
 // B MN-major (Problem::FILTERS_MN): boxes of 64 of its N rows (128
@@ -139,18 +172,20 @@ __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
   wgmma_ss<N, Operand, 0, TransB>(bottom, a + half_a, b, accumulate);
 }
 
-// A consumer's loop: per stage, a k16 slice of the two m64nN wgmmas over
-// its 128 rows of A and its N rows of B (its filters' box, or boxes
-// where MN-major) per 16 channels of the step (4, 2 or 1); a slice is
-// 32 bytes further along A's swizzled rows, and along B's (K-major) or
-// 16 rows further down B's boxes (MN-major, whose leading offset steps
-// from one box to the next).  A K-major operand's 8-row groups are 8 of
-// its rows apart, the swizzle's repeat; an MN-major box's rows are 128
-// bytes.
+// A consumer's loop: per stage and row tap, a k16 slice of the two m64nN
+// wgmmas over its 128 rows of A and its N rows of B (its filters' box,
+// or boxes where MN-major) per 16 channels of the step (4, 2 or 1); a
+// slice is 32 bytes further along A's swizzled rows, and along B's
+// (K-major) or 16 rows further down B's boxes (MN-major, whose leading
+// offset steps from one box to the next).  Row tap s reads A s DW rows
+// down its region, and the tap's own box of B.  A K-major operand's
+// 8-row groups are 8 of its rows apart, the swizzle's repeat; an MN-major
+// box's rows are 128 bytes.
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
                                         wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
-  const unsigned rows = static_cast<unsigned>(pixel_consumer_index()) * operand_bytes() / 4;
+  const unsigned rows = static_cast<unsigned>(pixel_consumer_index()) * a_region_bytes() / 4;
+  const unsigned tap_rows = static_cast<unsigned>(Problem::DW) * step_row_bytes() / 4;
   const bool mn = Problem::FILTERS_MN != 0;
   const unsigned filters =
       a_bytes() / 4 + static_cast<unsigned>(filter_consumer_index()) *
@@ -160,17 +195,21 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
   const unsigned b_row_group = mn ? kSwizzleRowGroup : row_group;
   const wgmma_swizzle_t b_swizzle = mn ? wgmma_swizzle_128 : step_swizzle();
   consume_steps(ring, steps, stage_bytes<N>() / 4, top, bottom, [&](unsigned at, bool accumulated) {
-    const unsigned long long a = wgmma_descriptor(&tiles[at + rows], 16, row_group, step_swizzle());
-    const unsigned long long b =
-        wgmma_descriptor(&tiles[at + filters], b_leading, b_row_group, b_swizzle);
-    for (int slice = 0; slice < step_channels() / 16; ++slice) {
-      const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
-      const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
-      const bool accumulate = accumulated || slice > 0;
-      CONVJIT_IF_CONSTANT (Problem::FILTERS_MN != 0)
-        multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate);
-      else
-        multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate);
+    for (int tap = 0; tap < row_taps(); ++tap) {
+      const unsigned t = static_cast<unsigned>(tap);
+      const unsigned long long a =
+          wgmma_descriptor(&tiles[at + rows + t * tap_rows], 16, row_group, step_swizzle());
+      const unsigned long long b = wgmma_descriptor(&tiles[at + filters + t * b_tap_bytes<N>() / 4],
+                                                    b_leading, b_row_group, b_swizzle);
+      for (int slice = 0; slice < step_channels() / 16; ++slice) {
+        const unsigned long long a_offset = static_cast<unsigned long long>(slice) * 32 >> 4;
+        const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
+        const bool accumulate = accumulated || tap > 0 || slice > 0;
+        CONVJIT_IF_CONSTANT (Problem::FILTERS_MN != 0)
+          multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate);
+        else
+          multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate);
+      }
     }
   });
 }

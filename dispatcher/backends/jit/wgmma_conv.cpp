@@ -41,6 +41,16 @@ static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filt
 constexpr const WgmmaConvConfig& kWideFilterTile = kWgmmaConfigs[8];
 static_assert(kWideFilterTile.filters == 2 * WgmmaConvTile::kFilters &&
               kWideFilterTile.consumers() == 2 && kWideFilterTile.pixels == WgmmaConvTile::kPixels);
+constexpr std::size_t kRowTapConfigs = 9;  // kWgmmaConfigs[9] on: the `r` variants
+static_assert(std::none_of(std::begin(kWgmmaConfigs), std::begin(kWgmmaConfigs) + kRowTapConfigs,
+                           [](const WgmmaConvConfig& c) { return c.row_taps; }) &&
+                  std::all_of(std::begin(kWgmmaConfigs) + kRowTapConfigs, std::end(kWgmmaConfigs),
+                              [](const WgmmaConvConfig& c) {
+                                return c.row_taps && c.cluster == 1 &&
+                                       c.with_row_taps(3, 2).stages == c.stages;
+                              }),
+              "the row-tap variants follow the others, without clusters, and their stages are as "
+              "many as fit a 3 x 3 conv's");
 
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
@@ -96,9 +106,20 @@ TensorMapSpec im2col_map(const OpDescriptor& d, const View5& t, const AnchorRang
   return s;
 }
 
+// The pixels a window row's taps reach past its first along W: with row
+// taps (WgmmaConvConfig::row_taps), how much each output row's anchors
+// are widened by and each consumer's box of A is taller.
+long long row_reach(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  if (!config.row_taps) return 0;
+  const Window3 win = canonical_window(d);
+  return (win.size[2] - 1) * win.dilation[2];
+}
+
 // x, its anchors walking the output pixels: from -pad to the last output
-// pixel's anchor, `stride` apart.
-TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels, long long channels) {
+// pixel's anchor, `stride` apart, each row's last anchor `reach` further
+// (row taps).
+TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels, long long channels,
+                         long long reach = 0) {
   const View5 x = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const Window3 win = canonical_window(d);
@@ -108,6 +129,7 @@ TensorMapSpec window_map(const OpDescriptor& d, std::uint32_t pixels, long long 
     range.upper[a] = (y.dims[a + 2] - 1) * win.stride[a] - win.pad_begin[a] - (x.dims[a + 2] - 1);
     range.traversal[a] = win.stride[a];
   }
+  range.upper[2] += reach;
   return im2col_map(d, x, range, pixels, channels);
 }
 
@@ -279,8 +301,8 @@ long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
            ceil_div(w.spatial_size() * channel_blocks, 2);
   }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  const long long pixel_tiles =
-      ceil_div(y.dims[0] * y.spatial_size(), config.pixels * config.cluster) * config.cluster;
+  const long long anchors = y.dims[0] * y.dims[2] * y.dims[3] * (y.dims[4] + row_reach(d, config));
+  const long long pixel_tiles = ceil_div(anchors, config.pixels * config.cluster) * config.cluster;
   return pixel_tiles * ceil_div(y.dims[1], filters);
 }
 
@@ -378,13 +400,17 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
              folds_taps(desc) ? Operand::workspace : Operand::in0, 0},
             {output_map(d), Operand::in1, 0}};
   const long long step = wgmma_step_channels(desc);
+  // A box a tile, or with row taps a consumer's 128 anchors and their reach.
+  const long long reach = row_reach(d, config);
+  const auto a_box =
+      static_cast<std::uint32_t>(reach > 0 ? WgmmaConvTile::kPixels + reach : config.pixels);
   if (folds_taps(desc))  // x' and w', which the first pass writes (tap_fold.hpp)
     return {{window_map(d, pixels, step), Operand::workspace, 0},
             {filter_map(d, true, step, filters), Operand::workspace,
              tap_fold_layout(desc).filters_offset}};
   const TensorMapArgument in0 =
       phased(d) ? TensorMapArgument{phase_map(d, stride_phases(d), pixels, step), Operand::in0, 0}
-                : TensorMapArgument{window_map(d, pixels, step), Operand::in0, 0};
+                : TensorMapArgument{window_map(d, a_box, step, reach), Operand::in0, 0};
   if (filters_mn(desc))
     return {in0, {filter_map(desc, false, WgmmaConvTile::kChannels, step), Operand::in1, 0}};
   if (phased(d))
@@ -392,6 +418,48 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
   const bool packed = packs_filters(desc, d);
   return {in0,
           {filter_map(d, packed, step, filters), packed ? Operand::workspace : Operand::in1, 0}};
+}
+
+// `config` fitted to a conv of row taps: S taps a stage reaching (S - 1)
+// DW, as many stages as fit (WgmmaConvConfig::with_row_taps).
+WgmmaConvConfig row_tap_config(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  return config.with_row_taps(canonical_window(d).size[2], row_reach(d, config));
+}
+
+// The row-tap variants' own rules (`d`: the forward conv of `desc`): a
+// forward conv (a fwd, or a stride-1 bwddata as one) whose taps are its
+// own (not folded), several along W at stride 1, in K steps of 64
+// channels (the 128-byte swizzle, whose patterns the taps' descriptors
+// start inside: the narrower ones are untried on a GPU), and two stages
+// of its row's filters or more in shared memory.
+Status check_row_taps(const OpDescriptor& desc, const OpDescriptor& d,
+                      const WgmmaConvConfig& config) {
+  if (!config.row_taps) return Status::ok();
+  const std::string_view plain = config.id.substr(0, config.id.size() - 1);
+  if (desc.direction == Direction::bwdfilt)
+    return not_available(fmt::format(
+        "takes a window row's taps from one box of a forward conv's input; use {} for a bwdfilt",
+        kWgmmaVariant));
+  if (phased(desc) || folds_taps(desc))
+    return not_available(fmt::format(
+        "takes a window row's taps from one box of the conv's own input; this {}: use {}",
+        phased(desc) ? "strided bwddata runs by stride phases" : "conv folds its taps", plain));
+  const Window3 win = canonical_window(d);
+  if (win.size[2] == 1 || win.stride[2] != 1)
+    return not_available(fmt::format(
+        "takes a window row's taps from one box at stride 1 along W; this conv has {} tap(s) "
+        "along W at stride {}: use {}",
+        win.size[2], win.stride[2], plain));
+  if (const long long step = wgmma_step_channels(desc); step != WgmmaConvTile::kChannels)
+    return not_available(fmt::format(
+        "takes a window row's taps in K steps of {} channels; this conv reduces {} a step: use {}",
+        WgmmaConvTile::kChannels, step, plain));
+  if (const WgmmaConvConfig fitted = row_tap_config(d, config); fitted.stages < 2)
+    return not_available(fmt::format(
+        "holds a stage's {} taps of filters in shared memory, room for {} stage(s) of {} bytes, "
+        "under 2: use {}",
+        fitted.taps, fitted.stages, fitted.stage_bytes(WgmmaConvTile::kChannels), plain));
+  return Status::ok();
 }
 
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
@@ -423,6 +491,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
                                        "{}; this conv's stride is {}",
                                        kMaxTraversalStride, stride));
   if (Status s = check_filter_offsets(d); !s.is_ok()) return s;
+  if (Status s = check_row_taps(desc, d, config); !s.is_ok()) return s;
   constexpr long long kMaxGrid = 0x7fffffff;  // gridDim.x
   if (const long long blocks = grid_blocks(d, config); blocks > kMaxGrid)
     return not_available(
@@ -476,7 +545,8 @@ bool half_tile_pads_less(const OpDescriptor& desc) {
 // bwddata's w in place, whose MN-major boxes are 64 of its channels.
 WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   constexpr long long kNarrowFilters = 32;
-  WgmmaConvConfig fitted = config;
+  WgmmaConvConfig fitted =
+      config.row_taps ? row_tap_config(wgmma_forward_equivalent(desc), config) : config;
   if (config.filters == kHalfTile.filters && output_channels(desc) <= kNarrowFilters &&
       !filters_mn(desc))
     fitted.filters = kNarrowFilters;
@@ -596,7 +666,9 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           }),
               "the template declares the ring's mbarriers");
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
-                          [](const WgmmaConvConfig& c) {
+                          [](const WgmmaConvConfig& table) {
+                            const WgmmaConvConfig c =
+                                table.row_taps ? table.with_row_taps(3, 2) : table;
                             return c.pixels % WgmmaConvTile::kPixels == 0 &&
                                    c.shared_bytes(16) <= kOptInSharedLimit &&
                                    c.shared_bytes(32) <= kOptInSharedLimit &&
@@ -605,7 +677,8 @@ static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           }),
               "a tile is 128 pixels a consumer, its shared memory fits at every K step, and but "
               "in ping-pong its ring at the widest step holds what its epilogue stages: the f32 "
-              "tile and its rows' offsets in y");
+              "tile and its rows' offsets in y (with row taps, a 3 x 3 conv's; a narrower "
+              "filter's ring may be the smaller, and the block's shared memory is the larger)");
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
                           [](const WgmmaConvConfig& c) {
                             return !c.ping_pong ||
@@ -693,6 +766,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.consumers = config.consumers();
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
+  launch.row_taps = config.taps;
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -66,6 +66,16 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // A cluster of two fits a TPC, two SMs: an H100's or H200's 132 SMs hold
 // 66 clusters of a block an SM.  Auto never leads with it (the H200 timed
 // it slower than the tiles without clusters everywhere).
+// The `r` variants take a window row's S taps from one im2col box of A a
+// consumer (row taps: fwd and stride-1 bwddata at stride 1 along W, a
+// 64-channel K step): a stage is a tap (t, r, 0)'s box of 128 + (S - 1)
+// DW rows, each tap s the same box s DW rows down, and a box of B for
+// each tap, so the L2 brings a tile's im2col rows once a window row
+// instead of once a tap (0.67x the bytes a K step's FLOPs at 128 x 128
+// for a 3 x 3 conv, 0.56x at 256 x 128).  Its output rows are widened by
+// the reach, whose anchors are computed and not stored (2 of 58 a row of
+// ResNet-50's layer1, 2 of 9 of layer4).  `stages` is the most: a
+// conv's stages are as many as fit its stage (wgmma_conv_launch).
 struct WgmmaConvConfig {
   std::string_view id;
   long long stages;  // at the widest K step (stages_at)
@@ -76,6 +86,10 @@ struct WgmmaConvConfig {
   // Blocks a cluster (ping-pong only): neighbouring pixel tiles of one
   // filter tile, whose B the first block loads into all (TMA multicast).
   long long cluster = 1;
+  bool row_taps = false;  // a stage takes a window row's taps (Problem::ROW_TAPS)
+  // A conv's row taps (with_row_taps): the taps a stage takes and their
+  // reach, (S - 1) DW, which widens each consumer's box of A.
+  long long taps = 1, reach = 0;
 
   // A consumer's tile is 128 pixels by 128 filters at most: a tile has
   // one consumer along its pixels and one along its filters for each.
@@ -92,9 +106,16 @@ struct WgmmaConvConfig {
   [[nodiscard]] constexpr long long stages_at(long long step) const {
     return std::min<long long>(stages * WgmmaConvTile::kChannels / step, CONVJIT_WGMMA_MAX_STAGES);
   }
+  // A stage: A's rows, a consumer's box each (with row taps, rounded up
+  // to the swizzle's 8-row repeat), then B's, a box a tap.
+  [[nodiscard]] constexpr std::size_t stage_bytes(long long step) const {
+    if (taps == 1) return WgmmaConvTile::stage_bytes(pixels, filters, step);
+    const long long box_rows = (WgmmaConvTile::kPixels + reach + 7) / 8 * 8;
+    return static_cast<std::size_t>((pixels / WgmmaConvTile::kPixels * box_rows + taps * filters) *
+                                    step * 2);
+  }
   [[nodiscard]] constexpr std::size_t ring_bytes(long long step = WgmmaConvTile::kChannels) const {
-    return static_cast<std::size_t>(stages_at(step)) *
-           WgmmaConvTile::stage_bytes(pixels, filters, step);
+    return static_cast<std::size_t>(stages_at(step)) * stage_bytes(step);
   }
   // What the epilogue stages of a tile: its f32 outputs and its rows'
   // offsets in y (conv/wgmma_conv_tile.cuh's staging).
@@ -110,16 +131,31 @@ struct WgmmaConvConfig {
     if (ping_pong) return ring_bytes(step) + static_cast<std::size_t>(consumers()) * staged_bytes();
     return std::max(ring_bytes(step), staged_bytes());
   }
+  // This row-tap configuration for a conv of `conv_taps` taps along W
+  // reaching `conv_reach` pixels past the first: as many of its stages as
+  // fit the shared memory (none: 0).
+  [[nodiscard]] constexpr WgmmaConvConfig with_row_taps(long long conv_taps,
+                                                        long long conv_reach) const {
+    WgmmaConvConfig fitted = *this;
+    fitted.taps = conv_taps, fitted.reach = conv_reach;
+    while (fitted.stages > 0 && fitted.shared_bytes() > kOptInSharedLimit) --fitted.stages;
+    return fitted;
+  }
 };
-inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {{"wgmma128x128", 4, 1, 128},
-                                                    {"wgmma128x128b2", 3, 2, 128},
-                                                    {"wgmma128x64", 4, 2, 64},
-                                                    {"wgmma256x128", 4, 1, 128, 256},
-                                                    {"wgmma256x64", 5, 1, 64, 256},
-                                                    {"wgmma128x128p", 3, 1, 128, 128, true},
-                                                    {"wgmma128x64p", 6, 1, 64, 128, true},
-                                                    {"wgmma128x128pc", 3, 1, 128, 128, true, 2},
-                                                    {"wgmma128x256", 4, 1, 256}};
+inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {
+    {"wgmma128x128", 4, 1, 128},
+    {"wgmma128x128b2", 3, 2, 128},
+    {"wgmma128x64", 4, 2, 64},
+    {"wgmma256x128", 4, 1, 128, 256},
+    {"wgmma256x64", 5, 1, 64, 256},
+    {"wgmma128x128p", 3, 1, 128, 128, true},
+    {"wgmma128x64p", 6, 1, 64, 128, true},
+    {"wgmma128x128pc", 3, 1, 128, 128, true, 2},
+    {"wgmma128x256", 4, 1, 256},
+    {"wgmma128x128r", 3, 1, 128, 128, false, 1, true},
+    {"wgmma256x128r", 2, 1, 128, 256, false, 1, true},
+    {"wgmma256x64r", 3, 1, 64, 256, false, 1, true},
+    {"wgmma128x64pr", 3, 1, 64, 128, true, 1, true}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -223,6 +259,7 @@ struct WgmmaConvLaunch {
   long long consumers = 1;  // warpgroups, 128 x 128 at most each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
+  long long row_taps = 1;  // Problem::ROW_TAPS: the taps along W a stage takes (1 or S)
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
