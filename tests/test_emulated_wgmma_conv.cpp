@@ -941,22 +941,6 @@ TEST(EmulatedWgmmaConv, ClustersOfTwoShareTheirFilterTiles) {
 // stage leaves room for one stage; and the convs it refuses, by rule.
 class RowTapTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 
-// A conv of 2 to `max_taps` taps along W at stride 1, dilation 1 or 2
-// there, its K steps 64 channels (40 to 144 of them).
-test::ConvCase random_row_tap_conv(std::mt19937& rng, int spatial, std::int64_t max_taps) {
-  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
-  test::ConvCase c = test::random_channels_last_conv(rng, spatial);
-  c.channels = 8 * pick(5, 18);
-  const std::int64_t taps = pick(2, max_taps), dilation = pick(1, 2),
-                     extent = dilation * (taps - 1) + 1;
-  c.kernel.back() = taps, c.dilation.back() = dilation, c.stride.back() = 1;
-  c.input.back() = std::max(c.input.back(), extent);
-  c.pad_begin.back() = pick(0, extent - 1), c.pad_end.back() = pick(0, extent - 1);
-  return c;
-}
-
 TEST_P(RowTapTile, MatchesTheReference) {
   const WgmmaConvConfig& config = GetParam();
   std::mt19937 rng(4350);
@@ -984,7 +968,7 @@ TEST_P(RowTapTile, MatchesTheReference) {
   while (config.with_row_taps(max_taps, 2 * (max_taps - 1)).stages < 2) --max_taps;
   const int random = test::reduced_run() ? 2 : 6;
   for (int i = 0; i < random; ++i) {
-    test::ConvCase r = random_row_tap_conv(rng, 1 + i % 3, max_taps);
+    test::ConvCase r = test::random_row_tap_conv(rng, 1 + i % 3, max_taps);
     SCOPED_TRACE(r.describe());
     OpDescriptor f = fwd(r, i % 2 ? DataType::f16 : DataType::bf16);
     if (i % 3 == 0) {
@@ -1592,13 +1576,12 @@ TEST(EmulatedWgmmaConv, TheTwoConsumerTilesLeadOnlyLongReductions) {
   EXPECT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kHalf);
 }
 
-// The ping-pong tiles lead (wgmma_lead_config) on ResNet-50's layers at
-// batch 32: 128 x 128 where a block takes several of its tiles, however
-// short the reduction, and never in clusters of two (the H200 timed both
-// slower: bench/results/2026-12-04-h200); 128 x 64 where it pads the
-// output's channels less or its tiles stay one an SM; 256 x 128 where it
-// leads among the tiles of a block a tile with one to two 128 x 128 tiles
-// an SM over 16 K steps or more.  A bwdfilt keeps its lead.
+// The ping-pong tiles lead among the tiles of a tap a K step
+// (wgmma_tap_step_lead_config) on ResNet-50's layers at batch 32: 128 x 128 where a block takes
+// several of its tiles, however short the reduction, and never in clusters of two (the H200 timed
+// both slower: bench/results/2026-12-04-h200); 128 x 64 where it pads the output's channels less or
+// its tiles stay one an SM; 256 x 128 where it leads among the tiles of a block a tile with one to
+// two 128 x 128 tiles an SM over 16 K steps or more.  A bwdfilt keeps its lead.
 TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMainLoop) {
   constexpr std::string_view kWide = kWgmmaConfigs[3].id, kPingPong = kWgmmaConfigs[5].id,
                              kHalfPingPong = kWgmmaConfigs[6].id;
@@ -1610,45 +1593,92 @@ TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMain
     return c;
   };
   test::ConvCase c = layer(64, 128, 56, 3);  // 784 tiles of 128 x 128, 9 K steps
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
-  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(), kPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  // Auto offers its row-tap tile first (RowTapTilesLead).
+  EXPECT_EQ(jit_variants(fwd(c, DataType::bf16), {"sm_90", false}).front(),
+            wgmma_lead_config(fwd(c, DataType::bf16)).id);
   // Its bwddata: dx's 64 channels, over 18 K steps: 256 x 64 keeps its lead.
   ASSERT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
-  EXPECT_EQ(wgmma_lead_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
+  EXPECT_EQ(wgmma_tap_step_lead_config(bwddata(c, DataType::bf16)).id, kWgmmaConfigs[4].id);
   c = layer(64, 64, 56, 3);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong) << "64 filters";
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong) << "64 filters";
   c = layer(64, 256, 56, 1);  // 1 K step (layer1's conv3: 0.87x the 128 x 64 tile's time)
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
   // 196 tiles of 128 x 128: 18 K steps keep the wide tile, 8 do not.
   c = layer(128, 128, 28, 3);
   ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kWide);
   c = layer(512, 128, 28, 1);
   ASSERT_EQ(wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id, kWide);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "8 K steps";
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kPingPong) << "8 K steps";
   // 49 pixel tiles by 8 of filters: 392 tiles, 3 a block.
   c = layer(512, 1024, 14, 1);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
   // 52 tiles of 128 x 128, 104 of 128 x 64: one an SM.
   c = layer(512, 512, 7, 3);
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
   c = layer(256, 256, 14, 3);  // 98 tiles, 196 of 128 x 64
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kPingPong);
   // A strided bwddata: 208 tiles of its phases over 24 K steps.
   c = layer(512, 512, 14, 3);
   c.stride = {2, 2};
   ASSERT_EQ(wgmma_tile_a_block_config(bwddata(c, DataType::bf16)).id, kWide);
-  EXPECT_EQ(wgmma_lead_config(bwddata(c, DataType::bf16)).id, kWide);
-  EXPECT_EQ(wgmma_lead_config(bwdfilt(c, DataType::bf16)).id,
+  EXPECT_EQ(wgmma_tap_step_lead_config(bwddata(c, DataType::bf16)).id, kWide);
+  EXPECT_EQ(wgmma_tap_step_lead_config(bwdfilt(c, DataType::bf16)).id,
             wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id);
   // At batch 4, 8 tiles of 128 x 128 (16 of 128 x 64) over 72 K steps:
   // the slices of a block a tile keep their lead; over 36, not.
   c = layer(512, 512, 7, 3);
   c.batch = 4;
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id,
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id,
             wgmma_tile_a_block_config(fwd(c, DataType::bf16)).id);
   c.channels = 256;
-  EXPECT_EQ(wgmma_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
+  EXPECT_EQ(wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id, kHalfPingPong);
+}
+
+// Auto leads with a row-tap tile (wgmma_lead_config) in place of a
+// ping-pong tile or 256 x 64 where it serves the conv and its widened
+// rows add under a quarter to the busiest SM's tile work: ResNet-50's
+// 3 x 3 convs at batch 32 in 128 x 64 ping-pong, fwd and bwddata, but
+// layer2's, whose 256 x 128 lead keeps its lead; CosmoFlow's conv2
+// bwddata at batch 4 in 256 x 64, but its conv5 fwd, whose 128 x 64
+// tiles the widened rows take from one an SM to two.  Not the 1 x 1 and
+// strided convs, nor a bwdfilt.
+TEST(EmulatedWgmmaConv, RowTapTilesLeadWhereTheirWidenedRowsAddUnderAQuarter) {
+  constexpr std::string_view kWide = kWgmmaConfigs[3].id, kWideHalf = kWgmmaConfigs[4].id,
+                             kPingPong = kWgmmaConfigs[5].id, kHalfPingPong = kWgmmaConfigs[6].id,
+                             kWideHalfRows = kWgmmaConfigs[11].id,
+                             kHalfPingPongRows = kWgmmaConfigs[12].id;
+  const auto layer = [](std::int64_t channels, std::int64_t filters,
+                        std::vector<std::int64_t> input, std::int64_t kernel, std::int64_t batch) {
+    const std::vector<std::int64_t> pad(input.size(), kernel / 2);
+    test::ConvCase c = channels_last_3x3(channels, filters, input, pad, pad);
+    c.batch = batch, c.kernel.assign(input.size(), kernel);
+    c.stride.assign(input.size(), 1), c.dilation.assign(input.size(), 1);
+    return c;
+  };
+  const auto leads = [](const OpDescriptor& d, std::string_view before, std::string_view now) {
+    SCOPED_TRACE(descriptor_name(d));
+    EXPECT_EQ(wgmma_tap_step_lead_config(d).id, before);
+    EXPECT_EQ(wgmma_lead_config(d).id, now);
+  };
+  test::ConvCase c = layer(64, 64, {56, 56}, 3, 32);
+  leads(fwd(c, DataType::bf16), kHalfPingPong, kHalfPingPongRows);
+  leads(bwddata(c, DataType::bf16), kHalfPingPong, kHalfPingPongRows);
+  leads(bwdfilt(c, DataType::bf16), wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id,
+        wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id);
+  leads(fwd(layer(128, 128, {28, 28}, 3, 32), DataType::bf16), kWide, kWide);
+  leads(fwd(layer(256, 256, {14, 14}, 3, 32), DataType::bf16), kPingPong, kHalfPingPongRows);
+  leads(fwd(layer(512, 512, {7, 7}, 3, 32), DataType::bf16), kHalfPingPong, kHalfPingPongRows);
+  leads(fwd(layer(64, 256, {56, 56}, 1, 32), DataType::bf16), kPingPong, kPingPong);
+  c.stride = {2, 2};
+  leads(fwd(c, DataType::bf16), wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id,
+        wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id);
+  // CosmoFlow's conv5 fwd: 128 tiles of 128 x 64, 160 over widened rows.
+  leads(fwd(layer(256, 512, {8, 8, 8}, 3, 4), DataType::bf16), kHalfPingPong, kHalfPingPong);
+  // Its conv2 bwddata: dx's 32 channels from dy's 64, 4096 tiles of 256 x
+  // 64 or 4224 over widened rows, both 32 an SM.
+  leads(bwddata(layer(32, 64, {64, 64, 64}, 3, 4), DataType::bf16), kWideHalf, kWideHalfRows);
 }
 
 }  // namespace

@@ -381,19 +381,22 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuResize, ::testing::Values("jit"),
 // side; and the convs of ResNet-50 and YOLO11n it serves in every
 // direction, in the configuration auto leads with there (bf16,
 // channels-last, batch 2).
-std::vector<OpDescriptor> random_hopper_convs(Direction direction) {
+// For the row-tap tiles (`row_taps`), convs of 2 to 4 taps along W at
+// stride 1 there, of 64-channel K steps (test::random_row_tap_conv).
+std::vector<OpDescriptor> random_hopper_convs(Direction direction, bool row_taps) {
   std::mt19937 rng(43);
   std::vector<OpDescriptor> ops;
   for (DataType dtype : {DataType::bf16, DataType::f16})
     for (int i = 0; i < 12; ++i) {
-      test::ConvCase c = test::random_channels_last_conv(rng, 1 + i % 3);
+      test::ConvCase c = row_taps ? test::random_row_tap_conv(rng, 1 + i % 3, 4)
+                                  : test::random_channels_last_conv(rng, 1 + i % 3);
       ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
       test::ConvCase rounded = c;  // dy's channels, a multiple of 8
       rounded.filters = (c.filters + 7) / 8 * 8;
       ops.push_back(test::conv_descriptors(rounded, dtype, {Direction::bwdfilt}).at(0));
       ops.push_back(test::conv_descriptors(rounded, dtype, {Direction::bwddata}).at(0));
       c.stride.assign(c.input.size(), 1);
-      c.filters = 8 * (1 + i);  // dy's channels, a multiple of 8
+      c.filters = 8 * (1 + i + (row_taps ? 4 : 0));  // dy's channels, a multiple of 8
       ops.push_back(test::conv_descriptors(c, dtype, {Direction::bwddata}).at(0));
     }
   std::erase_if(ops, [&](const OpDescriptor& d) { return d.direction != direction; });
@@ -443,8 +446,8 @@ class GpuHopperConfig : public GpuBackend {
     return std::string_view(GetParam()).substr(GetParam().find('/') + 1);
   }
   void check_random(Direction direction) {
-    const std::vector<OpDescriptor> ops = random_hopper_convs(direction);
     const WgmmaConvConfig& config = *find_wgmma_config(config_id());
+    const std::vector<OpDescriptor> ops = random_hopper_convs(direction, config.row_taps);
     const auto served = std::count_if(ops.begin(), ops.end(), [&](const OpDescriptor& d) {
       return wgmma_conv_support(d, config).is_ok();
     });

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -74,6 +75,24 @@ inline ConvCase random_channels_last_conv(std::mt19937& rng, int spatial) {
   randomize_windows(c, rng, spatial, spatial == 3 ? 6 : (spatial == 2 ? 11 : 40));
   c.layout = TestLayout::nhwc;
   c.filter_layout = pick(0, 1) == 0 ? TestLayout::nchw : TestLayout::nhwc;
+  return c;
+}
+
+// A channels-last conv of 2 to `max_taps` taps along W at stride 1 there
+// and dilation 1 or 2, any strides and padding elsewhere, of 40 to 144
+// channels (the Hopper conv's 64-channel K step): what its row-tap tiles
+// serve.
+inline ConvCase random_row_tap_conv(std::mt19937& rng, int spatial, std::int64_t max_taps) {
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  ConvCase c = random_channels_last_conv(rng, spatial);
+  c.channels = 8 * pick(5, 18);
+  const std::int64_t taps = pick(2, max_taps), dilation = pick(1, 2);
+  const std::int64_t extent = dilation * (taps - 1) + 1;
+  c.kernel.back() = taps, c.dilation.back() = dilation, c.stride.back() = 1;
+  c.input.back() = std::max(c.input.back(), extent);
+  c.pad_begin.back() = pick(0, extent - 1), c.pad_end.back() = pick(0, extent - 1);
   return c;
 }
 

@@ -42,6 +42,12 @@ constexpr const WgmmaConvConfig& kWideFilterTile = kWgmmaConfigs[8];
 static_assert(kWideFilterTile.filters == 2 * WgmmaConvTile::kFilters &&
               kWideFilterTile.consumers() == 2 && kWideFilterTile.pixels == WgmmaConvTile::kPixels);
 constexpr std::size_t kRowTapConfigs = 9;  // kWgmmaConfigs[9] on: the `r` variants
+constexpr const WgmmaConvConfig& kWideHalfRowTaps = kWgmmaConfigs[11];
+constexpr const WgmmaConvConfig& kHalfPingPongRowTaps = kWgmmaConfigs[12];
+static_assert(kWideHalfRowTaps.row_taps && kWideHalfRowTaps.filters == kWideHalfTile.filters &&
+              kWideHalfRowTaps.pixels == kWideHalfTile.pixels);
+static_assert(kHalfPingPongRowTaps.row_taps && kHalfPingPongRowTaps.ping_pong &&
+              kHalfPingPongRowTaps.filters == kHalfPingPong.filters);
 static_assert(std::none_of(std::begin(kWgmmaConfigs), std::begin(kWgmmaConfigs) + kRowTapConfigs,
                            [](const WgmmaConvConfig& c) { return c.row_taps; }) &&
                   std::all_of(std::begin(kWgmmaConfigs) + kRowTapConfigs, std::end(kWgmmaConfigs),
@@ -628,7 +634,7 @@ bool leads_with_wide_half_tile(const OpDescriptor& desc) {
 
 }  // namespace
 
-const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+const WgmmaConvConfig& wgmma_tap_step_lead_config(const OpDescriptor& desc) {
   const WgmmaConvConfig& tile_a_block = wgmma_tile_a_block_config(desc);
   if (desc.direction == Direction::bwdfilt) return tile_a_block;
   // The analyser's H200 predictions (bench/results/2026-11-29-hopper-ping-pong,
@@ -658,6 +664,40 @@ const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
   const bool half = half_tile_pads_less(desc) || half_tiles <= kHopperSms;
   const WgmmaConvConfig& ping_pong = half ? kHalfPingPong : kPingPong;
   return wgmma_conv_support(desc, ping_pong).is_ok() ? ping_pong : tile_a_block;
+}
+
+namespace {
+
+// The tile work (pixels x filters) the busiest SM does: its share of
+// `config`'s blocks (a tile and slice each, or its ping-pong tiles; one
+// block an SM) times a block's share of a tile.
+long long busiest_sm_work(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const long long tiles = output_tiles(d, config), slices = k_slices(d, tiles, config);
+  return ceil_div(tiles * slices, kHopperSms) * config.pixels * config.filters / slices;
+}
+
+// The row-tap tile in place of `lead` (a ping-pong tile, or 256 x 64):
+// 128 x 64 in ping-pong, or for 256 x 64 its own row-tap tile, where it
+// serves the conv and its widened rows add under a quarter to the busiest
+// SM's tile work.  The analyser's predictions (bench/results/
+// 2026-12-06-row-taps): 0.67-0.95x the lead's time on the 3 x 3 convs of
+// ResNet-50 and YOLO11n where it led, fwd and bwddata; where the widened
+// rows took an SM a wave more of tiles it lost (CosmoFlow's conv5 fwd at
+// 128 x 64: 1.73x, 2 waves for 1), and it did not pay where 256 x 128
+// leads (1.00-1.93x).  Never the row-tap tiles of 128 filters, which led
+// nowhere.
+const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvConfig& lead) {
+  if (!lead.ping_pong && lead.id != kWideHalfTile.id) return lead;
+  const WgmmaConvConfig& row_taps = lead.ping_pong ? kHalfPingPongRowTaps : kWideHalfRowTaps;
+  if (!wgmma_conv_support(desc, row_taps).is_ok()) return lead;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  return 4 * busiest_sm_work(d, row_taps) < 5 * busiest_sm_work(d, lead) ? row_taps : lead;
+}
+
+}  // namespace
+
+const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
+  return row_tap_lead(desc, wgmma_tap_step_lead_config(desc));
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),

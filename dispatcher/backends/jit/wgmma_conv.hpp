@@ -224,8 +224,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // one-consumer configuration.
 [[nodiscard]] const WgmmaConvConfig& wgmma_tile_a_block_config(const OpDescriptor& desc);
 
-// The variant the auto policy offers first where the Hopper conv applies.
-// A bwdfilt: wgmma_tile_a_block_config's.  A fwd or bwddata: 256 x 64
+// The variant the auto policy would offer first among the tiles of a tap
+// a K step (no row taps).  A bwdfilt: wgmma_tile_a_block_config's.  A fwd
+// or bwddata: 256 x 64
 // where its K step is 16 channels at stride 1 or it folds its taps; else the
 // ping-pong tiles, but that a two-consumer tile of a block a tile keeps
 // its lead over 16 K steps or more with a 128 x 128 tile an SM or more
@@ -238,6 +239,15 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // 1.4-2.9x the fastest in all (bench/results/2026-12-04-h200); with
 // these rules auto came within 1.2-4.1% of the fastest variant per op in
 // each direction of both models.
+[[nodiscard]] const WgmmaConvConfig& wgmma_tap_step_lead_config(const OpDescriptor& desc);
+
+// The variant the auto policy offers first where the Hopper conv applies:
+// wgmma_tap_step_lead_config's, but where that is a ping-pong tile or
+// 256 x 64, its row-tap tile (128 x 64 in ping-pong, or 256 x 64's own)
+// where that serves the conv and its widened rows add under a quarter to
+// the tile work of the busiest SM (predicted 0.67-0.95x the lead's time
+// on the 3 x 3 convs of ResNet-50 and YOLO11n: bench/results/
+// 2026-12-06-row-taps; not yet timed on a GPU).
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
