@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per conv a row-tap variant serves: auto's variant and predicted time (the middle of the
 range), each row-tap variant's time as a ratio to auto's, and the fastest.
-  compare.py DIR MODEL DIRECTION [GPU]   (reads DIR/MODEL-DIRECTION-{auto,<variant>}.json.gz;
+  compare.py DIR MODEL DIRECTION [GPU]   (reads DIR/MODEL-DIRECTION-{auto-before,<variant>}.json.gz;
                                           GPU as the JSON names it, default H100 SXM)"""
 import gzip
 import json
@@ -23,7 +23,7 @@ def predicted(path, gpu):
 
 def main(folder, model, direction, gpu='H100 SXM'):
     stem = f'{folder}/{model}-{direction}'
-    auto = predicted(f'{stem}-auto.json.gz', gpu)
+    auto = predicted(f'{stem}-auto-before.json.gz', gpu)
     rows = {v: predicted(f'{stem}-{v}.json.gz', gpu) for v in ROW_TAPS}
     print(f"{'layer':<28} {'auto':<14} {'us':>6}  " + ' '.join(f'{v[5:]:>9}' for v in ROW_TAPS))
     for layer, (variant, seconds) in auto.items():
