@@ -1637,9 +1637,13 @@ TEST(EmulatedWgmmaConv, ThePingPongTilesLeadButWhereTheWideTileShortensALongMain
 }
 
 // Auto leads with a row-tap tile (wgmma_lead_config) in place of a
-// ping-pong tile or 256 x 64 where it serves the conv and its widened
-// rows add under a quarter to the busiest SM's tile work: ResNet-50's
-// 3 x 3 convs at batch 32 in 128 x 64 ping-pong, fwd and bwddata, but
+// ping-pong tile or 256 x 64: of 256 x 64 and 128 x 64 in ping-pong the
+// one with the less tile work on the busiest SM (256 x 64 at equal work
+// unless it slices its K), where that adds under a quarter to the
+// lead's.  ResNet-50's 3 x 3 convs at batch 32, fwd and bwddata: layer1's
+// in 128 x 64 (812 of its tiles against 406 of 256 x 64's: 7 and 4 an
+// SM), layer3's in 256 x 64 (2 tiles an SM against 1 of twice the
+// size), layer4's in 128 x 64 (1 an SM; 256 x 64's 64 tiles slice), but
 // layer2's, whose 256 x 128 lead keeps its lead; CosmoFlow's conv2
 // bwddata at batch 4 in 256 x 64, but its conv5 fwd, whose 128 x 64
 // tiles the widened rows take from one an SM to two.  Not the 1 x 1 and
@@ -1668,7 +1672,7 @@ TEST(EmulatedWgmmaConv, RowTapTilesLeadWhereTheirWidenedRowsAddUnderAQuarter) {
   leads(bwdfilt(c, DataType::bf16), wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id,
         wgmma_tile_a_block_config(bwdfilt(c, DataType::bf16)).id);
   leads(fwd(layer(128, 128, {28, 28}, 3, 32), DataType::bf16), kWide, kWide);
-  leads(fwd(layer(256, 256, {14, 14}, 3, 32), DataType::bf16), kPingPong, kHalfPingPongRows);
+  leads(fwd(layer(256, 256, {14, 14}, 3, 32), DataType::bf16), kPingPong, kWideHalfRows);
   leads(fwd(layer(512, 512, {7, 7}, 3, 32), DataType::bf16), kHalfPingPong, kHalfPingPongRows);
   leads(fwd(layer(64, 256, {56, 56}, 1, 32), DataType::bf16), kPingPong, kPingPong);
   c.stride = {2, 2};

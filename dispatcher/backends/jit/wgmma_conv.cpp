@@ -677,21 +677,32 @@ long long busiest_sm_work(const OpDescriptor& d, const WgmmaConvConfig& config) 
 }
 
 // The row-tap tile in place of `lead` (a ping-pong tile, or 256 x 64):
-// 128 x 64 in ping-pong, or for 256 x 64 its own row-tap tile, where it
-// serves the conv and its widened rows add under a quarter to the busiest
-// SM's tile work.  The analyser's predictions (bench/results/
-// 2026-12-06-row-taps): 0.67-0.95x the lead's time on the 3 x 3 convs of
-// ResNet-50 and YOLO11n where it led, fwd and bwddata; where the widened
-// rows took an SM a wave more of tiles it lost (CosmoFlow's conv5 fwd at
-// 128 x 64: 1.73x, 2 waves for 1), and it did not pay where 256 x 128
-// leads (1.00-1.93x).  Never the row-tap tiles of 128 filters, which led
-// nowhere.
+// of 256 x 64 and 128 x 64 in ping-pong, the one that serves the conv
+// with the less tile work on the busiest SM, where that adds under a
+// quarter to the lead's.  At equal work 256 x 64, whose two consumers
+// share each stage's filters, from half the tiles' fills, unless it
+// slices the K (split-K's second pass).  The analyser's predictions
+// (bench/results/2026-12-06-row-taps): 0.67-0.88x the lead's time on the
+// 3 x 3 convs of ResNet-50 and YOLO11n where it led, fwd and bwddata
+// (ResNet-50's layer3.conv2 in 256 x 64 0.84x, in 128 x 64 0.95x; its
+// layer4.conv2, whose 256 x 64 tiles slice, 0.91x and 0.77x); where the
+// widened rows took an SM a wave more of tiles it lost (CosmoFlow's
+// conv5 fwd at 128 x 64: 1.73x, 2 waves for 1), and it did not pay where
+// 256 x 128 leads (1.00-1.93x).  Never the row-tap tiles of 128
+// filters, which led nowhere.
 const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvConfig& lead) {
   if (!lead.ping_pong && lead.id != kWideHalfTile.id) return lead;
-  const WgmmaConvConfig& row_taps = lead.ping_pong ? kHalfPingPongRowTaps : kWideHalfRowTaps;
-  if (!wgmma_conv_support(desc, row_taps).is_ok()) return lead;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return 4 * busiest_sm_work(d, row_taps) < 5 * busiest_sm_work(d, lead) ? row_taps : lead;
+  const auto work = [&](const WgmmaConvConfig& c) {
+    return wgmma_conv_support(desc, c).is_ok() ? busiest_sm_work(d, c)
+                                               : std::numeric_limits<long long>::max() / 8;
+  };
+  const long long wide = work(kWideHalfRowTaps), half = work(kHalfPingPongRowTaps);
+  const long long wide_tiles = output_tiles(d, kWideHalfRowTaps);
+  const bool wide_sliced = k_slices(d, wide_tiles, kWideHalfRowTaps) > 1;
+  const bool prefer_wide = wide < half || (wide == half && !wide_sliced);
+  const WgmmaConvConfig& row_taps = prefer_wide ? kWideHalfRowTaps : kHalfPingPongRowTaps;
+  return 4 * std::min(wide, half) < 5 * busiest_sm_work(d, lead) ? row_taps : lead;
 }
 
 }  // namespace

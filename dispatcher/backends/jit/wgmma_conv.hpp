@@ -243,11 +243,12 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 
 // The variant the auto policy offers first where the Hopper conv applies:
 // wgmma_tap_step_lead_config's, but where that is a ping-pong tile or
-// 256 x 64, its row-tap tile (128 x 64 in ping-pong, or 256 x 64's own)
-// where that serves the conv and its widened rows add under a quarter to
-// the tile work of the busiest SM (predicted 0.67-0.95x the lead's time
-// on the 3 x 3 convs of ResNet-50 and YOLO11n: bench/results/
-// 2026-12-06-row-taps; not yet timed on a GPU).
+// 256 x 64, a row-tap tile: of 256 x 64 and 128 x 64 in ping-pong, the
+// one with the less tile work on the busiest SM (256 x 64 at equal work
+// unless it slices its K), where that adds under a quarter to the lead's
+// (predicted 0.67-0.88x the lead's time on the 3 x 3 convs of ResNet-50
+// and YOLO11n it changed: bench/results/2026-12-06-row-taps; not yet
+// timed on a GPU).
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
