@@ -78,11 +78,10 @@ __device__ __forceinline__ int row_tap_groups() { return static_cast<int>(P::S) 
 __device__ __forceinline__ int k_steps() {
   return static_cast<int>(P::T * P::R) * row_tap_groups() * channel_blocks();
 }
-// The first of a K step's taps.
+// The first of a K step's taps: its group's first along the row.
 __device__ __forceinline__ FilterTap step_tap(int step) {
-  const int group = step / channel_blocks();
-  const int taps_s = row_tap_groups(), taps_r = static_cast<int>(P::R);
-  return {group / (taps_s * taps_r), group / taps_s % taps_r, group % taps_s * row_taps()};
+  const FilterTap group = filter_tap(step / channel_blocks(), row_tap_groups());
+  return {group.t, group.r, group.s * row_taps()};
 }
 
 // Where each consumer's box of A starts (window_anchor): one box of the

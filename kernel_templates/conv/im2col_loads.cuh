@@ -40,13 +40,15 @@ __device__ __forceinline__ Anchor output_anchor(index_t m) {
           static_cast<int>(m % P::OW)};
 }
 
-// A filter tap: its index t R S + r S + s, and its im2col offsets.
+// A filter tap: its index t R S + r S + s, and its im2col offsets.  Or,
+// counting `taps_s` taps a row (a row's taps in groups: conv_fwd_wgmma's
+// row taps), tap s of that row.
 struct FilterTap {
   int t, r, s;
 };
-__device__ __forceinline__ FilterTap filter_tap(int tap) {
-  typedef Problem P;
-  const int taps_s = static_cast<int>(P::S), taps_r = static_cast<int>(P::R);
+__device__ __forceinline__ FilterTap filter_tap(int tap,
+                                                int taps_s = static_cast<int>(Problem::S)) {
+  const int taps_r = static_cast<int>(Problem::R);
   return {tap / (taps_s * taps_r), tap / taps_s % taps_r, tap % taps_s};
 }
 

@@ -544,15 +544,17 @@ bool half_tile_pads_less(const OpDescriptor& desc) {
          ceil_div(channels, kTwoBlocks.filters) * kTwoBlocks.filters;
 }
 
-// The tile `config` runs for `desc`: its own, but a 64-filter tile's N 32
-// where the output has 32 channels or fewer (YOLO11n's convs of 16 or 32
-// filters): half the wgmmas a step, and half the tile its epilogue
-// stages, of which at most half is then padding.  Not where B is a
-// bwddata's w in place, whose MN-major boxes are 64 of its channels.
-WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+// The tile `config` runs for `desc` (`d`: its forward conv): its own, a
+// row-tap tile's fitted to the conv's taps along W (row_tap_config), but
+// a 64-filter tile's N 32 where the output has 32 channels or fewer
+// (YOLO11n's convs of 16 or 32 filters): half the wgmmas a step, and half
+// the tile its epilogue stages, of which at most half is then padding.
+// Not where B is a bwddata's w in place, whose MN-major boxes are 64 of
+// its channels.
+WgmmaConvConfig fitted_tile(const OpDescriptor& desc, const OpDescriptor& d,
+                            const WgmmaConvConfig& config) {
   constexpr long long kNarrowFilters = 32;
-  WgmmaConvConfig fitted =
-      config.row_taps ? row_tap_config(wgmma_forward_equivalent(desc), config) : config;
+  WgmmaConvConfig fitted = config.row_taps ? row_tap_config(d, config) : config;
   if (config.filters == kHalfTile.filters && output_channels(desc) <= kNarrowFilters &&
       !filters_mn(desc))
     fitted.filters = kNarrowFilters;
@@ -693,16 +695,20 @@ long long busiest_sm_work(const OpDescriptor& d, const WgmmaConvConfig& config) 
 const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvConfig& lead) {
   if (!lead.ping_pong && lead.id != kWideHalfTile.id) return lead;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
-  const auto work = [&](const WgmmaConvConfig& c) {
-    return wgmma_conv_support(desc, c).is_ok() ? busiest_sm_work(d, c)
-                                               : std::numeric_limits<long long>::max() / 8;
+  const auto sliced = [&](const WgmmaConvConfig& c) {
+    return k_slices(d, output_tiles(d, c), c) > 1;
   };
-  const long long wide = work(kWideHalfRowTaps), half = work(kHalfPingPongRowTaps);
-  const long long wide_tiles = output_tiles(d, kWideHalfRowTaps);
-  const bool wide_sliced = k_slices(d, wide_tiles, kWideHalfRowTaps) > 1;
-  const bool prefer_wide = wide < half || (wide == half && !wide_sliced);
-  const WgmmaConvConfig& row_taps = prefer_wide ? kWideHalfRowTaps : kHalfPingPongRowTaps;
-  return 4 * std::min(wide, half) < 5 * busiest_sm_work(d, lead) ? row_taps : lead;
+  const WgmmaConvConfig* best = nullptr;
+  long long least = 0;
+  for (const WgmmaConvConfig* row_taps : {&kWideHalfRowTaps, &kHalfPingPongRowTaps}) {
+    if (!wgmma_conv_support(desc, *row_taps).is_ok()) continue;
+    const long long work = busiest_sm_work(d, *row_taps);
+    if (best == nullptr || work < least || (work == least && sliced(*best))) {
+      best = row_taps;
+      least = work;
+    }
+  }
+  return best != nullptr && 4 * least < 5 * busiest_sm_work(d, lead) ? *best : lead;
 }
 
 }  // namespace
@@ -758,8 +764,8 @@ const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
 }
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& variant) {
-  const WgmmaConvConfig config = fitted_tile(desc, variant);
   const OpDescriptor d = wgmma_forward_equivalent(desc);
+  const WgmmaConvConfig config = fitted_tile(desc, d, variant);
   const long long tiles = output_tiles(d, config);
   const bool packed = packs_filters(desc, d);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
