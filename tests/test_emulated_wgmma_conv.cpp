@@ -288,11 +288,14 @@ TEST(EmulatedWgmmaConv, FoldsOnlyTapRowsThatFitAKStepAndLeadsWithThem) {
   EXPECT_EQ(k.entries[0].name, "convjit_kernel_prepare");
   EXPECT_EQ(k.entries[0].threads, fold.pixels + fold.weights);
   EXPECT_GE(k.workspace_bytes, fold.workspace_bytes);
-  ASSERT_EQ(k.tensor_maps.size(), 2u);
+  // x' and w' from the workspace; the tile to y itself by TMA.
+  ASSERT_EQ(k.tensor_maps.size(), 3u);
   EXPECT_EQ(k.tensor_maps[0].operand, TensorMapArgument::Operand::workspace);
   EXPECT_EQ(k.tensor_maps[0].byte_offset, 0u);
   EXPECT_EQ(k.tensor_maps[1].operand, TensorMapArgument::Operand::workspace);
   EXPECT_EQ(k.tensor_maps[1].byte_offset, fold.filters_offset);
+  EXPECT_EQ(k.tensor_maps[2].operand, TensorMapArgument::Operand::out);
+  EXPECT_NE(k.source.find("TMA_STORE = 1"), std::string::npos);
   EXPECT_NE(k.source.find("FOLD = 1"), std::string::npos);
   EXPECT_EQ(jit_variants(d, {"sm_90", false}).front(), wgmma_lead_config(d).id);
   const std::vector<std::string> emulated = jit_variants(d, {"", false});
@@ -1140,12 +1143,16 @@ TEST(EmulatedWgmmaConv, CopiesKcrsFiltersByTilesToTheirEdges) {
   }
 }
 
-// The epilogue stages its f32 tile in 8-byte stores, a half-warp a
-// phase, and reads it back in 16-byte loads, a quarter-warp a phase,
-// without bank conflicts in every configuration, fwd and bwddata, and in
-// the 64-filter tiles' N of 32 (staged_index's swizzle in
-// wgmma_conv_tile.cuh).  The row offsets kept
-// after the tile are 8-byte stores too, a row a thread: conflict-free.
+// The epilogue stages its tile without bank conflicts in every
+// configuration, fwd and bwddata, and in the 64-filter tiles' N of 32:
+//   - by TMA (a forward conv's whole tiles, y's pixels rows of one
+//     stride): 16-bit pairs in 4-byte stores, a quarter-warp's 8 rows in
+//     8 chunks of TMA's swizzle (store_by_tma), and the boxes stored by
+//     TMA; nothing read back;
+//   - else (row taps' widened rows): f32 in 8-byte stores, a half-warp a
+//     phase, read back in 16-byte loads, a quarter-warp a phase
+//     (staged_index's swizzle in wgmma_conv_tile.cuh).  The row offsets
+//     kept after the tile are 8-byte stores too, a row a thread.
 TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   // 18 K steps: one slice, so the tile goes through shared memory.
   const test::ConvCase c = channels_last_3x3(128, 128, {14, 14}, {1, 1}, {1, 1});
@@ -1155,30 +1162,100 @@ TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   ASSERT_TRUE(count_variant_memory(fwd(c, DataType::bf16), "tc128x64", 1).is_ok());
   test::ConvCase narrow = c;  // 64-filter tiles of N = 32
   narrow.filters = 24;
+  int by_tma = 0, by_threads = 0;
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
     for (const OpDescriptor& d :
          {fwd(c, DataType::bf16), bwddata(c, DataType::bf16), fwd(narrow, DataType::bf16)}) {
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       ASSERT_TRUE(wgmma_conv_support(d, config).is_ok()) << wgmma_conv_support(d, config).message();
+      const bool tma = wgmma_conv_launch(d, config).tma_store;
+      (tma ? by_tma : by_threads) += 1;
       auto counted = count_variant_memory(d, config.id, 1);
       ASSERT_TRUE(counted.is_ok()) << counted.status().message();
-      int reads = 0, stores = 0;
+      int reads = 0, stores = 0, words = 0, boxes = 0;
       for (const emulator::KernelMemoryCounters& kernel : counted.value())
         for (const emulator::SiteCounters& s : kernel.sites) {
+          boxes += s.site.op == emulator::MemoryOp::bulk_store;
           if (s.site.space != emulator::MemorySpace::shared) continue;
           const bool read = s.site.op == emulator::MemoryOp::load && s.site.bytes == 16;
           const bool staged = s.site.op == emulator::MemoryOp::store && s.site.bytes == 8;
-          if (!read && !staged) continue;
+          const bool word = s.site.op == emulator::MemoryOp::store && s.site.bytes == 4;
+          if (!read && !staged && !word) continue;
           reads += read;
           stores += staged;
+          words += word;
           EXPECT_GT(s.instructions, 0);
           EXPECT_EQ(s.cost, s.ideal) << s.object;
         }
-      EXPECT_EQ(reads, 1);
-      // The accumulators' and the row offsets' stores: one site, as the
-      // emulator tells sites apart by what they touch and how.
-      EXPECT_EQ(stores, 1);
+      // One site each, as the emulator tells sites apart by what they
+      // touch and how (the accumulators' and the row offsets' stores
+      // too).
+      EXPECT_EQ(reads, tma ? 0 : 1);
+      EXPECT_EQ(stores, tma ? 0 : 1);
+      EXPECT_EQ(words, tma ? 1 : 0);
+      EXPECT_EQ(boxes > 0, tma);
     }
+  EXPECT_GT(by_tma, 0);
+  EXPECT_GT(by_threads, 0);
+}
+
+// The TMA store (store_by_tma): a forward conv's whole tiles where y's
+// pixels are rows of one stride, at beta 0.  Rows of 40 filters in a
+// stride of 48 (a view of a wider tensor's channels) go by TMA in every
+// configuration but the row taps', which keep the threads' store: the
+// boxes past the 40 filters and the last tile's rows past the pixels are
+// clipped, and the poisoned pad between rows stays NaN (the comparison's
+// gaps); so in the 64-filter tile's N of 32 for 24 filters, its 64-byte
+// swizzle, and with a fused bias and SiLU.  The same kernels at beta 0.5
+// blend through the threads' store.  A stride-1 bwddata stores dx so; a
+// fused residual (read at y's offsets), y whose rows are not one stride
+// (a pad after each image row), a strided bwddata (by phases) and
+// split-K's partial sums do not, and still match.
+TEST(EmulatedWgmmaConv, StoresWholeTilesByTmaWhereYsPixelsAreRowsOfOneStride) {
+  std::mt19937 rng(4395);
+  test::ConvCase c = channels_last_3x3(64, 40, {7, 9}, {1, 1}, {1, 1});
+  const auto padded_rows = [](OpDescriptor d, std::int64_t row, std::int64_t image_row) {
+    d.y_strides = {d.y_dims[2] * image_row, 1, image_row, row, 0};
+    return d;
+  };
+  const OpDescriptor rows = padded_rows(fwd(c, DataType::bf16), 48, 48 * 9);
+  for (const WgmmaConvConfig& config : kWgmmaConfigs) {
+    EXPECT_EQ(wgmma_conv_launch(rows, config).tma_store, !config.row_taps) << config.id;
+    check(rows, rng, 1.0, 0.0, config.id);
+  }
+  check(rows, rng, 1.0, 0.5, kWgmmaConfigs[5].id);
+  test::ConvCase narrow = c;
+  narrow.filters = 24;
+  const OpDescriptor narrow_rows = padded_rows(fwd(narrow, DataType::f16), 32, 32 * 9);
+  EXPECT_TRUE(wgmma_conv_launch(narrow_rows, kWgmmaConfigs[6]).tma_store);
+  EXPECT_EQ(wgmma_conv_launch(narrow_rows, kWgmmaConfigs[6]).filters, 32);
+  check(narrow_rows, rng, 0.75, 0.0, kWgmmaConfigs[6].id);
+  check(narrow_rows, rng, 0.75, 0.5, kWgmmaConfigs[6].id);
+  OpDescriptor fused = rows;
+  fused.activation = Activation::silu;
+  fused.epilogue_operands = kEpilogueBias;
+  EXPECT_TRUE(wgmma_conv_launch(fused, kWgmmaConfigs[5]).tma_store);
+  check(fused, rng, 0.5, 0.0, kWgmmaConfigs[5].id, 2);
+  check(fused, rng, 1.0, 0.0, kWgmmaConfigs[3].id);
+  fused.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+  EXPECT_FALSE(wgmma_conv_launch(fused, kWgmmaConfigs[5]).tma_store);
+  check(fused, rng, 1.0, 0.0, kWgmmaConfigs[5].id);
+  c.stride.assign(2, 1);
+  const OpDescriptor dx = bwddata(c, DataType::bf16);
+  EXPECT_TRUE(wgmma_conv_launch(dx, kWgmmaConfigs[0]).tma_store);
+  check(dx, rng, 0.5, 0.0, kWgmmaVariant);
+  // Not by TMA: a pad after each image row.
+  const OpDescriptor gapped = padded_rows(fwd(c, DataType::bf16), 40, 40 * 9 + 8);
+  EXPECT_FALSE(wgmma_conv_launch(gapped, kWgmmaConfigs[0]).tma_store);
+  check(gapped, rng, 1.0, 0.0, kWgmmaVariant);
+  test::ConvCase strided = c;
+  strided.stride = {2, 2};
+  EXPECT_FALSE(wgmma_conv_launch(bwddata(strided, DataType::bf16), kWgmmaConfigs[0]).tma_store);
+  // Few tiles, a long reduction: split-K.
+  const test::ConvCase sliced = channels_last_3x3(512, 64, {4, 4}, {1, 1}, {1, 1});
+  const WgmmaConvLaunch split = wgmma_conv_launch(fwd(sliced, DataType::bf16), kWgmmaConfigs[0]);
+  EXPECT_GT(split.split, 1);
+  EXPECT_FALSE(split.tma_store);
 }
 
 // It serves the models' dense fwd convs in bf16 channels-last (their
@@ -1332,8 +1409,8 @@ TEST(EmulatedWgmmaConv, RefusesWhatTmaAndTheTileCannotServeNamingTheRule) {
 // fwd and bwddata, and in bwdfilt where the filters and channels are 16
 // or more, as the H200 measured; offered last below that, on other
 // architectures' lists never, in the emulator last.  Compiled for the
-// architecture-specific target with both tensor maps and its ring in
-// dynamic shared memory.
+// architecture-specific target with its tensor maps (x, w and y's for
+// the TMA store) and its ring in dynamic shared memory.
 TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   test::ConvCase c;  // 264 tiles of 128 x 128: two a ping-pong block
   c.batch = 132, c.channels = 64, c.filters = 128, c.input = {16, 16}, c.kernel = {3, 3};
@@ -1371,7 +1448,19 @@ TEST(EmulatedWgmmaConv, LeadsOnSm90From16ChannelsAndIsBuiltForSm90a) {
   auto source = kernel_source(d, kWgmmaVariant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   EXPECT_TRUE(source.value().arch_specific);
-  EXPECT_EQ(source.value().tensor_maps.size(), 2u);
+  // Map 2: y as 128 filters by 132 x 16 x 16 pixels, rows of 128 filters,
+  // stored in boxes of 64 filters by 128 pixels, 128-byte swizzled.
+  ASSERT_EQ(source.value().tensor_maps.size(), 3u);
+  const TensorMapArgument& store = source.value().tensor_maps[2];
+  EXPECT_EQ(store.operand, TensorMapArgument::Operand::out);
+  EXPECT_EQ(store.spec.rank, 2u);
+  EXPECT_EQ(store.spec.dims[0], 128u);
+  EXPECT_EQ(store.spec.dims[1], 132u * 16 * 16);
+  EXPECT_EQ(store.spec.strides[0], 128u * 2);
+  EXPECT_EQ(store.spec.box[0], 64u);
+  EXPECT_EQ(store.spec.box[1], 128u);
+  EXPECT_EQ(store.spec.swizzle, TensorMapSwizzle::b128);
+  EXPECT_NE(source.value().source.find("TMA_STORE = 1"), std::string::npos);
   ASSERT_EQ(source.value().entries.size(), 1u);
   EXPECT_EQ(source.value().entries[0].dynamic_shared_bytes,
             4 * WgmmaConvTile::stage_bytes(128, 128));

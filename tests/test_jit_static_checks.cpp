@@ -394,7 +394,7 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
 // others' by constants, not by layer; all of them were 230 NVRTC compiles.
 TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
   constexpr long long kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
-  int checked = 0, parity = 0;
+  int checked = 0, parity = 0, stored_by_tma = 0;
   for (const WgmmaConvConfig& config : kWgmmaConfigs) {
     parity ^= 1;
     for (Direction direction : {Direction::fwd, Direction::bwddata, Direction::bwdfilt}) {
@@ -424,6 +424,15 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
           EXPECT_NE(m.ptx.find("cp.async.bulk.tensor.5d.shared::cluster.global.tile"),
                     std::string::npos);
         }
+        // The tile to y by TMA where the launch says so (a forward conv's
+        // whole tiles, y's pixels rows of one stride), its wait before the
+        // staging is written again.
+        const bool tma_store = wgmma_conv_launch(d, config).tma_store;
+        for (const char* instruction :
+             {"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+              "cp.async.bulk.wait_group.read 0", "fence.proxy.async.shared::cta"})
+          EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, tma_store) << instruction;
+        stored_by_tma += tma_store;
         EXPECT_NE(m.ptx.find(config.blocks_per_sm > 1 ? "setmaxnreg.inc.sync.aligned.u32 216"
                                                       : "setmaxnreg.inc.sync.aligned.u32 232"),
                   std::string::npos);
@@ -464,6 +473,8 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
     }
   }
   EXPECT_GT(checked, 16);
+  EXPECT_GT(stored_by_tma, 0);
+  EXPECT_LT(stored_by_tma, checked);
 }
 
 // A bwddata with K R S C filters reads them in place (launches no first

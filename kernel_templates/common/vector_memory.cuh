@@ -77,6 +77,20 @@ __device__ __forceinline__ void store_shared_64(P array, int index, const Vec64&
 #endif
 }
 
+// One 32-bit word to element `index` of a shared array, as st.shared.b32
+// for store_shared_64's reason: the 64 to 128 words a wgmma tile's
+// accumulators take as 16-bit pairs for a TMA store.
+template <class P>
+__device__ __forceinline__ void store_shared_32(P array, int index, unsigned v) {
+#if defined(CONVJIT_EMULATOR)
+  vector_store(&array[index], sizeof v, &v);
+#else
+  const unsigned address =
+      shared_address(array) + static_cast<unsigned>(index) * static_cast<unsigned>(sizeof *array);
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(v) : "memory");
+#endif
+}
+
 // store_64 to global memory as PTX's st.global.v2.b32, for the same
 // reason: the partial sums a wgmma tile writes for split-K (32 to 64 a
 // thread) took NVVM a sixth of a bwdfilt kernel's NVRTC time as plain

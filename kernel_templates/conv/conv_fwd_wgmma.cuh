@@ -15,7 +15,9 @@
 //   - the consumers and the epilogue of conv/wgmma_conv_tile.cuh: two
 //     m64nN wgmmas per 16 channels each, then the tile through shared
 //     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
-//     where y's filters are contiguous.
+//     where y's filters are contiguous; or, where y's pixels are rows of
+//     one stride (P::TMA_STORE) and beta is 0, in boxes stored by TMA
+//     through tensor map 2, which the host makes over y.
 // With row taps (P::ROW_TAPS = S, the `r` variants: stride 1 along W),
 // a K step is a window row's S taps of 64 channels: the tile's anchors
 // run over output rows widened by the window's reach (anchor_row), each
@@ -207,7 +209,8 @@ __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem,
       [&](const Ring<Barriers>& stages, const Work& work, int j) {
         consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, y, y_output(),
                              work.pixel0, work.filter0, epilogue, epilogue.beta,
-                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()));
+                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()),
+                             maps);
       });
 }
 

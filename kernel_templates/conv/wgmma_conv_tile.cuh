@@ -29,6 +29,9 @@
 // common/fused_epilogue.cuh):
 //   void apply(float (&acc)[8], index_t pixel, index_t c0, index_t count,
 //              index_t stride, bool vector) const;
+// or, where the tile goes to y by TMA (store_by_tma: no residual), on
+// each value of filter k:
+//   float value(float acc, index_t at, index_t k) const;
 #pragma once
 #include "common/channel_vectors.cuh"
 #include "common/epilogue.cuh"
@@ -286,6 +289,9 @@ __device__ __forceinline__ void stage_accumulators(Staged staged, wgmma_accumula
 // alpha alone: the epilogue of an op without a fused one.
 struct ScaledEpilogue {
   float alpha;
+  __device__ __forceinline__ float value(float acc, index_t /*at*/, index_t /*k*/) const {
+    return alpha * acc;
+  }
   __device__ __forceinline__ void apply(float (&acc)[kChunkElements], index_t /*pixel*/,
                                         index_t /*c0*/, index_t /*count*/, index_t /*stride*/,
                                         bool /*vector*/) const {
@@ -386,12 +392,136 @@ __device__ __forceinline__ auto staging(Tiles smem) {
                            : 0u];
 }
 
+// The TMA store (Problem::TMA_STORE: y's pixels are rows of one stride,
+// the host's map 2 over them, (filters, pixels) in boxes of 64 filters by
+// a consumer's 128 pixels; 32 filters where N is).  Each consumer thread
+// applies the epilogue to its accumulators where wgmma left them, rounds
+// each value once to y's type, and stages the pair of adjacent filters it
+// holds as one 32-bit word, in the layout TMA's swizzle gives a box of
+// 128-byte (64-byte) rows; one thread then stores the tile's boxes, and
+// the consumer goes on while the copy engine writes y (in ping-pong, to
+// its next tile; the staging's next writers wait for the copy to have
+// read it).  Of the threads' store loop this leaves the staging: a
+// quarter-warp's 8 rows hit 8 different 16-byte chunks of the 32 banks.
+template <int N>
+__device__ constexpr int store_box_filters() {
+  return N < 64 ? N : 64;
+}
+template <int N>
+__device__ constexpr unsigned store_row_bytes() {
+  return static_cast<unsigned>(store_box_filters<N>()) * 2;
+}
+template <int N>
+__device__ constexpr unsigned store_box_bytes() {
+  return kBlockM * store_row_bytes<N>();
+}
+template <int N>
+__device__ constexpr int store_boxes() {
+  return N / store_box_filters<N>();
+}
+__device__ __forceinline__ bool stores_with_tma() { return Problem::TMA_STORE != 0; }
+constexpr int kStoreMap = 2;
+
+// Element (row, col)'s byte in a box: TMA's swizzle XORs a row's 16-byte
+// chunk index with its 128-byte line's index within the 1024-byte repeat
+// (all 3 bits of it for 128-byte rows, 2 for 64).
+template <int N>
+__device__ __forceinline__ unsigned store_box_byte(unsigned row, unsigned col) {
+  const unsigned linear = row * store_row_bytes<N>() + col * 2;
+  return linear ^ ((linear >> 7) & (store_row_bytes<N>() / 16 - 1)) << 4;
+}
+
+// A half of a consumer's accumulators (rows `row0` on, 0 or 64) into its
+// boxes, value(col, acc) each: y's value at the consumer's column `col`.  As stage_accumulators,
+// the 8 column groups of a box row are swizzled once from the thread's origin (the swizzle repeats
+// every 8 rows), every other element's place a constant away.
+template <int N, class Boxes, class Value>
+__device__ __forceinline__ void stage_values(Boxes boxes, wgmma_accumulators<N>& acc, int row0,
+                                             Value value) {
+  constexpr int kGroups = store_box_filters<N>() / 8;
+  const AccumulatorPlace origin = accumulator_origin();
+  unsigned group[kGroups];
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j)
+    group[j] = store_box_byte<N>(static_cast<unsigned>(row0 + origin.row),
+                                 static_cast<unsigned>(origin.col + 8 * j));
+#pragma unroll
+  for (int i = 0; i < N / 2; i += 2) {
+    const AccumulatorPlace step = accumulator_step(i);
+    const int j = step.col / 8, col = origin.col + step.col;
+    const unsigned at = static_cast<unsigned>(j / kGroups) * store_box_bytes<N>() +
+                        group[j % kGroups] + static_cast<unsigned>(step.row) * store_row_bytes<N>();
+    const unsigned pair =
+        bits_of_value(value(col, acc[i])) | bits_of_value(value(col + 1, acc[i + 1])) << 16;
+    store_shared_32(boxes, static_cast<int>(at / 4), pair);
+  }
+}
+
+// The tile's boxes, from thread 0 of its consumers: each consumer's N
+// filters from filter0 + its column, its 128 pixels from pixel0 + its
+// row.  TMA skips the filters and pixels past y's.
+template <int N, class Staged>
+__device__ __forceinline__ void store_tile_boxes(const tensor_map_t& map, Staged staged,
+                                                 index_t pixel0, int filter0) {
+  int box = 0;
+  for (int p = 0; p < pixel_consumers(); ++p)
+    for (int f = 0; f < filter_consumers() * store_boxes<N>(); ++f, ++box)
+      tma_store_tile<2>(
+          map, &staged[static_cast<unsigned>(box) * store_box_bytes<N>() / 4],
+          {filter0 + f * store_box_filters<N>(), static_cast<int>(pixel0) + p * kBlockM});
+  tma_store_commit();
+}
+
+// The staging's last TMA store has read it: before a consumer's next
+// tile stages there, and before its block exits.
+__device__ __forceinline__ void await_staged_reads() {
+  if (stores_with_tma() && tile_thread() == 0) tma_store_wait_read<0>();
+}
+
+// A consumer's tile to y by TMA (where y is not read: beta 0, and the
+// host stores no tile with a fused residual so): at the epilogue
+// barrier's phase 0 the tile's consumers are past their last wgmma and
+// the staging's last copy has read it; each thread stages its values
+// (the epilogue's) and fences them for the async proxy; at phase 1
+// thread 0 stores the boxes.  A filter past y's stages a zero that TMA
+// never writes.  Values that read y, per element in the unrolled
+// staging, took NVRTC twice as long to compile: those tiles go through
+// the threads' store.
+template <int N, class Tiles, class Barriers, class Output, class Epilogue>
+__device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
+                                             const tensor_map_t& map, wgmma_accumulators<N>& top,
+                                             wgmma_accumulators<N>& bottom, const Output& output,
+                                             index_t pixel0, int filter0,
+                                             const Epilogue& epilogue) {
+  const auto barrier = epilogue_barrier(consumers);
+  await_staged_reads();
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 0);
+  const auto staged = staging<N>(smem);
+  const unsigned consumer =
+      static_cast<unsigned>(pixel_consumer_index() * filter_consumers() + filter_consumer_index());
+  const auto own = &staged[consumer * store_boxes<N>() * store_box_bytes<N>() / 4];
+  const int col0 = filter0 + filter_consumer_index() * N;
+  const auto value = [&](int col, float acc) {
+    const index_t k = col0 + col;
+    return k < output.channels ? epilogue.value(acc, 0, k) : 0.0f;
+  };
+  stage_values<N>(own, top, 0, value);
+  stage_values<N>(own, bottom, 64, value);
+  fence_proxy_async();
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 1);
+  if (tile_thread() == 0) store_tile_boxes<N>(map, staged, pixel0, filter0);
+}
+
 // A consumer's whole part for one tile: the main loop (in ping-pong, at
 // its turn: block_tile is the tile's place among the block's), then its
 // 128 rows by N columns of the tile (from pixel0 and filter0) to y or,
 // with slices, to its slice's partial sums (`partial`).  To y, they go
-// through shared memory (staging), each consumer's at their own place,
-// and all the tile's threads store the whole tile: its tile's
+// through shared memory (staging): with Problem::TMA_STORE by TMA, from
+// maps.map[kStoreMap] (store_by_tma); else each consumer stages its f32
+// values at their own place, and all the tile's threads store the whole
+// tile: its tile's
 // consumers are past their last wgmma, and done reading the tile before
 // (a ping-pong consumer's), once they all reach the epilogue's barrier
 // (phase 0), and the staged rows are whole at phase 1.  Without K steps
@@ -402,7 +532,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
                                                   Barriers consumers, int block_tile, storage_t* y,
                                                   const Output& output, index_t pixel0, int filter0,
                                                   const Epilogue& epilogue, float beta,
-                                                  scratch_t* partial) {
+                                                  scratch_t* partial, const tensor_maps_t& maps) {
   wgmma_accumulators<N> top, bottom;
   wait_turn(consumers, block_tile);
   consume<N>(smem, ring, steps, top, bottom);
@@ -418,9 +548,15 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     store_partials<N>(partial, bottom, row0 + 64, col0);
     return;
   }
+  if (stores_with_tma() && beta == 0.0f) {
+    store_by_tma<N>(smem, consumers, maps.map[kStoreMap], top, bottom, output, pixel0, filter0,
+                    epilogue);
+    return;
+  }
   const int t = tile_thread(), threads = static_cast<int>(tile_threads());
   const auto staged = staging<N>(smem);
   const auto barrier = epilogue_barrier(consumers);
+  await_staged_reads();
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 0);
   const auto own = &staged[staged_region<N>(static_cast<unsigned>(filter_consumer_index()))];
@@ -465,6 +601,7 @@ __device__ __forceinline__ void run_block_tiles(const Ring& stages, Barriers con
         for_block_tiles(
             blocks, static_cast<int>(Problem::CONSUMERS), consumer_index(), steps,
             [&](index_t block, int j, int first) { store(stages.from(first), work_of(block), j); });
+        await_staged_reads();
       });
 }
 

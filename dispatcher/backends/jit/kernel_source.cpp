@@ -418,7 +418,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
-    p.constant("ROW_TAPS", launch.row_taps);
+    p.constant("ROW_TAPS", launch.row_taps), p.constant("TMA_STORE", launch.tma_store);
     p.spatial("AD", "AH", "AW", launch.origin);
     fold_constants(requested, launch, p);
     out.entries = std::move(launch.entries);

@@ -241,9 +241,12 @@ std::string_view input_name(const OpDescriptor& d) {
   return d.direction == Direction::bwddata ? "dy" : "x";
 }
 
-// What a map reads: map 0 the input, map 1 w (a bwdfilt: dy).
+// What a map reads or writes: map 0 the input, map 1 w (a bwdfilt: dy),
+// map 2 the output.
 std::string_view mapped_name(const OpDescriptor& d, const TensorMapArgument& map) {
   if (map.operand == TensorMapArgument::Operand::in0) return input_name(d);
+  if (map.operand == TensorMapArgument::Operand::out)
+    return d.direction == Direction::bwddata ? "dx" : "y";
   return d.direction == Direction::bwdfilt ? "dy" : "w";
 }
 
@@ -391,13 +394,68 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return reduction_steps(d) * block_tiles <= std::numeric_limits<int>::max();
 }
 
+// The stride of y's pixels where they are rows of one stride, channels
+// contiguous in each (every pixel dimension steps by the one inside it
+// times that one's extent; a dimension of one pixel is never stepped, so
+// any stride serves it), else 0.  A single pixel's row is its channels.
+long long pixel_row_stride(const View5& y) {
+  if (y.strides[1] != 1) return 0;
+  long long row = 0, pixels = 1;
+  for (const std::size_t a : {4, 3, 2, 0}) {  // W, H, D, N
+    if (y.dims[a] == 1) continue;
+    if (row == 0)
+      row = y.strides[a];
+    else if (y.strides[a] != row * pixels)
+      return 0;
+    pixels *= y.dims[a];
+  }
+  if (row == 0) return y.dims[1];
+  return row >= y.dims[1] ? row : 0;
+}
+
+// y as (filters, pixels), its rows `row_stride` apart, for the TMA store
+// of a consumer's N filters: boxes of 64 of them (N where fewer) by a
+// consumer's 128 pixels, each row one span of the swizzle the epilogue
+// stages them in (conv/wgmma_conv_tile.cuh's store_by_tma).
+TensorMapSpec store_map(const OpDescriptor& d, long long row_stride, long long filters) {
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const long long box_filters = std::min(filters, WgmmaConvTile::kChannels);
+  TensorMapSpec s;
+  s.element = map_element(d.dtype);
+  s.rank = 2;
+  s.dims[0] = static_cast<std::uint64_t>(y.dims[1]);
+  s.dims[1] = static_cast<std::uint64_t>(y.dims[0] * y.spatial_size());
+  s.strides[0] = static_cast<std::uint64_t>(row_stride * kElementBytes);
+  s.box = {static_cast<std::uint32_t>(box_filters),
+           static_cast<std::uint32_t>(WgmmaConvTile::kPixels)};
+  s.swizzle = row_swizzle(box_filters);
+  return s;
+}
+
+// Whether the kernel stores y by TMA (Problem::TMA_STORE; a launch with
+// beta 0, as the tile is then not blended with y): a forward conv's whole
+// tiles (not split-K's partial sums, nor row taps' widened rows, whose
+// last anchors are no pixels) without a fused residual (read at y's
+// offsets), where y's pixels are rows of one stride that TMA can map,
+// each addressed by a 32-bit coordinate.  `config`: the fitted tile.
+bool stores_by_tma(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  if (d.direction != Direction::fwd || config.taps > 1 || d.has_residual()) return false;
+  if (k_slices(d, output_tiles(d, config), config) > 1) return false;
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const long long row_stride = pixel_row_stride(y);
+  if (row_stride == 0 || y.dims[0] * y.spatial_size() > std::numeric_limits<int>::max())
+    return false;
+  const long long filters = std::min(config.filters, WgmmaConvTile::kFilters);
+  return check_map(store_map(d, row_stride, filters)).is_ok();
+}
+
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
 // over dy by phases; map 1 over w, its packed copy in the workspace, or a
 // bwddata's w itself in MN-major boxes (filters_mn).  bwdfilt: map 0
 // over x (where it folds its taps, x' in the workspace), map 1 over dy.
 // `d`: the forward conv of `desc`; `config`'s tile sizes the boxes.
-std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
-                                           const WgmmaConvConfig& config) {
+std::vector<TensorMapArgument> input_maps(const OpDescriptor& desc, const OpDescriptor& d,
+                                          const WgmmaConvConfig& config) {
   using Operand = TensorMapArgument::Operand;
   const long long filters = config.filters;
   const auto pixels = static_cast<std::uint32_t>(config.pixels);
@@ -424,6 +482,20 @@ std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDes
   const bool packed = packs_filters(desc, d);
   return {in0,
           {filter_map(d, packed, step, filters), packed ? Operand::workspace : Operand::in1, 0}};
+}
+
+// The maps the kernel reads (input_maps), then, where it stores y by TMA
+// (stores_by_tma), map 2 over y.
+std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
+                                           const WgmmaConvConfig& config) {
+  std::vector<TensorMapArgument> maps = input_maps(desc, d, config);
+  if (stores_by_tma(d, config)) {
+    const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+    const long long filters = std::min(config.filters, WgmmaConvTile::kFilters);
+    maps.push_back(
+        {store_map(d, pixel_row_stride(y), filters), TensorMapArgument::Operand::out, 0});
+  }
+  return maps;
 }
 
 // `config` fitted to a conv of row taps: S taps a stage reaching (S - 1)
@@ -824,6 +896,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
   launch.row_taps = config.taps;
+  launch.tma_store = stores_by_tma(d, config);
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -262,7 +262,7 @@ struct WgmmaConvLaunch {
   // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map
   // 1: w, or its packed copy in the workspace, tiled (channels, S, R, T,
   // filters) in boxes of `config`'s filters; a bwdfilt's map 1: dy in
-  // im2col mode.
+  // im2col mode; with tma_store, map 2: y tiled (filters, pixels).
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long step = WgmmaConvTile::kChannels;    // a K step's channels (Problem::STEP)
@@ -271,6 +271,9 @@ struct WgmmaConvLaunch {
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
   long long row_taps = 1;  // Problem::ROW_TAPS: the taps along W a stage takes (1 or S)
+  // Problem::TMA_STORE: the epilogue stores y by TMA, through map 2 (a
+  // fwd's whole tiles where y's pixels are rows of one stride).
+  bool tma_store = false;
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
