@@ -56,11 +56,16 @@ double shared_clocks(const KernelMemoryCounters& m, const GpuThroughput& t) {
   return clocks;
 }
 
-// Whether the kernel loads through TMA (cp.async.bulk.tensor).
-bool bulk_copies(const KernelMemoryCounters& m) {
-  return std::any_of(m.sites.begin(), m.sites.end(), [](const emulator::SiteCounters& s) {
-    return s.site.op == MemoryOp::bulk_load;
-  });
+// Whether the kernel loads (stores) through TMA (cp.async.bulk.tensor).
+bool bulk_copies(const KernelMemoryCounters& m, MemoryOp op = MemoryOp::bulk_load) {
+  return std::any_of(m.sites.begin(), m.sites.end(),
+                     [op](const emulator::SiteCounters& s) { return s.site.op == op; });
+}
+
+// A tile's epilogue per output: the threads' store, or TMA's.
+Range epilogue_per_output(const GpuThroughput& t, const KernelMemoryCounters& m) {
+  return bulk_copies(m, MemoryOp::bulk_store) ? t.tma_store_epilogue_s_per_output
+                                              : t.epilogue_s_per_output;
 }
 
 struct DynamicMix {
@@ -131,7 +136,7 @@ Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, long 
   const Range fill = m.wgmma_mma_equivalents > 0 ? t.round_latency_wgmma_s
                      : m.mma_instructions > 0    ? t.round_latency_mma_s
                                                  : t.round_latency_plain_s;
-  const Range epilogue = t.epilogue_s_per_output * static_cast<double>(tile_outputs);
+  const Range epilogue = epilogue_per_output(t, m) * static_cast<double>(tile_outputs);
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
@@ -152,9 +157,9 @@ PersistentBalance persistent_balance(const KernelEntry& launch) {
 // the other's main loop, so two tiles take 2 main + max(0, epilogue -
 // main), and each of the block's tiles but the last adds half the excess.
 // `main`: a tile's share of the SM-bound time.
-Range ping_pong_excess(const GpuThroughput& t, Range main, long long tile_outputs,
-                       double block_tiles) {
-  const Range epilogue = t.epilogue_s_per_output * static_cast<double>(tile_outputs);
+Range ping_pong_excess(const GpuThroughput& t, const KernelMemoryCounters& m, Range main,
+                       long long tile_outputs, double block_tiles) {
+  const Range epilogue = epilogue_per_output(t, m) * static_cast<double>(tile_outputs);
   const double tiles = (block_tiles - 1) / 2;
   return {std::max(0.0, epilogue.low - main.low) * tiles,
           std::max(0.0, epilogue.high - main.high) * tiles};
@@ -236,7 +241,7 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   p.rounds = std::ceil(p.waves);
   p.exposed_latency = round_latency(*t, m, tile_outputs) * p.rounds;
   if (balance.block_tiles > 1) {
-    const Range excess = ping_pong_excess(*t, p.seconds * (1 / (p.rounds * balance.block_tiles)),
+    const Range excess = ping_pong_excess(*t, m, p.seconds * (1 / (p.rounds * balance.block_tiles)),
                                           tile_outputs, balance.block_tiles);
     p.exposed_latency = {p.exposed_latency.low + excess.low * p.rounds,
                          p.exposed_latency.high + excess.high * p.rounds};

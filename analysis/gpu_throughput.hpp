@@ -45,6 +45,10 @@ struct GpuThroughput {
   Range round_latency_wgmma_s;   // wgmma fed by TMA
   // A GEMM tile's epilogue per output element of each resident block.
   Range epilogue_s_per_output;
+  // The same where the tile goes to y by TMA (a bulk store from shared
+  // memory): not yet timed on a GPU, a range from its copy's write alone
+  // to the threads' store's whole constant.
+  Range tma_store_epilogue_s_per_output;
 };
 
 // The throughput row of a GPU gpu_specs() lists; null for one without.

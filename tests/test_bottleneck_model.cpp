@@ -252,6 +252,26 @@ TEST(BottleneckModel, APersistentGridTakesItsFullestBlockAndHidesEpiloguesUnderM
               1e-6 * epilogue.high);
 }
 
+// A tile stored by TMA (a bulk store site in the kernel's counters) is
+// charged the TMA store's epilogue range per output, not the threads'
+// store's; it is narrower at its low end and never above the threads'.
+TEST(BottleneckModel, ATileStoredByTmaIsChargedTheTmaStoresEpilogue) {
+  const GpuThroughput& row = *gpu_throughput(h100());
+  EntryAnalysis e = kernel(3 * 264 - 10, 2, 0);
+  e.memory->wgmma_mma_equivalents = 1000;
+  e.memory->sites.push_back(
+      {AccessSite{MemorySpace::global, MemoryOp::bulk_store, 0, 0, 0}, "y", 96, 96, 96});
+  const auto p = predict_kernel(e, h100(), nullptr, 128 * 128);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  const double outputs = 128 * 128;
+  expect_range(
+      p.value().exposed_latency,
+      3 * (row.round_latency_wgmma_s.low + outputs * row.tma_store_epilogue_s_per_output.low),
+      3 * (row.round_latency_wgmma_s.high + outputs * row.tma_store_epilogue_s_per_output.high));
+  EXPECT_LT(row.tma_store_epilogue_s_per_output.low, row.epilogue_s_per_output.low / 5);
+  EXPECT_LE(row.tma_store_epilogue_s_per_output.high, row.epilogue_s_per_output.high);
+}
+
 // What a round charges for a variant's epilogue: one storing group's
 // outputs, a GEMM tile's block or a Hopper consumer warpgroup, whose
 // two-consumer tiles store their halves side by side (charged for the
