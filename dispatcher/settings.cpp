@@ -145,6 +145,19 @@ void read_cudnn_workspace_limit(EnvLookup lookup, Settings& s, std::vector<std::
   s.cudnn_workspace_limit_mib = {mib, SettingSource::environment, "CONVJIT_CUDNN_WORKSPACE_LIMIT"};
 }
 
+void read_wgmma_tma_store(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
+  const char* value = lookup("CONVJIT_WGMMA_TMA_STORE");
+  if (value == nullptr) return;
+  const std::string_view v(value);
+  if (v == "0" || v == "1") {
+    s.wgmma_tma_store = {v == "1", SettingSource::environment, "CONVJIT_WGMMA_TMA_STORE"};
+    return;
+  }
+  warnings.push_back(fmt::format(
+      "CONVJIT_WGMMA_TMA_STORE='{}' is not 0 or 1; ignored (the Hopper conv stores by TMA)",
+      value));
+}
+
 void read_rules_files(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
   const char* value = lookup("CONVJIT_RULES");
   if (value == nullptr) return;
@@ -222,6 +235,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_allow_tf32(lookup, s, warnings);
   read_cudnn_workspace_limit(lookup, s, warnings);
   read_rules_files(lookup, s, warnings);
+  read_wgmma_tma_store(lookup, s, warnings);
   return s;
 }
 

@@ -10,6 +10,7 @@
 //   CONVJIT_ARCH         sm_XX to compile JIT kernels for when no GPU says it
 //   CONVJIT_ALLOW_TF32   1 lets cuDNN run f32 convolutions on TF32 tensor cores
 //   CONVJIT_RULES        ':'-separated rules files, applied in order
+//   CONVJIT_WGMMA_TMA_STORE  0 keeps the Hopper conv's tiles on the threads' store
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
@@ -62,6 +63,10 @@ struct Settings {
                                                  SettingSource::default_value, "default"};
   // Rules files (dispatcher/rules/rule_set.hpp), applied in order.
   Setting<std::vector<std::string>> rules_files;
+  // The Hopper conv stores a tile by TMA where it can (wgmma_conv.hpp);
+  // off, by its threads: a developer's switch, so that a GPU times the two
+  // side by side.  Read when a kernel is built.
+  Setting<bool> wgmma_tma_store{true, SettingSource::default_value, "default"};
 };
 
 // Reads settings from an environment lookup (getenv in production).

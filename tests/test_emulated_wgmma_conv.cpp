@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
+#include "dispatcher/settings.hpp"
 #include "support/emulated_variant.hpp"
 #include "support/folded_stems.hpp"
 #include "support/host_device.hpp"
@@ -1256,6 +1258,34 @@ TEST(EmulatedWgmmaConv, StoresWholeTilesByTmaWhereYsPixelsAreRowsOfOneStride) {
   const WgmmaConvLaunch split = wgmma_conv_launch(fwd(sliced, DataType::bf16), kWgmmaConfigs[0]);
   EXPECT_GT(split.split, 1);
   EXPECT_FALSE(split.tma_store);
+}
+
+// CONVJIT_WGMMA_TMA_STORE=0 (a developer's switch, so that a GPU times
+// the two stores side by side) keeps every tile on the threads' store: a
+// kernel of its own (TMA_STORE = 0 in its source, so in its cache key),
+// without y's map, and as exact.
+TEST(EmulatedWgmmaConv, TheTmaStoreCanBeTurnedOffForSideBySideTimes) {
+  std::mt19937 rng(4396);
+  const OpDescriptor d = fwd(channels_last_3x3(64, 40, {7, 9}, {1, 1}, {1, 1}), DataType::bf16);
+  const auto source = [&] {
+    auto k = kernel_source(d, kWgmmaConfigs[5].id);
+    EXPECT_TRUE(k.is_ok()) << k.status().message();
+    return k.is_ok() ? k.value() : KernelSource{};
+  };
+  const KernelSource on = source();
+  EXPECT_EQ(on.tensor_maps.size(), 3u);
+  ASSERT_EQ(setenv("CONVJIT_WGMMA_TMA_STORE", "0", 1), 0);
+  SettingsStore::instance().reload_environment();
+  const KernelSource off = source();
+  const bool stored_by_tma = wgmma_conv_launch(d, kWgmmaConfigs[5]).tma_store;
+  check(d, rng, 1.0, 0.0, kWgmmaConfigs[5].id);
+  ASSERT_EQ(unsetenv("CONVJIT_WGMMA_TMA_STORE"), 0);
+  SettingsStore::instance().reload_environment();
+  EXPECT_FALSE(stored_by_tma);
+  EXPECT_EQ(off.tensor_maps.size(), 2u);
+  EXPECT_NE(off.source.find("TMA_STORE = 0"), std::string::npos);
+  EXPECT_NE(on.source.find("TMA_STORE = 1"), std::string::npos);
+  EXPECT_TRUE(wgmma_conv_launch(d, kWgmmaConfigs[5]).tma_store);
 }
 
 // It serves the models' dense fwd convs in bf16 channels-last (their

@@ -102,6 +102,19 @@ TEST(Settings, Tf32IsOffUnlessExplicitlyAllowed) {
   EXPECT_EQ(store.snapshot()->allow_tf32.value, before);
 }
 
+TEST(Settings, TheHopperConvsTmaStoreIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(read({}).wgmma_tma_store.value);
+  const Settings off = read({{"CONVJIT_WGMMA_TMA_STORE", "0"}});
+  EXPECT_FALSE(off.wgmma_tma_store.value);
+  EXPECT_EQ(off.wgmma_tma_store.origin, "CONVJIT_WGMMA_TMA_STORE");
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(read({{"CONVJIT_WGMMA_TMA_STORE", "off"}}, &warnings).wgmma_tma_store.value);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("is not 0 or 1; ignored (the Hopper conv stores by TMA)"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(Settings, CudnnWorkspaceLimitIsWholeMibWithAOneGibDefault) {
   EXPECT_EQ(read({}).cudnn_workspace_limit_mib.value, 1024u);
   const Settings small = read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", "64"}});

@@ -120,7 +120,8 @@ nlohmann::json gather() {
         {"arch", setting(settings->arch, settings->arch.value)},
         {"allow_tf32", setting(settings->allow_tf32, settings->allow_tf32.value)},
         {"cudnn_workspace_limit_mib",
-         setting(settings->cudnn_workspace_limit_mib, settings->cudnn_workspace_limit_mib.value)}}},
+         setting(settings->cudnn_workspace_limit_mib, settings->cudnn_workspace_limit_mib.value)},
+        {"wgmma_tma_store", setting(settings->wgmma_tma_store, settings->wgmma_tma_store.value)}}},
   };
 }
 

@@ -16,6 +16,7 @@
 #include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
+#include "dispatcher/settings.hpp"
 #include "dispatcher/tensor_maps/tensor_map_spec.hpp"
 
 namespace convjit {
@@ -437,9 +438,11 @@ TensorMapSpec store_map(const OpDescriptor& d, long long row_stride, long long f
 // tiles (not split-K's partial sums, nor row taps' widened rows, whose
 // last anchors are no pixels) without a fused residual (read at y's
 // offsets), where y's pixels are rows of one stride that TMA can map,
-// each addressed by a 32-bit coordinate.  `config`: the fitted tile.
+// each addressed by a 32-bit coordinate; unless CONVJIT_WGMMA_TMA_STORE=0
+// keeps every tile on the threads' store.  `config`: the fitted tile.
 bool stores_by_tma(const OpDescriptor& d, const WgmmaConvConfig& config) {
   if (d.direction != Direction::fwd || config.taps > 1 || d.has_residual()) return false;
+  if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return false;
   if (k_slices(d, output_tiles(d, config), config) > 1) return false;
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const long long row_stride = pixel_row_stride(y);
