@@ -432,9 +432,10 @@ __device__ __forceinline__ unsigned store_box_byte(unsigned row, unsigned col) {
 }
 
 // A half of a consumer's accumulators (rows `row0` on, 0 or 64) into its
-// boxes, value(col, acc) each: y's value at the consumer's column `col`.  As stage_accumulators,
-// the 8 column groups of a box row are swizzled once from the thread's origin (the swizzle repeats
-// every 8 rows), every other element's place a constant away.
+// boxes, value(col, acc) each: y's value at the consumer's column `col`.
+// As stage_accumulators, the 8 column groups of a box row are swizzled
+// once from the thread's origin (the swizzle repeats every 8 rows), every
+// other element's place a constant away.
 template <int N, class Boxes, class Value>
 __device__ __forceinline__ void stage_values(Boxes boxes, wgmma_accumulators<N>& acc, int row0,
                                              Value value) {
@@ -483,8 +484,9 @@ __device__ __forceinline__ void await_staged_reads() {
 // barrier's phase 0 the tile's consumers are past their last wgmma and
 // the staging's last copy has read it; each thread stages its values
 // (the epilogue's) and fences them for the async proxy; at phase 1
-// thread 0 stores the boxes.  A filter past y's stages a zero that TMA
-// never writes.  Values that read y, per element in the unrolled
+// thread 0 stores the boxes.  A filter past y's stages the last one's
+// bias (a value TMA never writes), a select where a branch an element
+// cost NVRTC time.  Values that read y, per element in the unrolled
 // staging, took NVRTC twice as long to compile: those tiles go through
 // the threads' store.
 template <int N, class Tiles, class Barriers, class Output, class Epilogue>
@@ -502,9 +504,10 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
       static_cast<unsigned>(pixel_consumer_index() * filter_consumers() + filter_consumer_index());
   const auto own = &staged[consumer * store_boxes<N>() * store_box_bytes<N>() / 4];
   const int col0 = filter0 + filter_consumer_index() * N;
+  const index_t last = output.channels - 1;
   const auto value = [&](int col, float acc) {
     const index_t k = col0 + col;
-    return k < output.channels ? epilogue.value(acc, 0, k) : 0.0f;
+    return epilogue.value(acc, 0, k < last ? k : last);
   };
   stage_values<N>(own, top, 0, value);
   stage_values<N>(own, bottom, 64, value);
