@@ -116,16 +116,18 @@ void read_policy(EnvLookup lookup, Settings& s, std::vector<std::string>& warnin
       value));
 }
 
-void read_allow_tf32(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
-  const char* value = lookup("CONVJIT_ALLOW_TF32");
+// A 0-or-1 variable into `setting`; any other value is ignored, the
+// warning saying what stays (`otherwise`).
+void read_flag(EnvLookup lookup, const char* name, Setting<bool>& setting,
+               std::string_view otherwise, std::vector<std::string>& warnings) {
+  const char* value = lookup(name);
   if (value == nullptr) return;
   const std::string_view v(value);
   if (v == "0" || v == "1") {
-    s.allow_tf32 = {v == "1", SettingSource::environment, "CONVJIT_ALLOW_TF32"};
+    setting = {v == "1", SettingSource::environment, name};
     return;
   }
-  warnings.push_back(
-      fmt::format("CONVJIT_ALLOW_TF32='{}' is not 0 or 1; ignored (f32 stays off TF32)", value));
+  warnings.push_back(fmt::format("{}='{}' is not 0 or 1; ignored ({})", name, value, otherwise));
 }
 
 void read_cudnn_workspace_limit(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
@@ -143,19 +145,6 @@ void read_cudnn_workspace_limit(EnvLookup lookup, Settings& s, std::vector<std::
     return;
   }
   s.cudnn_workspace_limit_mib = {mib, SettingSource::environment, "CONVJIT_CUDNN_WORKSPACE_LIMIT"};
-}
-
-void read_wgmma_tma_store(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
-  const char* value = lookup("CONVJIT_WGMMA_TMA_STORE");
-  if (value == nullptr) return;
-  const std::string_view v(value);
-  if (v == "0" || v == "1") {
-    s.wgmma_tma_store = {v == "1", SettingSource::environment, "CONVJIT_WGMMA_TMA_STORE"};
-    return;
-  }
-  warnings.push_back(fmt::format(
-      "CONVJIT_WGMMA_TMA_STORE='{}' is not 0 or 1; ignored (the Hopper conv stores by TMA)",
-      value));
 }
 
 void read_rules_files(EnvLookup lookup, Settings& s, std::vector<std::string>& warnings) {
@@ -232,10 +221,11 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_path(lookup, "CONVJIT_RECORD", s.record_file, warnings);
   read_policy(lookup, s, warnings);
   read_arch(lookup, s, warnings);
-  read_allow_tf32(lookup, s, warnings);
+  read_flag(lookup, "CONVJIT_ALLOW_TF32", s.allow_tf32, "f32 stays off TF32", warnings);
   read_cudnn_workspace_limit(lookup, s, warnings);
   read_rules_files(lookup, s, warnings);
-  read_wgmma_tma_store(lookup, s, warnings);
+  read_flag(lookup, "CONVJIT_WGMMA_TMA_STORE", s.wgmma_tma_store, "the Hopper conv stores by TMA",
+            warnings);
   return s;
 }
 

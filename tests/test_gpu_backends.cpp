@@ -487,7 +487,8 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuHopperConfig, ::testing::ValuesIn(hopper_config
 
 // The ping-pong tiles on grids where each block takes several tiles (the
 // random convs above fit a tile a block): a 1x1 fwd of 320 tiles of
-// 128 x 128 (640 of 128 x 64) on 132 blocks, alpha/beta, and a strided
+// 128 x 128 (640 of 128 x 64) on 132 blocks, alpha/beta (the threads'
+// store) and beta 0 (the TMA store), and a strided
 // 3x3 bwddata whose four phases take 3 to 12 K steps, so that the ring's
 // steps and the consumers' turns run across tiles as on a GPU they must;
 // in each ping-pong configuration, the clusters of two on the fwd.  The
@@ -517,9 +518,14 @@ TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
       BuildTrace trace;
       auto kernel = backend_->build_variant(d, kGpu, config.id, trace);
       ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-      const CallOptions blend{0.5, 0.25};
-      check_with(
-          d, rng, [&](const ExecArgs& args) { return kernel.value()->execute(args); }, blend);
+      const auto run = [&](const ExecArgs& args) { return kernel.value()->execute(args); };
+      check_with(d, rng, run, CallOptions{0.5, 0.25});
+      // At beta 0 the fwd's tiles go to y by TMA: each consumer's next
+      // tile waits for its last copy's reads before it stages.
+      if (d.direction == Direction::fwd) {
+        EXPECT_TRUE(wgmma_conv_launch(d, config).tma_store);
+        check_with(d, rng, run);
+      }
       ++served;
     }
   EXPECT_EQ(served, 5);  // two ping-pong tiles on both, the clusters on the fwd
