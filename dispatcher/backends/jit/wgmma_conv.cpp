@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "dispatcher/backends/jit/bwddata_as_forward.hpp"
@@ -433,23 +434,26 @@ TensorMapSpec store_map(const OpDescriptor& d, long long row_stride, long long f
   return s;
 }
 
-// Whether the kernel stores y by TMA (Problem::TMA_STORE; a launch with
-// beta 0, as the tile is then not blended with y): a forward conv's whole
-// tiles (not split-K's partial sums, nor row taps' widened rows, whose
-// last anchors are no pixels) without a fused residual (read at y's
-// offsets), where y's pixels are rows of one stride that TMA can map,
-// each addressed by a 32-bit coordinate; unless CONVJIT_WGMMA_TMA_STORE=0
-// keeps every tile on the threads' store.  `config`: the fitted tile.
-bool stores_by_tma(const OpDescriptor& d, const WgmmaConvConfig& config) {
-  if (d.direction != Direction::fwd || config.taps > 1 || d.has_residual()) return false;
-  if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return false;
-  if (k_slices(d, output_tiles(d, config), config) > 1) return false;
+// Where the kernel stores y by TMA (Problem::TMA_STORE; a launch with
+// beta 0, as the tile is then not blended with y), the map it stores
+// through: a forward conv's whole tiles (not split-K's partial sums, nor
+// row taps' widened rows, whose last anchors are no pixels) without a
+// fused residual (read at y's offsets), where y's pixels are rows of one
+// stride that TMA can map, each addressed by a 32-bit coordinate; unless
+// CONVJIT_WGMMA_TMA_STORE=0 keeps every tile on the threads' store.
+// `config`: the fitted tile.
+std::optional<TensorMapSpec> tma_store_map(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  if (d.direction != Direction::fwd || config.taps > 1 || d.has_residual()) return std::nullopt;
+  if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return std::nullopt;
+  if (k_slices(d, output_tiles(d, config), config) > 1) return std::nullopt;
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const long long row_stride = pixel_row_stride(y);
   if (row_stride == 0 || y.dims[0] * y.spatial_size() > std::numeric_limits<int>::max())
-    return false;
-  const long long filters = std::min(config.filters, WgmmaConvTile::kFilters);
-  return check_map(store_map(d, row_stride, filters)).is_ok();
+    return std::nullopt;
+  const TensorMapSpec map =
+      store_map(d, row_stride, std::min(config.filters, WgmmaConvTile::kFilters));
+  if (!check_map(map).is_ok()) return std::nullopt;
+  return map;
 }
 
 // fwd and stride-1 bwddata: map 0 over x (dy); a strided bwddata: map 0
@@ -487,17 +491,13 @@ std::vector<TensorMapArgument> input_maps(const OpDescriptor& desc, const OpDesc
           {filter_map(d, packed, step, filters), packed ? Operand::workspace : Operand::in1, 0}};
 }
 
-// The maps the kernel reads (input_maps), then, where it stores y by TMA
-// (stores_by_tma), map 2 over y.
+// The maps the kernel reads (input_maps), then, where it stores y by TMA,
+// map 2 over y (tma_store_map).
 std::vector<TensorMapArgument> tensor_maps(const OpDescriptor& desc, const OpDescriptor& d,
                                            const WgmmaConvConfig& config) {
   std::vector<TensorMapArgument> maps = input_maps(desc, d, config);
-  if (stores_by_tma(d, config)) {
-    const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-    const long long filters = std::min(config.filters, WgmmaConvTile::kFilters);
-    maps.push_back(
-        {store_map(d, pixel_row_stride(y), filters), TensorMapArgument::Operand::out, 0});
-  }
+  if (const auto store = tma_store_map(d, config))
+    maps.push_back({*store, TensorMapArgument::Operand::out, 0});
   return maps;
 }
 
@@ -899,7 +899,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
   launch.row_taps = config.taps;
-  launch.tma_store = stores_by_tma(d, config);
+  launch.tma_store = tma_store_map(d, config).has_value();
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {
