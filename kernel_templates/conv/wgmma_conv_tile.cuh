@@ -559,7 +559,6 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
   const int t = tile_thread(), threads = static_cast<int>(tile_threads());
   const auto staged = staging<N>(smem);
   const auto barrier = epilogue_barrier(consumers);
-  await_staged_reads();
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 0);
   const auto own = &staged[staged_region<N>(static_cast<unsigned>(filter_consumer_index()))];

@@ -419,11 +419,10 @@ long long pixel_row_stride(const View5& y) {
 // of a consumer's N filters: boxes of 64 of them (N where fewer) by a
 // consumer's 128 pixels, each row one span of the swizzle the epilogue
 // stages them in (conv/wgmma_conv_tile.cuh's store_by_tma).
-TensorMapSpec store_map(const OpDescriptor& d, long long row_stride, long long filters) {
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+TensorMapSpec store_map(DataType dtype, const View5& y, long long row_stride, long long filters) {
   const long long box_filters = std::min(filters, WgmmaConvTile::kChannels);
   TensorMapSpec s;
-  s.element = map_element(d.dtype);
+  s.element = map_element(dtype);
   s.rank = 2;
   s.dims[0] = static_cast<std::uint64_t>(y.dims[1]);
   s.dims[1] = static_cast<std::uint64_t>(y.dims[0] * y.spatial_size());
@@ -451,7 +450,7 @@ std::optional<TensorMapSpec> tma_store_map(const OpDescriptor& d, const WgmmaCon
   if (row_stride == 0 || y.dims[0] * y.spatial_size() > std::numeric_limits<int>::max())
     return std::nullopt;
   const TensorMapSpec map =
-      store_map(d, row_stride, std::min(config.filters, WgmmaConvTile::kFilters));
+      store_map(d.dtype, y, row_stride, std::min(config.filters, WgmmaConvTile::kFilters));
   if (!check_map(map).is_ok()) return std::nullopt;
   return map;
 }
@@ -899,7 +898,9 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
   launch.row_taps = config.taps;
-  launch.tma_store = tma_store_map(d, config).has_value();
+  launch.tma_store = std::any_of(launch.maps.begin(), launch.maps.end(), [](const auto& map) {
+    return map.operand == TensorMapArgument::Operand::out;
+  });
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {
