@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -25,6 +26,7 @@
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
+#include "dispatcher/backends/jit/wgmma_store_map.hpp"
 #include "dispatcher/descriptor/descriptor_name.hpp"
 #include "dispatcher/descriptor/tolerance.hpp"
 #include "dispatcher/settings.hpp"
@@ -81,12 +83,58 @@ bool hopper_variants_trail(const std::vector<std::string>& ids) {
                      [](const std::string& id) { return find_wgmma_config(id) != nullptr; });
 }
 
+// CONVJIT_WGMMA_TMA_STORE=0 for a scope: the Hopper conv's tiles on the
+// threads' store.
+class ThreadsStore {
+ public:
+  ThreadsStore() {
+    EXPECT_EQ(setenv("CONVJIT_WGMMA_TMA_STORE", "0", 1), 0);
+    SettingsStore::instance().reload_environment();
+  }
+  ~ThreadsStore() {
+    EXPECT_EQ(unsetenv("CONVJIT_WGMMA_TMA_STORE"), 0);
+    SettingsStore::instance().reload_environment();
+  }
+  ThreadsStore(const ThreadsStore&) = delete;
+  ThreadsStore& operator=(const ThreadsStore&) = delete;
+};
+
+bool stores_by_tma(const OpDescriptor& d, std::string_view variant) {
+  auto source = kernel_source(d, variant);
+  return source.is_ok() && stores_output_by_tma(source.value().tensor_maps);
+}
+
+// A kernel that stores y by TMA refuses a launch with beta, naming the
+// switch that keeps the variant's tiles on the threads' store.
+void expect_refuses_beta(const OpDescriptor& d, std::mt19937& rng, double beta,
+                         std::string_view variant) {
+  EmulatorBackend backend;
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, kHost, variant, trace);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, 1.0, beta);
+  std::vector<unsigned char> out = host.out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  EXPECT_EQ(s.code(), CONVJIT_STATUS_UNSUPPORTED) << s.message();
+  EXPECT_NE(s.message().find("CONVJIT_WGMMA_TMA_STORE=0"), std::string::npos) << s.message();
+  EXPECT_EQ(out, host.out) << "y is untouched";
+}
+
 // `shift`: a fused epilogue's bias and residual that many bytes off a
-// 16-byte boundary.
+// 16-byte boundary.  A variant that stores y by TMA serves beta 0 alone
+// (the JIT runs other calls on its TMA fallback): with beta, it refuses
+// the launch, and its tiles match on the threads' store.
 void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double beta = 0.0,
            std::string_view variant = kWgmmaVariant, std::size_t shift = 0) {
   SCOPED_TRACE(fmt::format("{} {}", variant, descriptor_name(d)));
   ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
+  if (beta != 0.0 && stores_by_tma(d, variant)) {
+    expect_refuses_beta(d, rng, beta, variant);
+    const ThreadsStore threads;
+    ASSERT_FALSE(stores_by_tma(d, variant));
+    test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
+    return;
+  }
   test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
 }
 
@@ -815,10 +863,13 @@ class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 // `d` with `variant`'s persistent grid cut to `blocks`, so that each
 // block takes several tiles: the ring's steps and parities run on across
 // them, and the consumers alternate, unevenly where the tiles do not
-// divide.
+// divide.  With beta, on the threads' store (a TMA store serves beta 0
+// alone: check).
 void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                      long long blocks, double alpha = 1.0, double beta = 0.0) {
   SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
+  std::optional<ThreadsStore> threads;
+  if (beta != 0.0) threads.emplace();
   auto source = kernel_source(d, variant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   KernelEntry& main = source.value().entries.back();
@@ -1151,10 +1202,11 @@ TEST(EmulatedWgmmaConv, CopiesKcrsFiltersByTilesToTheirEdges) {
 //     stride): 16-bit pairs in 4-byte stores, a quarter-warp's 8 rows in
 //     8 chunks of TMA's swizzle (store_by_tma), and the boxes stored by
 //     TMA; nothing read back;
-//   - else (row taps' widened rows): f32 in 8-byte stores, a half-warp a
-//     phase, read back in 16-byte loads, a quarter-warp a phase
-//     (staged_index's swizzle in wgmma_conv_tile.cuh).  The row offsets
-//     kept after the tile are 8-byte stores too, a row a thread.
+//   - else (with a fused residual, read at y's offsets): f32 in 8-byte
+//     stores, a half-warp a phase, read back in 16-byte loads, a
+//     quarter-warp a phase (staged_index's swizzle in wgmma_conv_tile.cuh).
+//     The row offsets kept after the tile are 8-byte stores too, a row a
+//     thread.
 TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   // 18 K steps: one slice, so the tile goes through shared memory.
   const test::ConvCase c = channels_last_3x3(128, 128, {14, 14}, {1, 1}, {1, 1});
@@ -1164,10 +1216,12 @@ TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   ASSERT_TRUE(count_variant_memory(fwd(c, DataType::bf16), "tc128x64", 1).is_ok());
   test::ConvCase narrow = c;  // 64-filter tiles of N = 32
   narrow.filters = 24;
+  OpDescriptor residual = fwd(c, DataType::bf16);
+  residual.epilogue_operands = kEpilogueResidual;
   int by_tma = 0, by_threads = 0;
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
-    for (const OpDescriptor& d :
-         {fwd(c, DataType::bf16), bwddata(c, DataType::bf16), fwd(narrow, DataType::bf16)}) {
+    for (const OpDescriptor& d : {fwd(c, DataType::bf16), bwddata(c, DataType::bf16),
+                                  fwd(narrow, DataType::bf16), residual}) {
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       ASSERT_TRUE(wgmma_conv_support(d, config).is_ok()) << wgmma_conv_support(d, config).message();
       const bool tma = wgmma_conv_launch(d, config).tma_store;
@@ -1204,15 +1258,19 @@ TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
 // The TMA store (store_by_tma): a forward conv's whole tiles where y's
 // pixels are rows of one stride, at beta 0.  Rows of 40 filters in a
 // stride of 48 (a view of a wider tensor's channels) go by TMA in every
-// configuration but the row taps', which keep the threads' store: the
-// boxes past the 40 filters and the last tile's rows past the pixels are
-// clipped, and the poisoned pad between rows stays NaN (the comparison's
-// gaps); so in the 64-filter tile's N of 32 for 24 filters, its 64-byte
-// swizzle, and with a fused bias and SiLU.  The same kernels at beta 0.5
-// blend through the threads' store.  A stride-1 bwddata stores dx so; a
-// fused residual (read at y's offsets), y whose rows are not one stride
-// (a pad after each image row), a strided bwddata (by phases) and
-// split-K's partial sums do not, and still match.
+// configuration, the row taps' by pieces of 8 pixels of an output row
+// (StoreRows; their tiles' first and last anchors cut pieces in 9-pixel
+// rows, which their threads store): the boxes past the 40 filters, a
+// piece's pixels past the row and the last tile's rows past the pixels
+// are clipped, and the poisoned pad between rows stays NaN (the
+// comparison's gaps); so in the 64-filter tile's N of 32 for 24 filters,
+// its 64-byte swizzle, and with a fused bias and SiLU.  The same kernels
+// at beta 0.5 blend through the threads' store.  A stride-1 bwddata
+// stores dx so; a fused residual (read at y's offsets), y whose rows are
+// not one stride (a pad after each image row), a strided bwddata (by
+// phases), split-K's partial sums, and rows of one pixel in row taps
+// (128 anchors over 43 rows, a piece's slots each: more than the staging
+// holds) do not, and still match.
 TEST(EmulatedWgmmaConv, StoresWholeTilesByTmaWhereYsPixelsAreRowsOfOneStride) {
   std::mt19937 rng(4395);
   test::ConvCase c = channels_last_3x3(64, 40, {7, 9}, {1, 1}, {1, 1});
@@ -1222,9 +1280,17 @@ TEST(EmulatedWgmmaConv, StoresWholeTilesByTmaWhereYsPixelsAreRowsOfOneStride) {
   };
   const OpDescriptor rows = padded_rows(fwd(c, DataType::bf16), 48, 48 * 9);
   for (const WgmmaConvConfig& config : kWgmmaConfigs) {
-    EXPECT_EQ(wgmma_conv_launch(rows, config).tma_store, !config.row_taps) << config.id;
+    EXPECT_TRUE(wgmma_conv_launch(rows, config).tma_store) << config.id;
     check(rows, rng, 1.0, 0.0, config.id);
   }
+  test::ConvCase single = channels_last_3x3(64, 40, {40, 1}, {1, 1}, {1, 1});
+  single.batch = 4;
+  EXPECT_GT(row_store_slots(1, 3), CONVJIT_WGMMA_ROW_STORE_SLOTS);
+  // ResNet-50's and YOLO11n's rows (3 x 3 at stride 1: a reach of 2) fit.
+  for (const long long width : {7, 14, 20, 28, 40, 56, 80, 160, 320})
+    EXPECT_LE(row_store_slots(width, width + 2), CONVJIT_WGMMA_ROW_STORE_SLOTS) << width;
+  EXPECT_FALSE(wgmma_conv_launch(fwd(single, DataType::bf16), kWgmmaConfigs[12]).tma_store);
+  check(fwd(single, DataType::bf16), rng, 1.0, 0.0, kWgmmaConfigs[12].id);
   check(rows, rng, 1.0, 0.5, kWgmmaConfigs[5].id);
   test::ConvCase narrow = c;
   narrow.filters = 24;
@@ -1274,13 +1340,11 @@ TEST(EmulatedWgmmaConv, TheTmaStoreCanBeTurnedOffForSideBySideTimes) {
   };
   const KernelSource on = source();
   EXPECT_EQ(on.tensor_maps.size(), 3u);
-  ASSERT_EQ(setenv("CONVJIT_WGMMA_TMA_STORE", "0", 1), 0);
-  SettingsStore::instance().reload_environment();
+  std::optional<ThreadsStore> threads(std::in_place);
   const KernelSource off = source();
   const bool stored_by_tma = wgmma_conv_launch(d, kWgmmaConfigs[5]).tma_store;
   check(d, rng, 1.0, 0.0, kWgmmaConfigs[5].id);
-  ASSERT_EQ(unsetenv("CONVJIT_WGMMA_TMA_STORE"), 0);
-  SettingsStore::instance().reload_environment();
+  threads.reset();
   EXPECT_FALSE(stored_by_tma);
   EXPECT_EQ(off.tensor_maps.size(), 2u);
   EXPECT_NE(off.source.find("TMA_STORE = 0"), std::string::npos);

@@ -425,11 +425,13 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
                     std::string::npos);
         }
         // The tile to y by TMA where the launch says so (a forward conv's
-        // whole tiles, y's pixels rows of one stride), its wait before the
-        // staging is written again.
+        // whole tiles, y's pixels rows of one stride; with row taps by
+        // pieces of rows, y a 3D tensor), its wait before the staging is
+        // written again.
         const bool tma_store = wgmma_conv_launch(d, config).tma_store;
         for (const char* instruction :
-             {"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+             {config.row_taps ? "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
+                              : "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
               "cp.async.bulk.wait_group.read 0", "fence.proxy.async.shared::cta"})
           EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, tma_store) << instruction;
         stored_by_tma += tma_store;

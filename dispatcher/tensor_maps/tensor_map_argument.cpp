@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace convjit {
@@ -33,6 +34,21 @@ bool tensor_maps_aligned(std::span<const TensorMapArgument> arguments,
     if (address % global_address_alignment(spec) != 0) return false;
   }
   return true;
+}
+
+bool stores_output_by_tma(std::span<const TensorMapArgument> arguments) {
+  return std::any_of(arguments.begin(), arguments.end(), [](const TensorMapArgument& a) {
+    return a.operand == TensorMapArgument::Operand::out;
+  });
+}
+
+Status check_output_beta(std::span<const TensorMapArgument> arguments, double beta) {
+  if (beta == 0.0 || !stores_output_by_tma(arguments)) return Status::ok();
+  return Status::unsupported(fmt::format(
+      "beta is {} but this kernel stores its output by TMA without reading it, so it serves "
+      "beta = 0 alone: the JIT backend runs such a call on the kernel's TMA fallback; to run "
+      "this variant with beta, set CONVJIT_WGMMA_TMA_STORE=0",
+      beta));
 }
 
 Status bind_tensor_maps(std::span<const TensorMapArgument> arguments,

@@ -53,6 +53,15 @@ struct TensorMapOperands {
 [[nodiscard]] bool tensor_maps_aligned(std::span<const TensorMapArgument> arguments,
                                        const TensorMapOperands& operands);
 
+// Whether the kernel stores its output through one of its maps (the
+// Hopper conv's TMA store): it writes alpha times its result without
+// reading the output, so it serves launches of beta 0 alone.
+[[nodiscard]] bool stores_output_by_tma(std::span<const TensorMapArgument> arguments);
+
+// Ok where the kernel serves a launch blending its output by `beta`;
+// else why not, and what serves it.
+[[nodiscard]] Status check_output_beta(std::span<const TensorMapArgument> arguments, double beta);
+
 // A launch's maps bound to its operands into `specs`, each checked by the
 // driver's rules (validate_tensor_map), as the JIT encodes them and the
 // emulator runs them; the error names the map.

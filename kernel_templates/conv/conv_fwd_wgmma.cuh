@@ -16,8 +16,9 @@
 //     m64nN wgmmas per 16 channels each, then the tile through shared
 //     memory to y, alpha/beta-blended, in 16-byte chunks of 8 filters
 //     where y's filters are contiguous; or, where y's pixels are rows of
-//     one stride (P::TMA_STORE) and beta is 0, in boxes stored by TMA
-//     through tensor map 2, which the host makes over y.
+//     one stride (P::TMA_STORE, a kernel for launches of beta 0), in
+//     boxes stored by TMA through tensor map 2, which the host makes over
+//     y (with row taps, pieces of 8 pixels of a row).
 // With row taps (P::ROW_TAPS = S, the `r` variants: stride 1 along W),
 // a K step is a window row's S taps of 64 channels: the tile's anchors
 // run over output rows widened by the window's reach (anchor_row), each

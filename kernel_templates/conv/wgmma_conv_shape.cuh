@@ -13,6 +13,11 @@
 // bwdfilt: a K step of 64 output pixels; each operand's 128 rows of M or
 // N (filters; taps x channels) come as two boxes of 64 channels.
 #define CONVJIT_WGMMA_STEP_PIXELS 64
+// A row-tap tile's TMA store: the slots (staged rows) a consumer's
+// anchors' output rows may take (conv/wgmma_conv_tile.cuh's StoreRows):
+// a ping-pong consumer's staging of 64 filters holds 256 rows of 128
+// bytes within its 128 x 64 f32 outputs' room.
+#define CONVJIT_WGMMA_ROW_STORE_SLOTS 256
 #define CONVJIT_WGMMA_MAX_STAGES 16  // the mbarriers the templates declare
 // The consumers' own mbarriers (wgmma_pipeline.cuh): two consumers'
 // epilogues and, in ping-pong, their turns at the ring.

@@ -39,6 +39,7 @@
 #include "common/tma.cuh"
 #include "common/vector_memory.cuh"
 #include "common/wgmma.cuh"
+#include "conv/im2col_loads.cuh"
 #include "conv/wgmma_conv_shape.cuh"
 #include "conv/wgmma_pipeline.cuh"
 
@@ -393,16 +394,19 @@ __device__ __forceinline__ auto staging(Tiles smem) {
 }
 
 // The TMA store (Problem::TMA_STORE: y's pixels are rows of one stride,
-// the host's map 2 over them, (filters, pixels) in boxes of 64 filters by
-// a consumer's 128 pixels; 32 filters where N is).  Each consumer thread
-// applies the epilogue to its accumulators where wgmma left them, rounds
-// each value once to y's type, and stages the pair of adjacent filters it
-// holds as one 32-bit word, in the layout TMA's swizzle gives a box of
-// 128-byte (64-byte) rows; one thread then stores the tile's boxes, and
-// the consumer goes on while the copy engine writes y (in ping-pong, to
-// its next tile; the staging's next writers wait for the copy to have
-// read it).  Of the threads' store loop this leaves the staging: a
+// the host's map 2 over them).  Each consumer thread applies the epilogue
+// to its accumulators where wgmma left them, rounds each value once to
+// y's type, and stages the pair of adjacent filters it holds as one
+// 32-bit word, in the layout TMA's swizzle gives a box of 128-byte
+// (64-byte) rows: a box for each 64 of the consumer's filters (32 where
+// N is), a row a pixel.  One thread then stores the tile's boxes, and the
+// consumer goes on while the copy engine writes y (in ping-pong, to its
+// next tile; the staging's next writers wait for the copy to have read
+// it).  Of the threads' store loop this leaves the staging: a
 // quarter-warp's 8 rows hit 8 different 16-byte chunks of the 32 banks.
+// A tile of one tap a K step stores its consumer's 128 pixels as one box
+// of map 2, y as (filters, pixels); a row-tap tile's anchors are no
+// rectangle of y, and go by pieces of rows (StoreRows below).
 template <int N>
 __device__ constexpr int store_box_filters() {
   return N < 64 ? N : 64;
@@ -412,15 +416,83 @@ __device__ constexpr unsigned store_row_bytes() {
   return static_cast<unsigned>(store_box_filters<N>()) * 2;
 }
 template <int N>
-__device__ constexpr unsigned store_box_bytes() {
-  return kBlockM * store_row_bytes<N>();
-}
-template <int N>
 __device__ constexpr int store_boxes() {
   return N / store_box_filters<N>();
 }
 __device__ __forceinline__ bool stores_with_tma() { return Problem::TMA_STORE != 0; }
 constexpr int kStoreMap = 2;
+
+// A row-tap tile's anchors run over output rows widened by the window's
+// reach (anchor_row), so map 2 is y as (filters, W, rows), in boxes of a
+// piece: 8 pixels of one row.  Each row of the consumer's anchors is
+// staged from a slot on a piece's start, one after the other, each as
+// many slots as the widened row rounded up to whole pieces, so that every
+// anchor has its own (the reach's and those past y's too: each thread
+// stores all its values, as the warp's store instructions do); the host
+// keeps them within kRowStoreSlots (wgmma_store_map.cpp's
+// row_store_slots).  A piece whose pixels are all the consumer's goes by
+// TMA, which clips its pixels past OW; the consumer's first and last
+// anchors may cut a piece each, whose pixels its threads store from the
+// staging (the piece's others are the neighbouring consumer's).  Where a
+// widened row is no whole number of pieces, a quarter-warp's 8 rows that
+// straddle two output rows may share a swizzle row, and their staging
+// takes a second wavefront.
+constexpr int kRowStoreSlots = CONVJIT_WGMMA_ROW_STORE_SLOTS;
+constexpr int kStorePiece = 8;
+
+// A box's slots (its rows): a consumer's pixels, or a row-tap tile's rows.
+__device__ __forceinline__ unsigned store_slots() {
+  return row_taps() > 1 ? kRowStoreSlots : kBlockM;
+}
+template <int N>
+__device__ __forceinline__ unsigned store_box_bytes() {
+  return store_slots() * store_row_bytes<N>();
+}
+
+// A consumer's anchors of a row-tap tile, `count` of them from `first`
+// (to y's last anchor at most): their rows (from the first's, `row0`)
+// and places along W, and their slots.  In 32-bit steps from the first
+// anchor: NVRTC took a twentieth longer over 64-bit anchors' divisions.
+struct StoreRows {
+  index_t first, row0;
+  int lead, count;  // the first anchor's place along the widened row
+
+  __device__ __forceinline__ static int width() { return static_cast<int>(anchor_row()); }
+  __device__ __forceinline__ static int row_slots() {
+    return (width() + kStorePiece - 1) / kStorePiece * kStorePiece;
+  }
+  // Anchor i's row (from row0) and place along W.
+  __device__ __forceinline__ int row(int i) const { return (lead + i) / width(); }
+  __device__ __forceinline__ int w(int i) const { return (lead + i) % width(); }
+  __device__ __forceinline__ int rows() const { return row(count - 1) + 1; }
+  // Row r's anchors among the consumer's, [begin, stop) along W.
+  __device__ __forceinline__ int begin(int r) const { return r == 0 ? lead : 0; }
+  __device__ __forceinline__ int stop(int r) const {
+    return r == rows() - 1 ? w(count - 1) + 1 : width();
+  }
+  // The piece from w0 (a multiple of 8) of row r is all the consumer's
+  // (but for its pixels past OW, which no one stores).
+  __device__ __forceinline__ bool whole(int r, int w0) const {
+    const int pixels = static_cast<int>(Problem::OW);
+    return w0 >= begin(r) && (w0 + kStorePiece < pixels ? w0 + kStorePiece : pixels) <= stop(r);
+  }
+  // Row r's place w0's slot: rows a whole number of pieces apart, the
+  // first row's first piece at slot 0.
+  __device__ __forceinline__ int slot_at(int r, int w0) const {
+    return r * row_slots() + w0 - lead / kStorePiece * kStorePiece;
+  }
+  // Anchor i's: slot_at(row(i), w(i)), each row before it adding its
+  // rounding to whole pieces.
+  __device__ __forceinline__ int slot(int i) const {
+    return i + lead % kStorePiece + row(i) * (row_slots() - width());
+  }
+};
+__device__ __forceinline__ StoreRows store_rows(index_t first) {
+  const index_t anchors = Problem::N * Problem::OD * Problem::OH * anchor_row();
+  const index_t end = first + kBlockM < anchors ? first + kBlockM : anchors;
+  return {first, first / anchor_row(), static_cast<int>(first % anchor_row()),
+          static_cast<int>(end - first)};
+}
 
 // Element (row, col)'s byte in a box: TMA's swizzle XORs a row's 16-byte
 // chunk index with its 128-byte line's index within the 1024-byte repeat
@@ -432,26 +504,34 @@ __device__ __forceinline__ unsigned store_box_byte(unsigned row, unsigned col) {
 }
 
 // A half of a consumer's accumulators (rows `row0` on, 0 or 64) into its
-// boxes, value(col, acc) each: y's value at the consumer's column `col`.
-// As stage_accumulators, the 8 column groups of a box row are swizzled
-// once from the thread's origin (the swizzle repeats every 8 rows), every
-// other element's place a constant away.
-template <int N, class Boxes, class Value>
+// boxes, value(col, acc) each: y's value at the consumer's column `col`,
+// row r at slot_of(r).  As stage_accumulators, the 8 column groups of
+// each of the thread's two rows (8 apart) are swizzled once, every other
+// element's place a constant away.
+template <int N, class Boxes, class SlotOf, class Value>
 __device__ __forceinline__ void stage_values(Boxes boxes, wgmma_accumulators<N>& acc, int row0,
-                                             Value value) {
+                                             SlotOf slot_of, Value value) {
   constexpr int kGroups = store_box_filters<N>() / 8;
   const AccumulatorPlace origin = accumulator_origin();
-  unsigned group[kGroups];
+  unsigned group[2][kGroups];
 #pragma unroll
-  for (int j = 0; j < kGroups; ++j)
-    group[j] = store_box_byte<N>(static_cast<unsigned>(row0 + origin.row),
-                                 static_cast<unsigned>(origin.col + 8 * j));
+  for (int h = 0; h < 2; ++h) {
+    const int slot = slot_of(row0 + origin.row + 8 * h);
+    // Without row taps the second row's places are the first's 8 rows on
+    // (the swizzle's repeat): said so, NVVM need not find it out.
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j)
+      group[h][j] = h > 0 && row_taps() == 1
+                        ? group[0][j] + 8 * store_row_bytes<N>()
+                        : store_box_byte<N>(static_cast<unsigned>(slot),
+                                            static_cast<unsigned>(origin.col + 8 * j));
+  }
 #pragma unroll
   for (int i = 0; i < N / 2; i += 2) {
     const AccumulatorPlace step = accumulator_step(i);
     const int j = step.col / 8, col = origin.col + step.col;
     const unsigned at = static_cast<unsigned>(j / kGroups) * store_box_bytes<N>() +
-                        group[j % kGroups] + static_cast<unsigned>(step.row) * store_row_bytes<N>();
+                        group[step.row / 8][j % kGroups];
     const unsigned pair =
         bits_of_value(value(col, acc[i])) | bits_of_value(value(col + 1, acc[i + 1])) << 16;
     store_shared_32(boxes, static_cast<int>(at / 4), pair);
@@ -460,17 +540,67 @@ __device__ __forceinline__ void stage_values(Boxes boxes, wgmma_accumulators<N>&
 
 // The tile's boxes, from thread 0 of its consumers: each consumer's N
 // filters from filter0 + its column, its 128 pixels from pixel0 + its
-// row.  TMA skips the filters and pixels past y's.
+// row, or with row taps its rows' whole pieces.  TMA skips the filters
+// and pixels past y's.
 template <int N, class Staged>
 __device__ __forceinline__ void store_tile_boxes(const tensor_map_t& map, Staged staged,
                                                  index_t pixel0, int filter0) {
-  int box = 0;
-  for (int p = 0; p < pixel_consumers(); ++p)
-    for (int f = 0; f < filter_consumers() * store_boxes<N>(); ++f, ++box)
-      tma_store_tile<2>(
-          map, &staged[static_cast<unsigned>(box) * store_box_bytes<N>() / 4],
-          {filter0 + f * store_box_filters<N>(), static_cast<int>(pixel0) + p * kBlockM});
+  const int boxes = filter_consumers() * store_boxes<N>();
+  for (int p = 0; p < pixel_consumers(); ++p) {
+    const index_t first = pixel0 + p * kBlockM;
+    const auto box = [&](int f, int slot) {
+      const unsigned at = static_cast<unsigned>(p * boxes + f) * store_box_bytes<N>() +
+                          static_cast<unsigned>(slot) * store_row_bytes<N>();
+      return &staged[at / 4];
+    };
+    CONVJIT_IF_CONSTANT (Problem::ROW_TAPS == 1) {
+      for (int f = 0; f < boxes; ++f)
+        tma_store_tile<2>(map, box(f, 0),
+                          {filter0 + f * store_box_filters<N>(), static_cast<int>(first)});
+      continue;
+    }
+    const StoreRows rows = store_rows(first);
+    const int pixels = static_cast<int>(Problem::OW);
+#pragma unroll 1
+    for (int r = 0; r < rows.rows(); ++r)
+#pragma unroll 1
+      for (int w0 = rows.begin(r) / kStorePiece * kStorePiece;
+           w0 < (rows.stop(r) < pixels ? rows.stop(r) : pixels); w0 += kStorePiece)
+        if (rows.whole(r, w0))
+          for (int f = 0; f < boxes; ++f)
+            tma_store_tile<3>(
+                map, box(f, rows.slot_at(r, w0)),
+                {filter0 + f * store_box_filters<N>(), w0, static_cast<int>(rows.row0 + r)});
+  }
   tma_store_commit();
+}
+
+// The pieces a row-tap consumer's first and last anchors cut (within its
+// first and last 8), from its staged boxes (`own`), a chunk of 8 of its
+// filters (from col0) a thread.  The staging holds y's values already:
+// each chunk is copied as it is, one 16-byte store (the TMA store's map
+// promises y's pixels 16-byte aligned rows of whole chunks).
+template <int N, class Staged, class Output>
+__device__ __forceinline__ void store_cut_pieces(Staged own, const StoreRows& rows, storage_t* y,
+                                                 const Output& output, index_t col0) {
+  constexpr int kChunks = N / kChunkElements;  // an anchor's
+#pragma unroll 1
+  for (int item = tile_thread() % static_cast<int>(kWarpgroupSize);
+       item < 2 * kStorePiece * kChunks; item += static_cast<int>(kWarpgroupSize)) {
+    const int k = item / kChunks, c = item % kChunks * kChunkElements;
+    const int i = k < kStorePiece ? k : rows.count - 2 * kStorePiece + k;
+    const index_t m = rows.first + i, filter = col0 + c;
+    if (i >= rows.count || (k >= kStorePiece && i < kStorePiece) || filter >= output.channels)
+      continue;
+    const int w = rows.w(i);
+    if (w >= static_cast<int>(Problem::OW) ||
+        rows.whole(rows.row(i), w / kStorePiece * kStorePiece))
+      continue;
+    const unsigned at = static_cast<unsigned>(c / store_box_filters<N>()) * store_box_bytes<N>() +
+                        store_box_byte<N>(static_cast<unsigned>(rows.slot(i)),
+                                          static_cast<unsigned>(c % store_box_filters<N>()));
+    store_128(y + output.offset(m) + filter, load_128(&own[at / 4]));
+  }
 }
 
 // The staging's last TMA store has read it: before a consumer's next
@@ -479,21 +609,23 @@ __device__ __forceinline__ void await_staged_reads() {
   if (stores_with_tma() && tile_thread() == 0) tma_store_wait_read<0>();
 }
 
-// A consumer's tile to y by TMA (where y is not read: beta 0, and the
-// host stores no tile with a fused residual so): at the epilogue
+// A consumer's tile to y by TMA (where y is not read: the kernel serves
+// beta 0, and the host stores no tile with a fused residual so): at the
+// epilogue
 // barrier's phase 0 the tile's consumers are past their last wgmma and
 // the staging's last copy has read it; each thread stages its values
 // (the epilogue's) and fences them for the async proxy; at phase 1
-// thread 0 stores the boxes.  A filter past y's stages the last one's
-// bias (a value TMA never writes), a select where a branch an element
-// cost NVRTC time.  Values that read y, per element in the unrolled
-// staging, took NVRTC twice as long to compile: those tiles go through
-// the threads' store.
+// thread 0 stores the boxes, and with row taps the consumer's threads
+// the pieces its ends cut.  A filter past y's stages the last one's
+// value (one TMA never writes), a select where a branch an element cost
+// NVRTC time.  Values that read y, per element in the unrolled staging,
+// took NVRTC twice as long to compile: those tiles go through the
+// threads' store.
 template <int N, class Tiles, class Barriers, class Output, class Epilogue>
 __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
                                              const tensor_map_t& map, wgmma_accumulators<N>& top,
-                                             wgmma_accumulators<N>& bottom, const Output& output,
-                                             index_t pixel0, int filter0,
+                                             wgmma_accumulators<N>& bottom, storage_t* y,
+                                             const Output& output, index_t pixel0, int filter0,
                                              const Epilogue& epilogue) {
   const auto barrier = epilogue_barrier(consumers);
   await_staged_reads();
@@ -509,12 +641,23 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
     const index_t k = col0 + col;
     return epilogue.value(acc, 0, k < last ? k : last);
   };
-  stage_values<N>(own, top, 0, value);
-  stage_values<N>(own, bottom, 64, value);
+  const StoreRows rows = store_rows(pixel0 + pixel_consumer_index() * kBlockM);
+  // The row-tap code is compiled only into the row-tap kernels: NVRTC's
+  // front end and optimizer took a twentieth more time on the others'.
+  CONVJIT_IF_CONSTANT (Problem::ROW_TAPS > 1) {
+    const auto slot = [&](int row) { return rows.slot(row); };
+    stage_values<N>(own, top, 0, slot, value);
+    stage_values<N>(own, bottom, 64, slot, value);
+  } else {
+    const auto slot = [](int row) { return row; };
+    stage_values<N>(own, top, 0, slot, value);
+    stage_values<N>(own, bottom, 64, slot, value);
+  }
   fence_proxy_async();
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 1);
   if (tile_thread() == 0) store_tile_boxes<N>(map, staged, pixel0, filter0);
+  CONVJIT_IF_CONSTANT (Problem::ROW_TAPS > 1) store_cut_pieces<N>(own, rows, y, output, col0);
 }
 
 // A consumer's whole part for one tile: the main loop (in ping-pong, at
@@ -551,8 +694,12 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     store_partials<N>(partial, bottom, row0 + 64, col0);
     return;
   }
-  if (stores_with_tma() && beta == 0.0f) {
-    store_by_tma<N>(smem, consumers, maps.map[kStoreMap], top, bottom, output, pixel0, filter0,
+  // A kernel that stores by TMA serves launches of beta 0 alone (the
+  // host's check_tma_output_store; the JIT runs the others on its TMA
+  // fallback): with the threads' store for beta compiled in too, NVRTC
+  // took a quarter longer over it.
+  CONVJIT_IF_CONSTANT (Problem::TMA_STORE != 0) {
+    store_by_tma<N>(smem, consumers, maps.map[kStoreMap], top, bottom, y, output, pixel0, filter0,
                     epilogue);
     return;
   }

@@ -125,10 +125,11 @@ void SharedRegion::land_bulk_write(long long first, long long count, const std::
   }
 }
 
-bool SharedRegion::begin_async_read(long long first, long long count,
-                                    AsyncReader reader) noexcept {
+bool SharedRegion::begin_async_read(long long first, long long count, AsyncReader reader,
+                                    std::span<const std::uint8_t> used) noexcept {
   if (!check_bounds(first, count)) return false;
   for (long long i = first; i < first + count; ++i) {
+    if (!used.empty() && !used[static_cast<std::size_t>(i - first)]) continue;
     Shadow& s = shadow_[static_cast<std::size_t>(i)];
     if (element(i, Access::read) == nullptr || !check_proxy_fence(s, i)) return false;
   }

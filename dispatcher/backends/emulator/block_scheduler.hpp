@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,9 +76,13 @@ class SharedRegion {
   // A TMA store's source or a wgmma's operand: checked as a read by the
   // running thread, whose writers must have fenced the async proxy; writes
   // are refused until as many end_async_read()s (cp.async.bulk.wait_group.read,
-  // wgmma.wait_group).  False after a report.
+  // wgmma.wait_group).  False after a report.  `used`, where given (a
+  // flag per element from `first`), names the elements whose values the
+  // read uses: a TMA store's box elements past the tensor are read but
+  // never written to it, so they need no writer.
   bool begin_async_read(long long first, long long count,
-                        AsyncReader reader = AsyncReader::tma_store) noexcept;
+                        AsyncReader reader = AsyncReader::tma_store,
+                        std::span<const std::uint8_t> used = {}) noexcept;
   void end_async_read(long long first, long long count) noexcept;
   // The bytes of the elements from `first`, for an async read that
   // begin_async_read() admitted.

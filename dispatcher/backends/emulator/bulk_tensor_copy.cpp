@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -170,17 +171,31 @@ void issue_bulk_tensor_load(const BulkTensorCopy& copy, const MbarrierKey& bar,
                   multicast != 0 ? multicast : 1u << BlockScheduler::current().running_rank());
 }
 
+// The shared array's elements (from the copy's) whose bytes a store
+// writes to the tensor: a box element past it is read, but its value
+// goes nowhere (a row-tap tile's pieces of 8 pixels past a row's last).
+std::vector<std::uint8_t> stored_elements(const BulkTensorCopy& copy, const BoxElements& box,
+                                          std::size_t count) {
+  const std::size_t element = element_bytes(copy.map->spec->element);
+  std::vector<std::uint8_t> stored(count, 0);
+  for (std::size_t i = 0; i < box.size(); ++i)
+    if (box[i] != nullptr) stored[placed(copy, i * element) / copy.region->element_bytes()] = 1;
+  return stored;
+}
+
 void issue_bulk_tensor_store(const BulkTensorCopy& copy) {
   if (copy.map->spec == nullptr) return (void)refused(copy, false, 0);
   const TensorMapSpec& spec = *copy.map->spec;
   const std::size_t bytes = box_bytes(spec), element = element_bytes(spec.element);
   if (refused(copy, false, bytes)) return;
   const auto count = static_cast<long long>(bytes / copy.region->element_bytes());
-  if (!copy.region->begin_async_read(copy.index, count)) return;
+  const BoxElements box = walk(copy);
+  if (!copy.region->begin_async_read(copy.index, count, AsyncReader::tma_store,
+                                     stored_elements(copy, box, static_cast<std::size_t>(count))))
+    return;
   BulkStoreGroups& groups = BlockScheduler::current().bulk_stores();
   groups.reading.push_back({copy.region, copy.index, count, groups.open_group});
   const std::byte* source = copy.region->raw(copy.index);
-  const BoxElements box = walk(copy);
   note_bulk_global_access(box, element, MemoryOp::bulk_store);
   for (std::size_t i = 0; i < box.size(); ++i) {
     if (box[i] == nullptr) continue;  // out of bounds: not written

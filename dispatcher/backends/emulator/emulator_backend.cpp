@@ -139,6 +139,7 @@ class EmulatorKernel final : public Kernel {
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     if (desc_.has_epilogue())
       if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
+    if (Status s = check_output_beta(source_.tensor_maps, args.beta); !s.is_ok()) return s;
     return emulator::emulate(launch_of(args));
   }
 

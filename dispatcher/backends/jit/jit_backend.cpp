@@ -113,10 +113,16 @@ class JitKernel final : public Kernel {
                        args.out, args.workspace});
   }
   [[nodiscard]] bool uses_tma() const { return !tensor_maps_.empty(); }
+  // Whether this kernel serves the call: its maps can address the
+  // operands, and it blends y by beta where the call asks.
+  [[nodiscard]] bool serves(const ExecArgs& args) const {
+    return tensor_maps_aligned(args) && check_output_beta(tensor_maps_, args.beta).is_ok();
+  }
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
     if (desc_.has_epilogue())
       if (Status s = check_epilogue_operands(desc_, args); !s.is_ok()) return s;
+    if (Status s = check_output_beta(tensor_maps_, args.beta); !s.is_ok()) return s;
     const ContextScope scope = context_->enter();
     if (!scope.status().is_ok()) return scope.status();
     const void* in0 = input_pointer(args, inputs_.in0);
@@ -161,17 +167,20 @@ class JitKernel final : public Kernel {
   std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
 };
 
-// A TMA kernel, with the variant it falls back on for a call whose
-// operands TMA cannot address (a view one element into a larger tensor):
-// that call runs as it would without TMA instead of failing, whether the
-// TMA kernel was the heuristic's choice, the tuned policy's or named.
+// A TMA kernel, with the variant it falls back on for a call it does not
+// serve: operands TMA cannot address (a view one element into a larger
+// tensor), or a beta other than 0 where it stores y by TMA (a rare call
+// in a forward pass, which the Hopper conv's kernels leave to keep their
+// compile time).  That call runs as it would without TMA instead of
+// failing, whether the TMA kernel was the heuristic's choice, the tuned
+// policy's or named.
 class TmaFallbackKernel final : public Kernel {
  public:
   TmaFallbackKernel(std::unique_ptr<JitKernel> tma, std::unique_ptr<Kernel> fallback)
       : tma_(std::move(tma)), fallback_(std::move(fallback)) {}
 
   [[nodiscard]] Status execute(const ExecArgs& args) const override {
-    return tma_->tensor_maps_aligned(args) ? tma_->execute(args) : fallback_->execute(args);
+    return tma_->serves(args) ? tma_->execute(args) : fallback_->execute(args);
   }
   [[nodiscard]] std::size_t workspace_bytes() const override {
     return std::max(tma_->workspace_bytes(), fallback_->workspace_bytes());

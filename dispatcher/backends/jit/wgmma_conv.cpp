@@ -16,6 +16,7 @@
 #include "dispatcher/backends/jit/filter_copy.hpp"
 #include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
+#include "dispatcher/backends/jit/wgmma_store_map.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/settings.hpp"
 #include "dispatcher/tensor_maps/tensor_map_spec.hpp"
@@ -50,6 +51,8 @@ static_assert(kWideHalfRowTaps.row_taps && kWideHalfRowTaps.filters == kWideHalf
               kWideHalfRowTaps.pixels == kWideHalfTile.pixels);
 static_assert(kHalfPingPongRowTaps.row_taps && kHalfPingPongRowTaps.ping_pong &&
               kHalfPingPongRowTaps.filters == kHalfPingPong.filters);
+static_assert(kHalfPingPongRowTaps.row_store_staged_bytes() <= kHalfPingPongRowTaps.staged_bytes(),
+              "a ping-pong row-tap consumer's staging holds its TMA store's boxes");
 static_assert(std::none_of(std::begin(kWgmmaConfigs), std::begin(kWgmmaConfigs) + kRowTapConfigs,
                            [](const WgmmaConvConfig& c) { return c.row_taps; }) &&
                   std::all_of(std::begin(kWgmmaConfigs) + kRowTapConfigs, std::end(kWgmmaConfigs),
@@ -396,62 +399,25 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return reduction_steps(d) * block_tiles <= std::numeric_limits<int>::max();
 }
 
-// The stride of y's pixels where they are rows of one stride, channels
-// contiguous in each (every pixel dimension steps by the one inside it
-// times that one's extent; a dimension of one pixel is never stepped, so
-// any stride serves it), else 0.  A single pixel's row is its channels.
-long long pixel_row_stride(const View5& y) {
-  if (y.strides[1] != 1) return 0;
-  long long row = 0, pixels = 1;
-  for (const std::size_t a : {4, 3, 2, 0}) {  // W, H, D, N
-    if (y.dims[a] == 1) continue;
-    if (row == 0)
-      row = y.strides[a];
-    else if (y.strides[a] != row * pixels)
-      return 0;
-    pixels *= y.dims[a];
-  }
-  if (row == 0) return y.dims[1];
-  return row >= y.dims[1] ? row : 0;
-}
-
-// y as (filters, pixels), its rows `row_stride` apart, for the TMA store
-// of a consumer's N filters: boxes of 64 of them (N where fewer) by a
-// consumer's 128 pixels, each row one span of the swizzle the epilogue
-// stages them in (conv/wgmma_conv_tile.cuh's store_by_tma).
-TensorMapSpec store_map(DataType dtype, const View5& y, long long row_stride, long long filters) {
-  const long long box_filters = std::min(filters, WgmmaConvTile::kChannels);
-  TensorMapSpec s;
-  s.element = map_element(dtype);
-  s.rank = 2;
-  s.dims[0] = static_cast<std::uint64_t>(y.dims[1]);
-  s.dims[1] = static_cast<std::uint64_t>(y.dims[0] * y.spatial_size());
-  s.strides[0] = static_cast<std::uint64_t>(row_stride * kElementBytes);
-  s.box = {static_cast<std::uint32_t>(box_filters),
-           static_cast<std::uint32_t>(WgmmaConvTile::kPixels)};
-  s.swizzle = row_swizzle(box_filters);
-  return s;
-}
-
 // Where the kernel stores y by TMA (Problem::TMA_STORE; a launch with
 // beta 0, as the tile is then not blended with y), the map it stores
-// through: a forward conv's whole tiles (not split-K's partial sums, nor
-// row taps' widened rows, whose last anchors are no pixels) without a
-// fused residual (read at y's offsets), where y's pixels are rows of one
-// stride that TMA can map, each addressed by a 32-bit coordinate; unless
-// CONVJIT_WGMMA_TMA_STORE=0 keeps every tile on the threads' store.
-// `config`: the fitted tile.
+// through (wgmma_store_map.hpp): a forward conv's whole tiles (not
+// split-K's partial sums) without a fused residual (read at y's
+// offsets), where y's pixels are rows of one stride that TMA can map;
+// with row taps, where the consumers' boxes fit the staging (a ping-pong
+// consumer's own, else the ring); unless CONVJIT_WGMMA_TMA_STORE=0 keeps
+// every tile on the threads' store.  `config`: the fitted tile.
 std::optional<TensorMapSpec> tma_store_map(const OpDescriptor& d, const WgmmaConvConfig& config) {
-  if (d.direction != Direction::fwd || config.taps > 1 || d.has_residual()) return std::nullopt;
+  if (d.direction != Direction::fwd || d.has_residual()) return std::nullopt;
   if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return std::nullopt;
   if (k_slices(d, output_tiles(d, config), config) > 1) return std::nullopt;
-  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
-  const long long row_stride = pixel_row_stride(y);
-  if (row_stride == 0 || y.dims[0] * y.spatial_size() > std::numeric_limits<int>::max())
+  if (config.taps > 1 && config.row_store_staged_bytes() >
+                             (config.ping_pong ? config.staged_bytes() : config.ring_bytes()))
     return std::nullopt;
-  const TensorMapSpec map =
-      store_map(d.dtype, y, row_stride, std::min(config.filters, WgmmaConvTile::kFilters));
-  if (!check_map(map).is_ok()) return std::nullopt;
+  const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
+  const auto map = store_map(map_element(d.dtype), y,
+                             std::min(config.filters, WgmmaConvTile::kFilters), config.reach);
+  if (!map || !check_map(*map).is_ok()) return std::nullopt;
   return map;
 }
 
@@ -898,9 +864,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
   launch.row_taps = config.taps;
-  launch.tma_store = std::any_of(launch.maps.begin(), launch.maps.end(), [](const auto& map) {
-    return map.operand == TensorMapArgument::Operand::out;
-  });
+  launch.tma_store = stores_output_by_tma(launch.maps);
   launch.blocks_per_sm = config.blocks_per_sm;
   launch.flip = desc.direction == Direction::bwddata && !phased(desc);
   if (phased(d)) {

@@ -123,6 +123,15 @@ struct WgmmaConvConfig {
     return static_cast<std::size_t>(pixels * filters) * sizeof(float) +
            static_cast<std::size_t>(pixels) * sizeof(std::int64_t);
   }
+  // What a row-tap tile's TMA store stages (conv/wgmma_conv_tile.cuh's
+  // StoreRows): 16-bit values in boxes of CONVJIT_WGMMA_ROW_STORE_SLOTS
+  // slots, a box's worth for each consumer's N filters; a ping-pong
+  // consumer's own, or its tile's consumers'.
+  [[nodiscard]] constexpr std::size_t row_store_staged_bytes() const {
+    const long long slots = CONVJIT_WGMMA_ROW_STORE_SLOTS;
+    const long long consumer = std::min(filters, WgmmaConvTile::kFilters) * slots * 2;
+    return static_cast<std::size_t>(ping_pong ? consumer : consumers() * consumer);
+  }
   // The block's dynamic shared memory: the ring, where the epilogue stages
   // too (at the widest step the ring is the larger), but in ping-pong
   // each consumer's staging after it.
