@@ -38,6 +38,7 @@
 #include "support/reduced_run.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/shifted_buffer.hpp"
+#include "support/threads_store_scope.hpp"
 
 namespace convjit {
 namespace {
@@ -83,22 +84,6 @@ bool hopper_variants_trail(const std::vector<std::string>& ids) {
                      [](const std::string& id) { return find_wgmma_config(id) != nullptr; });
 }
 
-// CONVJIT_WGMMA_TMA_STORE=0 for a scope: the Hopper conv's tiles on the
-// threads' store.
-class ThreadsStore {
- public:
-  ThreadsStore() {
-    EXPECT_EQ(setenv("CONVJIT_WGMMA_TMA_STORE", "0", 1), 0);
-    SettingsStore::instance().reload_environment();
-  }
-  ~ThreadsStore() {
-    EXPECT_EQ(unsetenv("CONVJIT_WGMMA_TMA_STORE"), 0);
-    SettingsStore::instance().reload_environment();
-  }
-  ThreadsStore(const ThreadsStore&) = delete;
-  ThreadsStore& operator=(const ThreadsStore&) = delete;
-};
-
 bool stores_by_tma(const OpDescriptor& d, std::string_view variant) {
   auto source = kernel_source(d, variant);
   return source.is_ok() && stores_output_by_tma(source.value().tensor_maps);
@@ -130,7 +115,7 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
   ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
   if (beta != 0.0 && stores_by_tma(d, variant)) {
     expect_refuses_beta(d, rng, beta, variant);
-    const ThreadsStore threads;
+    const test::ThreadsStoreScope threads;
     ASSERT_FALSE(stores_by_tma(d, variant));
     test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
     return;
@@ -868,7 +853,7 @@ class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                      long long blocks, double alpha = 1.0, double beta = 0.0) {
   SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
-  std::optional<ThreadsStore> threads;
+  std::optional<test::ThreadsStoreScope> threads;
   if (beta != 0.0) threads.emplace();
   auto source = kernel_source(d, variant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
@@ -1340,7 +1325,7 @@ TEST(EmulatedWgmmaConv, TheTmaStoreCanBeTurnedOffForSideBySideTimes) {
   };
   const KernelSource on = source();
   EXPECT_EQ(on.tensor_maps.size(), 3u);
-  std::optional<ThreadsStore> threads(std::in_place);
+  std::optional<test::ThreadsStoreScope> threads(std::in_place);
   const KernelSource off = source();
   const bool stored_by_tma = wgmma_conv_launch(d, kWgmmaConfigs[5]).tma_store;
   check(d, rng, 1.0, 0.0, kWgmmaConfigs[5].id);

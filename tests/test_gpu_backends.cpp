@@ -37,6 +37,7 @@
 #include "support/narrow_bwdfilts.hpp"
 #include "support/reference_comparison.hpp"
 #include "support/temp_directory.hpp"
+#include "support/threads_store_scope.hpp"
 #include "support/tie_free_pool_input.hpp"
 
 namespace convjit {
@@ -487,8 +488,9 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuHopperConfig, ::testing::ValuesIn(hopper_config
 
 // The ping-pong tiles on grids where each block takes several tiles (the
 // random convs above fit a tile a block): a 1x1 fwd of 320 tiles of
-// 128 x 128 (640 of 128 x 64) on 132 blocks, alpha/beta (the threads'
-// store) and beta 0 (the TMA store), and a strided
+// 128 x 128 (640 of 128 x 64) on 132 blocks, beta 0 (the TMA store) and
+// alpha/beta (the threads' store, and the TMA kernel's fallback), and a
+// strided
 // 3x3 bwddata whose four phases take 3 to 12 K steps, so that the ring's
 // steps and the consumers' turns run across tiles as on a GPU they must;
 // in each ping-pong configuration, the clusters of two on the fwd.  The
@@ -521,10 +523,18 @@ TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
       const auto run = [&](const ExecArgs& args) { return kernel.value()->execute(args); };
       check_with(d, rng, run, CallOptions{0.5, 0.25});
       // At beta 0 the fwd's tiles go to y by TMA: each consumer's next
-      // tile waits for its last copy's reads before it stages.
+      // tile waits for its last copy's reads before it stages.  With beta
+      // (above, on its TMA fallback) they take the threads' store where
+      // CONVJIT_WGMMA_TMA_STORE=0 keeps them.
       if (d.direction == Direction::fwd) {
         EXPECT_TRUE(wgmma_conv_launch(d, config).tma_store);
         check_with(d, rng, run);
+        const test::ThreadsStoreScope threads;
+        auto blended = backend_->build_variant(d, kGpu, config.id, trace);
+        ASSERT_TRUE(blended.is_ok()) << blended.status().message();
+        check_with(
+            d, rng, [&](const ExecArgs& args) { return blended.value()->execute(args); },
+            CallOptions{0.5, 0.25});
       }
       ++served;
     }

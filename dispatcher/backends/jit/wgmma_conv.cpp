@@ -399,8 +399,8 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
   return reduction_steps(d) * block_tiles <= std::numeric_limits<int>::max();
 }
 
-// Where the kernel stores y by TMA (Problem::TMA_STORE; a launch with
-// beta 0, as the tile is then not blended with y), the map it stores
+// Where the kernel stores y by TMA (Problem::TMA_STORE; such a kernel
+// serves launches of beta 0 alone: check_output_beta), the map it stores
 // through (wgmma_store_map.hpp): a forward conv's whole tiles (not
 // split-K's partial sums) without a fused residual (read at y's
 // offsets), where y's pixels are rows of one stride that TMA can map;

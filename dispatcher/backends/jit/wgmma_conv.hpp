@@ -74,7 +74,8 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // instead of once a tap (0.67x the bytes a K step's FLOPs at 128 x 128
 // for a 3 x 3 conv, 0.56x at 256 x 128).  Its output rows are widened by
 // the reach, whose anchors are computed and not stored (2 of 58 a row of
-// ResNet-50's layer1, 2 of 9 of layer4).  `stages` is the most: a
+// ResNet-50's layer1, 2 of 9 of layer4); by TMA, in pieces of 8 pixels
+// of a row (wgmma_store_map.hpp).  `stages` is the most: a
 // conv's stages are as many as fit its stage (wgmma_conv_launch).
 struct WgmmaConvConfig {
   std::string_view id;
@@ -271,7 +272,8 @@ struct WgmmaConvLaunch {
   // Map 0: x (bwddata: dy) in im2col mode (channels, W[, H[, D]], N); map
   // 1: w, or its packed copy in the workspace, tiled (channels, S, R, T,
   // filters) in boxes of `config`'s filters; a bwdfilt's map 1: dy in
-  // im2col mode; with tma_store, map 2: y tiled (filters, pixels).
+  // im2col mode; with tma_store, map 2: y tiled (filters, pixels), with
+  // row taps (filters, W, rows).
   std::vector<TensorMapArgument> maps;
   long long rank = 0, stages = 0, blocks_per_sm = 1;
   long long step = WgmmaConvTile::kChannels;    // a K step's channels (Problem::STEP)
@@ -281,7 +283,8 @@ struct WgmmaConvLaunch {
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
   long long row_taps = 1;  // Problem::ROW_TAPS: the taps along W a stage takes (1 or S)
   // Problem::TMA_STORE: the epilogue stores y by TMA, through map 2 (a
-  // fwd's whole tiles where y's pixels are rows of one stride).
+  // fwd's whole tiles where y's pixels are rows of one stride), in a
+  // kernel for launches of beta 0.
   bool tma_store = false;
   // The K's slices: a bwdfilt's of the pixels (conv_bwdfilt_wgmma.cuh), a
   // fwd's or bwddata's of the taps and channels (split-K), their f32
