@@ -8,7 +8,7 @@ import importlib.util
 import pathlib
 import sys
 
-# The previous comparison's reader of the analyser's JSON (one conv's variant, range, roofline).
+# The previous comparison's reader of the analyser's JSON and its lines.
 _spec = importlib.util.spec_from_file_location(
     'tma_store_compare', pathlib.Path(__file__).parent.parent / '2026-12-06-tma-store' / 'compare.py')
 _previous = importlib.util.module_from_spec(_spec)
@@ -16,27 +16,10 @@ _spec.loader.exec_module(_previous)
 
 
 def main(before_path, after_path, gpu='H100 SXM'):
-    before, after = _previous.convs(before_path, gpu), _previous.convs(after_path, gpu)
-    sums = {'rows': [0.0] * 4, 'all': [0.0] * 4}
-    print(f"{gpu}, predicted (low-high) with the row-tap tiles on the threads' store, then by "
-          "TMA; the share of the op's roofline at each end")
-    print(f"{'layer':<26} {'variant':<14} {'threads':>17}  {'TMA':>17} {'% roofline':>16}")
-    for layer, (old, (low0, high0), roof, count, _) in before.items():
-        new, (low, high), _, _, _ = after[layer]
-        times = [low0, high0, low, high]
-        rows = new.endswith('r') and new.startswith('wgmma')
-        for key in ['all'] + (['rows'] if rows else []):
-            sums[key] = [s + count * t for s, t in zip(sums[key], times)]
-        if rows or old != new:
-            print(f'{layer:<26} {new:<14} {low0 * 1e6:6.1f}-{high0 * 1e6:6.1f} us  '
-                  f'{low * 1e6:6.1f}-{high * 1e6:6.1f} us  {roof / high:4.0%} to {roof / low:4.0%}'
-                  f'{"  x" + str(count) if count > 1 else ""}'
-                  f'{"  (was " + old + ")" if old != new else ""}')
-    for key, label in (('rows', 'convs on row-tap tiles'), ('all', 'all convs')):
-        low0, high0, low, high = sums[key]
-        if low0:
-            print(f'{label}: {low0 * 1e6:.1f}-{high0 * 1e6:.1f} us -> {low * 1e6:.1f}-'
-                  f'{high * 1e6:.1f} us ({low / low0:.2f}-{high / high0:.2f}x)')
+    _previous.compare(
+        before_path, after_path, gpu, "with the row-tap tiles on the threads' store, then by TMA",
+        lambda old, new, tma: new.startswith('wgmma') and new.endswith('r'),
+        'convs on row-tap tiles')
 
 
 if __name__ == '__main__':

@@ -33,26 +33,46 @@ def convs(path, gpu):
     return out
 
 
-def main(before_path, after_path, gpu='H100 SXM'):
-    before, after = convs(before_path, gpu), convs(after_path, gpu)
-    sums = {'tma': [0.0] * 4, 'all': [0.0] * 4}
-    print(f"{gpu}, predicted (low-high) with the threads' store, then with the TMA store; the "
-          "share of the op's roofline at each end")
-    print(f"{'layer':<26} {'variant':<14} {'threads':>17}  {'TMA':>17} {'% roofline':>16}")
-    for layer, (_, (low0, high0), roof, count, _) in before.items():
-        new, (low, high), _, _, tma = after[layer]
-        times = [low0, high0, low, high]
-        for key in ['all'] + (['tma'] if tma else []):
-            sums[key] = [s + count * t for s, t in zip(sums[key], times)]
-        if tma:
-            print(f'{layer:<26} {new:<14} {low0 * 1e6:6.1f}-{high0 * 1e6:6.1f} us  '
-                  f'{low * 1e6:6.1f}-{high * 1e6:6.1f} us  {roof / high:4.0%} to {roof / low:4.0%}'
-                  f'{"  x" + str(count) if count > 1 else ""}')
-    for key, label in (('tma', 'convs stored by TMA'), ('all', 'all convs')):
+def row(layer, variant, before, after, roof, count):
+    """One conv's line: its ranges before and after, the roofline's share at each end of after."""
+    (low0, high0), (low, high) = before, after
+    return (f'{layer:<26} {variant:<14} {low0 * 1e6:6.1f}-{high0 * 1e6:6.1f} us  '
+            f'{low * 1e6:6.1f}-{high * 1e6:6.1f} us  {roof / high:4.0%} to {roof / low:4.0%}'
+            f'{"  x" + str(count) if count > 1 else ""}')
+
+
+def print_sums(sums, labels):
+    """Each sum's ranges before and after, and their ratio."""
+    for key, label in labels:
         low0, high0, low, high = sums[key]
         if low0:
             print(f'{label}: {low0 * 1e6:.1f}-{high0 * 1e6:.1f} us -> {low * 1e6:.1f}-'
                   f'{high * 1e6:.1f} us ({low / low0:.2f}-{high / high0:.2f}x)')
+
+
+def compare(before_path, after_path, gpu, title, subset, label):
+    """The convs in `subset(old variant, new variant, stored by TMA)`, a line each (noting a changed
+    variant), then their sums (`label`) and all convs' sums."""
+    before, after = convs(before_path, gpu), convs(after_path, gpu)
+    sums = {'subset': [0.0] * 4, 'all': [0.0] * 4}
+    print(f"{gpu}, predicted (low-high) {title}; the share of the op's roofline at each end")
+    print(f"{'layer':<26} {'variant':<14} {'threads':>17}  {'TMA':>17} {'% roofline':>16}")
+    for layer, (old, (low0, high0), roof, count, _) in before.items():
+        new, (low, high), _, _, tma = after[layer]
+        times = [low0, high0, low, high]
+        shown = subset(old, new, tma)
+        for key in ['all'] + (['subset'] if shown else []):
+            sums[key] = [s + count * t for s, t in zip(sums[key], times)]
+        if shown:
+            print(row(layer, new, (low0, high0), (low, high), roof, count) +
+                  (f'  (was {old})' if old != new else ''))
+    print_sums(sums, (('subset', label), ('all', 'all convs')))
+
+
+def main(before_path, after_path, gpu='H100 SXM'):
+    compare(before_path, after_path, gpu,
+            "with the threads' store, then with the TMA store", lambda old, new, tma: tma,
+            'convs stored by TMA')
 
 
 if __name__ == '__main__':
