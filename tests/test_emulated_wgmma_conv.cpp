@@ -84,11 +84,6 @@ bool hopper_variants_trail(const std::vector<std::string>& ids) {
                      [](const std::string& id) { return find_wgmma_config(id) != nullptr; });
 }
 
-bool stores_by_tma(const OpDescriptor& d, std::string_view variant) {
-  auto source = kernel_source(d, variant);
-  return source.is_ok() && stores_output_by_tma(source.value().tensor_maps);
-}
-
 // A kernel that stores y by TMA refuses a launch with beta, naming the
 // switch that keeps the variant's tiles on the threads' store.
 void expect_refuses_beta(const OpDescriptor& d, std::mt19937& rng, double beta,
@@ -113,10 +108,10 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
            std::string_view variant = kWgmmaVariant, std::size_t shift = 0) {
   SCOPED_TRACE(fmt::format("{} {}", variant, descriptor_name(d)));
   ASSERT_TRUE(wgmma_conv_support(d).is_ok()) << wgmma_conv_support(d).message();
-  if (beta != 0.0 && stores_by_tma(d, variant)) {
+  if (beta != 0.0 && test::stores_by_tma(d, variant)) {
     expect_refuses_beta(d, rng, beta, variant);
     const test::ThreadsStoreScope threads;
-    ASSERT_FALSE(stores_by_tma(d, variant));
+    ASSERT_FALSE(test::stores_by_tma(d, variant));
     test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
     return;
   }
