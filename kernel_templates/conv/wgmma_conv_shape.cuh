@@ -18,6 +18,8 @@
 // a ping-pong consumer's staging of 64 filters holds 256 rows of 128
 // bytes within its 128 x 64 f32 outputs' room.
 #define CONVJIT_WGMMA_ROW_STORE_SLOTS 256
+// ... and its boxes: pieces of this many pixels of a row.
+#define CONVJIT_WGMMA_STORE_PIECE 8
 #define CONVJIT_WGMMA_MAX_STAGES 16  // the mbarriers the templates declare
 // The consumers' own mbarriers (wgmma_pipeline.cuh): two consumers'
 // epilogues and, in ping-pong, their turns at the ring.

@@ -438,7 +438,7 @@ constexpr int kStoreMap = 2;
 // straddle two output rows may share a swizzle row, and their staging
 // takes a second wavefront.
 constexpr int kRowStoreSlots = CONVJIT_WGMMA_ROW_STORE_SLOTS;
-constexpr int kStorePiece = 8;
+constexpr int kStorePiece = CONVJIT_WGMMA_STORE_PIECE;
 
 // A box's slots (its rows): a consumer's pixels, or a row-tap tile's rows.
 __device__ __forceinline__ unsigned store_slots() {
@@ -451,8 +451,8 @@ __device__ __forceinline__ unsigned store_box_bytes() {
 
 // A consumer's anchors of a row-tap tile, `count` of them from `first`
 // (to y's last anchor at most): their rows (from the first's, `row0`)
-// and places along W, and their slots.  In 32-bit steps from the first
-// anchor: NVRTC took a twentieth longer over 64-bit anchors' divisions.
+// and places along W, and their slots, in 32-bit steps from the first
+// anchor (a consumer's anchors span a few rows).
 struct StoreRows {
   index_t first, row0;
   int lead, count;  // the first anchor's place along the widened row
@@ -642,8 +642,7 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
     return epilogue.value(acc, 0, k < last ? k : last);
   };
   const StoreRows rows = store_rows(pixel0 + pixel_consumer_index() * kBlockM);
-  // The row-tap code is compiled only into the row-tap kernels: NVRTC's
-  // front end and optimizer took a twentieth more time on the others'.
+  // The row-tap code is compiled only into the row-tap kernels.
   CONVJIT_IF_CONSTANT (Problem::ROW_TAPS > 1) {
     const auto slot = [&](int row) { return rows.slot(row); };
     stage_values<N>(own, top, 0, slot, value);
@@ -695,7 +694,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     return;
   }
   // A kernel that stores by TMA serves launches of beta 0 alone (the
-  // host's check_tma_output_store; the JIT runs the others on its TMA
+  // host's check_output_beta; the JIT runs the others on its TMA
   // fallback): with the threads' store for beta compiled in too, NVRTC
   // took a quarter longer over it.
   CONVJIT_IF_CONSTANT (Problem::TMA_STORE != 0) {

@@ -13,7 +13,7 @@ namespace {
 constexpr long long kYElementBytes = 2;  // f16, bf16
 constexpr long long kStoreConsumerPixels = CONVJIT_WGMMA_PIXELS;
 constexpr long long kStoreBoxFilters = CONVJIT_WGMMA_CHANNELS;  // a 128-byte row
-constexpr long long kStorePiece = 8;
+constexpr long long kStorePiece = CONVJIT_WGMMA_STORE_PIECE;
 
 // The slots a consumer whose anchors start at `first` along the widened
 // row takes: StoreRows's, each row the row's anchors rounded up to whole
