@@ -114,6 +114,12 @@ std::size_t swizzle_span(TensorMapSwizzle swizzle) {
   return swizzle == TensorMapSwizzle::none ? 0 : std::size_t{16} << static_cast<int>(swizzle);
 }
 
+TensorMapSwizzle row_span_swizzle(std::size_t row_bytes) {
+  for (TensorMapSwizzle s : {TensorMapSwizzle::b32, TensorMapSwizzle::b64})
+    if (swizzle_span(s) == row_bytes) return s;
+  return TensorMapSwizzle::b128;
+}
+
 const char* tensor_map_element_name(TensorMapElement element) {
   switch (element) {
     case TensorMapElement::f32:

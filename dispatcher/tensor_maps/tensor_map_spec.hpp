@@ -64,6 +64,9 @@ struct TensorMapSpec {
 [[nodiscard]] std::size_t element_bytes(TensorMapElement element);
 // 0 (none), 32, 64 or 128.
 [[nodiscard]] std::size_t swizzle_span(TensorMapSwizzle swizzle);
+// The swizzle whose span is a box row of `row_bytes`: 32 or 64 bytes,
+// else the 128-byte one.
+[[nodiscard]] TensorMapSwizzle row_span_swizzle(std::size_t row_bytes);
 [[nodiscard]] const char* tensor_map_element_name(TensorMapElement element);
 
 // OK, or INVALID_ARGUMENT naming the field, its value and the rule it

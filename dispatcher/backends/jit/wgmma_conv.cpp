@@ -84,10 +84,7 @@ struct AnchorRange {
 // step's: 32, 64 or 128 bytes), the layout wgmma reads (step_swizzle in
 // conv/wgmma_conv_tile.cuh).
 TensorMapSwizzle row_swizzle(long long channels) {
-  const auto row = static_cast<std::size_t>(channels * kElementBytes);
-  for (TensorMapSwizzle s : {TensorMapSwizzle::b32, TensorMapSwizzle::b64})
-    if (swizzle_span(s) == row) return s;
-  return TensorMapSwizzle::b128;
+  return row_span_swizzle(static_cast<std::size_t>(channels * kElementBytes));
 }
 
 // The channels-last tensor `t` as (C, W[, H[, D]], N) for im2col boxes

@@ -86,9 +86,7 @@ std::optional<TensorMapSpec> store_map(TensorMapElement element, const View5& y,
     s.strides[1] = static_cast<std::uint64_t>(width * row_stride * kYElementBytes);
     s.box = {static_cast<std::uint32_t>(box_filters), static_cast<std::uint32_t>(kStorePiece), 1};
   }
-  s.swizzle = box_filters * kYElementBytes == 128  ? TensorMapSwizzle::b128
-              : box_filters * kYElementBytes == 64 ? TensorMapSwizzle::b64
-                                                   : TensorMapSwizzle::b32;
+  s.swizzle = row_span_swizzle(static_cast<std::size_t>(box_filters * kYElementBytes));
   return s;
 }
 
