@@ -140,8 +140,10 @@ Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, long 
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
-// A grid's tiles and the most one block takes: a tile a block, or a
-// persistent grid's tiles taken in turn (KernelEntry::persistent_tiles).
+// A grid's tiles and the most one block takes: a tile a block, a
+// persistent grid's tiles taken in turn (KernelEntry::persistent_tiles),
+// or with Stream-K its K steps shared evenly (persistent_units), the
+// busiest block's in tiles' worth.
 struct PersistentBalance {
   double tiles = 0, block_tiles = 1;
 };
@@ -149,7 +151,9 @@ PersistentBalance persistent_balance(const KernelEntry& launch) {
   const double blocks = launch.blocks();
   if (launch.persistent_tiles == 0) return {blocks, 1};
   const auto tiles = static_cast<double>(launch.persistent_tiles);
-  return {tiles, std::ceil(tiles / blocks)};
+  if (launch.persistent_units == 0) return {tiles, std::ceil(tiles / blocks)};
+  const auto units = static_cast<double>(launch.persistent_units);
+  return {tiles, std::ceil(units / blocks) * tiles / units};
 }
 
 // What a ping-pong block's epilogues add beyond the last one (which

@@ -844,10 +844,11 @@ class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 // block takes several tiles: the ring's steps and parities run on across
 // them, and the consumers alternate, unevenly where the tiles do not
 // divide.  With beta, on the threads' store (a TMA store serves beta 0
-// alone: check).
+// alone: check).  Whole tiles, not Stream-K's parts (StreamKShares...).
 void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                      long long blocks, double alpha = 1.0, double beta = 0.0) {
   SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
+  const test::SettingScope whole_tiles("CONVJIT_WGMMA_STREAM_K", "0");
   std::optional<test::ThreadsStoreScope> threads;
   if (beta != 0.0) threads.emplace();
   auto source = kernel_source(d, variant);
@@ -914,6 +915,83 @@ TEST_P(PingPongTile, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PingPongTile,
                          ::testing::Values(kWgmmaConfigs[5], kWgmmaConfigs[6]),
                          [](const auto& p) { return std::string(p.param.id); });
+
+// `d`'s Stream-K launch of `variant` on a grid cut to `blocks` (as the
+// JIT cuts it to a GPU's SMs), so that a block runs whole tiles between
+// the parts at its ends, or (more blocks than tiles) one part of a tile.
+// With beta, on the threads' store.
+void check_stream_k_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
+                              long long blocks, double alpha = 1.0, double beta = 0.0) {
+  SCOPED_TRACE(fmt::format("{} Stream-K on {} blocks: {}", variant, blocks, descriptor_name(d)));
+  std::optional<test::ThreadsStoreScope> threads;
+  if (beta != 0.0) threads.emplace();
+  auto source = kernel_source(d, variant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  KernelEntry& main = source.value().entries.back();
+  ASSERT_GT(main.persistent_units, 0) << "not a Stream-K launch";
+  main.tiles = blocks;
+  main.threads = blocks * main.threads_per_block;
+  auto kernel = emulate_kernel_source(d, std::move(source).value());
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  std::vector<unsigned char> out = host.out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
+// Stream-K: a ping-pong grid whose whole tiles would leave SMs idle (here
+// 20 tiles of 128 x 64 for 132 SMs) shares the tiles' 27 K steps each
+// evenly among 132 blocks, a tile's parts added by the last to finish.
+// Its launch: 132 blocks, the units, the slots and then the counters in
+// the workspace, which the launch finds zero and must leave zero (the
+// emulator checks it), with no first pass.  Against the
+// reference: the TMA store (beta 0), beta and a fused epilogue on the
+// threads' store, a stride-1 bwddata, K C R S filters through the copy,
+// the 128 x 128 tile; grids cut to 5 and 3 blocks (whole tiles between
+// a block's parts) and to 50 (more blocks than tiles: a tile in 2 or 3
+// parts).  CONVJIT_WGMMA_STREAM_K=0 keeps whole tiles.
+TEST(EmulatedWgmmaConv, StreamKSharesTheTilesKStepsEvenlyAmongTheBlocks) {
+  std::mt19937 rng(4410);
+  const std::string_view half = kWgmmaConfigs[6].id, full = kWgmmaConfigs[5].id;
+  test::ConvCase c = channels_last_3x3(136, 40, {40, 32}, {1, 1}, {1, 1});
+  const OpDescriptor d = fwd(c, DataType::bf16);
+  auto source = kernel_source(d, half);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelSource& launch = source.value();
+  ASSERT_EQ(launch.entries.size(), 1u) << "no first pass: the counters clean themselves";
+  constexpr long long kHopperSms = 132;  // an H100's or H200's SMs: the grid
+  EXPECT_EQ(launch.entries[0].tiles, kHopperSms);
+  EXPECT_EQ(launch.entries[0].persistent_tiles, 20);
+  EXPECT_EQ(launch.entries[0].persistent_units, 20 * 27);
+  EXPECT_NE(launch.source.find("STREAM_K = 132"), std::string::npos);
+  EXPECT_EQ(launch.zeroed_offset, 2 * 132 * 128 * 64 * sizeof(float)) << "after the slots";
+  EXPECT_EQ(launch.zeroed_bytes, 20 * sizeof(float)) << "a counter a tile";
+  EXPECT_EQ(launch.workspace_bytes, launch.zeroed_offset + launch.zeroed_bytes);
+  check(d, rng, 1.0, 0.0, half);
+  check(d, rng, 0.5, 0.25, half);
+  check_stream_k_on_blocks(d, rng, half, 5);
+  check_stream_k_on_blocks(d, rng, half, 3, 0.5, 0.25);
+  check_stream_k_on_blocks(d, rng, half, 50);
+  OpDescriptor fused = d;
+  fused.activation = Activation::silu;
+  fused.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+  check(fused, rng, 1.0, 0.0, half);
+  c.filter_layout = test::TestLayout::nchw;
+  check_stream_k_on_blocks(fwd(c, DataType::f16), rng, half, 4);
+  c.filter_layout = test::TestLayout::nhwc;
+  std::swap(c.channels, c.filters);  // dx of 136 channels from dy of 40: 60 tiles of 9 steps
+  ASSERT_GT(wgmma_conv_launch(bwddata(c, DataType::bf16), kWgmmaConfigs[6]).stream_k, 0);
+  check_stream_k_on_blocks(bwddata(c, DataType::bf16), rng, half, 7, 1.0, 0.5);
+  test::ConvCase wide = channels_last_3x3(136, 136, {28, 24}, {1, 1}, {1, 1});
+  ASSERT_EQ(wgmma_conv_launch(fwd(wide, DataType::bf16), kWgmmaConfigs[5]).stream_k, kHopperSms);
+  check_stream_k_on_blocks(fwd(wide, DataType::bf16), rng, full, 6);
+  const test::SettingScope whole("CONVJIT_WGMMA_STREAM_K", "0");
+  const WgmmaConvLaunch off = wgmma_conv_launch(d, kWgmmaConfigs[6]);
+  EXPECT_EQ(off.stream_k, 0);
+  EXPECT_EQ(off.entries.back().tiles, 20);
+  EXPECT_EQ(off.entries.size(), 1u);
+}
 
 // The 128 x 128 ping-pong tile in clusters of two (wgmma128x128pc): a
 // cluster's blocks take neighbouring pixel tiles of one filter tile, the

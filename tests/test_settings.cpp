@@ -115,6 +115,20 @@ TEST(Settings, TheHopperConvsTmaStoreIsOnUnlessTurnedOff) {
       << warnings[0];
 }
 
+TEST(Settings, TheHopperConvsStreamKIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(read({}).wgmma_stream_k.value);
+  const Settings off = read({{"CONVJIT_WGMMA_STREAM_K", "0"}});
+  EXPECT_FALSE(off.wgmma_stream_k.value);
+  EXPECT_EQ(off.wgmma_stream_k.origin, "CONVJIT_WGMMA_STREAM_K");
+  EXPECT_TRUE(off.wgmma_tma_store.value);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(read({{"CONVJIT_WGMMA_STREAM_K", "no"}}, &warnings).wgmma_stream_k.value);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("ignored (the Hopper conv's ping-pong grids run Stream-K)"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(Settings, CudnnWorkspaceLimitIsWholeMibWithAOneGibDefault) {
   EXPECT_EQ(read({}).cudnn_workspace_limit_mib.value, 1024u);
   const Settings small = read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", "64"}});

@@ -32,6 +32,7 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       CONVJIT_LOAD_SYMBOL(library, api, memcpy_htod, cuMemcpyHtoD_v2),
       CONVJIT_LOAD_SYMBOL(library, api, memcpy_dtoh, cuMemcpyDtoH_v2),
       CONVJIT_LOAD_SYMBOL(library, api, memset_d8, cuMemsetD8_v2),
+      CONVJIT_LOAD_SYMBOL(library, api, memset_d8_async, cuMemsetD8Async),
       CONVJIT_LOAD_SYMBOL(library, api, stream_synchronize, cuStreamSynchronize),
       CONVJIT_LOAD_SYMBOL(library, api, stream_create, cuStreamCreate),
       CONVJIT_LOAD_SYMBOL(library, api, stream_destroy, cuStreamDestroy_v2),

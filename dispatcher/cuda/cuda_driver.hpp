@@ -36,6 +36,7 @@ struct CudaDriverApi {
   decltype(&::cuMemcpyHtoD_v2) memcpy_htod = nullptr;
   decltype(&::cuMemcpyDtoH_v2) memcpy_dtoh = nullptr;
   decltype(&::cuMemsetD8_v2) memset_d8 = nullptr;
+  decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy_v2) stream_destroy = nullptr;

@@ -71,6 +71,14 @@ std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes) {
         if (Status s = driver().check(driver().api().mem_alloc(&memory, n), "cuMemAlloc (workspace)");
             !s.is_ok())
           return s;
+        // Zeroed once: kernels that keep counters there (Stream-K's)
+        // find them zero and leave them so (KernelSource::zeroed_bytes).
+        if (Status s =
+                driver().check(driver().api().memset_d8(memory, 0, n), "cuMemsetD8 (workspace)");
+            !s.is_ok()) {
+          (void)driver().api().mem_free(memory);
+          return s;
+        }
         return reinterpret_cast<void*>(memory);
       },
       [](void* memory) { (void)driver().api().mem_free(reinterpret_cast<CUdeviceptr>(memory)); });

@@ -57,6 +57,23 @@ __device__ __forceinline__ void store_128(T* p, const Vec128& v) {
 }
 #endif
 
+// 16 bytes of global memory that another block wrote in this kernel, read
+// from the L2 (ld.global.cg), past this SM's L1, which is not coherent
+// with other SMs' writes.
+template <class T>
+__device__ __forceinline__ Vec128 load_128_l2(const T* p) {
+#if defined(CONVJIT_EMULATOR)
+  return load_128(p);
+#else
+  Vec128 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3])
+               : "l"(p)
+               : "memory");
+  return v;
+#endif
+}
+
 // store_64 to element `index` of a shared array, issued as PTX's
 // st.shared.v2.b32 itself: the same STS.64, but NVVM does not analyse it
 // as a store.  As plain stores, the 64 to 128 with which a wgmma tile's

@@ -141,6 +141,8 @@ struct Work {
   index_t tile, split, pixel0, anchor0;
   int filter0;
   Slice slice;
+  TileUnits units;  // with Stream-K, the tile's steps among the units
+  bool part;        // with Stream-K, some of the tile's steps
 };
 template <int N>
 __device__ __forceinline__ index_t filter_tiles() {
@@ -164,7 +166,36 @@ __device__ __forceinline__ Work work_of(index_t block) {
           pixel0,
           pixel0 < output_pixels() ? pixel0 : pixel0 - rank * tile_pixels(),
           static_cast<int>(group % filter_tiles<N>() * tile_filters<N>()),
-          k_slice(split, k_steps())};
+          k_slice(split, k_steps()),
+          {},
+          false};
+}
+
+// Stream-K (P::STREAM_K blocks, conv/wgmma_conv_tile.cuh): every tile's
+// K steps, `units`; a block's work starts at the first of its units, then
+// at each next tile's first, each up to the next tile or the block's
+// last unit.
+template <int N>
+__device__ __forceinline__ index_t units() {
+  return tile_count<N>() * k_steps();
+}
+template <int N>
+__device__ __forceinline__ auto stream_k_work() {
+  const index_t steps = k_steps();
+  return block_work(stream_k_start(blockIdx.x, units<N>()),
+                    stream_k_start(blockIdx.x + 1ll, units<N>()),
+                    [steps](index_t unit) { return (unit / steps + 1) * steps; });
+}
+template <int N>
+__device__ __forceinline__ Work stream_k_work_of(index_t unit) {
+  const index_t steps = k_steps(), tile = unit / steps, first = tile * steps;
+  const index_t end = stream_k_start(blockIdx.x + 1ll, units<N>()) - first;
+  Work work = work_of<N>(tile);
+  work.slice = {static_cast<int>(unit - first), static_cast<int>((end < steps ? end : steps) -
+                                                                 (unit - first))};
+  work.units = {tile, first, steps, units<N>()};
+  work.part = work.slice.steps < steps;
+  return work;
 }
 
 // The producer's loop: each of the slice's steps' loads into its stage
@@ -197,22 +228,31 @@ __device__ __forceinline__ Output y_output() {
   return {P::K, P::YS1, chunked(P::K, P::YS1, P::YS0, P::YS2, P::YS3, P::YS4)};
 }
 
-// The block's tiles of y (its own, or in ping-pong every G-th), or its
-// slice's partial sums.
+// The block's tiles of y (its own, in ping-pong every G-th, or with
+// Stream-K its units' tiles and parts of tiles), or its slice's partial
+// sums.
 template <int N, class Tiles, class Barriers>
 __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem, Barriers full,
                                           Barriers empty, Barriers consumers, storage_t* y,
                                           scratch_t* workspace, const FusedEpilogue<P>& epilogue) {
-  run_block_tiles(
-      ring(full, empty), consumers, tile_count<N>() * P::SPLIT,
-      [](index_t block) { return work_of<N>(block); },
-      [&](const Ring<Barriers>& stages, const Work& work) { produce<N>(maps, smem, stages, work); },
-      [&](const Ring<Barriers>& stages, const Work& work, int j) {
-        consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, y, y_output(),
-                             work.pixel0, work.filter0, epilogue, epilogue.beta,
-                             partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()),
-                             maps);
-      });
+  const auto produce_work = [&](const Ring<Barriers>& stages, const Work& work) {
+    produce<N>(maps, smem, stages, work);
+  };
+  const auto store_work = [&](const Ring<Barriers>& stages, const Work& work, int j) {
+    consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, y, y_output(), work.pixel0,
+                         work.filter0, epilogue, epilogue.beta,
+                         TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()),
+                                  workspace, work.units, work.part},
+                         maps);
+  };
+  CONVJIT_IF_CONSTANT (P::STREAM_K != 0)
+    run_block_work(
+        ring(full, empty), consumers, stream_k_work<N>(),
+        [](index_t unit) { return stream_k_work_of<N>(unit); }, produce_work, store_work);
+  else
+    run_block_tiles(
+        ring(full, empty), consumers, tile_count<N>() * P::SPLIT,
+        [](index_t block) { return work_of<N>(block); }, produce_work, store_work);
 }
 
 template <int N>

@@ -33,6 +33,7 @@
 // each value of filter k:
 //   float value(float acc, index_t at, index_t k) const;
 #pragma once
+#include "common/arrival_counter.cuh"
 #include "common/channel_vectors.cuh"
 #include "common/epilogue.cuh"
 #include "common/mbarrier.cuh"
@@ -659,14 +660,139 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
   CONVJIT_IF_CONSTANT (Problem::ROW_TAPS > 1) store_cut_pieces<N>(own, rows, y, output, col0);
 }
 
+// Stream-K (Problem::STREAM_K: the most blocks, in ping-pong): the K
+// steps of all the tiles, `units`, cut evenly among the grid's G blocks
+// (as many as the GPU has SMs, up to STREAM_K), block b running units
+// [b units / G, (b + 1) units / G) in order, so that a tile's steps may
+// be parts of several neighbouring blocks' (a block's first and last
+// work; the others are whole tiles).  A part's consumer writes its f32
+// sums to its slot in the workspace, 2b for a block's first work, 2b + 1
+// for its last, and counts itself on the tile's counter
+// (common/arrival_counter.cuh); the last to count adds all the parts'
+// sums, its own included, in the order of their steps (the same sum on
+// every run for a grid), zeroes the counter for the next launch (the
+// host zeroes them in a workspace it did not see before), and stores the
+// tile as a whole tile's consumer does.  No block waits for another, so
+// the grid need not all be resident at once.
+__device__ __forceinline__ index_t stream_k_start(index_t block, index_t units) {
+  return block * units / gridDim.x;
+}
+// The block whose units hold `unit` (blocks of no units hold none).
+__device__ __forceinline__ index_t stream_k_block(index_t unit, index_t units) {
+  index_t block = unit * gridDim.x / units;
+#pragma unroll 1
+  while (stream_k_start(block + 1, units) <= unit) ++block;
+  return block;
+}
+// A tile's steps among the units: `steps` from `first`, of `units`.
+struct TileUnits {
+  index_t tile, first, steps, units;
+
+  // The slot of block b's part: its last work where the tile starts after
+  // the block's units do.
+  __device__ __forceinline__ index_t slot(index_t block) const {
+    return 2 * block + (stream_k_start(block, units) < first ? 1 : 0);
+  }
+  __device__ __forceinline__ index_t first_block() const { return stream_k_block(first, units); }
+  __device__ __forceinline__ index_t last_block() const {
+    return stream_k_block(first + steps - 1, units);
+  }
+};
+// Where a consumer's sums go instead of y: split-K's slice's partial sums
+// (Problem::SPLIT > 1), or a Stream-K part's (`part`) into the workspace.
+struct TileSums {
+  scratch_t* partial;
+  scratch_t* workspace;
+  TileUnits units;
+  bool part;
+};
+
+// A part's sums, a consumer's accumulators in 16-byte groups, a
+// warpgroup's threads side by side (one coalesced 2 KiB store a group),
+// top's then bottom's; and the tiles' counters after the slots.
+template <int N>
+__device__ __forceinline__ scratch_t* part_sums(scratch_t* workspace, index_t slot) {
+  return workspace + Problem::PARTIALS + slot * kBlockM * N;
+}
+template <int N>
+__device__ __forceinline__ scratch_t* tile_counter(scratch_t* workspace, index_t tile) {
+  return workspace + Problem::PARTIALS + 2 * Problem::STREAM_K * kBlockM * N + tile;
+}
+template <int N>
+__device__ __forceinline__ index_t part_group(int half, int i) {
+  return (static_cast<index_t>(half * N / 8 + i / 4) * kWarpgroupSize + tile_thread()) * 4;
+}
+template <int N>
+__device__ __forceinline__ void store_part(scratch_t* part, wgmma_accumulators<N>& acc, int half) {
+#pragma unroll
+  for (int i = 0; i < N / 2; i += 4)
+    store_128(part + part_group<N>(half, i),
+              Vec128{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1]),
+                      __float_as_uint(acc[i + 2]), __float_as_uint(acc[i + 3])}});
+}
+template <int N>
+__device__ __forceinline__ void add_part(const scratch_t* part, wgmma_accumulators<N>& acc,
+                                         int half) {
+#pragma unroll
+  for (int i = 0; i < N / 2; i += 4) {
+    const Vec128 four = load_128_l2(part + part_group<N>(half, i));
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i + j] += __uint_as_float(four.w[j]);
+  }
+}
+
+// A Stream-K part's consumer after its main loop: its sums to its slot,
+// counted on the tile's counter.  True for the last to count, whose
+// accumulators are then the tile's sums, to be stored; its threads learn
+// it from the first word of the consumer's staging (read by its last TMA
+// store, if any, before it is written), between two phases of the
+// epilogue's barrier.
+template <int N, class Tiles, class Barrier>
+__device__ __forceinline__ bool sums_tile_parts(Tiles smem, Barrier barrier, scratch_t* workspace,
+                                                const TileUnits& tile, wgmma_accumulators<N>& top,
+                                                wgmma_accumulators<N>& bottom) {
+  const index_t block = blockIdx.x;
+  scratch_t* own = part_sums<N>(workspace, tile.slot(block));
+  store_part<N>(own, top, 0);
+  store_part<N>(own, bottom, 1);
+  __threadfence();
+  await_staged_reads();
+  const auto last = staging<N>(smem);
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 0);
+  const index_t first = tile.first_block(), end = tile.last_block() + 1;
+  if (tile_thread() == 0) {
+    scratch_t* counter = tile_counter<N>(workspace, tile.tile);
+    const bool finishes = arrives_last(counter, end - first);
+    if (finishes) *counter = 0.0f;
+    last[0] = finishes ? 1.0f : 0.0f;
+  }
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 1);
+  if (last[0] == 0.0f) return false;
+  __threadfence();
+  for (int i = 0; i < N / 2; ++i) {
+    top[i] = 0.0f;
+    bottom[i] = 0.0f;
+  }
+#pragma unroll 1
+  for (index_t b = first; b < end; ++b) {
+    const scratch_t* part = part_sums<N>(workspace, tile.slot(b));
+    add_part<N>(part, top, 0);
+    add_part<N>(part, bottom, 1);
+  }
+  return true;
+}
+
 // A consumer's whole part for one tile: the main loop (in ping-pong, at
 // its turn: block_tile is the tile's place among the block's), then its
 // 128 rows by N columns of the tile (from pixel0 and filter0) to y or,
-// with slices, to its slice's partial sums (`partial`).  To y, they go
-// through shared memory (staging): with Problem::TMA_STORE by TMA, from
-// maps.map[kStoreMap] (store_by_tma); else each consumer stages its f32
-// values at their own place, and all the tile's threads store the whole
-// tile: its tile's
+// with slices, to its slice's partial sums (`sums`); a Stream-K part
+// stores the tile only where its consumer counts last (sums_tile_parts).
+// To y, they go through shared memory (staging): with Problem::TMA_STORE
+// by TMA, from maps.map[kStoreMap] (store_by_tma); else each consumer
+// stages its f32 values at their own place, and all the tile's threads
+// store the whole tile: its tile's
 // consumers are past their last wgmma, and done reading the tile before
 // (a ping-pong consumer's), once they all reach the epilogue's barrier
 // (phase 0), and the staged rows are whole at phase 1.  Without K steps
@@ -677,7 +803,7 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
                                                   Barriers consumers, int block_tile, storage_t* y,
                                                   const Output& output, index_t pixel0, int filter0,
                                                   const Epilogue& epilogue, float beta,
-                                                  scratch_t* partial, const tensor_maps_t& maps) {
+                                                  const TileSums& sums, const tensor_maps_t& maps) {
   wgmma_accumulators<N> top, bottom;
   wait_turn(consumers, block_tile);
   consume<N>(smem, ring, steps, top, bottom);
@@ -689,9 +815,14 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     }
   const int row0 = pixel_consumer_index() * kBlockM, col0 = filter_consumer_index() * N;
   if (Problem::SPLIT > 1) {
-    store_partials<N>(partial, top, row0, col0);
-    store_partials<N>(partial, bottom, row0 + 64, col0);
+    store_partials<N>(sums.partial, top, row0, col0);
+    store_partials<N>(sums.partial, bottom, row0 + 64, col0);
     return;
+  }
+  CONVJIT_IF_CONSTANT (Problem::STREAM_K != 0) {
+    if (sums.part && !sums_tile_parts<N>(smem, epilogue_barrier(consumers), sums.workspace,
+                                         sums.units, top, bottom))
+      return;
   }
   // A kernel that stores by TMA serves launches of beta 0 alone (the
   // host's check_output_beta; the JIT runs the others on its TMA
@@ -728,29 +859,36 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
       output, filter0, epilogue, beta);
 }
 
-// A block's part: its tiles (its own, or in ping-pong every G-th of
-// `blocks`, the tiles times their slices), work_of(block) each one's Work
-// (its K steps in .slice.steps); the producer runs produce(ring, work)
-// for each, the consumers store(ring, work, j) for theirs (j: the tile's
-// place among the block's), `ring` counting from the tile's first step.
+// A block's part: its work (block_work: its tile, in ping-pong every
+// G-th, or its Stream-K parts), work_of(i) each index's Work (its K
+// steps in .slice.steps); the producer runs produce(ring, work) for each,
+// the consumers store(ring, work, j) for theirs (j: the work's place
+// among the block's), `ring` counting from the work's first step.
+template <class Ring, class Barriers, class Next, class WorkOf, class Produce, class Store>
+__device__ __forceinline__ void run_block_work(const Ring& stages, Barriers consumers,
+                                               const BlockWork<Next>& work, WorkOf work_of,
+                                               Produce produce, Store store) {
+  const auto steps = [&](index_t i) { return work_of(i).slice.steps; };
+  run_warpgroups(
+      stages, consumers,
+      [&] {
+        stages.drain(for_block_tiles(work, 1, 0, steps, [&](index_t i, int, int first) {
+          produce(stages.from(first), work_of(i));
+        }));
+      },
+      [&] {
+        for_block_tiles(work, static_cast<int>(Problem::CONSUMERS), consumer_index(), steps,
+                        [&](index_t i, int j, int first) { store(stages.from(first), work_of(i), j); });
+        await_staged_reads();
+      });
+}
+// The same over `blocks` indices (the tiles times their slices): a
+// block's own, or in ping-pong every G-th.
 template <class Ring, class Barriers, class WorkOf, class Produce, class Store>
 __device__ __forceinline__ void run_block_tiles(const Ring& stages, Barriers consumers,
                                                 index_t blocks, WorkOf work_of, Produce produce,
                                                 Store store) {
-  const auto steps = [&](index_t block) { return work_of(block).slice.steps; };
-  run_warpgroups(
-      stages, consumers,
-      [&] {
-        stages.drain(for_block_tiles(blocks, 1, 0, steps, [&](index_t block, int, int first) {
-          produce(stages.from(first), work_of(block));
-        }));
-      },
-      [&] {
-        for_block_tiles(
-            blocks, static_cast<int>(Problem::CONSUMERS), consumer_index(), steps,
-            [&](index_t block, int j, int first) { store(stages.from(first), work_of(block), j); });
-        await_staged_reads();
-      });
+  run_block_work(stages, consumers, block_tiles(blocks), work_of, produce, store);
 }
 
 // The second pass of split-K: a chunk of 8 of a tile's elements a

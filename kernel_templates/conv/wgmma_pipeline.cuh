@@ -243,25 +243,40 @@ __device__ __forceinline__ void pass_turn(Barriers consumers) {
   if (ping_pong()) mbarrier_arrive(turn_barrier(consumers, 1 - consumer_index()));
 }
 
-// A block's output tiles: its own, blockIdx.x, or in ping-pong (a
-// persistent grid) blockIdx.x + j gridDim.x for j = 0, 1, ... below
-// `tiles`, each after the one before on the ring.  each(tile, j, first)
-// runs tile j (from ring step `first`) where j % every == offset
-// (the producer: every tile; a ping-pong consumer: every other); steps(tile)
-// is a tile's K steps.  Returns the ring's steps over all the block's
-// tiles.
-template <class Steps, class Each>
-__device__ __forceinline__ int for_block_tiles(index_t tiles, int every, int offset, Steps steps,
-                                               Each each) {
-  if (!ping_pong()) {
-    each(static_cast<index_t>(blockIdx.x), 0, 0);
-    return steps(static_cast<index_t>(blockIdx.x));
-  }
+// A block's work: indices from `first` below `end`, each after the one
+// before, next(i) the one after i.  A block a tile: its own, blockIdx.x;
+// in ping-pong (a persistent grid) blockIdx.x + j gridDim.x below the
+// tiles; with Stream-K the starts of the block's parts of tiles
+// (conv_fwd_wgmma.cuh).
+template <class Next>
+struct BlockWork {
+  index_t first, end;
+  Next next;
+};
+template <class Next>
+__device__ __forceinline__ BlockWork<Next> block_work(index_t first, index_t end, Next next) {
+  return {first, end, next};
+}
+__device__ __forceinline__ auto block_tiles(index_t tiles) {
+  const index_t stride = ping_pong() ? static_cast<index_t>(gridDim.x) : tiles;
+  return block_work(static_cast<index_t>(blockIdx.x), ping_pong() ? tiles : blockIdx.x + 1ll,
+                    [stride](index_t tile) { return tile + stride; });
+}
+
+// Runs the block's work, each after the one before on the ring:
+// each(i, j, first) runs the j-th, index i (from ring step `first`),
+// where j % every == offset (the producer: every one; a ping-pong
+// consumer: every other; the consumers of a block a tile: its one);
+// steps(i) is its K steps.  Returns the ring's steps over all the
+// block's work.
+template <class Next, class Steps, class Each>
+__device__ __forceinline__ int for_block_tiles(const BlockWork<Next>& work, int every, int offset,
+                                               Steps steps, Each each) {
   int first = 0, j = 0;
 #pragma unroll 1
-  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++j) {
-    if (j % every == offset) each(tile, j, first);
-    first += steps(tile);
+  for (index_t i = work.first; i < work.end; i = work.next(i), ++j) {
+    if (!ping_pong() || j % every == offset) each(i, j, first);
+    first += steps(i);
   }
   return first;
 }

@@ -121,7 +121,8 @@ nlohmann::json gather() {
         {"allow_tf32", setting(settings->allow_tf32, settings->allow_tf32.value)},
         {"cudnn_workspace_limit_mib",
          setting(settings->cudnn_workspace_limit_mib, settings->cudnn_workspace_limit_mib.value)},
-        {"wgmma_tma_store", setting(settings->wgmma_tma_store, settings->wgmma_tma_store.value)}}},
+        {"wgmma_tma_store", setting(settings->wgmma_tma_store, settings->wgmma_tma_store.value)},
+        {"wgmma_stream_k", setting(settings->wgmma_stream_k, settings->wgmma_stream_k.value)}}},
   };
 }
 

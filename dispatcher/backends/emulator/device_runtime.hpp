@@ -277,6 +277,15 @@ class SharedArray {
 
 inline float atomicAdd(EmulatedScratch* address, float value) { return address->atomic_add(value); }
 
+// common/arrival_counter.cuh: the count, and the order it gives the race
+// checker.
+inline bool arrives_last_on(EmulatedScratch* counter, long long arrivals) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const float before = emulator::launch_context().buffers->arrive(
+      counter, [counter] { return counter->atomic_add(1.0f); });
+  return emulator::launch_context().sampled || before == static_cast<float>(arrivals - 1);
+}
+
 // A block's fibers share one host thread, so a shared atomic is a plain
 // read-modify-write.
 template <class T>
@@ -292,6 +301,9 @@ T atomicAdd(SharedAddress<T> address, T value) {
 
 // The GPU's f32 arithmetic, rounded once per operation: host f32 math is
 // (no FMA contraction on the x86-64 baseline).
+// Blocks run on several host threads: the fence orders a block's global
+// writes before its later atomics, as __threadfence() does on the GPU.
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }

@@ -98,6 +98,24 @@ EmulatedBuffers::Buffer* EmulatedBuffers::find(const void* p, std::size_t bytes,
   return nullptr;
 }
 
+void EmulatedBuffers::zero(void* address, std::size_t bytes) {
+  auto* p = static_cast<std::byte*>(address);
+  for (auto& b : buffers_) {
+    if (!b->holds(p)) continue;
+    std::memset(p, 0, bytes);
+    const auto esize = static_cast<std::ptrdiff_t>(b->spec.element_bytes);
+    const std::ptrdiff_t first = (p - b->data()) / esize;
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(bytes) / esize; ++i)
+      b->flags[static_cast<std::size_t>(first + i)] |= kInitialised;
+    return;
+  }
+}
+
+bool EmulatedBuffers::is_zero(const void* address, std::size_t bytes) const {
+  const auto* p = static_cast<const std::byte*>(address);
+  return std::all_of(p, p + bytes, [](std::byte v) { return v == std::byte{0}; });
+}
+
 std::optional<BufferLocation> EmulatedBuffers::locate(const void* address) const {
   const auto* p = static_cast<const std::byte*>(address);
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
@@ -180,7 +198,8 @@ bool EmulatedBuffers::check_element(Buffer& b, std::int64_t index, Access access
       return false;
     }
     const std::int64_t other = writer.load(std::memory_order_relaxed);
-    if (other != kNoWriter && other != me)
+    if (other != kNoWriter && other != me &&
+        !ordered_after(me / emulated::blockDim.x, other / emulated::blockDim.x))
       report_violation(
           fmt::format("reads {}[{}], which global thread {} wrote in the same kernel: "
                       "a race (kernels do not order their blocks)",
@@ -198,8 +217,26 @@ bool EmulatedBuffers::check_element(Buffer& b, std::int64_t index, Access access
   return true;
 }
 
+float EmulatedBuffers::arrive(const void* counter, const std::function<float()>& count) {
+  const long long block = emulated::blockIdx.x;
+  const std::lock_guard<std::mutex> lock(arrivals_mutex_);
+  std::vector<long long>& blocks = arrived_[counter];
+  arrived_after_[block].insert(blocks.begin(), blocks.end());
+  blocks.push_back(block);
+  return count();
+}
+
+bool EmulatedBuffers::ordered_after(long long reader, long long writer) noexcept {
+  const std::lock_guard<std::mutex> lock(arrivals_mutex_);
+  const auto after = arrived_after_.find(reader);
+  return after != arrived_after_.end() && after->second.count(writer) > 0;
+}
+
 void EmulatedBuffers::begin_kernel() {
   for (auto& b : buffers_) std::fill(b->writer.begin(), b->writer.end(), kNoWriter);
+  const std::lock_guard<std::mutex> lock(arrivals_mutex_);
+  arrived_.clear();
+  arrived_after_.clear();
 }
 
 void EmulatedBuffers::report_unwritten_outputs() const {

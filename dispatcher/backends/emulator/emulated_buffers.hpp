@@ -7,8 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +75,18 @@ class EmulatedBuffers {
   // The buffer holding `address` (its elements, not its red zones).
   [[nodiscard]] std::optional<BufferLocation> locate(const void* address) const;
 
+  // The running block's arrival on a counter in global memory
+  // (common/arrival_counter.cuh), counted by `count`: after it, the block
+  // reads what the blocks that arrived there before it wrote, and those
+  // arriving after read its writes.  The emulator takes the kernel's
+  // fences on trust; it checks that each such read follows an arrival.
+  float arrive(const void* counter, const std::function<float()>& count);
+
+  // Sets `bytes` at `address` (in one buffer) to zero, written before the
+  // launch; whether they are all zero.
+  void zero(void* address, std::size_t bytes);
+  [[nodiscard]] bool is_zero(const void* address, std::size_t bytes) const;
+
   // Forgets which thread wrote what: kernels of one launch are ordered.
   void begin_kernel();
   // Reports output elements no kernel of the launch wrote.
@@ -84,8 +100,15 @@ class EmulatedBuffers {
   // after reporting the access as outside every buffer.
   Buffer* find(const void* p, std::size_t bytes, Access access) noexcept;
   bool check_element(Buffer& b, std::int64_t index, Access access) noexcept;
+  // Whether block `reader` arrived on a counter after block `writer`.
+  [[nodiscard]] bool ordered_after(long long reader, long long writer) noexcept;
 
   std::vector<std::unique_ptr<Buffer>> buffers_;
+  // The current kernel's arrivals: each counter's blocks, and the blocks
+  // each block arrived after (blocks run on several host threads).
+  std::mutex arrivals_mutex_;
+  std::map<const void*, std::vector<long long>> arrived_;
+  std::map<long long, std::set<long long>> arrived_after_;
 };
 
 }  // namespace convjit::emulator

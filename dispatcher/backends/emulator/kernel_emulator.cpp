@@ -136,6 +136,9 @@ class PreparedLaunch {
           {"workspace", BufferRole::scratch, unit,
            static_cast<std::int64_t>((source.workspace_bytes + unit - 1) / unit), {}},
           nullptr);
+    // As the JIT does: its kernels find these bytes zero.
+    if (source.zeroed_bytes > 0) buffers_.zero(zeroed_range(call.workspace), source.zeroed_bytes);
+    workspace_ = call.workspace;
     if (Status s = bind_tensor_maps(call); !s.is_ok()) return s;
     for (const KernelEntry& entry : source.entries) {
       call.kernel = launch_.kernels->entry(entry.name);
@@ -159,7 +162,23 @@ class PreparedLaunch {
   [[nodiscard]] EmulatedBuffers& buffers() { return buffers_; }
   [[nodiscard]] const ViolationLog& violations() const { return violations_; }
 
+  // Reports a launch that leaves the bytes its kernels must find zero
+  // otherwise: the JIT zeroes them only in a workspace it did not give.
+  void check_zeroed_left_zero() {
+    const KernelSource& source = *launch_.source;
+    if (source.zeroed_bytes == 0 || workspace_ == nullptr) return;
+    if (!buffers_.is_zero(zeroed_range(workspace_), source.zeroed_bytes))
+      violations_.report(fmt::format(
+          "{}: leaves workspace bytes {} to {}, which its kernels must find zero, not zero",
+          source.template_name, source.zeroed_offset, source.zeroed_offset + source.zeroed_bytes),
+          -1);
+  }
+
  private:
+  [[nodiscard]] void* zeroed_range(void* workspace) const {
+    return static_cast<std::byte*>(workspace) + launch_.source->zeroed_offset;
+  }
+
   // The source's tensor maps over the call's buffers, as the driver would
   // encode them.
   Status bind_tensor_maps(const GridCall& call) {
@@ -176,6 +195,7 @@ class PreparedLaunch {
   TensorMapSpec specs_[kMaxTensorMaps];
   EmulatedTensorMaps maps_;
   ViolationLog violations_;
+  void* workspace_ = nullptr;
   LaunchScope scope_;  // the launch in flight until this is gone
 };
 
@@ -204,6 +224,7 @@ Status emulate(const EmulatedLaunch& launch) {
       [](const KernelEntry& entry, const GridCall& call) { return run_grid(call, entry); });
   if (!s.is_ok()) return s;
   prepared.buffers().report_unwritten_outputs();
+  prepared.check_zeroed_left_zero();
   if (prepared.violations().count() > 0)
     return Status(CONVJIT_STATUS_EXECUTION_FAILED, "emulator: " + prepared.violations().summary());
   copy_outputs(prepared.buffers(), launch);
@@ -228,6 +249,7 @@ Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& lau
                                                        unsigned sampled) {
   std::lock_guard lock(one_launch_at_a_time());
   PreparedLaunch prepared(launch);
+  launch_context().sampled = true;
   std::vector<KernelMemoryCounters> counters;
   const Status s = prepared.run([&](const KernelEntry& entry, const GridCall& call) {
     AccessRecorder recorder;

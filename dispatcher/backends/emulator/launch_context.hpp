@@ -21,6 +21,9 @@ struct LaunchContext {
   EmulatedBuffers* buffers = nullptr;
   ViolationLog* violations = nullptr;
   std::size_t dynamic_shared_bytes = 0;  // the running entry's (kernel_source.hpp)
+  // count_memory's run of a few blocks alone: the others' arrivals on a
+  // counter (common/arrival_counter.cuh) never come, so each is the last.
+  bool sampled = false;
 };
 
 // The launch in flight; kernel_emulator.cpp runs launches one at a time.

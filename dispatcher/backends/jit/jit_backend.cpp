@@ -92,6 +92,8 @@ class JitKernel final : public Kernel {
       entries_.push_back(launch);
     }
     workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
+    zeroed_offset_ = meta.value("zeroed_offset", std::size_t{0});
+    zeroed_bytes_ = meta.value("zeroed_bytes", std::size_t{0});
     return Status::ok();
   }
 
@@ -146,6 +148,7 @@ class JitKernel final : public Kernel {
       if (!encoded.is_ok()) return encoded.status();
       maps = encoded.value();
     }
+    if (Status s = zero_callers_counters(args, workspace); !s.is_ok()) return s;
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual, &maps};
     if (takes_norm_operands(desc_)) params[6] = &norm;
     for (const LaunchEntry& e : entries_)
@@ -157,6 +160,17 @@ class JitKernel final : public Kernel {
   }
 
  private:
+  // The bytes the kernel must find zero (Stream-K's counters), in a
+  // caller's workspace, whose contents are unknown; the kernel's own
+  // starts zeroed and the kernel leaves them so.
+  [[nodiscard]] Status zero_callers_counters(const ExecArgs& args, void* workspace) const {
+    if (zeroed_bytes_ == 0 || args.workspace == nullptr) return Status::ok();
+    const auto at = reinterpret_cast<CUdeviceptr>(workspace) + zeroed_offset_;
+    return driver_.check(
+        driver_.api().memset_d8_async(at, 0, zeroed_bytes_, static_cast<CUstream>(args.stream)),
+        "cuMemsetD8Async (the workspace's counters)");
+  }
+
   const CudaDriver& driver_;
   std::shared_ptr<DeviceContext> context_;  // the device's primary context, retained
   OpDescriptor desc_;
@@ -165,6 +179,7 @@ class JitKernel final : public Kernel {
   std::vector<LaunchEntry> entries_;
   std::unique_ptr<StreamWorkspaces> workspaces_;
   std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
+  std::size_t zeroed_offset_ = 0, zeroed_bytes_ = 0;  // KernelSource::zeroed_bytes
 };
 
 // A TMA kernel, with the variant it falls back on for a call it does not

@@ -41,6 +41,8 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                         {"arch", arch},
                         {"entries", entries},
                         {"workspace_bytes", source.workspace_bytes},
+                        {"zeroed_offset", source.zeroed_offset},
+                        {"zeroed_bytes", source.zeroed_bytes},
                         {"registers", module.stats.max_registers},
                         {"spill_stores", module.stats.spill_stores},
                         {"spill_loads", module.stats.spill_loads},

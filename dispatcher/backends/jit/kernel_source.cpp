@@ -419,10 +419,12 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
     p.constant("ROW_TAPS", launch.row_taps), p.constant("TMA_STORE", launch.tma_store);
+    p.constant("STREAM_K", launch.stream_k);
     p.spatial("AD", "AH", "AW", launch.origin);
     fold_constants(requested, launch, p);
     out.entries = std::move(launch.entries);
     out.workspace_bytes = launch.workspace_bytes;
+    out.zeroed_offset = launch.zeroed_offset, out.zeroed_bytes = launch.zeroed_bytes;
     out.tensor_maps = std::move(launch.maps);
     out.arch_specific = true;
   } else if (tile != nullptr) {

@@ -31,6 +31,9 @@ struct KernelEntry {
   // A persistent grid's (`tiles` blocks) output tiles, which its blocks
   // take in turn: the analyser's measure of its balance; 0 otherwise.
   long long persistent_tiles = 0;
+  // With Stream-K, the tiles' K steps, which its blocks share evenly (a
+  // block's units: parts of tiles): its balance then; 0 otherwise.
+  long long persistent_units = 0;
   // Blocks a cluster (common/cluster.cuh), consecutive in the grid, which
   // blocks() must be a multiple of; 1: no clusters.
   unsigned cluster_blocks = 1;
@@ -56,6 +59,10 @@ struct KernelSource {
   std::vector<ProblemConstant> constants;  // the prelude's Problem, in order
   std::vector<KernelEntry> entries;        // launched in order
   std::size_t workspace_bytes = 0;         // scratch shared by the entries
+  // Workspace bytes from zeroed_offset that every launch must find zero
+  // and leaves zero (Stream-K's counters): a kernel's own workspace starts
+  // zeroed; a caller's the JIT zeroes before the launch.
+  std::size_t zeroed_offset = 0, zeroed_bytes = 0;
   // The TMA maps the entries take after the workspace, in place of the
   // epilogue's operands (kernel_abi.cuh), bound to each call's pointers.
   std::vector<TensorMapArgument> tensor_maps;  // at most kMaxTensorMaps

@@ -378,12 +378,36 @@ long long k_slices(const OpDescriptor& d, long long tiles, const WgmmaConvConfig
                                            : reduction_slices(d, tiles, config);
 }
 
+// The K steps of a tile of `config` (a fitted tile): with row taps, a
+// window row's taps a step.
+long long config_steps(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  return tile_steps(d) / config.taps;
+}
+
+// Stream-K's blocks (conv/wgmma_conv_tile.cuh; 0: none): a ping-pong grid
+// without clusters over a forward conv's tiles, one block an SM, where
+// whole tiles taken in turn would leave its last round under 0.9 full
+// (ResNet-50's layer4 at batch 32: 104 tiles of 128 x 64 on 132 SMs) and
+// each block still gets 4 K steps or more.  The blocks then share the
+// tiles' K steps evenly, and the parts of a tile add up in the kernel.
+long long stream_k_blocks(const OpDescriptor& d, const WgmmaConvConfig& config, long long tiles) {
+  constexpr long long kMinBlockSteps = 4;
+  if (!config.ping_pong || config.cluster > 1 || phased(d) || d.direction == Direction::bwdfilt)
+    return 0;
+  if (!SettingsStore::instance().snapshot()->wgmma_stream_k.value) return 0;
+  const long long round = ceil_div(tiles, kHopperSms) * kHopperSms;
+  if (10 * tiles > 9 * round || tiles * config_steps(d, config) < kMinBlockSteps * kHopperSms)
+    return 0;
+  return kHopperSms;
+}
+
 // The blocks of `config`'s main entry: a tile and slice each, or in
 // ping-pong one an SM, each taking its tiles in turn, in whole clusters
-// (the tiles are whole clusters too).
+// (the tiles are whole clusters too), or with Stream-K one an SM.
 long long grid_blocks(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long tiles = output_tiles(d, config);
   const long long slots = kHopperSms * config.blocks_per_sm / config.cluster * config.cluster;
+  if (const long long blocks = stream_k_blocks(d, config, tiles); blocks > 0) return blocks;
   return config.ping_pong ? std::min(tiles, slots) : tiles * k_slices(d, tiles, config);
 }
 
@@ -709,10 +733,16 @@ namespace {
 
 // The tile work (pixels x filters) the busiest SM does: its share of
 // `config`'s blocks (a tile and slice each, or its ping-pong tiles; one
-// block an SM) times a block's share of a tile.
+// block an SM) times a block's share of a tile, or with Stream-K its
+// share of the tiles' K steps.
 long long busiest_sm_work(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long tiles = output_tiles(d, config), slices = k_slices(d, tiles, config);
-  return ceil_div(tiles * slices, kHopperSms) * config.pixels * config.filters / slices;
+  const long long area = config.pixels * config.filters;
+  if (stream_k_blocks(d, config, tiles) > 0) {
+    const long long steps = config_steps(d, config);
+    return ceil_div(tiles * steps, kHopperSms) * area / steps;
+  }
+  return ceil_div(tiles * slices, kHopperSms) * area / slices;
 }
 
 // The row-tap tile in place of `lead` (a ping-pong tile, or 256 x 64):
@@ -800,6 +830,23 @@ const WgmmaConvConfig* find_wgmma_config(std::string_view variant) {
   return nullptr;
 }
 
+namespace {
+
+// Stream-K's workspace after the filters' copy: each block's two slots of
+// a consumer's f32 sums, then a counter a tile, which every launch finds
+// zero and leaves so (KernelSource::zeroed_bytes).
+void add_stream_k_sums(WgmmaConvLaunch& launch, long long tiles, const WgmmaConvConfig& config) {
+  constexpr std::size_t kAlignment = 256;
+  const std::size_t at = (launch.workspace_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  launch.partials_offset = static_cast<long long>(at / sizeof(float));
+  const long long slots = 2 * launch.stream_k * WgmmaConvTile::kPixels * config.filters;
+  launch.zeroed_offset = at + static_cast<std::size_t>(slots) * sizeof(float);
+  launch.zeroed_bytes = static_cast<std::size_t>(tiles) * sizeof(float);
+  launch.workspace_bytes = launch.zeroed_offset + launch.zeroed_bytes;
+}
+
+}  // namespace
+
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& variant) {
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   const WgmmaConvConfig config = fitted_tile(desc, d, variant);
@@ -823,12 +870,15 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   }
   launch.split = k_slices(d, tiles, config);
+  launch.stream_k = stream_k_blocks(d, config, tiles);
   const long long blocks = grid_blocks(d, config);
   const long long step = wgmma_step_channels(desc);
   KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(step),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
+  if (launch.stream_k > 0) main.persistent_units = tiles * config_steps(d, config);
   main.cluster_blocks = static_cast<unsigned>(config.cluster);
+  if (launch.stream_k > 0) add_stream_k_sums(launch, tiles, config);
   launch.entries.push_back(std::move(main));
   if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
     // The partial sums, after x' where the conv folds its taps; the

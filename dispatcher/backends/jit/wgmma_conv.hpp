@@ -290,8 +290,17 @@ struct WgmmaConvLaunch {
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
   long long split = 1;
+  // Stream-K's blocks (Problem::STREAM_K; 0: none): a ping-pong grid
+  // sharing its tiles' K steps evenly, the parts of a tile added in the
+  // kernel (conv/wgmma_conv_tile.cuh), through slots and counters in the
+  // workspace.
+  long long stream_k = 0;
+  // The workspace's bytes the launch must find zero and leaves zero:
+  // Stream-K's counters (KernelSource::zeroed_bytes).
+  std::size_t zeroed_offset = 0, zeroed_bytes = 0;
   // The partial sums in the workspace, in floats (Problem::PARTIALS): a
-  // fwd's or bwddata's after the filters' copy, a folded bwdfilt's after x'.
+  // fwd's or bwddata's after the filters' copy (Stream-K's slots too), a
+  // folded bwdfilt's after x'.
   long long partials_offset = 0;
   // A strided bwddata's map origin in dy, D H W (conv_bwddata_wgmma.cuh).
   std::array<std::int64_t, 3> origin{};
