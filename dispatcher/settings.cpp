@@ -227,7 +227,7 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
   read_flag(lookup, "CONVJIT_WGMMA_TMA_STORE", s.wgmma_tma_store, "the Hopper conv stores by TMA",
             warnings);
   read_flag(lookup, "CONVJIT_WGMMA_STREAM_K", s.wgmma_stream_k,
-            "the Hopper conv's ping-pong grids run Stream-K", warnings);
+            "the Hopper conv's ping-pong grids keep whole tiles", warnings);
   return s;
 }
 

@@ -11,7 +11,7 @@
 //   CONVJIT_ALLOW_TF32   1 lets cuDNN run f32 convolutions on TF32 tensor cores
 //   CONVJIT_RULES        ':'-separated rules files, applied in order
 //   CONVJIT_WGMMA_TMA_STORE  0 keeps the Hopper conv's tiles on the threads' store
-//   CONVJIT_WGMMA_STREAM_K   0 keeps the Hopper conv's ping-pong grids a tile at a time
+//   CONVJIT_WGMMA_STREAM_K   1 lets the Hopper conv's ping-pong grids run Stream-K
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
@@ -68,10 +68,13 @@ struct Settings {
   // off, by its threads: a developer's switch, so that a GPU times the two
   // side by side.  Read when a kernel is built.
   Setting<bool> wgmma_tma_store{true, SettingSource::default_value, "default"};
-  // The Hopper conv's ping-pong grids cut the tiles' K steps evenly among
-  // their blocks (Stream-K) where whole tiles would leave SMs idle
-  // (wgmma_conv.hpp); off, whole tiles: a developer's switch, as above.
-  Setting<bool> wgmma_stream_k{true, SettingSource::default_value, "default"};
+  // On, the Hopper conv's ping-pong grids cut the tiles' K steps evenly
+  // among their blocks (Stream-K) where whole tiles would leave SMs idle
+  // (wgmma_conv.hpp).  Off by default: the analyser predicts the parts'
+  // f32 sums cost more than the balance saves (bench/results/
+  // 2026-12-06-stream-k); a developer's switch, so that a GPU times the
+  // two side by side.  Read when a kernel is built.
+  Setting<bool> wgmma_stream_k{false, SettingSource::default_value, "default"};
 };
 
 // Reads settings from an environment lookup (getenv in production).

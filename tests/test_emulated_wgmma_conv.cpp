@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -916,9 +917,9 @@ INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PingPongTile,
                          ::testing::Values(kWgmmaConfigs[5], kWgmmaConfigs[6]),
                          [](const auto& p) { return std::string(p.param.id); });
 
-// `d`'s Stream-K launch of `variant` on a grid cut to `blocks` (as the
-// JIT cuts it to a GPU's SMs), so that a block runs whole tiles between
-// the parts at its ends, or (more blocks than tiles) one part of a tile.
+// `d`'s Stream-K launch of `variant` on a grid cut to `blocks`, so that
+// a block runs whole tiles between the parts at its ends, or (more blocks
+// than tiles) one part of a tile.
 // With beta, on the threads' store.
 void check_stream_k_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                               long long blocks, double alpha = 1.0, double beta = 0.0) {
@@ -931,6 +932,14 @@ void check_stream_k_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::str
   ASSERT_GT(main.persistent_units, 0) << "not a Stream-K launch";
   main.tiles = blocks;
   main.threads = blocks * main.threads_per_block;
+  // Its Problem::STREAM_K too, whose slots the counters follow.
+  std::map<std::string, long long> constant;
+  for (ProblemConstant& c : source.value().constants) {
+    if (c.name == "STREAM_K") c.value = blocks;
+    constant[c.name] = c.value;
+  }
+  source.value().zeroed_offset = static_cast<std::size_t>(
+      (constant["PARTIALS"] + 2 * blocks * 128 * constant["TILE_N"]) * sizeof(float));
   auto kernel = emulate_kernel_source(d, std::move(source).value());
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
   const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
@@ -945,17 +954,23 @@ void check_stream_k_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::str
 // evenly among 132 blocks, a tile's parts added by the last to finish.
 // Its launch: 132 blocks, the units, the slots and then the counters in
 // the workspace, which the launch finds zero and must leave zero (the
-// emulator checks it), with no first pass.  Against the
-// reference: the TMA store (beta 0), beta and a fused epilogue on the
-// threads' store, a stride-1 bwddata, K C R S filters through the copy,
+// emulator checks it), with no first pass, and the threads' store (the
+// parts add up in its staging).  Against the reference: beta 0 and
+// beta, a fused epilogue, a stride-1 bwddata, K C R S filters through the copy,
 // the 128 x 128 tile; grids cut to 5 and 3 blocks (whole tiles between
 // a block's parts) and to 50 (more blocks than tiles: a tile in 2 or 3
-// parts).  CONVJIT_WGMMA_STREAM_K=0 keeps whole tiles.
+// parts).  It runs where CONVJIT_WGMMA_STREAM_K=1 asks; by default the
+// grid keeps whole tiles.
 TEST(EmulatedWgmmaConv, StreamKSharesTheTilesKStepsEvenlyAmongTheBlocks) {
   std::mt19937 rng(4410);
   const std::string_view half = kWgmmaConfigs[6].id, full = kWgmmaConfigs[5].id;
   test::ConvCase c = channels_last_3x3(136, 40, {40, 32}, {1, 1}, {1, 1});
   const OpDescriptor d = fwd(c, DataType::bf16);
+  const WgmmaConvLaunch whole = wgmma_conv_launch(d, kWgmmaConfigs[6]);
+  EXPECT_EQ(whole.stream_k, 0);
+  EXPECT_EQ(whole.entries.back().tiles, 20);
+  EXPECT_EQ(whole.zeroed_bytes, 0u);
+  const test::SettingScope stream_k("CONVJIT_WGMMA_STREAM_K", "1");
   auto source = kernel_source(d, half);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   const KernelSource& launch = source.value();
@@ -968,6 +983,8 @@ TEST(EmulatedWgmmaConv, StreamKSharesTheTilesKStepsEvenlyAmongTheBlocks) {
   EXPECT_EQ(launch.zeroed_offset, 2 * 132 * 128 * 64 * sizeof(float)) << "after the slots";
   EXPECT_EQ(launch.zeroed_bytes, 20 * sizeof(float)) << "a counter a tile";
   EXPECT_EQ(launch.workspace_bytes, launch.zeroed_offset + launch.zeroed_bytes);
+  EXPECT_FALSE(stores_output_by_tma(launch.tensor_maps));
+  EXPECT_TRUE(whole.tma_store);
   check(d, rng, 1.0, 0.0, half);
   check(d, rng, 0.5, 0.25, half);
   check_stream_k_on_blocks(d, rng, half, 5);
@@ -986,11 +1003,6 @@ TEST(EmulatedWgmmaConv, StreamKSharesTheTilesKStepsEvenlyAmongTheBlocks) {
   test::ConvCase wide = channels_last_3x3(136, 136, {28, 24}, {1, 1}, {1, 1});
   ASSERT_EQ(wgmma_conv_launch(fwd(wide, DataType::bf16), kWgmmaConfigs[5]).stream_k, kHopperSms);
   check_stream_k_on_blocks(fwd(wide, DataType::bf16), rng, full, 6);
-  const test::SettingScope whole("CONVJIT_WGMMA_STREAM_K", "0");
-  const WgmmaConvLaunch off = wgmma_conv_launch(d, kWgmmaConfigs[6]);
-  EXPECT_EQ(off.stream_k, 0);
-  EXPECT_EQ(off.entries.back().tiles, 20);
-  EXPECT_EQ(off.entries.size(), 1u);
 }
 
 // The 128 x 128 ping-pong tile in clusters of two (wgmma128x128pc): a

@@ -30,6 +30,7 @@
 #include "dispatcher/models/model_table.hpp"
 #include "dispatcher/settings.hpp"
 #include "kernel_templates/conv/pixel_filters_shape.cuh"
+#include "tests/support/threads_store_scope.hpp"
 
 namespace convjit {
 namespace {
@@ -477,6 +478,39 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
   EXPECT_GT(checked, 16);
   EXPECT_GT(stored_by_tma, 0);
   EXPECT_LT(stored_by_tma, checked);
+}
+
+// Stream-K (CONVJIT_WGMMA_STREAM_K=1) in the ping-pong tiles, fwd and
+// stride-1 bwddata, wherever it runs on the representative layers: the
+// parts' sums read 16 bytes a thread past the L1 (ld.global.cg) after
+// the fenced count of arrivals, and no spills.
+TEST(JitStaticChecks, TheHopperConvsStreamKCountsItsPartsWithoutSpills) {
+  const test::SettingScope stream_k("CONVJIT_WGMMA_STREAM_K", "1");
+  int checked = 0;
+  for (const WgmmaConvConfig& config : kWgmmaConfigs) {
+    if (!config.ping_pong || config.cluster > 1) continue;
+    for (Direction direction : {Direction::fwd, Direction::bwddata})
+      for (const auto& [layer, d] : representative_layers(DataType::bf16, direction, true)) {
+        if (!wgmma_conv_support(d, config).is_ok() || wgmma_conv_launch(d, config).stream_k == 0)
+          continue;
+        SCOPED_TRACE(fmt::format("{} {} {} ({})", config.id, layer, direction_name(direction),
+                                 descriptor_name(d)));
+        auto source = kernel_source(d, config.id);
+        ASSERT_TRUE(source.is_ok()) << source.status().message();
+        auto module = compile_kernel(source.value(), "sm_90");
+        ASSERT_TRUE(module.is_ok()) << module.status().message();
+        const CompiledModule& m = module.value();
+        for (const char* instruction : {"ld.global.cg.v4.u32", "atom.global.add.f32", "membar.gl"})
+          EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction;
+        EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
+        EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
+        std::printf("  %-24s %-7s %-14s Stream-K sm_90a: %3d registers, %.0f ms\n", layer.c_str(),
+                    std::string(direction_name(direction)).c_str(), std::string(config.id).c_str(),
+                    m.stats.max_registers, m.compile_ms);
+        ++checked;
+      }
+  }
+  EXPECT_GE(checked, 3);
 }
 
 // A bwddata with K R S C filters reads them in place (launches no first

@@ -115,16 +115,16 @@ TEST(Settings, TheHopperConvsTmaStoreIsOnUnlessTurnedOff) {
       << warnings[0];
 }
 
-TEST(Settings, TheHopperConvsStreamKIsOnUnlessTurnedOff) {
-  EXPECT_TRUE(read({}).wgmma_stream_k.value);
-  const Settings off = read({{"CONVJIT_WGMMA_STREAM_K", "0"}});
-  EXPECT_FALSE(off.wgmma_stream_k.value);
-  EXPECT_EQ(off.wgmma_stream_k.origin, "CONVJIT_WGMMA_STREAM_K");
-  EXPECT_TRUE(off.wgmma_tma_store.value);
+TEST(Settings, TheHopperConvsStreamKIsOffUnlessTurnedOn) {
+  EXPECT_FALSE(read({}).wgmma_stream_k.value);
+  const Settings on = read({{"CONVJIT_WGMMA_STREAM_K", "1"}});
+  EXPECT_TRUE(on.wgmma_stream_k.value);
+  EXPECT_EQ(on.wgmma_stream_k.origin, "CONVJIT_WGMMA_STREAM_K");
+  EXPECT_TRUE(on.wgmma_tma_store.value);
   std::vector<std::string> warnings;
-  EXPECT_TRUE(read({{"CONVJIT_WGMMA_STREAM_K", "no"}}, &warnings).wgmma_stream_k.value);
+  EXPECT_FALSE(read({{"CONVJIT_WGMMA_STREAM_K", "yes"}}, &warnings).wgmma_stream_k.value);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("ignored (the Hopper conv's ping-pong grids run Stream-K)"),
+  EXPECT_NE(warnings[0].find("ignored (the Hopper conv's ping-pong grids keep whole tiles)"),
             std::string::npos)
       << warnings[0];
 }

@@ -206,11 +206,12 @@ __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem,
       [](index_t block) { return work_of<N>(block); },
       [&](const Ring<Barriers>& stages, const Work& work) { produce<N>(maps, smem, stages, work); },
       [&](const Ring<Barriers>& stages, const Work& work, int j) {
-        consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, dx, dx_output(work),
-                             work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta,
-                             TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()),
-                                      workspace, {}, false},
-                             maps);
+        consume_and_store<N>(
+            smem, stages, work.slice.steps, consumers, j, dx, dx_output(work), work.pixel0,
+            work.channel0, ScaledEpilogue{alpha}, beta,
+            TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()), workspace,
+                     0, 0, 0},
+            maps);
       });
 }
 

@@ -141,8 +141,6 @@ struct Work {
   index_t tile, split, pixel0, anchor0;
   int filter0;
   Slice slice;
-  TileUnits units;  // with Stream-K, the tile's steps among the units
-  bool part;        // with Stream-K, some of the tile's steps
 };
 template <int N>
 __device__ __forceinline__ index_t filter_tiles() {
@@ -166,9 +164,7 @@ __device__ __forceinline__ Work work_of(index_t block) {
           pixel0,
           pixel0 < output_pixels() ? pixel0 : pixel0 - rank * tile_pixels(),
           static_cast<int>(group % filter_tiles<N>() * tile_filters<N>()),
-          k_slice(split, k_steps()),
-          {},
-          false};
+          k_slice(split, k_steps())};
 }
 
 // Stream-K (P::STREAM_K blocks, conv/wgmma_conv_tile.cuh): every tile's
@@ -191,10 +187,8 @@ __device__ __forceinline__ Work stream_k_work_of(index_t unit) {
   const index_t steps = k_steps(), tile = unit / steps, first = tile * steps;
   const index_t end = stream_k_start(blockIdx.x + 1ll, units<N>()) - first;
   Work work = work_of<N>(tile);
-  work.slice = {static_cast<int>(unit - first), static_cast<int>((end < steps ? end : steps) -
-                                                                 (unit - first))};
-  work.units = {tile, first, steps, units<N>()};
-  work.part = work.slice.steps < steps;
+  work.slice = {static_cast<int>(unit - first),
+                static_cast<int>((end < steps ? end : steps) - (unit - first))};
   return work;
 }
 
@@ -239,11 +233,12 @@ __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem,
     produce<N>(maps, smem, stages, work);
   };
   const auto store_work = [&](const Ring<Barriers>& stages, const Work& work, int j) {
-    consume_and_store<N>(smem, stages, work.slice.steps, consumers, j, y, y_output(), work.pixel0,
-                         work.filter0, epilogue, epilogue.beta,
-                         TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()),
-                                  workspace, work.units, work.part},
-                         maps);
+    consume_and_store<N>(
+        smem, stages, work.slice.steps, consumers, j, y, y_output(), work.pixel0, work.filter0,
+        epilogue, epilogue.beta,
+        TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()), workspace,
+                 k_steps(), units<N>(), filter_tiles<N>()},
+        maps);
   };
   CONVJIT_IF_CONSTANT (P::STREAM_K != 0)
     run_block_work(

@@ -660,9 +660,11 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
   CONVJIT_IF_CONSTANT (Problem::ROW_TAPS > 1) store_cut_pieces<N>(own, rows, y, output, col0);
 }
 
-// Stream-K (Problem::STREAM_K: the most blocks, in ping-pong): the K
-// steps of all the tiles, `units`, cut evenly among the grid's G blocks
-// (as many as the GPU has SMs, up to STREAM_K), block b running units
+// Stream-K (Problem::STREAM_K blocks, in ping-pong): the K steps of all
+// the tiles, `units`, cut evenly among the G blocks (a constant, so that
+// the cuts divide by it without a 64-bit division's call, which spilled a
+// 128-filter consumer's registers; the JIT launches them all whatever
+// the GPU's SMs, which no block waits for), block b running units
 // [b units / G, (b + 1) units / G) in order, so that a tile's steps may
 // be parts of several neighbouring blocks' (a block's first and last
 // work; the others are whole tiles).  A part's consumer writes its f32
@@ -675,41 +677,52 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
 // tile as a whole tile's consumer does.  No block waits for another, so
 // the grid need not all be resident at once.
 __device__ __forceinline__ index_t stream_k_start(index_t block, index_t units) {
-  return block * units / gridDim.x;
+  return block * units / Problem::STREAM_K;
 }
 // The block whose units hold `unit` (blocks of no units hold none).
 __device__ __forceinline__ index_t stream_k_block(index_t unit, index_t units) {
-  index_t block = unit * gridDim.x / units;
+  index_t block = unit * Problem::STREAM_K / units;
 #pragma unroll 1
   while (stream_k_start(block + 1, units) <= unit) ++block;
   return block;
 }
-// A tile's steps among the units: `steps` from `first`, of `units`.
-struct TileUnits {
-  index_t tile, first, steps, units;
+// A tile's parts: those of blocks [first, end).  Block b's slot is 2b,
+// but 2b + 1 for the first block's where its units start before the tile
+// (the part is the block's last work, not its first).
+struct TileParts {
+  int first, end, lead;
 
-  // The slot of block b's part: its last work where the tile starts after
-  // the block's units do.
-  __device__ __forceinline__ index_t slot(index_t block) const {
-    return 2 * block + (stream_k_start(block, units) < first ? 1 : 0);
-  }
-  __device__ __forceinline__ index_t first_block() const { return stream_k_block(first, units); }
-  __device__ __forceinline__ index_t last_block() const {
-    return stream_k_block(first + steps - 1, units);
+  __device__ __forceinline__ int slot(int block) const {
+    return 2 * block + (block == first ? lead : 0);
   }
 };
+// Those of the tile whose `steps` K steps start at unit `first` of `units`.
+__device__ __forceinline__ TileParts tile_parts(index_t first, index_t steps, index_t units) {
+  const index_t begin = stream_k_block(first, units);
+  return {static_cast<int>(begin), static_cast<int>(stream_k_block(first + steps - 1, units)) + 1,
+          stream_k_start(begin, units) < first ? 1 : 0};
+}
 // Where a consumer's sums go instead of y: split-K's slice's partial sums
-// (Problem::SPLIT > 1), or a Stream-K part's (`part`) into the workspace.
+// (Problem::SPLIT > 1), or with Stream-K a part's (fewer than a tile's
+// `steps` K steps, of all the tiles' `units`; tiles of pixels by
+// `filter_tiles` tiles of filters) into the workspace.  The part and its
+// tile are told from the consumer's steps and first pixel and filter,
+// which it keeps anyway: a 128-filter consumer that kept them too through
+// its main loop spilled.
 struct TileSums {
   scratch_t* partial;
   scratch_t* workspace;
-  TileUnits units;
-  bool part;
+  index_t steps, units, filter_tiles;
+
+  template <int N>
+  __device__ __forceinline__ index_t tile(index_t pixel0, int filter0) const {
+    return pixel0 / kBlockM * filter_tiles + filter0 / N;
+  }
 };
 
-// A part's sums, a consumer's accumulators in 16-byte groups, a
-// warpgroup's threads side by side (one coalesced 2 KiB store a group),
-// top's then bottom's; and the tiles' counters after the slots.
+// A part's sums: its consumer's staged f32 tile (staged_index's layout;
+// the parts of a tile all alike), copied 16 bytes a thread at a time; and
+// the tiles' counters after the slots.
 template <int N>
 __device__ __forceinline__ scratch_t* part_sums(scratch_t* workspace, index_t slot) {
   return workspace + Problem::PARTIALS + slot * kBlockM * N;
@@ -719,68 +732,61 @@ __device__ __forceinline__ scratch_t* tile_counter(scratch_t* workspace, index_t
   return workspace + Problem::PARTIALS + 2 * Problem::STREAM_K * kBlockM * N + tile;
 }
 template <int N>
-__device__ __forceinline__ index_t part_group(int half, int i) {
-  return (static_cast<index_t>(half * N / 8 + i / 4) * kWarpgroupSize + tile_thread()) * 4;
-}
-template <int N>
-__device__ __forceinline__ void store_part(scratch_t* part, wgmma_accumulators<N>& acc, int half) {
-#pragma unroll
-  for (int i = 0; i < N / 2; i += 4)
-    store_128(part + part_group<N>(half, i),
-              Vec128{{__float_as_uint(acc[i]), __float_as_uint(acc[i + 1]),
-                      __float_as_uint(acc[i + 2]), __float_as_uint(acc[i + 3])}});
-}
-template <int N>
-__device__ __forceinline__ void add_part(const scratch_t* part, wgmma_accumulators<N>& acc,
-                                         int half) {
-#pragma unroll
-  for (int i = 0; i < N / 2; i += 4) {
-    const Vec128 four = load_128_l2(part + part_group<N>(half, i));
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i + j] += __uint_as_float(four.w[j]);
-  }
+__device__ __forceinline__ int staged_chunks() {
+  return kBlockM * N / 4;
 }
 
-// A Stream-K part's consumer after its main loop: its sums to its slot,
-// counted on the tile's counter.  True for the last to count, whose
-// accumulators are then the tile's sums, to be stored; its threads learn
-// it from the first word of the consumer's staging (read by its last TMA
-// store, if any, before it is written), between two phases of the
-// epilogue's barrier.
-template <int N, class Tiles, class Barrier>
-__device__ __forceinline__ bool sums_tile_parts(Tiles smem, Barrier barrier, scratch_t* workspace,
-                                                const TileUnits& tile, wgmma_accumulators<N>& top,
-                                                wgmma_accumulators<N>& bottom) {
-  const index_t block = blockIdx.x;
-  scratch_t* own = part_sums<N>(workspace, tile.slot(block));
-  store_part<N>(own, top, 0);
-  store_part<N>(own, bottom, 1);
+// A Stream-K part's consumer once its staging holds its f32 tile and
+// rows' offsets (the epilogue's phase 1; the block's `block_tile`-th
+// work): the tile to its slot, counted on the tile's counter.  True for
+// the last to count, whose staging then holds the tile's sums, for the
+// store loop.  The flag that tells the consumer's threads is the staged
+// tile's first word, between phases 2 and 3 of the epilogue's barrier;
+// the sums follow phase 4, and the store loop phase 5 (an even count, as
+// the barrier's parities ask of each tile).  Staged, not from registers:
+// a part's accumulators read out on a path of their own spilled a
+// 128-filter consumer's registers.
+template <int N, class Staged, class Barrier>
+__device__ __forceinline__ bool sums_tile_parts(Staged staged, Barrier barrier,
+                                                const TileSums& sums, index_t tile_index,
+                                                int block_tile) {
+  scratch_t* const workspace = sums.workspace;
+  scratch_t* own = part_sums<N>(workspace, 2 * blockIdx.x + (block_tile > 0 ? 1 : 0));
+  const int t = tile_thread();
+#pragma unroll 1
+  for (int c = t; c < staged_chunks<N>(); c += kWarpgroupSize)
+    store_128(own + 4 * c, load_128(&staged[4 * c]));
+  const TileParts tile = tile_parts(tile_index * sums.steps, sums.steps, sums.units);
   __threadfence();
-  await_staged_reads();
-  const auto last = staging<N>(smem);
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 0);
-  const index_t first = tile.first_block(), end = tile.last_block() + 1;
-  if (tile_thread() == 0) {
-    scratch_t* counter = tile_counter<N>(workspace, tile.tile);
-    const bool finishes = arrives_last(counter, end - first);
+  if (t == 0) {
+    scratch_t* counter = tile_counter<N>(workspace, tile_index);
+    const bool finishes = arrives_last(counter, tile.end - tile.first);
     if (finishes) *counter = 0.0f;
-    last[0] = finishes ? 1.0f : 0.0f;
+    staged[0] = finishes ? 1.0f : 0.0f;
   }
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 1);
-  if (last[0] == 0.0f) return false;
+  const bool finishes = staged[0] != 0.0f;
+  if (!finishes) return false;
   __threadfence();
-  for (int i = 0; i < N / 2; ++i) {
-    top[i] = 0.0f;
-    bottom[i] = 0.0f;
-  }
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 0);
 #pragma unroll 1
-  for (index_t b = first; b < end; ++b) {
-    const scratch_t* part = part_sums<N>(workspace, tile.slot(b));
-    add_part<N>(part, top, 0);
-    add_part<N>(part, bottom, 1);
+  for (int c = t; c < staged_chunks<N>(); c += kWarpgroupSize) {
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 1
+    for (int b = tile.first; b < tile.end; ++b) {
+      const Vec128 four = load_128_l2(part_sums<N>(workspace, tile.slot(b)) + 4 * c);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) sum[j] += __uint_as_float(four.w[j]);
+    }
+    store_128(&staged[4 * c], Vec128{{__float_as_uint(sum[0]), __float_as_uint(sum[1]),
+                                      __float_as_uint(sum[2]), __float_as_uint(sum[3])}});
   }
+  mbarrier_arrive(barrier);
+  mbarrier_wait_parity(barrier, 1);
   return true;
 }
 
@@ -819,11 +825,6 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
     store_partials<N>(sums.partial, bottom, row0 + 64, col0);
     return;
   }
-  CONVJIT_IF_CONSTANT (Problem::STREAM_K != 0) {
-    if (sums.part && !sums_tile_parts<N>(smem, epilogue_barrier(consumers), sums.workspace,
-                                         sums.units, top, bottom))
-      return;
-  }
   // A kernel that stores by TMA serves launches of beta 0 alone (the
   // host's check_output_beta; the JIT runs the others on its TMA
   // fallback): with the threads' store for beta compiled in too, NVRTC
@@ -845,6 +846,12 @@ __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, 
   stage_row_offsets<N>(staged, output, pixel0, t, threads);
   mbarrier_arrive(barrier);
   mbarrier_wait_parity(barrier, 1);
+  // Stream-K kernels store by their threads (the host's tma_store_map).
+  CONVJIT_IF_CONSTANT (Problem::STREAM_K != 0) {
+    if (steps < sums.steps &&
+        !sums_tile_parts<N>(own, barrier, sums, sums.tile<N>(pixel0, filter0), block_tile))
+      return;
+  }
   // A chunk's 8 values are two swizzled runs of 4 (16 bytes each).
   store_tile<N>(
       [&](int row, int col, float(&v)[kChunkElements]) {

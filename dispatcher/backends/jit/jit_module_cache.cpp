@@ -35,7 +35,9 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                        {"block_size", e.threads_per_block},
                        {"dynamic_shared_bytes", e.dynamic_shared_bytes},
                        {"cluster_blocks", e.cluster_blocks},
-                       {"persistent", e.persistent_tiles > 0}});
+                       // Cut to the GPU's SMs; Stream-K's grid is its
+                       // kernel's constant, whole on any GPU.
+                       {"persistent", e.persistent_tiles > 0 && e.persistent_units == 0}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},
                         {"arch", arch},

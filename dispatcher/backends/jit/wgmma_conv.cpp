@@ -423,7 +423,7 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
 // Where the kernel stores y by TMA (Problem::TMA_STORE; such a kernel
 // serves launches of beta 0 alone: check_output_beta), the map it stores
 // through (wgmma_store_map.hpp): a forward conv's whole tiles (not
-// split-K's partial sums) without a fused residual (read at y's
+// split-K's partial sums, not Stream-K's) without a fused residual (read at y's
 // offsets), where y's pixels are rows of one stride that TMA can map;
 // with row taps, where the consumers' boxes fit the staging (a ping-pong
 // consumer's own, else the ring); unless CONVJIT_WGMMA_TMA_STORE=0 keeps
@@ -432,6 +432,8 @@ std::optional<TensorMapSpec> tma_store_map(const OpDescriptor& d, const WgmmaCon
   if (d.direction != Direction::fwd || d.has_residual()) return std::nullopt;
   if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return std::nullopt;
   if (k_slices(d, output_tiles(d, config), config) > 1) return std::nullopt;
+  // Stream-K's parts add up in the staging, which its threads then store.
+  if (stream_k_blocks(d, config, output_tiles(d, config)) > 0) return std::nullopt;
   if (config.taps > 1 && config.row_store_staged_bytes() >
                              (config.ping_pong ? config.staged_bytes() : config.ring_bytes()))
     return std::nullopt;
