@@ -70,10 +70,11 @@ struct Settings {
   Setting<bool> wgmma_tma_store{true, SettingSource::default_value, "default"};
   // On, the Hopper conv's ping-pong grids cut the tiles' K steps evenly
   // among their blocks (Stream-K) where whole tiles would leave SMs idle
-  // (wgmma_conv.hpp).  Off by default: the analyser predicts the parts'
-  // f32 sums cost more than the balance saves (bench/results/
-  // 2026-12-06-stream-k); a developer's switch, so that a GPU times the
-  // two side by side.  Read when a kernel is built.
+  // (wgmma_conv.hpp).  Off by default: on ResNet-50's and YOLO11n's
+  // convs the analyser predicts the parts' f32 sums cost more than the
+  // balance saves (bench/results/2026-12-06-stream-k); a developer's
+  // switch, so that a GPU times the two side by side.  Read when a kernel
+  // is built.
   Setting<bool> wgmma_stream_k{false, SettingSource::default_value, "default"};
 };
 

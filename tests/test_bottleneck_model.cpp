@@ -252,6 +252,30 @@ TEST(BottleneckModel, APersistentGridTakesItsFullestBlockAndHidesEpiloguesUnderM
               1e-6 * epilogue.high);
 }
 
+// With Stream-K the same grid shares the 300 tiles' K steps (here 7 a
+// tile: 2100 units) evenly, so its fullest block has ceil(2100 / 132) =
+// 16 units, 16/7 tiles' worth, not 3 tiles: the tensor limit follows.
+TEST(BottleneckModel, AStreamKGridTakesItsFullestBlocksShareOfTheKSteps) {
+  const auto predict = [&](long long units) {
+    EntryAnalysis e = kernel(132, 1, 0);
+    e.launch.persistent_tiles = 300;
+    e.launch.persistent_units = units;
+    e.memory->wgmma_mma_equivalents = 1e8;
+    const auto p = predict_kernel(e, h100(), nullptr, 128 * 128);
+    EXPECT_TRUE(p.is_ok()) << p.status().message();
+    return p.value();
+  };
+  EntryAnalysis balanced = kernel(132, 1, 0);
+  balanced.memory->wgmma_mma_equivalents = 1e8;
+  const auto even = predict_kernel(balanced, h100(), nullptr, 128 * 128);
+  ASSERT_TRUE(even.is_ok());
+  EXPECT_NEAR(limit(predict(300 * 7), "tensor").low / limit(even.value(), "tensor").low,
+              16.0 * 132 / 2100, 1e-12);
+  EXPECT_NEAR(limit(predict(0), "tensor").low / limit(even.value(), "tensor").low, 3 * 132 / 300.0,
+              1e-12)
+      << "without units, whole tiles";
+}
+
 // A tile stored by TMA (a bulk store site in the kernel's counters) is
 // charged the TMA store's epilogue range per output, not the threads'
 // store's; it is narrower at its low end and never above the threads'.

@@ -841,23 +841,20 @@ TEST(EmulatedWgmmaConv, FilterWideTileSharesItsPixelsBetweenTwoConsumers) {
 // block's tiles in turn and stage them outside the ring.
 class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 
-// `d` with `variant`'s persistent grid cut to `blocks`, so that each
-// block takes several tiles: the ring's steps and parities run on across
-// them, and the consumers alternate, unevenly where the tiles do not
-// divide.  With beta, on the threads' store (a TMA store serves beta 0
-// alone: check).  Whole tiles, not Stream-K's parts (StreamKShares...).
-void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
-                     long long blocks, double alpha = 1.0, double beta = 0.0) {
-  SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
-  const test::SettingScope whole_tiles("CONVJIT_WGMMA_STREAM_K", "0");
+// `d` in `variant` on a grid cut to `blocks`, its source adjusted by
+// `adjust` first, against the reference; with beta, on the threads' store
+// (a TMA store serves beta 0 alone: check).
+template <class Adjust>
+void run_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
+                   long long blocks, double alpha, double beta, Adjust adjust) {
   std::optional<test::ThreadsStoreScope> threads;
   if (beta != 0.0) threads.emplace();
   auto source = kernel_source(d, variant);
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   KernelEntry& main = source.value().entries.back();
-  ASSERT_GT(main.persistent_tiles, 2 * blocks) << "too few tiles to take several a block";
   main.tiles = blocks;
   main.threads = blocks * main.threads_per_block;
+  adjust(source.value());
   auto kernel = emulate_kernel_source(d, std::move(source).value());
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
   const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
@@ -865,6 +862,20 @@ void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view 
   const Status s = kernel.value()->execute(host.args(d, out.data()));
   ASSERT_TRUE(s.is_ok()) << s.message();
   test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
+// `d` with `variant`'s persistent grid cut to `blocks`, so that each
+// block takes several tiles: the ring's steps and parities run on across
+// them, and the consumers alternate, unevenly where the tiles do not
+// divide.  Whole tiles, not Stream-K's parts (StreamKShares...).
+void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
+                     long long blocks, double alpha = 1.0, double beta = 0.0) {
+  SCOPED_TRACE(fmt::format("{} on {} blocks: {}", variant, blocks, descriptor_name(d)));
+  const test::SettingScope whole_tiles("CONVJIT_WGMMA_STREAM_K", "0");
+  run_on_blocks(d, rng, variant, blocks, alpha, beta, [&](KernelSource& source) {
+    EXPECT_GT(source.entries.back().persistent_tiles, 2 * blocks)
+        << "too few tiles to take several a block";
+  });
 }
 
 // Its launch; random convs fwd (some with the fused epilogue) and bwddata
@@ -920,33 +931,20 @@ INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PingPongTile,
 // `d`'s Stream-K launch of `variant` on a grid cut to `blocks`, so that
 // a block runs whole tiles between the parts at its ends, or (more blocks
 // than tiles) one part of a tile.
-// With beta, on the threads' store.
 void check_stream_k_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                               long long blocks, double alpha = 1.0, double beta = 0.0) {
   SCOPED_TRACE(fmt::format("{} Stream-K on {} blocks: {}", variant, blocks, descriptor_name(d)));
-  std::optional<test::ThreadsStoreScope> threads;
-  if (beta != 0.0) threads.emplace();
-  auto source = kernel_source(d, variant);
-  ASSERT_TRUE(source.is_ok()) << source.status().message();
-  KernelEntry& main = source.value().entries.back();
-  ASSERT_GT(main.persistent_units, 0) << "not a Stream-K launch";
-  main.tiles = blocks;
-  main.threads = blocks * main.threads_per_block;
-  // Its Problem::STREAM_K too, whose slots the counters follow.
-  std::map<std::string, long long> constant;
-  for (ProblemConstant& c : source.value().constants) {
-    if (c.name == "STREAM_K") c.value = blocks;
-    constant[c.name] = c.value;
-  }
-  source.value().zeroed_offset = static_cast<std::size_t>(
-      (constant["PARTIALS"] + 2 * blocks * 128 * constant["TILE_N"]) * sizeof(float));
-  auto kernel = emulate_kernel_source(d, std::move(source).value());
-  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
-  std::vector<unsigned char> out = host.out;
-  const Status s = kernel.value()->execute(host.args(d, out.data()));
-  ASSERT_TRUE(s.is_ok()) << s.message();
-  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+  run_on_blocks(d, rng, variant, blocks, alpha, beta, [&](KernelSource& source) {
+    EXPECT_GT(source.entries.back().persistent_units, 0) << "not a Stream-K launch";
+    // Its Problem::STREAM_K too, whose slots the counters follow.
+    std::map<std::string, long long> constant;
+    for (ProblemConstant& c : source.constants) {
+      if (c.name == "STREAM_K") c.value = blocks;
+      constant[c.name] = c.value;
+    }
+    source.zeroed_offset = static_cast<std::size_t>(
+        (constant["PARTIALS"] + 2 * blocks * 128 * constant["TILE_N"]) * sizeof(float));
+  });
 }
 
 // Stream-K: a ping-pong grid whose whole tiles would leave SMs idle (here

@@ -541,6 +541,37 @@ TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
   EXPECT_EQ(served, 5);  // two ping-pong tiles on both, the clusters on the fwd
 }
 
+// Stream-K (CONVJIT_WGMMA_STREAM_K=1) in both ping-pong tiles on a conv
+// of 20 tiles of 27 K steps (the emulator's StreamKShares... case): three
+// calls on the kernel's own workspace, whose counters the parts leave
+// zero for the next, then three on a caller's workspace filled with ones
+// (all bits), whose counters the JIT zeroes before each launch.
+TEST_P(GpuBackend, StreamKAddsATilesPartsOnTheGpu) {
+  CONVJIT_SKIP_UNLESS_HOPPER_JIT();
+  const test::SettingScope stream_k("CONVJIT_WGMMA_STREAM_K", "1");
+  test::ConvCase c;
+  c.batch = 2, c.channels = 136, c.filters = 40, c.input = {40, 32}, c.kernel = {3, 3};
+  c.pad_begin = {1, 1}, c.pad_end = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  std::mt19937 rng(46);
+  for (const WgmmaConvConfig& config : kWgmmaConfigs) {
+    if (!config.ping_pong || config.cluster > 1) continue;
+    SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
+    ASSERT_GT(wgmma_conv_launch(d, config).stream_k, 0);
+    BuildTrace trace;
+    auto kernel = backend_->build_variant(d, kGpu, config.id, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    const auto run = [&](const ExecArgs& args) { return kernel.value()->execute(args); };
+    for (int call = 0; call < 3; ++call) check_with(d, rng, run, CallOptions{1.0, call * 0.5});
+    const std::size_t bytes = kernel.value()->workspace_bytes();
+    const std::unique_ptr<DeviceBuffer> workspace = staged(std::vector<unsigned char>(bytes, 0xff));
+    ASSERT_NE(workspace, nullptr);
+    for (int call = 0; call < 3; ++call)
+      check_with(d, rng, run, CallOptions{1.0, call * 0.5, nullptr, workspace->get(), bytes});
+  }
+}
+
 // Convs whose few tiles and long K the launch cuts into slices (split-K,
 // as test_emulated_wgmma_conv.cpp's SlicesTheReduction... checks them in
 // the emulator): a fwd with a fused SiLU, bias and residual (K R S C

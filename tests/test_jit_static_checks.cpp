@@ -16,8 +16,10 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "analysis/entry_resources.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
@@ -393,6 +395,19 @@ TEST(JitStaticChecks, FusedEpiloguesCompileInEveryFwdVariantWithoutSpills) {
 // (1x1, 3x3, strided, 3D, channels on and off the 64-channel K step) are
 // each several a model, and a configuration's code differs from the
 // others' by constants, not by layer; all of them were 230 NVRTC compiles.
+// `d`'s Hopper conv kernel in `config` and its module for sm_90a; none
+// (after a failure) where either does not build.
+std::optional<std::pair<KernelSource, CompiledModule>> hopper_module(
+    const OpDescriptor& d, const WgmmaConvConfig& config) {
+  auto source = kernel_source(d, config.id);
+  EXPECT_TRUE(source.is_ok()) << source.status().message();
+  if (!source.is_ok()) return std::nullopt;
+  auto module = compile_kernel(source.value(), "sm_90");
+  EXPECT_TRUE(module.is_ok()) << module.status().message();
+  if (!module.is_ok()) return std::nullopt;
+  return std::pair{std::move(source).value(), std::move(module).value()};
+}
+
 TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
   constexpr long long kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
   int checked = 0, parity = 0, stored_by_tma = 0;
@@ -406,11 +421,9 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         if (!wgmma_conv_support(d, config).is_ok() || turn++ % 2 != 0) continue;
         SCOPED_TRACE(fmt::format("{} {} {} ({})", config.id, layer, direction_name(direction),
                                  descriptor_name(d)));
-        auto source = kernel_source(d, config.id);
-        ASSERT_TRUE(source.is_ok()) << source.status().message();
-        auto module = compile_kernel(source.value(), "sm_90");
-        ASSERT_TRUE(module.is_ok()) << module.status().message();
-        const CompiledModule& m = module.value();
+        const auto built = hopper_module(d, config);
+        ASSERT_TRUE(built.has_value());
+        const auto& [source, m] = *built;
         // A consumer's N: the tile's (the configuration's, or 32:
         // wgmma_conv_launch), but 128 each of a 256-filter tile's two.
         const std::string wgmma =
@@ -450,19 +463,19 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         // A folded stem's first pass writes x' (and a fwd's w'); a bwdfilt's
         // second pass unfolds dw'.  YOLO11n's bwdfilt of 8 channels folds.
         if (folds_taps(d)) {
-          EXPECT_EQ(source.value().entries.front().name, "convjit_kernel_prepare");
+          EXPECT_EQ(source.entries.front().name, "convjit_kernel_prepare");
           EXPECT_NE(m.ptx.find(".entry convjit_kernel_prepare"), std::string::npos);
           if (direction == Direction::bwdfilt) {
-            EXPECT_EQ(source.value().entries.back().name, "convjit_kernel_finish");
+            EXPECT_EQ(source.entries.back().name, "convjit_kernel_finish");
             EXPECT_NE(m.ptx.find(".entry convjit_kernel_finish"), std::string::npos);
           }
         }
         EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-        EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
+        EXPECT_LE(m.stats.max_registers * widest_block(source), kRegisterFile) << m.log;
         const auto main =
-            std::find_if(source.value().entries.begin(), source.value().entries.end(),
+            std::find_if(source.entries.begin(), source.entries.end(),
                          [](const KernelEntry& e) { return e.name == "convjit_kernel"; });
-        ASSERT_NE(main, source.value().entries.end());
+        ASSERT_NE(main, source.entries.end());
         EXPECT_EQ(main->threads_per_block, static_cast<unsigned>(config.threads()));
         const long long block_shared = entry_shared_bytes(m, "convjit_kernel") +
                                        static_cast<long long>(main->dynamic_shared_bytes);
@@ -495,15 +508,13 @@ TEST(JitStaticChecks, TheHopperConvsStreamKCountsItsPartsWithoutSpills) {
           continue;
         SCOPED_TRACE(fmt::format("{} {} {} ({})", config.id, layer, direction_name(direction),
                                  descriptor_name(d)));
-        auto source = kernel_source(d, config.id);
-        ASSERT_TRUE(source.is_ok()) << source.status().message();
-        auto module = compile_kernel(source.value(), "sm_90");
-        ASSERT_TRUE(module.is_ok()) << module.status().message();
-        const CompiledModule& m = module.value();
+        const auto built = hopper_module(d, config);
+        ASSERT_TRUE(built.has_value());
+        const auto& [source, m] = *built;
         for (const char* instruction : {"ld.global.cg.v4.u32", "atom.global.add.f32", "membar.gl"})
           EXPECT_NE(m.ptx.find(instruction), std::string::npos) << "no " << instruction;
         EXPECT_EQ(m.stats.spill_stores + m.stats.spill_loads, 0) << m.log;
-        EXPECT_LE(m.stats.max_registers * widest_block(source.value()), kRegisterFile) << m.log;
+        EXPECT_LE(m.stats.max_registers * widest_block(source), kRegisterFile) << m.log;
         std::printf("  %-24s %-7s %-14s Stream-K sm_90a: %3d registers, %.0f ms\n", layer.c_str(),
                     std::string(direction_name(direction)).c_str(), std::string(config.id).c_str(),
                     m.stats.max_registers, m.compile_ms);
