@@ -33,6 +33,9 @@
 // neighbouring pixel tiles of one filter tile at once, and its first
 // block's producer loads their shared B into all of them (TMA multicast):
 // the L2 serves each stage's filters once for every block of the cluster.
+// With Stream-K (P::STREAM_K blocks, ping-pong; CONVJIT_WGMMA_STREAM_K=1)
+// the blocks share all the tiles' K steps evenly instead, a tile's parts
+// added by the last of its blocks to finish (conv/wgmma_conv_tile.cuh).
 // Where the tiles would leave most of the GPU idle (few pixels, a long
 // K), P::SPLIT blocks share a tile, each over a slice of its K steps
 // (split-K): they write f32 partial sums to the workspace, and

@@ -17,8 +17,8 @@
 // A: a K step brings half the im2col rows of 256 x 128's for the same
 // bytes and FLOPs.
 // Here are the consumer's main loop over the stages, split-K's slices
-// of the K steps and their partial sums, and the epilogue that writes the
-// tile through an Output:
+// of the K steps and their partial sums, Stream-K's parts of tiles, and
+// the epilogue that writes the tile through an Output:
 //   struct Output {
 //     index_t offset(index_t m) const;  // pixel m's element, -1: not stored
 //     index_t channels, channel_stride; // the N side: channels, their stride
@@ -667,15 +667,15 @@ __device__ __forceinline__ void store_by_tma(Tiles smem, Barriers consumers,
 // the GPU's SMs, which no block waits for), block b running units
 // [b units / G, (b + 1) units / G) in order, so that a tile's steps may
 // be parts of several neighbouring blocks' (a block's first and last
-// work; the others are whole tiles).  A part's consumer writes its f32
-// sums to its slot in the workspace, 2b for a block's first work, 2b + 1
-// for its last, and counts itself on the tile's counter
+// work; the others are whole tiles).  A part's consumer copies its staged
+// f32 sums to its slot in the workspace, 2b for a block's first work,
+// 2b + 1 for its last, and counts itself on the tile's counter
 // (common/arrival_counter.cuh); the last to count adds all the parts'
 // sums, its own included, in the order of their steps (the same sum on
-// every run for a grid), zeroes the counter for the next launch (the
-// host zeroes them in a workspace it did not see before), and stores the
-// tile as a whole tile's consumer does.  No block waits for another, so
-// the grid need not all be resident at once.
+// every run) into its staging, zeroes the counter for the next launch
+// (a kernel's own workspace starts zeroed; the JIT zeroes a caller's
+// first), and stores the tile by its threads.  No block waits for
+// another, so the grid need not all be resident at once.
 __device__ __forceinline__ index_t stream_k_start(index_t block, index_t units) {
   return block * units / Problem::STREAM_K;
 }
