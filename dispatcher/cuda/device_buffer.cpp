@@ -63,18 +63,20 @@ Status DeviceBuffer::download(void* host) const {
   return driver().check(driver().api().memcpy_dtoh(host, pointer_, bytes_), "cuMemcpyDtoH");
 }
 
-std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes) {
+std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes,
+                                                         std::size_t zeroed_offset,
+                                                         std::size_t zeroed_bytes) {
   return std::make_unique<StreamWorkspaces>(
       bytes,
-      [](std::size_t n) -> Result<void*> {
+      [zeroed_offset, zeroed_bytes](std::size_t n) -> Result<void*> {
         CUdeviceptr memory = 0;
         if (Status s = driver().check(driver().api().mem_alloc(&memory, n), "cuMemAlloc (workspace)");
             !s.is_ok())
           return s;
-        // Zeroed once: kernels that keep counters there (Stream-K's)
-        // find them zero and leave them so (KernelSource::zeroed_bytes).
+        if (zeroed_bytes == 0) return reinterpret_cast<void*>(memory);
         if (Status s =
-                driver().check(driver().api().memset_d8(memory, 0, n), "cuMemsetD8 (workspace)");
+                driver().check(driver().api().memset_d8(memory + zeroed_offset, 0, zeroed_bytes),
+                               "cuMemsetD8 (the workspace's counters)");
             !s.is_ok()) {
           (void)driver().api().mem_free(memory);
           return s;

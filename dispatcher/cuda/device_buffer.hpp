@@ -58,7 +58,10 @@ class DeviceBuffer {
 
 // Per-stream workspaces (kernel_workspace.hpp) in device memory of the
 // context that is current when a stream's first call allocates; the owner
-// enters that context again before destroying them.
-[[nodiscard]] std::unique_ptr<StreamWorkspaces> make_device_workspaces(std::size_t bytes);
+// enters that context again before destroying them.  Each buffer's
+// `zeroed_bytes` from `zeroed_offset` are zeroed when it is allocated
+// (KernelSource::zeroed_bytes: counters its kernel leaves zero).
+[[nodiscard]] std::unique_ptr<StreamWorkspaces> make_device_workspaces(
+    std::size_t bytes, std::size_t zeroed_offset = 0, std::size_t zeroed_bytes = 0);
 
 }  // namespace convjit

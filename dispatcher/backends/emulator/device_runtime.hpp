@@ -299,11 +299,12 @@ T atomicAdd(SharedAddress<T> address, T value) {
   return old;
 }
 
-// The GPU's f32 arithmetic, rounded once per operation: host f32 math is
-// (no FMA contraction on the x86-64 baseline).
 // Blocks run on several host threads: the fence orders a block's global
 // writes before its later atomics, as __threadfence() does on the GPU.
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// The GPU's f32 arithmetic, rounded once per operation: host f32 math is
+// (no FMA contraction on the x86-64 baseline).
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }

@@ -91,9 +91,10 @@ class JitKernel final : public Kernel {
       if (Status s = allow_dynamic_shared(driver_, launch, name); !s.is_ok()) return s;
       entries_.push_back(launch);
     }
-    workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}));
     zeroed_offset_ = meta.value("zeroed_offset", std::size_t{0});
     zeroed_bytes_ = meta.value("zeroed_bytes", std::size_t{0});
+    workspaces_ = make_device_workspaces(meta.value("workspace_bytes", std::size_t{0}),
+                                         zeroed_offset_, zeroed_bytes_);
     return Status::ok();
   }
 

@@ -431,9 +431,10 @@ bool ring_steps_fit(const OpDescriptor& d, const WgmmaConvConfig& config) {
 std::optional<TensorMapSpec> tma_store_map(const OpDescriptor& d, const WgmmaConvConfig& config) {
   if (d.direction != Direction::fwd || d.has_residual()) return std::nullopt;
   if (!SettingsStore::instance().snapshot()->wgmma_tma_store.value) return std::nullopt;
-  if (k_slices(d, output_tiles(d, config), config) > 1) return std::nullopt;
-  // Stream-K's parts add up in the staging, which its threads then store.
-  if (stream_k_blocks(d, config, output_tiles(d, config)) > 0) return std::nullopt;
+  // Neither split-K's slices nor Stream-K's parts, which add up in the
+  // staging that its threads then store.
+  const long long tiles = output_tiles(d, config);
+  if (k_slices(d, tiles, config) > 1 || stream_k_blocks(d, config, tiles) > 0) return std::nullopt;
   if (config.taps > 1 && config.row_store_staged_bytes() >
                              (config.ping_pong ? config.staged_bytes() : config.ring_bytes()))
     return std::nullopt;
@@ -878,9 +879,11 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(step),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
-  if (launch.stream_k > 0) main.persistent_units = tiles * config_steps(d, config);
   main.cluster_blocks = static_cast<unsigned>(config.cluster);
-  if (launch.stream_k > 0) add_stream_k_sums(launch, tiles, config);
+  if (launch.stream_k > 0) {
+    main.persistent_units = tiles * config_steps(d, config);
+    add_stream_k_sums(launch, tiles, config);
+  }
   launch.entries.push_back(std::move(main));
   if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
     // The partial sums, after x' where the conv folds its taps; the
