@@ -3,7 +3,8 @@
 // and cuEventElapsedTime standing in for the _v2 name that drivers before
 // CUDA 12.8 lack.  ContextScope against the fake's context stack: the
 // caller's current context comes back however the scope ends.  A
-// persistent grid cut to the device's SMs in whole clusters.
+// persistent grid cut to the device's SMs in whole clusters, and to the
+// clusters it holds at once.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -175,6 +176,27 @@ TEST(PersistentGrid, IsCutToTheDevicesSmsInWholeClusters) {
   EXPECT_EQ(persistent_grid(132, 1, 2), 2u) << "one cluster at least";
   EXPECT_EQ(persistent_grid(132, 0, 2), 132u) << "unknown: unchanged";
   EXPECT_EQ(persistent_grid(132, 16, 0), 16u) << "no cluster dimension: blocks of one";
+}
+
+// A cluster takes SMs of one GPC: where the driver says the device holds
+// fewer clusters at once than its SMs would (cuOccupancyMaxActiveClusters),
+// the grid takes as many, so that no cluster waits for a second wave; the
+// driver is asked only of a launch in clusters, and a driver without the
+// call (before CUDA 12.0) leaves the SMs' cut.
+TEST(PersistentGrid, IsCutToTheClustersTheDeviceHoldsAtOnce) {
+  EXPECT_EQ(persistent_grid(132, 132, 4, 31), 124u) << "31 clusters of four, not 33";
+  EXPECT_EQ(persistent_grid(100, 132, 4, 31), 100u) << "fewer tiles: as sized";
+  EXPECT_EQ(persistent_grid(132, 114, 4, 40), 112u) << "no more than the SMs hold";
+  const FakeDriver driver("libfake_cuda_driver.so");
+  ASSERT_NE(driver.handle(), nullptr) << ::dlerror();
+  Resolved r = resolve(driver);
+  ASSERT_NE(r.api.occupancy_max_active_clusters, nullptr);
+  const LaunchShape clusters{132, 384, 200 << 10, 4};
+  EXPECT_EQ(max_active_clusters(r.api, nullptr, clusters), 31);
+  EXPECT_EQ(max_active_clusters(r.api, nullptr, {132, 384, 200 << 10, 1}), 0)
+      << "no clusters: the SMs' cut";
+  r.api.occupancy_max_active_clusters = nullptr;
+  EXPECT_EQ(max_active_clusters(r.api, nullptr, clusters), 0) << "a driver before CUDA 12.0";
 }
 
 }  // namespace

@@ -1050,6 +1050,80 @@ TEST(EmulatedWgmmaConv, ClustersOfTwoShareTheirFilterTiles) {
       << refused.message();
 }
 
+// The ping-pong tiles in clusters that share their pixel tile (the `pa`
+// variants: WgmmaConvConfig::cluster_pixels, Problem::CLUSTER_PIXELS): a
+// cluster's blocks take neighbouring filter tiles of one pixel tile, the
+// first loading each stage's im2col box into all of them (TMA multicast)
+// and waiting for every block's consumers to release it, each block
+// loading its own filters.  Its launch (clusters; the pixels' tiles not
+// rounded to clusters, the filters' whole clusters); random convs
+// (1D/2D/3D, strides, dilations, padding, K R S C or K C R S filters)
+// whose output channels make whole clusters of filter tiles, the last
+// part-filled: fwd, some with the fused epilogue or alpha/beta, and
+// stride-1 bwddata; grids of one and two clusters taking several tiles
+// each (the sanitizer pass leaves out the random convs); and the convs it
+// refuses, by name: channels that make no whole clusters, a strided
+// bwddata.
+class PixelClusterTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
+
+TEST_P(PixelClusterTile, MatchesTheReference) {
+  const WgmmaConvConfig& config = GetParam();
+  std::mt19937 rng(4335);
+  ASSERT_TRUE(config.cluster_pixels && config.ping_pong);
+  const long long n = config.filters, cluster = config.cluster;
+  const std::int64_t whole = cluster * n;  // output channels of one cluster's tiles
+  // 2 x 17 x 17 = 578 pixels (5 tiles) by whole - 8 filters (a cluster).
+  test::ConvCase c = channels_last_3x3(72, whole - 8, {17, 17}, {1, 1}, {1, 1});
+  auto source = kernel_source(fwd(c, DataType::bf16), config.id);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  const KernelEntry& main = source.value().entries.back();
+  EXPECT_EQ(main.cluster_blocks, static_cast<unsigned>(cluster));
+  EXPECT_EQ(main.persistent_tiles, 5 * cluster) << "pixel tiles not rounded to clusters";
+  EXPECT_EQ(main.threads_per_block, 384u);
+  EXPECT_NE(source.value().source.find("CLUSTER_PIXELS = 1"), std::string::npos);
+  check(fwd(c, DataType::bf16), rng, 1.0, 0.0, config.id);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; !test::reduced_run() && i < 4; ++i) {
+    test::ConvCase r = test::random_channels_last_conv(rng, 1 + i % 3);
+    r.filters = (pick(1, 2) * cluster - 1) * n + 8 * pick(1, n / 8);
+    SCOPED_TRACE(r.describe());
+    OpDescriptor d = fwd(r, i % 2 ? DataType::f16 : DataType::bf16);
+    if (i % 2 == 0) {
+      d.activation = Activation::silu;
+      d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
+    }
+    check(d, rng, 1.0, i == 1 ? 0.5 : 0.0, config.id);
+    std::swap(r.channels, r.filters);
+    r.stride.assign(r.input.size(), 1);
+    check(bwddata(r, DataType::bf16), rng, 0.5, 0.25, config.id);
+  }
+  check_on_blocks(fwd(c, DataType::bf16), rng, config.id, cluster, 0.5, 0.25);
+  c.filter_layout = test::TestLayout::nchw;
+  check_on_blocks(fwd(c, DataType::f16), rng, config.id, 2 * cluster);
+  c.filter_layout = test::TestLayout::nhwc;
+  std::swap(c.channels, c.filters);  // dx's whole - 8 channels from dy's 72
+  check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, cluster, 1.0, 0.5);
+  c.stride = {2, 2};
+  const Status strided = check_variant(bwddata(c, DataType::bf16), config.id, {"sm_90", false});
+  EXPECT_NE(strided.message().find("a strided bwddata's tiles are its stride phases'"),
+            std::string::npos)
+      << strided.message();
+  c.stride = {1, 1};
+  c.channels = whole + 8;  // one tile past a whole cluster
+  const Status partial = check_variant(bwddata(c, DataType::bf16), config.id, {"sm_90", false});
+  EXPECT_NE(partial.message().find(fmt::format("this conv's {} output channels make {} such "
+                                               "tiles, not whole clusters",
+                                               whole + 8, cluster + 1)),
+            std::string::npos)
+      << partial.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(EmulatedWgmmaConv, PixelClusterTile,
+                         ::testing::Values(kWgmmaConfigs[13], kWgmmaConfigs[14]),
+                         [](const auto& p) { return std::string(p.param.id); });
+
 // The row-tap tiles (the `r` variants: WgmmaConvConfig::row_taps,
 // Problem::ROW_TAPS): a stage takes a window row's S taps from one
 // im2col box of 128 + (S - 1) DW anchors a consumer, over output rows

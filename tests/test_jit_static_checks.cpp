@@ -452,14 +452,20 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         EXPECT_NE(m.ptx.find(config.blocks_per_sm > 1 ? "setmaxnreg.inc.sync.aligned.u32 216"
                                                       : "setmaxnreg.inc.sync.aligned.u32 232"),
                   std::string::npos);
-        // In clusters: the filters multicast, the remote releases, the
-        // barrier that publishes the inits; elsewhere none of it.
+        // In clusters: the shared operand multicast (the filters, or with
+        // cluster_pixels the im2col box of the pixels), the remote
+        // releases, the barrier that publishes the inits; elsewhere none.
+        const bool clustered = config.cluster > 1;
         for (const char* instruction :
-             {".global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
-              "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
+             {"mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
               "barrier.cluster.arrive.release.aligned"})
-          EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, config.cluster > 1)
-              << instruction;
+          EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, clustered) << instruction;
+        EXPECT_EQ(m.ptx.find(".global.tile.mbarrier::complete_tx::bytes.multicast::cluster") !=
+                      std::string::npos,
+                  clustered && !config.cluster_pixels);
+        EXPECT_EQ(m.ptx.find(".global.im2col.mbarrier::complete_tx::bytes.multicast::cluster") !=
+                      std::string::npos,
+                  clustered && config.cluster_pixels);
         // A folded stem's first pass writes x' (and a fwd's w'); a bwdfilt's
         // second pass unfolds dw'.  YOLO11n's bwdfilt of 8 channels folds.
         if (folds_taps(d)) {

@@ -48,6 +48,7 @@ const char* resolve_driver_api(void* library, CudaDriverApi& api, Status& timing
       CONVJIT_LOAD_SYMBOL(library, api, event_destroy, cuEventDestroy_v2),
   };
   (void)load_symbol(library, "cuLaunchKernelEx", api.launch_kernel_ex);
+  (void)load_symbol(library, "cuOccupancyMaxActiveClusters", api.occupancy_max_active_clusters);
   (void)load_symbol(library, "cuTensorMapEncodeTiled", api.tensor_map_encode_tiled);
   (void)load_symbol(library, "cuTensorMapEncodeIm2col", api.tensor_map_encode_im2col);
   if (const char* missing = first_missing(events))

@@ -51,6 +51,9 @@ struct CudaDriverApi {
   // Launches with attributes (clusters), optional: drivers before CUDA
   // 12.0 lack it, and only kernels launched in clusters need it.
   decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
+  // How many clusters fit at once, optional (CUDA 12.0): a persistent
+  // grid in clusters is cut to them where the driver tells.
+  decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;
   // TMA's tensor maps, optional: drivers before CUDA 12.0 lack them, and
   // only the kernels that copy with TMA need them (tensor_maps/).
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;

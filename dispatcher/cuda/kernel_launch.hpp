@@ -24,8 +24,19 @@ struct LaunchShape {
 // the device's SMs where it has fewer (an H100 PCIe's 114, a MIG slice's),
 // so that no block waits for a second wave.  The blocks take their tiles
 // in turn, so any grid of whole clusters computes the same output.
-// `sms` <= 0 (unknown): unchanged.
-[[nodiscard]] unsigned persistent_grid(unsigned blocks, int sms, unsigned cluster_blocks);
+// `sms` <= 0 (unknown): unchanged.  `resident_clusters` > 0: the
+// clusters the device can hold at once (max_active_clusters), fewer than
+// its SMs' share where its GPCs' SMs do not divide into whole clusters.
+[[nodiscard]] unsigned persistent_grid(unsigned blocks, int sms, unsigned cluster_blocks,
+                                       int resident_clusters = 0);
+
+// The clusters of `shape` the device can run at once
+// (cuOccupancyMaxActiveClusters), or 0 where the driver cannot say (it
+// lacks the call, CUDA 12.0; or `shape` is no cluster launch).  A cluster
+// takes SMs of one GPC, so an H100's 132 SMs may hold fewer clusters of
+// four than 33.  The kernel's dynamic shared memory must be allowed first.
+[[nodiscard]] int max_active_clusters(const CudaDriverApi& api, CUfunction function,
+                                      const LaunchShape& shape);
 
 [[nodiscard]] Status launch_kernel(const CudaDriver& driver, CUfunction function,
                                    const LaunchShape& shape, CUstream stream, void** params);

@@ -14,6 +14,7 @@
 //     channels, from the filter base (c, w[, h[, d]], n) plus the filter
 //     tap `offsets`, walking W, H, D and N through the map's bounding box;
 //     a convolution's implicit-GEMM operand, padding zero-filled.
+//     tma_load_im2col_multicast lands it in each block of `mask`.
 //   - tma_store_tile: the box from shared memory to `coords` (non-negative),
 //     skipping elements outside the tensor.  Stores join a bulk group that
 //     tma_store_commit() closes; tma_store_wait_read<N>() waits until at
@@ -49,6 +50,14 @@ __device__ __forceinline__ void tma_load_tile_multicast(Dst dst, const tensor_ma
                                                         unsigned short mask) {
   ::convjit::emulated::tma_ops::load(::convjit::TensorMapMode::tiled, dst, map, bar, coords, {},
                                      mask);
+}
+template <int Rank, class Dst, class Barrier>
+__device__ __forceinline__ void tma_load_im2col_multicast(Dst dst, const tensor_map_t& map,
+                                                          Barrier bar, const int (&coords)[Rank],
+                                                          const int (&offsets)[Rank - 2],
+                                                          unsigned short mask) {
+  ::convjit::emulated::tma_ops::load(::convjit::TensorMapMode::im2col, dst, map, bar, coords,
+                                     offsets, mask);
 }
 template <int Rank, class Src>
 __device__ __forceinline__ void tma_store_tile(const tensor_map_t& map, Src src,
@@ -172,6 +181,41 @@ __device__ __forceinline__ void tma_load_im2col(Dst* dst, const tensor_map_t& ma
         "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b),
         "h"(static_cast<unsigned short>(o[0])), "h"(static_cast<unsigned short>(o[1])),
         "h"(static_cast<unsigned short>(o[2]))
+        : "memory");
+}
+
+// sm_90a: the im2col box into each block of `mask`, as
+// tma_load_tile_multicast.
+template <int Rank, class Dst>
+__device__ __forceinline__ void tma_load_im2col_multicast(Dst* dst, const tensor_map_t& map,
+                                                          mbarrier_t* bar, const int (&c)[Rank],
+                                                          const int (&o)[Rank - 2],
+                                                          unsigned short mask) {
+  static_assert(Rank >= 3 && Rank <= 5, "an im2col map has 3 to 5 dimensions");
+  const unsigned d = shared_address(dst), b = shared_address(bar);
+  const unsigned long long m = tensor_map_address(map);
+  if constexpr (Rank == 3)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b), "h"(static_cast<unsigned short>(o[0])),
+        "h"(mask)
+        : "memory");
+  else if constexpr (Rank == 4)
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;\n" ::"r"(d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b),
+        "h"(static_cast<unsigned short>(o[0])), "h"(static_cast<unsigned short>(o[1])), "h"(mask)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10}, %11;\n" ::"r"(
+            d),
+        "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b),
+        "h"(static_cast<unsigned short>(o[0])), "h"(static_cast<unsigned short>(o[1])),
+        "h"(static_cast<unsigned short>(o[2])), "h"(mask)
         : "memory");
 }
 

@@ -33,6 +33,11 @@
 // neighbouring pixel tiles of one filter tile at once, and its first
 // block's producer loads their shared B into all of them (TMA multicast):
 // the L2 serves each stage's filters once for every block of the cluster.
+// Or, with P::CLUSTER_PIXELS (the host makes the filter tiles whole
+// clusters), they take neighbouring filter tiles of one pixel tile, and
+// the first block's producer loads their shared A into all: the L2 serves
+// each stage's im2col rows once a cluster, where a conv of many filter
+// tiles would read them once a tile.
 // With Stream-K (P::STREAM_K blocks, ping-pong; CONVJIT_WGMMA_STREAM_K=1)
 // the blocks share all the tiles' K steps evenly instead, a tile's parts
 // added by the last of its blocks to finish (conv/wgmma_conv_tile.cuh).
@@ -117,7 +122,10 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
                                            int filter0) {
   const FilterTap tap = step_tap(step);
   const int c0 = step % channel_blocks() * step_channels();
-  if (row_taps() == 1)
+  if (cluster_shares_pixels()) {
+    if (loads_shared_operand())
+      load_pixels(a, maps.map[0], full, c0, anchors.at[0], tap, cluster_mask());
+  } else if (row_taps() == 1)
     load_pixels(a, maps.map[0], full, c0, anchors.at[0], tap);
   else
     for (int p = 0; p < pixel_consumers(); ++p)
@@ -135,11 +143,17 @@ __device__ __forceinline__ void load_stage(const tensor_maps_t& maps, Shared a, 
 
 // A block's work: its tile of y and its slice of the tile's K steps.
 // Blocks run the filter tiles fastest, then the pixels', then the slices;
-// in clusters, the cluster's blocks take the same filter tile for as many
-// consecutive pixel tiles, whose count is rounded up to whole clusters.
-// A pixel tile past the end (the last cluster's, where they do not divide)
-// stores nothing, but loads its cluster's first pixel tile's A: the
-// cluster's blocks run the same steps, and its pixels are real anchors.
+// in clusters over pixel tiles, the cluster's blocks take the same filter
+// tile for as many consecutive pixel tiles, whose count is rounded up to
+// whole clusters.  A pixel tile past the end (the last cluster's, where
+// they do not divide) stores nothing, but loads its cluster's first pixel
+// tile's A: the cluster's blocks run the same steps, and its pixels are
+// real anchors.  Clusters over filter tiles (P::CLUSTER_PIXELS) take
+// consecutive tiles as blocks without clusters do: whole clusters of
+// filter tiles, the same pixel tile.
+__device__ __forceinline__ index_t pixel_cluster() {
+  return cluster_shares_pixels() ? 1 : cluster_size();
+}
 struct Work {
   index_t tile, split, pixel0, anchor0;
   int filter0;
@@ -150,8 +164,8 @@ __device__ __forceinline__ index_t filter_tiles() {
   return (P::K + tile_filters<N>() - 1) / tile_filters<N>();
 }
 __device__ __forceinline__ index_t pixel_tiles() {
-  const index_t per = static_cast<index_t>(tile_pixels()) * cluster_size();
-  return (output_pixels() + per - 1) / per * cluster_size();
+  const index_t per = static_cast<index_t>(tile_pixels()) * pixel_cluster();
+  return (output_pixels() + per - 1) / per * pixel_cluster();
 }
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
@@ -160,8 +174,8 @@ __device__ __forceinline__ index_t tile_count() {
 template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
-  const index_t group = tile / cluster_size(), rank = tile % cluster_size();
-  const index_t pixel0 = (group / filter_tiles<N>() * cluster_size() + rank) * tile_pixels();
+  const index_t group = tile / pixel_cluster(), rank = tile % pixel_cluster();
+  const index_t pixel0 = (group / filter_tiles<N>() * pixel_cluster() + rank) * tile_pixels();
   return {tile,
           split,
           pixel0,

@@ -53,32 +53,46 @@ __device__ __forceinline__ FilterTap filter_tap(int tap,
 }
 
 // The box of channels from c0 at pixels from `at`, each read `offset`
-// further along D, H and W.
+// further along D, H and W: into this block, or with a `multicast` mask
+// (cluster ranks) into each block it names.
 struct Offsets {
   int d, h, w;
 };
+template <int Rank, class Shared, class Barrier>
+__device__ __forceinline__ void load_im2col_box(Shared dst, const tensor_map_t& map, Barrier bar,
+                                                const int (&coords)[Rank],
+                                                const int (&offsets)[Rank - 2],
+                                                unsigned short multicast) {
+  if (multicast == 0)
+    tma_load_im2col<Rank>(dst, map, bar, coords, offsets);
+  else
+    tma_load_im2col_multicast<Rank>(dst, map, bar, coords, offsets, multicast);
+}
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_im2col(Shared dst, const tensor_map_t& map, Barrier bar,
-                                            int c0, const Anchor& at, const Offsets& offset) {
+                                            int c0, const Anchor& at, const Offsets& offset,
+                                            unsigned short multicast = 0) {
   typedef Problem P;
   CONVJIT_IF_CONSTANT (P::RANK == 3)
-    tma_load_im2col<3>(dst, map, bar, {c0, at.w, at.n}, {offset.w});
+    load_im2col_box<3>(dst, map, bar, {c0, at.w, at.n}, {offset.w}, multicast);
   else CONVJIT_IF_CONSTANT (P::RANK == 4)
-    tma_load_im2col<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {offset.w, offset.h});
+    load_im2col_box<4>(dst, map, bar, {c0, at.w, at.h, at.n}, {offset.w, offset.h}, multicast);
   else
-    tma_load_im2col<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n},
-                       {offset.w, offset.h, offset.d});
+    load_im2col_box<5>(dst, map, bar, {c0, at.w, at.h, at.d, at.n}, {offset.w, offset.h, offset.d},
+                       multicast);
 }
 
 // The same at filter tap `tap` of the conv's window (all zero in a map
 // over the output).
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_pixels(Shared dst, const tensor_map_t& map, Barrier bar,
-                                            int c0, const Anchor& at, const FilterTap& tap) {
+                                            int c0, const Anchor& at, const FilterTap& tap,
+                                            unsigned short multicast = 0) {
   typedef Problem P;
   load_im2col(dst, map, bar, c0, at,
               {tap.t * static_cast<int>(P::DD), tap.r * static_cast<int>(P::DH),
-               tap.s * static_cast<int>(P::DW)});
+               tap.s * static_cast<int>(P::DW)},
+              multicast);
 }
 
 }  // namespace convjit_device

@@ -142,17 +142,15 @@ __device__ __forceinline__ unsigned mn_box_bytes() {
 // Problem::FILTERS_MN (a bwddata's w in place, its channels contiguous)
 // a box of 64 MN-major rows for every 64 of the tile's filters, w's
 // channels from n0 (B's N) by the step's filters from c0 (B's K).
-// In clusters (wgmma_pipeline.cuh) the first block loads B into every
-// block of its cluster, whose tiles share their filters; the others load
-// none.
+// In clusters that share a filter tile (wgmma_pipeline.cuh) the first
+// block loads B into every block of its cluster; the others load none.
 template <class Shared, class Barrier>
 __device__ __forceinline__ void load_filter_box(Shared b, const tensor_map_t& map, Barrier full,
                                                 const int (&coords)[5]) {
-  if (!clustered())
+  if (!clustered() || cluster_shares_pixels())
     tma_load_tile<5>(b, map, full, coords);
   else if (loads_shared_operand())
-    tma_load_tile_multicast<5>(b, map, full, coords,
-                               static_cast<unsigned short>((1u << cluster_size()) - 1));
+    tma_load_tile_multicast<5>(b, map, full, coords, cluster_mask());
 }
 template <int N, class Shared, class Barrier>
 __device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, Barrier full,

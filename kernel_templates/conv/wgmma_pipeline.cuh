@@ -7,7 +7,7 @@
 //     mbarrier;
 //   - the consumers (warpgroups 1 to Problem::CONSUMERS, one or two),
 //     which multiply each stage with wgmma and release it (its `empty`
-//     mbarrier, one arrival per consumer thread) once the wgmmas that read
+//     mbarrier, one arrival per consumer warp) once the wgmmas that read
 //     it are done.  Two consumers share the stage's B and take half of its
 //     rows of A each: a tile twice as tall for the same B, so more FLOP per
 //     byte the stage brings through the L2.
@@ -49,9 +49,19 @@ __device__ __forceinline__ unsigned cluster_size() {
   return static_cast<unsigned>(Problem::CLUSTER);
 }
 __device__ __forceinline__ bool clustered() { return cluster_size() > 1; }
-// The block that loads the cluster's filters into every block.
+// What a cluster's blocks share (Problem::CLUSTER_PIXELS): one filter
+// tile's B over neighbouring pixel tiles, or one pixel tile's A over
+// neighbouring filter tiles.
+__device__ __forceinline__ bool cluster_shares_pixels() {
+  return clustered() && Problem::CLUSTER_PIXELS != 0;
+}
+// The block that loads the cluster's shared operand into every block,
+// and the mask that names them.
 __device__ __forceinline__ bool loads_shared_operand() {
   return !clustered() || cluster_rank() == 0;
+}
+__device__ __forceinline__ unsigned short cluster_mask() {
+  return static_cast<unsigned short>((1u << cluster_size()) - 1);
 }
 // The consumers that share a tile, and its stages: all, or in ping-pong
 // each its own.
@@ -59,6 +69,7 @@ __device__ __forceinline__ int tile_consumers() { return ping_pong() ? 1 : consu
 __device__ __forceinline__ unsigned tile_threads() {
   return kWarpgroupSize * static_cast<unsigned>(tile_consumers());
 }
+__device__ __forceinline__ unsigned tile_warps() { return tile_threads() / kWarpSize; }
 // This consumer's place among its tile's (its rows' block of 128), and
 // its thread's among their threads.
 __device__ __forceinline__ int tile_consumer_index() { return ping_pong() ? 0 : consumer_index(); }
@@ -97,7 +108,7 @@ struct Ring {
   // Thread 0, before the block's (the cluster's) barrier.  The loading
   // block's stages are free once every block's consumers release them.
   __device__ __forceinline__ void init() const {
-    const unsigned releases = tile_threads() * (loads_shared_operand() ? cluster_size() : 1u);
+    const unsigned releases = tile_warps() * (loads_shared_operand() ? cluster_size() : 1u);
     for (int s = 0; s < static_cast<int>(Problem::STAGES); ++s) {
       mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], releases);
@@ -115,7 +126,14 @@ struct Ring {
   __device__ __forceinline__ void wait_loaded(int step) const {
     mbarrier_wait_parity(&full[stage(step)], parity(step));
   }
+  // A warp's first lane, once the warp has waited for the wgmmas that
+  // read the stage (wgmma.wait_group is warp-aligned): a warp's arrival,
+  // not its 32 threads', and in a cluster one remote arrival a warp.  A
+  // thread's each sent 128 remote arrivals a consumer and stage, a suspect
+  // in the H200's timing the cluster tile 1.7x slower than the same tile
+  // without clusters (bench/results/2026-12-04-h200).
   __device__ __forceinline__ void release(int step) const {
+    if (lane_id() != 0) return;
     mbarrier_arrive(&empty[stage(step)]);
     if (!loads_shared_operand()) mbarrier_arrive_cluster(cluster_map(&empty[stage(step)], 0));
   }

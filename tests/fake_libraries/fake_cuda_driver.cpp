@@ -1,7 +1,8 @@
 // A stand-in for libcuda.so.1 that exports the driver symbols convjit looks
 // up, for tests of the symbol table.  Only the context stack works (push,
-// pop, get and set, for tests of ContextScope) and
-// cuGetErrorString; every other symbol is never called.
+// pop, get and set, for tests of ContextScope), cuGetErrorString and
+// cuOccupancyMaxActiveClusters (kResidentClusters); every other symbol is
+// never called.
 // FAKE_DRIVER_BEFORE_12_8 leaves out cuEventElapsedTime_v2 (older drivers
 // have only cuEventElapsedTime); FAKE_DRIVER_WITHOUT_EVENTS leaves out every
 // event function.
@@ -24,6 +25,15 @@ void* const kRefusedContext = reinterpret_cast<void*>(0xbad);
 std::vector<void*> g_stack;
 
 }  // namespace
+
+// What cuOccupancyMaxActiveClusters tells of any launch: fewer clusters
+// than a 132-SM device's SMs would hold in fours (33), as where its GPCs'
+// SMs do not divide into them (test_cuda_driver.cpp).
+extern "C" int cuOccupancyMaxActiveClusters(int* clusters, void*, const void*) {
+  constexpr int kResidentClusters = 31;
+  *clusters = kResidentClusters;
+  return kSuccess;
+}
 
 extern "C" int cuGetErrorString(int error, const char** text) {
   *text = error == kInvalidContext ? "invalid device context" : "unknown error";

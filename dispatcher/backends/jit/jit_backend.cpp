@@ -80,15 +80,16 @@ class JitKernel final : public Kernel {
       LaunchEntry launch{nullptr,
                          {e.value("blocks", 1u), e.value("block_size", 256u),
                           e.value("dynamic_shared_bytes", 0u), e.value("cluster_blocks", 1u)}};
-      if (e.value("persistent", false))
-        launch.shape.blocks =
-            persistent_grid(launch.shape.blocks, sms, launch.shape.cluster_blocks);
       const std::string name = e.value("name", "");
       if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
                                    "cuModuleGetFunction");
           !s.is_ok())
         return s;
       if (Status s = allow_dynamic_shared(driver_, launch, name); !s.is_ok()) return s;
+      if (e.value("persistent", false))
+        launch.shape.blocks =
+            persistent_grid(launch.shape.blocks, sms, launch.shape.cluster_blocks,
+                            max_active_clusters(api, launch.function, launch.shape));
       entries_.push_back(launch);
     }
     zeroed_offset_ = meta.value("zeroed_offset", std::size_t{0});

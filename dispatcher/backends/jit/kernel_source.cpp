@@ -418,6 +418,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
+    p.constant("CLUSTER_PIXELS", launch.cluster_pixels);
     p.constant("ROW_TAPS", launch.row_taps), p.constant("TMA_STORE", launch.tma_store);
     p.constant("STREAM_K", launch.stream_k);
     p.spatial("AD", "AH", "AW", launch.origin);

@@ -44,24 +44,37 @@ static_assert(kHalfPingPong.ping_pong && kHalfPingPong.filters == kHalfTile.filt
 constexpr const WgmmaConvConfig& kWideFilterTile = kWgmmaConfigs[8];
 static_assert(kWideFilterTile.filters == 2 * WgmmaConvTile::kFilters &&
               kWideFilterTile.consumers() == 2 && kWideFilterTile.pixels == WgmmaConvTile::kPixels);
-constexpr std::size_t kRowTapConfigs = 9;  // kWgmmaConfigs[9] on: the `r` variants
+// kWgmmaConfigs[9] to [12]: the `r` variants; [13] on: the `pa` ones.
+constexpr std::size_t kRowTapConfigs = 9, kPixelClusterConfigs = 13;
 constexpr const WgmmaConvConfig& kWideHalfRowTaps = kWgmmaConfigs[11];
 constexpr const WgmmaConvConfig& kHalfPingPongRowTaps = kWgmmaConfigs[12];
 static_assert(kWideHalfRowTaps.row_taps && kWideHalfRowTaps.filters == kWideHalfTile.filters &&
               kWideHalfRowTaps.pixels == kWideHalfTile.pixels);
 static_assert(kHalfPingPongRowTaps.row_taps && kHalfPingPongRowTaps.ping_pong &&
               kHalfPingPongRowTaps.filters == kHalfPingPong.filters);
+constexpr const WgmmaConvConfig& kHalfPingPongPixelCluster = kWgmmaConfigs[13];
+static_assert(kHalfPingPongPixelCluster.cluster_pixels && kHalfPingPongPixelCluster.ping_pong &&
+              kHalfPingPongPixelCluster.filters == kHalfPingPong.filters &&
+              kHalfPingPongPixelCluster.stages == kHalfPingPong.stages);
 static_assert(kHalfPingPongRowTaps.row_store_staged_bytes() <= kHalfPingPongRowTaps.staged_bytes(),
               "a ping-pong row-tap consumer's staging holds its TMA store's boxes");
 static_assert(std::none_of(std::begin(kWgmmaConfigs), std::begin(kWgmmaConfigs) + kRowTapConfigs,
-                           [](const WgmmaConvConfig& c) { return c.row_taps; }) &&
-                  std::all_of(std::begin(kWgmmaConfigs) + kRowTapConfigs, std::end(kWgmmaConfigs),
+                           [](const WgmmaConvConfig& c) {
+                             return c.row_taps || c.cluster_pixels;
+                           }) &&
+                  std::all_of(std::begin(kWgmmaConfigs) + kRowTapConfigs,
+                              std::begin(kWgmmaConfigs) + kPixelClusterConfigs,
                               [](const WgmmaConvConfig& c) {
                                 return c.row_taps && c.cluster == 1 &&
                                        c.with_row_taps(3, 2).stages == c.stages;
+                              }) &&
+                  std::all_of(std::begin(kWgmmaConfigs) + kPixelClusterConfigs,
+                              std::end(kWgmmaConfigs),
+                              [](const WgmmaConvConfig& c) {
+                                return c.cluster_pixels && c.cluster > 1 && !c.row_taps;
                               }),
               "the row-tap variants follow the others, without clusters, and their stages are as "
-              "many as fit a 3 x 3 conv's");
+              "many as fit a 3 x 3 conv's; then the clusters that share their pixels");
 
 TensorMapElement map_element(DataType dtype) {
   return dtype == DataType::f16 ? TensorMapElement::f16 : TensorMapElement::bf16;
@@ -293,7 +306,9 @@ Status check_filter_offsets(const OpDescriptor& d) {
 }
 
 // The output tiles: fwd, of y, `config`'s pixels by its filters, the
-// pixels' tiles in whole clusters; a strided bwddata's, of each phase of
+// pixels' tiles in whole clusters (clusters that share their pixels: the
+// filters' tiles, which support_rules makes whole clusters already); a
+// strided bwddata's, of each phase of
 // dx, its pixels by its channels; bwdfilt, of dw, 128 filters by two
 // blocks of 64 channels of a tap.
 long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
@@ -313,7 +328,8 @@ long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
   }
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const long long anchors = y.dims[0] * y.dims[2] * y.dims[3] * (y.dims[4] + row_reach(d, config));
-  const long long pixel_tiles = ceil_div(anchors, config.pixels * config.cluster) * config.cluster;
+  const long long pixel_cluster = config.cluster_pixels ? 1 : config.cluster;
+  const long long pixel_tiles = ceil_div(anchors, config.pixels * pixel_cluster) * pixel_cluster;
   return pixel_tiles * ceil_div(y.dims[1], filters);
 }
 
@@ -532,6 +548,25 @@ Status check_row_taps(const OpDescriptor& desc, const OpDescriptor& d,
   return Status::ok();
 }
 
+// The channels the tiles' N covers: y's, a bwddata's dx's.
+long long output_channels(const OpDescriptor& desc) {
+  return desc.direction == Direction::bwddata ? desc.x_dims[1] : desc.y_dims[1];
+}
+
+// A cluster that shares its pixel tile takes as many neighbouring filter
+// tiles: the output's channels must make whole clusters of them, so that
+// every block of a cluster has a tile of its own.
+Status check_pixel_cluster(const OpDescriptor& desc, const WgmmaConvConfig& config) {
+  if (!config.cluster_pixels) return Status::ok();
+  const long long channels = output_channels(desc), filters = config.filters;
+  if (ceil_div(channels, filters) % config.cluster == 0) return Status::ok();
+  return not_available(fmt::format(
+      "runs clusters of {} blocks over neighbouring tiles of {} filters of one pixel tile; this "
+      "conv's {} output channels make {} such tiles, not whole clusters: use {}",
+      config.cluster, filters, channels, ceil_div(channels, filters),
+      filters == kHalfPingPong.filters ? kHalfPingPong.id : kPingPong.id));
+}
+
 Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
   if (desc.kind != OpKind::conv) return not_available("serves convs only");
   if (desc.direction == Direction::bwdfilt &&
@@ -548,6 +583,7 @@ Status support_rules(const OpDescriptor& desc, const WgmmaConvConfig& config) {
         "tiles are its stride phases': use {}",
         config.cluster, kPingPong.id));
   if (Status s = tap_fold_fits(desc); !s.is_ok()) return s;
+  if (Status s = check_pixel_cluster(desc, config); !s.is_ok()) return s;
   const OpDescriptor d = wgmma_forward_equivalent(desc);
   if (d.dtype != DataType::f16 && d.dtype != DataType::bf16)
     return not_available(fmt::format("runs f16 and bf16 on wgmma; this op is {}",
@@ -593,11 +629,6 @@ double wave_fill(const OpDescriptor& d, const WgmmaConvConfig& config) {
 long long busy_sms(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long tiles = output_tiles(d, config);
   return std::min(tiles * k_slices(d, tiles, config), kHopperSms);
-}
-
-// The channels the tiles' N covers: y's, a bwddata's dx's.
-long long output_channels(const OpDescriptor& desc) {
-  return desc.direction == Direction::bwddata ? desc.x_dims[1] : desc.y_dims[1];
 }
 
 // Whether the 128 x 64 tile pads the output's channels less than a
@@ -781,10 +812,33 @@ const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvCon
   return best != nullptr && 4 * least < 5 * busiest_sm_work(d, lead) ? *best : lead;
 }
 
+// 128 x 64 in ping-pong in clusters of four that share their pixel tile
+// (wgmma128x64pa) in place of a ping-pong tile without row taps whose
+// tiles read each pixel tile's A 4 times or more (its output channels
+// make 4 filter tiles or more), where that adds no tile work on the
+// busiest SM: the L2 then brings A once a cluster.  The analyser's
+// predictions (bench/results/2026-12-07-pixel-clusters): 0.56-0.98x the
+// lead's time on the 11 convs of ResNet-50 fwd it changed (layer4.conv1
+// 0.58x, layer4.0.conv2 0.69x, layer4.conv3 0.75x, whose L2 bounded
+// them); with fewer filter tiles it saved too little for the 64-filter
+// wgmmas' lower rate on 3 x 3 convs (layer3.0.conv2 1.18x).  Not yet
+// timed on a GPU.
+const WgmmaConvConfig& pixel_cluster_lead(const OpDescriptor& desc, const WgmmaConvConfig& lead) {
+  constexpr long long kMinRereads = 4;
+  if (lead.id != kPingPong.id && lead.id != kHalfPingPong.id) return lead;
+  if (ceil_div(output_channels(desc), lead.filters) < kMinRereads ||
+      !wgmma_conv_support(desc, kHalfPingPongPixelCluster).is_ok())
+    return lead;
+  const OpDescriptor d = wgmma_forward_equivalent(desc);
+  return busiest_sm_work(d, kHalfPingPongPixelCluster) <= busiest_sm_work(d, lead)
+             ? kHalfPingPongPixelCluster
+             : lead;
+}
+
 }  // namespace
 
 const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc) {
-  return row_tap_lead(desc, wgmma_tap_step_lead_config(desc));
+  return pixel_cluster_lead(desc, row_tap_lead(desc, wgmma_tap_step_lead_config(desc)));
 }
 
 static_assert(std::all_of(std::begin(kWgmmaConfigs), std::end(kWgmmaConfigs),
@@ -915,6 +969,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.consumers = config.consumers();
   launch.ping_pong = config.ping_pong;
   launch.cluster = config.cluster;
+  launch.cluster_pixels = config.cluster_pixels;
   launch.row_taps = config.taps;
   launch.tma_store = stores_output_by_tma(launch.maps);
   launch.blocks_per_sm = config.blocks_per_sm;

@@ -65,7 +65,19 @@ static_assert((WgmmaConvTile::kFilters + 2 * WgmmaConvTile::kChannels) *
 // through the L2 once for the two blocks, a quarter less traffic a FLOP.
 // A cluster of two fits a TPC, two SMs: an H100's or H200's 132 SMs hold
 // 66 clusters of a block an SM.  Auto never leads with it (the H200 timed
-// it slower than the tiles without clusters everywhere).
+// it slower than the tiles without clusters everywhere, when each
+// consumer thread released a stage to the loading block by a remote
+// arrival of its own; a warp's first lane does now).  The `pa` variants
+// turn the cluster round: its blocks take neighbouring filter tiles of
+// one pixel tile, and the first block loads each stage's im2col box into
+// all of them (TMA multicast), each its own filters: where the output
+// has many filter tiles, each pixel tile's A came through the L2 once a
+// tile, now once a cluster (ResNet-50's layer4.conv1 at 128 x 64: 8
+// filter tiles, l2 8.3 -> 4.3 us predicted).  wgmma128x64pa in clusters
+// of four (a conv whose filter tiles make whole clusters: 256 output
+// channels, 512, ...), wgmma128x128pa of two; the JIT cuts their
+// persistent grid to the clusters the GPU holds at once
+// (max_active_clusters).
 // The `r` variants take a window row's S taps from one im2col box of A a
 // consumer (row taps: fwd and stride-1 bwddata at stride 1 along W, a
 // 64-channel K step): a stage is a tap (t, r, 0)'s box of 128 + (S - 1)
@@ -85,8 +97,11 @@ struct WgmmaConvConfig {
   long long pixels = WgmmaConvTile::kPixels;  // the tile's M: 128 a consumer warpgroup
   bool ping_pong = false;  // a persistent grid, the consumers taking whole tiles in turn
   // Blocks a cluster (ping-pong only): neighbouring pixel tiles of one
-  // filter tile, whose B the first block loads into all (TMA multicast).
+  // filter tile, whose B the first block loads into all (TMA multicast),
+  // or with cluster_pixels neighbouring filter tiles of one pixel tile,
+  // whose A it loads into all.
   long long cluster = 1;
+  bool cluster_pixels = false;
   bool row_taps = false;  // a stage takes a window row's taps (Problem::ROW_TAPS)
   // A conv's row taps (with_row_taps): the taps a stage takes and their
   // reach, (S - 1) DW, which widens each consumer's box of A.
@@ -162,10 +177,39 @@ inline constexpr WgmmaConvConfig kWgmmaConfigs[] = {
     {"wgmma128x64p", 6, 1, 64, 128, true},
     {"wgmma128x128pc", 3, 1, 128, 128, true, 2},
     {"wgmma128x256", 4, 1, 256},
-    {"wgmma128x128r", 3, 1, 128, 128, false, 1, true},
-    {"wgmma256x128r", 2, 1, 128, 256, false, 1, true},
-    {"wgmma256x64r", 3, 1, 64, 256, false, 1, true},
-    {"wgmma128x64pr", 3, 1, 64, 128, true, 1, true}};
+    {.id = "wgmma128x128r", .stages = 3, .blocks_per_sm = 1, .filters = 128, .row_taps = true},
+    {.id = "wgmma256x128r",
+     .stages = 2,
+     .blocks_per_sm = 1,
+     .filters = 128,
+     .pixels = 256,
+     .row_taps = true},
+    {.id = "wgmma256x64r",
+     .stages = 3,
+     .blocks_per_sm = 1,
+     .filters = 64,
+     .pixels = 256,
+     .row_taps = true},
+    {.id = "wgmma128x64pr",
+     .stages = 3,
+     .blocks_per_sm = 1,
+     .filters = 64,
+     .ping_pong = true,
+     .row_taps = true},
+    {.id = "wgmma128x64pa",
+     .stages = 6,
+     .blocks_per_sm = 1,
+     .filters = 64,
+     .ping_pong = true,
+     .cluster = 4,
+     .cluster_pixels = true},
+    {.id = "wgmma128x128pa",
+     .stages = 3,
+     .blocks_per_sm = 1,
+     .filters = 128,
+     .ping_pong = true,
+     .cluster = 2,
+     .cluster_pixels = true}};
 // The first configuration: the one every conv the Hopper conv serves can
 // take (the support checks' default), by which it is named in refusals.
 inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
@@ -258,7 +302,11 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // unless it slices its K), where that adds under a quarter to the lead's
 // (predicted 0.67-0.88x the lead's time on the 3 x 3 convs of ResNet-50
 // and YOLO11n it changed: bench/results/2026-12-06-row-taps; not yet
-// timed on a GPU).
+// timed on a GPU).  Then, where the lead is a ping-pong tile without row
+// taps whose output channels make 4 filter tiles or more, 128 x 64 in
+// clusters of four sharing their pixel tile (wgmma128x64pa) if that adds
+// no tile work on the busiest SM (bench/results/2026-12-07-pixel-clusters;
+// not yet timed on a GPU).
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
@@ -281,6 +329,7 @@ struct WgmmaConvLaunch {
   long long consumers = 1;  // warpgroups, 128 x 128 at most each (Problem::CONSUMERS)
   bool ping_pong = false;                       // Problem::PINGPONG: a persistent grid
   long long cluster = 1;                        // Problem::CLUSTER: blocks a cluster
+  bool cluster_pixels = false;  // Problem::CLUSTER_PIXELS: the cluster shares A, not B
   long long row_taps = 1;  // Problem::ROW_TAPS: the taps along W a stage takes (1 or S)
   // Problem::TMA_STORE: the epilogue stores y by TMA, through map 2 (a
   // fwd's whole tiles where y's pixels are rows of one stride), in a
