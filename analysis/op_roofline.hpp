@@ -1,6 +1,7 @@
 // An op's work and the least time a device could do it in (DESIGN.md
-// section 9): a convolution is bound by its math or by moving x, w and y
-// once, whichever takes longer; pooling and the bias gradient by memory.
+// section 9): a convolution is bound by its math or by moving x (the part
+// its windows reach), w and y once, whichever takes longer; pooling and
+// the bias gradient by memory.
 // `convjit bench` reports each time as a share of this bound, and
 // `convjit analyze` each prediction.
 #pragma once
@@ -12,7 +13,9 @@ namespace convjit::analysis {
 
 struct OpWork {
   double flop = 0;   // 2 per multiply-add; 0 for the memory-bound ops
-  double bytes = 0;  // every operand read or written once (a training batchnorm reads twice)
+  // Every operand read or written once (a training batchnorm reads
+  // twice; a strided conv's x only where its windows reach).
+  double bytes = 0;
 };
 [[nodiscard]] OpWork op_work(const OpDescriptor& desc);
 

@@ -53,6 +53,26 @@ TEST(Roofline, ConvolutionsAreBoundByMathOrByMovingTheirOperandsOnce) {
   EXPECT_DOUBLE_EQ(m.ms, depthwise.bytes / 3350e9 * 1e3);
 }
 
+// A strided conv moves only the part of x its windows reach: ResNet-50's
+// layer2.0.downsample (1 x 1, stride 2) reads one in two of x's columns
+// and rows, its stem (7 x 7, stride 2) all of them, and a bwddata writes
+// all of dx.
+TEST(Roofline, AStridedConvMovesOnlyThePartOfXItsWindowsReach) {
+  const OpDescriptor downsample = parse(
+      "conv2d_32_256_56_56_0_802816_1_14336_256_0_512_256_1_1_0_32_512_28_28_0_401408_1_14336_"
+      "512_0_0_0_0_2_2_0_1_1_0_1_fwd_bf16");
+  const double x = 32.0 * 256 * 56 * 56, y = 32.0 * 512 * 28 * 28, w = 512.0 * 256;
+  EXPECT_EQ(op_work(downsample).bytes, (x / 4 + w + y) * 2);
+  OpDescriptor back = downsample;
+  back.direction = Direction::bwddata;
+  EXPECT_EQ(op_work(back).bytes, (x + w + y) * 2);
+  const OpDescriptor stem = parse(
+      "conv2d_32_3_224_224_0_150528_1_672_3_0_64_3_7_7_0_32_64_112_112_0_802816_1_7168_64_0_3_3_"
+      "0_2_2_0_1_1_0_1_fwd_bf16");
+  EXPECT_EQ(op_work(stem).bytes,
+            (32.0 * 3 * 224 * 224 + 64.0 * 3 * 49 + 32.0 * 64 * 112 * 112) * 2);
+}
+
 // A fused epilogue's bias and residual are moved too; its math is noise.
 TEST(Roofline, AFusedEpilogueAddsItsOperandsBytes) {
   const std::string name = kResnet3x3;

@@ -70,6 +70,15 @@ test::ConvCase channels_last_3x3(std::int64_t channels, std::int64_t filters,
   return c;
 }
 
+// Whether `config`'s clusters, where they share a pixel tile, have whole
+// clusters of `d`'s filter tiles (check_pixel_cluster): a conv of few
+// output channels is refused by the `pa` variants alone.
+bool whole_pixel_clusters(const OpDescriptor& d, const WgmmaConvConfig& config) {
+  const std::int64_t channels = d.direction == Direction::bwddata ? d.x_dims[1] : d.y_dims[1];
+  return !config.cluster_pixels ||
+         (channels + config.filters - 1) / config.filters % config.cluster == 0;
+}
+
 // The Hopper conv's lead variant where it is not the choice: after every
 // other variant, its own others only following it.
 std::string offered_last(const std::vector<std::string>& ids) {
@@ -227,9 +236,12 @@ TEST(EmulatedWgmmaConv, FoldsTheTapsOfConvsWhoseChannelsTmaCannotMap) {
       d.activation = Activation::silu;
       d.epilogue_operands = kEpilogueBias | kEpilogueResidual;
     }
-    // As the GPU test runs them: all but the row-tap tiles (one tap along W).
+    // As the GPU test runs them: all but the row-tap tiles (one tap along W)
+    // and the pixel clusters where the filters make no whole cluster.
     for (const WgmmaConvConfig& config : kWgmmaConfigs)
-      EXPECT_EQ(wgmma_conv_support(d, config).is_ok(), !config.row_taps) << config.id;
+      EXPECT_EQ(wgmma_conv_support(d, config).is_ok(),
+                !config.row_taps && whole_pixel_clusters(d, config))
+          << config.id;
     check(d, rng, i % 3 ? 1.0 : 0.75, i % 4 == 1 ? 0.5 : 0.0, kWgmmaConfigs[i % 8].id);
   }
   const OpDescriptor d = fwd(test::small_resnet50_stem(), DataType::bf16);
@@ -572,7 +584,7 @@ TEST(EmulatedWgmmaConv, StepsByTheChannelsTheConvReduces) {
   std::size_t turn = 0;
   const auto next = [&](bool phased) -> const WgmmaConvConfig& {
     const WgmmaConvConfig* config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
-    while (config->row_taps || (phased && config->cluster > 1))
+    while (config->row_taps || config->cluster_pixels || (phased && config->cluster > 1))
       config = &kWgmmaConfigs[turn++ % std::size(kWgmmaConfigs)];
     return *config;
   };
@@ -1364,6 +1376,7 @@ TEST(EmulatedWgmmaConv, TheEpilogueStagesAndReadsItsTileWithoutBankConflicts) {
   for (const WgmmaConvConfig& config : kWgmmaConfigs)
     for (const OpDescriptor& d : {fwd(c, DataType::bf16), bwddata(c, DataType::bf16),
                                   fwd(narrow, DataType::bf16), residual}) {
+      if (!whole_pixel_clusters(d, config)) continue;  // the ping-pong tiles' epilogue
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       ASSERT_TRUE(wgmma_conv_support(d, config).is_ok()) << wgmma_conv_support(d, config).message();
       const bool tma = wgmma_conv_launch(d, config).tma_store;
@@ -1422,6 +1435,7 @@ TEST(EmulatedWgmmaConv, StoresWholeTilesByTmaWhereYsPixelsAreRowsOfOneStride) {
   };
   const OpDescriptor rows = padded_rows(fwd(c, DataType::bf16), 48, 48 * 9);
   for (const WgmmaConvConfig& config : kWgmmaConfigs) {
+    if (!whole_pixel_clusters(rows, config)) continue;  // the ping-pong tiles' store
     EXPECT_TRUE(wgmma_conv_launch(rows, config).tma_store) << config.id;
     check(rows, rng, 1.0, 0.0, config.id);
   }
@@ -2003,11 +2017,48 @@ TEST(EmulatedWgmmaConv, RowTapTilesLeadWhereTheirWidenedRowsAddUnderAQuarter) {
   c.stride = {2, 2};
   leads(fwd(c, DataType::bf16), wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id,
         wgmma_tap_step_lead_config(fwd(c, DataType::bf16)).id);
-  // CosmoFlow's conv5 fwd: 128 tiles of 128 x 64, 160 over widened rows.
-  leads(fwd(layer(256, 512, {8, 8, 8}, 3, 4), DataType::bf16), kHalfPingPong, kHalfPingPong);
+  // CosmoFlow's conv5 fwd: 128 tiles of 128 x 64, 160 over widened rows;
+  // its 8 filter tiles then share their pixel tiles in clusters
+  // (PixelClustersLeadWhereTheirLeadReadsEachPixelTile4TimesOrMore).
+  leads(fwd(layer(256, 512, {8, 8, 8}, 3, 4), DataType::bf16), kHalfPingPong, kWgmmaConfigs[13].id);
   // Its conv2 bwddata: dx's 32 channels from dy's 64, 4096 tiles of 256 x
   // 64 or 4224 over widened rows, both 32 an SM.
   leads(bwddata(layer(32, 64, {64, 64, 64}, 3, 4), DataType::bf16), kWideHalf, kWideHalfRows);
+}
+
+// Auto's pixel clusters (pixel_cluster_lead): wgmma128x64pa in place of a
+// ping-pong lead without row taps whose output channels make 4 filter
+// tiles or more: ResNet-50's layer4.conv1 (8 filter tiles of 64) and
+// layer4.conv3 (16 of 128), fwd, and conv1's transpose in bwddata;
+// CosmoFlow's conv5 fwd.  Not over 2 filter tiles of 128 (ResNet-50's
+// layer3.0.conv2, predicted 1.18x), a two-consumer lead
+// (layer4.0.downsample's 256 x 128), a row-tap lead (layer4.conv2),
+// channels that make no whole cluster (520 filters: 9 tiles of 64), nor
+// a bwdfilt.
+TEST(EmulatedWgmmaConv, PixelClustersLeadWhereTheirLeadReadsEachPixelTile4TimesOrMore) {
+  constexpr std::string_view kPixelClusters = kWgmmaConfigs[13].id;
+  const auto layer = [](std::int64_t channels, std::int64_t filters, std::int64_t size,
+                        std::int64_t kernel, std::int64_t stride) {
+    const std::vector<std::int64_t> pad(2, kernel / 2);
+    test::ConvCase c = channels_last_3x3(channels, filters, {size, size}, pad, pad);
+    c.batch = 32, c.kernel.assign(2, kernel), c.stride.assign(2, stride);
+    return c;
+  };
+  const auto lead = [](const OpDescriptor& d) {
+    SCOPED_TRACE(descriptor_name(d));
+    return std::string(wgmma_lead_config(d).id);
+  };
+  EXPECT_EQ(lead(fwd(layer(2048, 512, 7, 1, 1), DataType::bf16)), kPixelClusters);
+  EXPECT_EQ(lead(fwd(layer(512, 2048, 7, 1, 1), DataType::bf16)), kPixelClusters);
+  EXPECT_EQ(lead(bwddata(layer(2048, 512, 7, 1, 1), DataType::bf16)), kPixelClusters);
+  test::ConvCase cosmoflow = channels_last_3x3(256, 512, {8, 8, 8}, {1, 1, 1}, {1, 1, 1});
+  cosmoflow.batch = 4, cosmoflow.kernel = {3, 3, 3}, cosmoflow.stride = {1, 1, 1};
+  cosmoflow.dilation = {1, 1, 1};
+  EXPECT_EQ(lead(fwd(cosmoflow, DataType::bf16)), kPixelClusters);
+  for (const test::ConvCase& c : {layer(256, 256, 28, 3, 2), layer(1024, 2048, 14, 1, 2),
+                                  layer(512, 512, 7, 3, 1), layer(2048, 520, 7, 1, 1)})
+    EXPECT_NE(lead(fwd(c, DataType::bf16)), kPixelClusters);
+  EXPECT_NE(lead(bwdfilt(layer(2048, 512, 7, 1, 1), DataType::bf16)), kPixelClusters);
 }
 
 }  // namespace

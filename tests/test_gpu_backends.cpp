@@ -383,14 +383,26 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuResize, ::testing::Values("jit"),
 // direction, in the configuration auto leads with there (bf16,
 // channels-last, batch 2).
 // For the row-tap tiles (`row_taps`), convs of 2 to 4 taps along W at
-// stride 1 there, of 64-channel K steps (test::random_row_tap_conv).
-std::vector<OpDescriptor> random_hopper_convs(Direction direction, bool row_taps) {
+// stride 1 there, of 64-channel K steps (test::random_row_tap_conv); for
+// the clusters that share a pixel tile (`cluster_pixels`), filters and
+// channels that make one or two whole clusters of filter tiles, the last
+// part-filled.
+std::vector<OpDescriptor> random_hopper_convs(Direction direction, const WgmmaConvConfig& config) {
   std::mt19937 rng(43);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  const auto whole_clusters = [&] {
+    const std::int64_t n = config.filters;
+    return (pick(1, 2) * config.cluster - 1) * n + 8 * pick(1, n / 8);
+  };
   std::vector<OpDescriptor> ops;
   for (DataType dtype : {DataType::bf16, DataType::f16})
     for (int i = 0; i < 12; ++i) {
+      const bool row_taps = config.row_taps;
       test::ConvCase c = row_taps ? test::random_row_tap_conv(rng, 1 + i % 3, 4)
                                   : test::random_channels_last_conv(rng, 1 + i % 3);
+      if (config.cluster_pixels) c.channels = whole_clusters(), c.filters = whole_clusters();
       ops.push_back(test::conv_descriptors(c, dtype, {Direction::fwd}).at(0));
       test::ConvCase rounded = c;  // dy's channels, a multiple of 8
       rounded.filters = (c.filters + 7) / 8 * 8;
@@ -448,7 +460,7 @@ class GpuHopperConfig : public GpuBackend {
   }
   void check_random(Direction direction) {
     const WgmmaConvConfig& config = *find_wgmma_config(config_id());
-    const std::vector<OpDescriptor> ops = random_hopper_convs(direction, config.row_taps);
+    const std::vector<OpDescriptor> ops = random_hopper_convs(direction, config);
     const auto served = std::count_if(ops.begin(), ops.end(), [&](const OpDescriptor& d) {
       return wgmma_conv_support(d, config).is_ok();
     });
@@ -487,18 +499,19 @@ INSTANTIATE_TEST_SUITE_P(Jit, GpuHopperConfig, ::testing::ValuesIn(hopper_config
                          });
 
 // The ping-pong tiles on grids where each block takes several tiles (the
-// random convs above fit a tile a block): a 1x1 fwd of 320 tiles of
-// 128 x 128 (640 of 128 x 64) on 132 blocks, beta 0 (the TMA store) and
+// random convs above fit a tile a block): a 1x1 fwd of 640 tiles of
+// 128 x 128 (1280 of 128 x 64) on 132 blocks, beta 0 (the TMA store) and
 // alpha/beta (the threads' store, and the TMA kernel's fallback), and a
 // strided
 // 3x3 bwddata whose four phases take 3 to 12 K steps, so that the ring's
 // steps and the consumers' turns run across tiles as on a GPU they must;
-// in each ping-pong configuration, the clusters of two on the fwd.  The
-// grid is cut to the device's SMs where it has fewer than 132.
+// in each ping-pong configuration, the clusters on the fwd.  The grid is
+// cut to the device's SMs, or to the clusters it holds at once, where
+// they are fewer.
 TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
   CONVJIT_SKIP_UNLESS_HOPPER_JIT();
   test::ConvCase c;
-  c.batch = 10, c.channels = 64, c.filters = 128, c.input = {64, 64}, c.kernel = {1, 1};
+  c.batch = 10, c.channels = 64, c.filters = 256, c.input = {64, 64}, c.kernel = {1, 1};
   c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nhwc;
   test::ConvCase strided = c;
   strided.channels = 32, strided.filters = 64 * 3 + 8, strided.kernel = {3, 3};
@@ -510,7 +523,7 @@ TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
   int served = 0;
   for (const OpDescriptor& d : ops)
     for (const WgmmaConvConfig& config : kWgmmaConfigs) {
-      // The clusters of two do not serve a strided bwddata.
+      // The clusters do not serve a strided bwddata.
       if (!config.ping_pong || !wgmma_conv_support(d, config).is_ok()) continue;
       SCOPED_TRACE(fmt::format("{} {}", config.id, descriptor_name(d)));
       auto source = kernel_source(d, config.id);
@@ -538,7 +551,7 @@ TEST_P(GpuBackend, ThePingPongTilesTakeSeveralTilesABlock) {
       }
       ++served;
     }
-  EXPECT_EQ(served, 5);  // two ping-pong tiles on both, the clusters on the fwd
+  EXPECT_EQ(served, 7);  // two ping-pong tiles on both, the three clusters on the fwd
 }
 
 // Stream-K (CONVJIT_WGMMA_STREAM_K=1) in both ping-pong tiles on a conv

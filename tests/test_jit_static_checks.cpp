@@ -534,7 +534,8 @@ TEST(JitStaticChecks, TheHopperConvsStreamKCountsItsPartsWithoutSpills) {
 // pass), as MN-major boxes that its wgmmas transpose (imm-trans-b 1), in
 // every configuration: ResNet-50's 3x3 and 1x1 (stride 1 as the forward
 // conv, 2 by phases, which clusters and the row-tap tiles do not serve,
-// nor the latter a 1x1) and a CosmoFlow 3D layer.
+// nor the latter a 1x1) and a CosmoFlow 3D layer (none of them with dx
+// channels enough for a cluster sharing its pixel tile).
 TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
   const std::set<std::string> layers = {"resnet50 3x3", "resnet50 1x1", "resnet50 3x3 /2",
                                         "resnet50 1x1 /2", "cosmoflow 3D 3x3x3 C=128"};
@@ -545,8 +546,12 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
       if (layers.count(layer) == 0) continue;
       SCOPED_TRACE(fmt::format("{} {} ({})", config.id, layer, descriptor_name(d)));
       const bool strided = layer.find(" /2") != std::string::npos;
-      // Clusters of a strided bwddata; the row-tap tiles of one tap along W or strided.
+      // Clusters of a strided bwddata, or sharing a pixel tile among filter
+      // tiles that make no whole clusters; the row-tap tiles of one tap
+      // along W or strided.
+      const long long filter_tiles = (d.x_dims[1] + config.filters - 1) / config.filters;
       if ((config.cluster > 1 && strided) ||
+          (config.cluster_pixels && filter_tiles % config.cluster != 0) ||
           (config.row_taps && (strided || layer.find("1x1") != std::string::npos))) {
         EXPECT_FALSE(wgmma_conv_support(d, config).is_ok());
         ++refused;
@@ -569,7 +574,10 @@ TEST(JitStaticChecks, TheHopperConvReadsABwddatasKrscFiltersInPlace) {
       ++checked;
     }
   EXPECT_EQ(checked + refused, static_cast<int>(layers.size() * std::size(kWgmmaConfigs)));
-  EXPECT_EQ(refused, 2 + 4 * 3) << "the clusters' two strided layers, the row-tap tiles' three";
+  EXPECT_EQ(refused, 2 + 4 * 3 + 2 * 5)
+      << "the clusters' two strided layers, the row-tap tiles' three, and the pixel clusters' "
+         "five: their dx channels (64 or 128) make one or two filter tiles, no whole cluster "
+         "(EmulatedWgmmaConv.PixelClusterTile runs their bwddata's K R S C filters in place)";
 }
 
 TEST(JitStaticChecks, StrictF32RunsSimtTilesAndTf32RunsTensorCores) {

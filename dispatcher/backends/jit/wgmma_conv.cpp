@@ -815,8 +815,9 @@ const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvCon
 // 128 x 64 in ping-pong in clusters of four that share their pixel tile
 // (wgmma128x64pa) in place of a ping-pong tile without row taps whose
 // tiles read each pixel tile's A 4 times or more (its output channels
-// make 4 filter tiles or more), where that adds no tile work on the
-// busiest SM: the L2 then brings A once a cluster.  The analyser's
+// make 4 filter tiles or more): the L2 then brings A once a cluster, and
+// the busiest SM's tile work is the lead's or less (twice 128 x 128's
+// tiles take at most twice its rounds, of half the work).  The analyser's
 // predictions (bench/results/2026-12-07-pixel-clusters): 0.56-0.98x the
 // lead's time on the 11 convs of ResNet-50 fwd it changed (layer4.conv1
 // 0.58x, layer4.0.conv2 0.69x, layer4.conv3 0.75x, whose L2 bounded
@@ -826,11 +827,8 @@ const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvCon
 const WgmmaConvConfig& pixel_cluster_lead(const OpDescriptor& desc, const WgmmaConvConfig& lead) {
   constexpr long long kMinRereads = 4;
   if (lead.id != kPingPong.id && lead.id != kHalfPingPong.id) return lead;
-  if (ceil_div(output_channels(desc), lead.filters) < kMinRereads ||
-      !wgmma_conv_support(desc, kHalfPingPongPixelCluster).is_ok())
-    return lead;
-  const OpDescriptor d = wgmma_forward_equivalent(desc);
-  return busiest_sm_work(d, kHalfPingPongPixelCluster) <= busiest_sm_work(d, lead)
+  const bool rereads = ceil_div(output_channels(desc), lead.filters) >= kMinRereads;
+  return rereads && wgmma_conv_support(desc, kHalfPingPongPixelCluster).is_ok()
              ? kHalfPingPongPixelCluster
              : lead;
 }

@@ -304,9 +304,9 @@ inline constexpr std::string_view kWgmmaVariant = kWgmmaConfigs[0].id;
 // and YOLO11n it changed: bench/results/2026-12-06-row-taps; not yet
 // timed on a GPU).  Then, where the lead is a ping-pong tile without row
 // taps whose output channels make 4 filter tiles or more, 128 x 64 in
-// clusters of four sharing their pixel tile (wgmma128x64pa) if that adds
-// no tile work on the busiest SM (bench/results/2026-12-07-pixel-clusters;
-// not yet timed on a GPU).
+// clusters of four sharing their pixel tile (wgmma128x64pa) where it
+// serves the conv (bench/results/2026-12-07-pixel-clusters; not yet timed
+// on a GPU).
 [[nodiscard]] const WgmmaConvConfig& wgmma_lead_config(const OpDescriptor& desc);
 
 // The entries (the filters' copy where it is made; a block per output
