@@ -1,9 +1,9 @@
 #include "analysis/op_roofline.hpp"
 
 #include <algorithm>
-#include <vector>
 
 #include "dispatcher/descriptor/dtype.hpp"
+#include "dispatcher/descriptor/window_reach.hpp"
 
 namespace convjit::analysis {
 
@@ -12,29 +12,6 @@ namespace {
 double elements(const Dims5& dims, int rank) {
   double n = 1;
   for (int i = 0; i < rank; ++i) n *= static_cast<double>(dims[static_cast<std::size_t>(i)]);
-  return n;
-}
-
-// The elements of x a conv reads: along each spatial axis, the output's
-// positions times the distinct offsets of its taps within one stride
-// (t dilation mod stride), at most the axis: a 1 x 1 conv of stride 2
-// reads one in two of x's columns and rows.  A bwddata writes all of dx.
-double conv_x(const OpDescriptor& d) {
-  double n = elements(d.x_dims, 2);
-  for (int i = 0; i < d.spatial_dims; ++i) {
-    const auto at = static_cast<std::size_t>(i), dim = at + 2;
-    const double axis = static_cast<double>(d.x_dims[dim]);
-    if (d.direction == Direction::bwddata) {
-      n *= axis;
-      continue;
-    }
-    const std::int64_t stride = d.stride[at];
-    std::vector<bool> hit(static_cast<std::size_t>(stride), false);
-    for (std::int64_t t = 0; t < d.w_dims[dim]; ++t)
-      hit[static_cast<std::size_t>(t * d.dilation[at] % stride)] = true;
-    const double offsets = static_cast<double>(std::count(hit.begin(), hit.end(), true));
-    n *= std::min(axis, static_cast<double>(d.y_dims[dim]) * offsets);
-  }
   return n;
 }
 
@@ -63,7 +40,7 @@ OpWork op_work(const OpDescriptor& d) {
   // A fused epilogue reads the bias and the residual too.
   const double bias = d.has_bias() ? static_cast<double>(d.w_dims[0]) : 0.0;
   const double residual = d.has_residual() ? y : 0.0;
-  return {2.0 * y * taps, (conv_x(d) + w + y + bias + residual) * size};
+  return {2.0 * y * taps, (window_reach_elements(d) + w + y + bias + residual) * size};
 }
 
 Roofline roofline(const OpWork& work, const DevicePeaks& peaks, double compute_tflops) {

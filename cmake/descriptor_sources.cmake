@@ -18,4 +18,5 @@ set(CONVJIT_DESCRIPTOR_SOURCES
   dispatcher/descriptor/resize_validation.cpp
   dispatcher/descriptor/tolerance.cpp
   dispatcher/descriptor/validation_checks.cpp
+  dispatcher/descriptor/window_reach.cpp
 )

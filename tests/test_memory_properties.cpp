@@ -254,5 +254,34 @@ TEST_F(KernelMemory, KcrsFilterCopiesReadWholeSectors) {
   EXPECT_GE(checked, test::reduced_run() ? 4 : 8);
 }
 
+// The sampled blocks' footprint is scaled to the grid, as if no two blocks
+// shared a sector; x's is capped at the part the conv's windows reach
+// (window_reach.hpp). A 1 x 1 conv of stride 2 reaches a quarter of x: one
+// sampled block of 64 filter tiles' grid (each pixel tile's x read by 64
+// blocks) scales past it, and the cap holds it there; with stride 1 the
+// same conv's footprint is x's.
+TEST_F(KernelMemory, AStridedConvsInputFootprintIsThePartItsWindowsReach) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 512, c.input = {32, 32}, c.kernel = {1, 1};
+  c.stride = {2, 2}, c.dilation = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};
+  c.layout = c.filter_layout = test::TestLayout::nhwc;
+  const auto x_footprint = [](const OpDescriptor& d) {
+    auto counters = count_variant_memory(d, "tc128x64", 1);
+    EXPECT_TRUE(counters.is_ok()) << counters.status().message();
+    for (const KernelMemoryCounters& k : counters.value())
+      for (const emulator::BufferFootprint& f : k.footprint)
+        if (f.name == "x") return std::pair{f.sectors, static_cast<double>(f.buffer_sectors)};
+    ADD_FAILURE() << "no footprint of x";
+    return std::pair{0.0, 0.0};
+  };
+  const OpDescriptor strided = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  const auto [sectors, buffer] = x_footprint(strided);
+  EXPECT_EQ(sectors, buffer / 4);
+  c.stride = {1, 1};
+  const OpDescriptor unit = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  const auto [all, unit_buffer] = x_footprint(unit);
+  EXPECT_EQ(all, unit_buffer);
+}
+
 }  // namespace
 }  // namespace convjit

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/descriptor/canonical_layout.hpp"
 #include "dispatcher/descriptor/operand_layout.hpp"
+#include "dispatcher/descriptor/window_reach.hpp"
 
 namespace convjit {
 
@@ -239,6 +242,24 @@ class AlignedZeros {
   void* data_;
 };
 
+// The sampled blocks' footprint is scaled to the grid as if no two blocks
+// shared a sector, and capped at the buffer: where blocks share x (a
+// pixel tile's filter tiles) and a strided conv reaches a part of it (a
+// 1 x 1 conv of stride 2: a quarter), that overstated the sectors the
+// kernel takes from DRAM.  x's is capped at the part the conv's windows
+// reach (window_reach.hpp).
+void cap_input_footprint(const OpDescriptor& desc,
+                         std::vector<emulator::KernelMemoryCounters>& kernels) {
+  double x = static_cast<double>(desc.x_dims[0]);
+  for (int i = 1; i < desc.rank(); ++i)
+    x *= static_cast<double>(desc.x_dims[static_cast<std::size_t>(i)]);
+  const double reached = window_reach_elements(desc) / x;
+  for (emulator::KernelMemoryCounters& k : kernels)
+    for (emulator::BufferFootprint& f : k.footprint)
+      if (f.name == "x")
+        f.sectors = std::min(f.sectors, std::ceil(reached * static_cast<double>(f.buffer_sectors)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> emulate_kernel_source(const OpDescriptor& desc,
@@ -289,7 +310,9 @@ Result<std::vector<emulator::KernelMemoryCounters>> count_variant_memory(const O
   const auto at = [&](std::size_t i) { return norm + i * channels; };
   if (desc.is_batchnorm())
     args.norm = {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), 0.1};
-  return kernel.count_memory(args, sampled);
+  auto counted = kernel.count_memory(args, sampled);
+  if (counted.is_ok() && desc.is_conv()) cap_input_footprint(desc, counted.value());
+  return counted;
 }
 
 Status EmulatorBackend::check_support(const OpDescriptor& desc,
