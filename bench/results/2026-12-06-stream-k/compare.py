@@ -16,19 +16,10 @@ _spec.loader.exec_module(_shared)
 
 def main(whole_path, stream_k_path, gpu='H100 SXM'):
     before, after = _shared.convs(whole_path, gpu), _shared.convs(stream_k_path, gpu)
-    sums = {'moved': [0.0] * 4, 'all': [0.0] * 4}
     print(f"{gpu}, predicted (low-high) with whole tiles, then with Stream-K; the share of the "
           "op's roofline at each end")
     print(f"{'layer':<26} {'variant':<14} {'whole tiles':>17}  {'Stream-K':>17} {'% roofline':>16}")
-    for layer, (old, span0, roof, count, _) in before.items():
-        new, span, _, _, _ = after[layer]
-        moved = old != new or span != span0
-        for key in ('moved', 'all') if moved else ('all',):
-            for i, v in enumerate(span0 + span):
-                sums[key][i] += v * count
-        if moved:
-            variant = new if new == old else f'{old}>{new}'
-            print(_shared.row(layer, variant, span0, span, roof, count))
+    sums = _shared.print_moved(before, after)
     _shared.print_sums(sums, [('moved', 'convs that moved'), ('all', 'all convs')])
 
 

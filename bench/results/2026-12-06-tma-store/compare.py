@@ -50,6 +50,23 @@ def print_sums(sums, labels):
                   f'{high * 1e6:.1f} us ({low / low0:.2f}-{high / high0:.2f}x)')
 
 
+def print_moved(before, after, roofs=None):
+    """Each conv whose variant or range moves from `before` to `after` (convs()), a line each
+    (old>new where the variant changes), the roofline's share from `roofs` (layer -> seconds;
+    default: before's). Returns the sums over those convs ('moved') and over all ('all')."""
+    sums = {'moved': [0.0] * 4, 'all': [0.0] * 4}
+    for layer, (old, span0, roof, count, _) in before.items():
+        new, span, _, _, _ = after[layer]
+        moved = old != new or span != span0
+        for key in ('moved', 'all') if moved else ('all',):
+            for i, v in enumerate(span0 + span):
+                sums[key][i] += v * count
+        if moved:
+            variant = new if new == old else f'{old}>{new}'
+            print(row(layer, variant, span0, span, roofs[layer] if roofs else roof, count))
+    return sums
+
+
 def compare(before_path, after_path, gpu, title, subset, label):
     """The convs in `subset(old variant, new variant, stored by TMA)`, a line each (noting a changed
     variant), then their sums (`label`) and all convs' sums."""

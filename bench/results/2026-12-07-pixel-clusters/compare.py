@@ -29,20 +29,11 @@ def at_goal(convs, roofs):
 
 def main(before_path, after_path, gpu='H100 SXM'):
     before, after = _shared.convs(before_path, gpu), _shared.convs(after_path, gpu)
-    sums = {'moved': [0.0] * 4, 'all': [0.0] * 4}
     print(f"{gpu}, predicted (low-high) by auto before, then with the pixel clusters; the share of "
           "the op's roofline at each end")
     print(f"{'layer':<26} {'variant':<14} {'before':>17}  {'after':>17} {'% roofline':>16}")
     roofs = {layer: roof for layer, (_, _, roof, _, _) in after.items()}
-    for layer, (old, span0, _, count, _) in before.items():
-        new, span, roof, _, _ = after[layer]
-        moved = old != new or span != span0
-        for key in ('moved', 'all') if moved else ('all',):
-            for i, v in enumerate(span0 + span):
-                sums[key][i] += v * count
-        if moved:
-            variant = new if new == old else f'{old}>{new}'
-            print(_shared.row(layer, variant, span0, span, roof, count))
+    sums = _shared.print_moved(before, after, roofs)
     _shared.print_sums(sums, [('moved', 'convs that moved'), ('all', 'all convs')])
     (met0, n0), (met, n) = at_goal(before, roofs), at_goal(after, roofs)
     print(f"at {GOAL:.0%} of the roofline or more at the low end: {met0} of {n0} before, "

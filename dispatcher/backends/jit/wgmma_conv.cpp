@@ -818,8 +818,8 @@ const WgmmaConvConfig& row_tap_lead(const OpDescriptor& desc, const WgmmaConvCon
 // make 4 filter tiles or more): the L2 then brings A once a cluster, and
 // the busiest SM's tile work is the lead's or less (twice 128 x 128's
 // tiles take at most twice its rounds, of half the work).  The analyser's
-// predictions (bench/results/2026-12-07-pixel-clusters): 0.56-0.98x the
-// lead's time on the 11 convs of ResNet-50 fwd it changed (layer4.conv1
+// predictions (bench/results/2026-12-07-pixel-clusters): 0.58-0.98x the
+// lead's time on the 7 convs of ResNet-50 fwd it changed (layer4.conv1
 // 0.58x, layer4.0.conv2 0.69x, layer4.conv3 0.75x, whose L2 bounded
 // them); with fewer filter tiles it saved too little for the 64-filter
 // wgmmas' lower rate on 3 x 3 convs (layer3.0.conv2 1.18x).  Not yet
