@@ -1,8 +1,9 @@
 // Properties of the JIT's kernels that the emulator's memory counters
 // (dispatcher/backends/emulator/memory_counters.hpp) check without a GPU:
 // every tensor-core variant's ldmatrix and cp.async shared-memory accesses
-// are free of bank conflicts and its shared stores at most 2-way, and the channels-last vector kernels move
-// their activations in whole 32-byte sectors.
+// are free of bank conflicts and its shared stores at most 2-way, and the channels-last vector
+// kernels move their activations in whole 32-byte sectors; a strided conv's footprint of x and a
+// pixel cluster's reads of it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -281,6 +282,30 @@ TEST_F(KernelMemory, AStridedConvsInputFootprintIsThePartItsWindowsReach) {
   const OpDescriptor unit = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
   const auto [all, unit_buffer] = x_footprint(unit);
   EXPECT_EQ(all, unit_buffer);
+}
+
+// A cluster that shares its pixel tile (wgmma128x64pa) reads each stage's
+// im2col box of x from the L2 once for its four blocks, where the same
+// tile without clusters (wgmma128x64p) reads it once a block: a 1 x 1 conv
+// of 512 filters (8 filter tiles of 64) over 4 pixel tiles, a tile a
+// block, takes a quarter of the sectors of x; w's are the same.
+TEST_F(KernelMemory, APixelClusterReadsEachPixelTilesBoxOnceForItsBlocks) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 512, c.input = {16, 16}, c.kernel = {1, 1};
+  c.stride = {1, 1}, c.dilation = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};
+  c.layout = c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  const auto bulk_loads = [&](const std::string& variant, const std::string& object) {
+    double sectors = 0;
+    for (const KernelMemoryCounters& k : counted(d, variant))
+      for (const SiteCounters& s : k.sites)
+        if (s.site.op == MemoryOp::bulk_load && s.object == object) sectors += s.cost;
+    return sectors;
+  };
+  const double x = bulk_loads("wgmma128x64p", "x"), w = bulk_loads("wgmma128x64p", "w");
+  ASSERT_GT(x, 0);
+  EXPECT_DOUBLE_EQ(bulk_loads("wgmma128x64pa", "x"), x / 4);
+  EXPECT_DOUBLE_EQ(bulk_loads("wgmma128x64pa", "w"), w);
 }
 
 }  // namespace
