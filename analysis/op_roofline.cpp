@@ -40,7 +40,7 @@ OpWork op_work(const OpDescriptor& d) {
   // A fused epilogue reads the bias and the residual too.
   const double bias = d.has_bias() ? static_cast<double>(d.w_dims[0]) : 0.0;
   const double residual = d.has_residual() ? y : 0.0;
-  return {2.0 * y * taps, (window_reach_elements(d) + w + y + bias + residual) * size};
+  return {2.0 * y * taps, (x * window_reach_fraction(d) + w + y + bias + residual) * size};
 }
 
 Roofline roofline(const OpWork& work, const DevicePeaks& peaks, double compute_tflops) {

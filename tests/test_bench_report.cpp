@@ -55,8 +55,8 @@ TEST(Roofline, ConvolutionsAreBoundByMathOrByMovingTheirOperandsOnce) {
 
 // A strided conv moves only the part of x its windows reach: ResNet-50's
 // layer2.0.downsample (1 x 1, stride 2) reads one in two of x's columns
-// and rows, its stem (7 x 7, stride 2) all of them, and a bwddata writes
-// all of dx.
+// and rows, its stem (7 x 7, stride 2) all of them, a bwddata writes all
+// of dx, and an unpadded conv reaches the edges its outputs fall short of.
 TEST(Roofline, AStridedConvMovesOnlyThePartOfXItsWindowsReach) {
   const OpDescriptor downsample = parse(
       "conv2d_32_256_56_56_0_802816_1_14336_256_0_512_256_1_1_0_32_512_28_28_0_401408_1_14336_"
@@ -71,6 +71,12 @@ TEST(Roofline, AStridedConvMovesOnlyThePartOfXItsWindowsReach) {
       "0_2_2_0_1_1_0_1_fwd_bf16");
   EXPECT_EQ(op_work(stem).bytes,
             (32.0 * 3 * 224 * 224 + 64.0 * 3 * 49 + 32.0 * 64 * 112 * 112) * 2);
+  // Unpadded, a 3 x 3 conv of stride 1 has two outputs fewer an axis and
+  // reaches all of x.
+  const OpDescriptor valid = parse(
+      "conv2d_32_64_56_56_0_200704_1_3584_64_0_64_64_3_3_0_32_64_54_54_0_186624_1_3456_64_0_0_0_"
+      "0_1_1_0_1_1_0_1_fwd_bf16");
+  EXPECT_EQ(op_work(valid).bytes, (32.0 * 64 * 56 * 56 + 64.0 * 64 * 9 + 32.0 * 64 * 54 * 54) * 2);
 }
 
 // A fused epilogue's bias and residual are moved too; its math is noise.

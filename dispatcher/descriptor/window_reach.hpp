@@ -1,8 +1,7 @@
 // The part of a convolution's input its windows reach: along each spatial
-// axis, the output's positions times the taps' distinct offsets within one
-// stride (t dilation mod stride), at most the axis.  A 1 x 1 conv of
-// stride 2 reaches one in two of x's columns and of its rows; a window at
-// least as wide as its stride reaches all of them.  Its roofline moves
+// axis, the positions some output's tap lands on.  A 1 x 1 conv of stride
+// 2 reaches one in two of x's columns and of its rows; a window at least
+// as wide as its stride reaches all of them.  Its roofline moves
 // only that part (analysis/op_roofline.hpp), and no kernel of it touches
 // more of x (the analyser's DRAM footprint, emulator_backend.cpp).
 #pragma once
@@ -11,8 +10,8 @@
 
 namespace convjit {
 
-// The elements of x a conv fwd or bwdfilt reads; a bwddata's, all of dx
-// (it writes every one).  Not a conv: all of x.
-[[nodiscard]] double window_reach_elements(const OpDescriptor& d);
+// The share of x's elements a conv fwd or bwdfilt reads, in (0, 1]; a
+// bwddata's, 1 (it writes every one of dx).  Not a conv: 1.
+[[nodiscard]] double window_reach_fraction(const OpDescriptor& d);
 
 }  // namespace convjit

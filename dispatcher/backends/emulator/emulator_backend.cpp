@@ -250,10 +250,7 @@ class AlignedZeros {
 // reach (window_reach.hpp).
 void cap_input_footprint(const OpDescriptor& desc,
                          std::vector<emulator::KernelMemoryCounters>& kernels) {
-  double x = static_cast<double>(desc.x_dims[0]);
-  for (int i = 1; i < desc.rank(); ++i)
-    x *= static_cast<double>(desc.x_dims[static_cast<std::size_t>(i)]);
-  const double reached = window_reach_elements(desc) / x;
+  const double reached = window_reach_fraction(desc);
   for (emulator::KernelMemoryCounters& k : kernels)
     for (emulator::BufferFootprint& f : k.footprint)
       if (f.name == "x")
