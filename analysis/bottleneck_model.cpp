@@ -143,7 +143,9 @@ Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, long 
 // A grid's tiles and the most one block takes: a tile a block, a
 // persistent grid's tiles taken in turn (KernelEntry::persistent_tiles),
 // or with Stream-K its K steps shared evenly (persistent_units), the
-// busiest block's in tiles' worth.
+// busiest block's in tiles' worth.  The counts are the whole grid's
+// (the emulator scales its sampled blocks by the tiles they took,
+// grid_scale), so the busiest block's share stretches them once.
 struct PersistentBalance {
   double tiles = 0, block_tiles = 1;
 };

@@ -176,6 +176,29 @@ TEST(MemoryCounters, SampledBlocksAreScaledToTheGrid) {
   EXPECT_DOUBLE_EQ(load.cost, 8 * 10 * kWarpsPerBlock);
 }
 
+// A persistent grid's blocks take its tiles in turn: of 140 tiles on 132
+// blocks, blocks 0-7 take 2 and the rest 1.  The sampled blocks' counts
+// scale by the tiles over those they took (block 0 alone: 140 / 2, not
+// 132 / 1); a plain grid's and a Stream-K grid's by the blocks.
+TEST(MemoryCounters, APersistentGridsSampledBlocksScaleByTheTilesTheyTook) {
+  KernelEntry persistent;
+  persistent.tiles = 132;
+  persistent.persistent_tiles = 140;
+  const auto scale = [](const KernelEntry& e, std::vector<unsigned> ran) {
+    return grid_scale(e, ran);
+  };
+  EXPECT_DOUBLE_EQ(scale(persistent, {0}), 70.0);
+  EXPECT_DOUBLE_EQ(scale(persistent, {131}), 140.0);
+  EXPECT_DOUBLE_EQ(scale(persistent, {0, 66, 131}), 140.0 / 4);
+  EXPECT_DOUBLE_EQ(scale(persistent, {0, 1, 2, 3}), 140.0 / 8) << "a cluster of four";
+  KernelEntry stream_k = persistent;
+  stream_k.persistent_units = 140 * 8;
+  EXPECT_DOUBLE_EQ(scale(stream_k, {0}), 132.0);
+  KernelEntry plain;
+  plain.tiles = 10;
+  EXPECT_DOUBLE_EQ(scale(plain, {0, 5, 9}), 10.0 / 3);
+}
+
 // A TMA copy is one request of the copy engine's, costing the sectors of
 // its box inside the tensor: tma.cuh mode 16 copies a box of 128 floats of
 // an 800-float tensor at 0, -64 and 736, 512 + 256 + 256 bytes in whole

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <string>
@@ -122,6 +123,30 @@ TEST_F(KernelMemory, TheMmaCountIsTheGemmsTilesInMmaShapes) {
   EXPECT_EQ(main.sampled_blocks, 2u);
   // 3 tiles of 64 x 64, each (64 / 16) x (64 / 8) mma shapes over K = 32 in 2 steps.
   EXPECT_DOUBLE_EQ(main.mma_instructions, 3.0 * 4 * 8 * 2);
+}
+
+// A persistent grid's tensor work is its tiles', though the blocks sampled
+// (the first and the last) are not its average: 140 ping-pong tiles of
+// 128 x 64 on 132 blocks give block 0 two and block 131 one.  Scaled by the
+// blocks, the count would be 132 x 1.5 tiles' worth.
+TEST_F(KernelMemory, APersistentGridsTensorWorkIsItsTilesWhicheverBlocksAreSampled) {
+  const auto per_tile = [&](std::int64_t pixel_tiles) {
+    test::ConvCase c;
+    c.batch = 1, c.channels = 64, c.filters = 64;
+    c.input = {pixel_tiles, 128};  // a pixel tile a row
+    c.kernel = c.stride = c.dilation = {1, 1};
+    c.pad_begin = c.pad_end = {0, 0};
+    c.layout = c.filter_layout = test::TestLayout::nhwc;
+    const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+    const auto k = counted(d, "wgmma128x64p");
+    EXPECT_EQ(k.size(), 1u);
+    if (k.empty()) return 0.0;
+    EXPECT_EQ(k.back().blocks, static_cast<unsigned>(std::min<std::int64_t>(pixel_tiles, 132)));
+    return k.back().wgmma_mma_equivalents / static_cast<double>(pixel_tiles);
+  };
+  const double one_a_block = per_tile(100);
+  ASSERT_GT(one_a_block, 0);
+  EXPECT_DOUBLE_EQ(per_tile(140), one_a_block);
 }
 
 // Sector efficiency: the ideal sectors over those moved, of every global

@@ -245,6 +245,17 @@ std::vector<unsigned> sampled_blocks(unsigned blocks, unsigned sampled) {
   return kept;
 }
 
+double grid_scale(const KernelEntry& entry, std::span<const unsigned> ran) {
+  const auto blocks = static_cast<long long>(entry.blocks());
+  const long long tiles = entry.persistent_tiles;
+  const double even = static_cast<double>(blocks) / static_cast<double>(ran.size());
+  if (tiles == 0 || entry.persistent_units != 0) return even;
+  long long taken = 0;
+  for (unsigned b : ran)
+    if (b < tiles) taken += (tiles - b + blocks - 1) / blocks;
+  return taken > 0 ? static_cast<double>(tiles) / static_cast<double>(taken) : even;
+}
+
 Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& launch,
                                                        unsigned sampled) {
   std::lock_guard lock(one_launch_at_a_time());
@@ -266,11 +277,12 @@ Result<std::vector<KernelMemoryCounters>> count_memory(const EmulatedLaunch& lau
     } catch (const std::bad_alloc&) {
       return Status(CONVJIT_STATUS_OUT_OF_MEMORY, "the emulator could not map its fiber stacks");
     }
-    const auto ran = static_cast<unsigned>(kept.size()) * cluster;
-    KernelMemoryCounters k =
-        recorder.counters(static_cast<double>(blocks) / static_cast<double>(ran));
+    std::vector<unsigned> ran;
+    for (unsigned c : kept)
+      for (unsigned b = 0; b < cluster; ++b) ran.push_back(c * cluster + b);
+    KernelMemoryCounters k = recorder.counters(grid_scale(entry, ran));
     k.blocks = blocks;
-    k.sampled_blocks = ran;
+    k.sampled_blocks = static_cast<unsigned>(ran.size());
     counters.push_back(std::move(k));
     return Status::ok();
   });

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "convjit/status.hpp"
@@ -60,5 +61,15 @@ struct EmulatedLaunch {
 
 // The blocks count_memory runs of a grid of `blocks`.
 [[nodiscard]] std::vector<unsigned> sampled_blocks(unsigned blocks, unsigned sampled);
+
+// The factor that scales the counts of the blocks `ran` of `entry`'s grid
+// to the whole grid's: the grid's work over theirs.  Every block of a plain
+// grid does the same work (blocks / ran), as every block of a Stream-K grid
+// does within a unit.  A persistent grid's blocks take its tiles in turn
+// (tile t on block t mod blocks), so its first blocks, which are always
+// sampled, may hold a tile more than the average: scaled by the blocks,
+// their counts would be the busiest block's for every block, which the
+// bottleneck model's stretch to the busiest block would then count again.
+[[nodiscard]] double grid_scale(const KernelEntry& entry, std::span<const unsigned> ran);
 
 }  // namespace convjit::emulator

@@ -83,7 +83,7 @@ struct BufferFootprint {
 
 struct KernelMemoryCounters {
   unsigned blocks = 0;          // in the grid
-  unsigned sampled_blocks = 0;  // run to count; the totals are scaled by blocks / sampled
+  unsigned sampled_blocks = 0;  // run to count; the totals are scaled to the grid (grid_scale)
   std::vector<SiteCounters> sites;
   // Warp-level mma.sync instructions, counted alongside: what the tensor
   // pipe must do (tiles past the problem's edges included).
