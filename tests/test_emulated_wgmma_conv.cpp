@@ -1317,6 +1317,28 @@ TEST(EmulatedWgmmaConv, TilesAcrossPixelsAndFiltersAndTheModelsOddLayers) {
   check(fwd(c, DataType::f16), rng, 0.5, 0.5);
 }
 
+// A last pixel tile of 64 rows or fewer skips its bottom rows' wgmmas
+// (and a 256-row tile's second consumer, of 64 rows or fewer, its own):
+// 129, 192 and 193 pixels leave 1, 64 and 65 rows in the last tile of
+// 128; fwd in each shape of tile, stride-1 bwddata (the forward conv it
+// equals) and a strided one (by phases, whose last tile's rows end at
+// the phases' grid).
+TEST(EmulatedWgmmaConv, ALastPixelTileOf64RowsOrFewerSkipsItsBottomRows) {
+  std::mt19937 rng(4303);
+  for (const std::vector<std::int64_t>& input :
+       {std::vector<std::int64_t>{3, 43}, {12, 16}, {1, 193}}) {
+    test::ConvCase c = channels_last_3x3(64, 256, input, {1, 1}, {1, 1});
+    c.batch = 1;
+    for (const std::string_view variant :
+         {"wgmma128x128", "wgmma256x128", "wgmma128x64p", "wgmma128x64pa", "wgmma128x64pr"})
+      check(fwd(c, DataType::bf16), rng, 1.0, 0.0, variant);
+    check(bwddata(c, DataType::bf16), rng, 1.0, 0.0, "wgmma128x64p");
+  }
+  test::ConvCase strided = channels_last_3x3(64, 64, {16, 16}, {1, 1}, {1, 1});
+  strided.batch = 1, strided.stride = {2, 2};  // 4 phases of 8 x 8: a tile of 64 rows each
+  check(bwddata(strided, DataType::bf16), rng, 1.0, 0.0, "wgmma128x128");
+}
+
 // K C R S filters reach the Hopper conv through the copy into the
 // workspace, tile by tile (conv/packed_filters.cuh: 2 filters by 64
 // channels for a fwd; 8 rows by 16 filters of a bwddata's transposed

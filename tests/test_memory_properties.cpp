@@ -149,6 +149,31 @@ TEST_F(KernelMemory, APersistentGridsTensorWorkIsItsTilesWhicheverBlocksAreSampl
   EXPECT_DOUBLE_EQ(per_tile(140), one_a_block);
 }
 
+// A last pixel tile of 64 rows or fewer pads the rest: its consumer skips
+// the wgmmas of its bottom 64 rows.  160 pixels make a tile of 128 and one
+// of 32 rows (a 256-row tile: a consumer of 128 and one of 32), so the
+// tensor work is three quarters of 256 pixels' in every Hopper conv shape.
+TEST_F(KernelMemory, AConsumerWhoseBottomRowsHoldNoPixelsSkipsTheirWgmmas) {
+  const auto tensor_work = [&](std::int64_t width, const std::string& variant) {
+    test::ConvCase c;
+    c.batch = 1, c.channels = 64, c.filters = 256, c.input = {2, width};
+    c.kernel = c.stride = c.dilation = {1, 1};
+    c.pad_begin = c.pad_end = {0, 0};
+    c.layout = c.filter_layout = test::TestLayout::nhwc;
+    const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+    double work = 0;
+    for (const KernelMemoryCounters& k : counted(d, variant)) work += k.wgmma_mma_equivalents;
+    return work;
+  };
+  for (const std::string variant :
+       {"wgmma128x128", "wgmma128x64", "wgmma256x128", "wgmma128x64p", "wgmma128x64pa"}) {
+    SCOPED_TRACE(variant);
+    const double whole = tensor_work(128, variant);
+    ASSERT_GT(whole, 0);
+    EXPECT_DOUBLE_EQ(tensor_work(80, variant), 0.75 * whole);
+  }
+}
+
 // Sector efficiency: the ideal sectors over those moved, of every global
 // buffer or of the activations only (not the filters or the workspace).
 double efficiency(const KernelMemoryCounters& k, bool activations_only) {

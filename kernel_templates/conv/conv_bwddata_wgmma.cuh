@@ -208,7 +208,7 @@ __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem,
       [&](const Ring<Barriers>& stages, const Work& work, int j) {
         consume_and_store<N>(
             smem, stages, work.slice.steps, consumers, j, dx, dx_output(work), work.pixel0,
-            work.channel0, ScaledEpilogue{alpha}, beta,
+            grid_pixels() - work.pixel0, work.channel0, ScaledEpilogue{alpha}, beta,
             TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()), workspace,
                      0, 0, 0},
             maps);

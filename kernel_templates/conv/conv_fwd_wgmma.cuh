@@ -251,8 +251,8 @@ __device__ __forceinline__ void run_tiles(const tensor_maps_t& maps, Tiles smem,
   };
   const auto store_work = [&](const Ring<Barriers>& stages, const Work& work, int j) {
     consume_and_store<N>(
-        smem, stages, work.slice.steps, consumers, j, y, y_output(), work.pixel0, work.filter0,
-        epilogue, epilogue.beta,
+        smem, stages, work.slice.steps, consumers, j, y, y_output(), work.pixel0,
+        output_pixels() - work.pixel0, work.filter0, epilogue, epilogue.beta,
         TileSums{partial_tile<N>(workspace, work.split, work.tile, tile_count<N>()), workspace,
                  k_steps(), units<N>(), filter_tiles<N>()},
         maps);

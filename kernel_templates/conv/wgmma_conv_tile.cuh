@@ -165,14 +165,16 @@ __device__ __forceinline__ void load_filters(Shared b, const tensor_map_t& map, 
 }
 
 // One k16 slice of a consumer's rows: A's top and bottom 64 rows by B,
-// B transposed (MN-major) or not.
+// B transposed (MN-major) or not; the bottom ones only where they hold
+// pixels (a last pixel tile of 64 rows or fewer pads the rest).
 template <int N, int TransB>
 __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
                                                wgmma_accumulators<N>& bottom, unsigned long long a,
-                                               unsigned long long b, bool accumulate) {
+                                               unsigned long long b, bool accumulate,
+                                               bool bottom_rows) {
   const unsigned long long half_a = operand_bytes() / 2 >> 4;  // rows 64-127, 16-byte units
   wgmma_ss<N, Operand, 0, TransB>(top, a, b, accumulate);
-  wgmma_ss<N, Operand, 0, TransB>(bottom, a + half_a, b, accumulate);
+  if (bottom_rows) wgmma_ss<N, Operand, 0, TransB>(bottom, a + half_a, b, accumulate);
 }
 
 // A consumer's loop: per stage and row tap, a k16 slice of the two m64nN
@@ -186,7 +188,8 @@ __device__ __forceinline__ void multiply_slice(wgmma_accumulators<N>& top,
 // box's rows are 128 bytes.
 template <int N, class Tiles, class Ring>
 __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps,
-                                        wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom) {
+                                        wgmma_accumulators<N>& top, wgmma_accumulators<N>& bottom,
+                                        bool bottom_rows) {
   const unsigned rows = static_cast<unsigned>(pixel_consumer_index()) * a_region_bytes() / 4;
   const unsigned tap_rows = static_cast<unsigned>(Problem::DW) * step_row_bytes() / 4;
   const bool mn = Problem::FILTERS_MN != 0;
@@ -209,9 +212,9 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, int steps
         const unsigned long long b_offset = static_cast<unsigned long long>(slice) * b_slice >> 4;
         const bool accumulate = accumulated || tap > 0 || slice > 0;
         CONVJIT_IF_CONSTANT (Problem::FILTERS_MN != 0)
-          multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate);
+          multiply_slice<N, 1>(top, bottom, a + a_offset, b + b_offset, accumulate, bottom_rows);
         else
-          multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate);
+          multiply_slice<N, 0>(top, bottom, a + a_offset, b + b_offset, accumulate, bottom_rows);
       }
     }
   });
@@ -790,7 +793,11 @@ __device__ __forceinline__ bool sums_tile_parts(Staged staged, Barrier barrier,
 
 // A consumer's whole part for one tile: the main loop (in ping-pong, at
 // its turn: block_tile is the tile's place among the block's), then its
-// 128 rows by N columns of the tile (from pixel0 and filter0) to y or,
+// 128 rows by N columns of the tile (from pixel0 and filter0; the tile's
+// first `pixels` rows hold pixels, and a consumer whose bottom 64 rows
+// hold none skips their wgmmas: their accumulators, which nothing stores,
+// keep what they held, as zeroing them made NVRTC spill the bwddata
+// tiles' accumulators) to y or,
 // with slices, to its slice's partial sums (`sums`); a Stream-K part
 // stores the tile only where its consumer counts last (sums_tile_parts).
 // To y, they go through shared memory (staging): with Problem::TMA_STORE
@@ -805,19 +812,21 @@ __device__ __forceinline__ bool sums_tile_parts(Staged staged, Barrier barrier,
 template <int N, class Tiles, class Ring, class Barriers, class Output, class Epilogue>
 __device__ __forceinline__ void consume_and_store(Tiles smem, const Ring& ring, int steps,
                                                   Barriers consumers, int block_tile, storage_t* y,
-                                                  const Output& output, index_t pixel0, int filter0,
+                                                  const Output& output, index_t pixel0,
+                                                  index_t pixels, int filter0,
                                                   const Epilogue& epilogue, float beta,
                                                   const TileSums& sums, const tensor_maps_t& maps) {
+  const int row0 = pixel_consumer_index() * kBlockM, col0 = filter_consumer_index() * N;
+  const bool bottom_rows = pixels > row0 + 64;
   wgmma_accumulators<N> top, bottom;
   wait_turn(consumers, block_tile);
-  consume<N>(smem, ring, steps, top, bottom);
+  consume<N>(smem, ring, steps, top, bottom, bottom_rows);
   pass_turn(consumers);
   if (steps == 0)
     for (int i = 0; i < N / 2; ++i) {
       top[i] = 0.0f;
       bottom[i] = 0.0f;
     }
-  const int row0 = pixel_consumer_index() * kBlockM, col0 = filter_consumer_index() * N;
   if (Problem::SPLIT > 1) {
     store_partials<N>(sums.partial, top, row0, col0);
     store_partials<N>(sums.partial, bottom, row0 + 64, col0);
