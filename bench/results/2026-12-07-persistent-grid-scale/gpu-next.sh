@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The next lent GPU's call, as this session (no GPU) would have made it:
+# the GPU check without its benches (the tests of what no GPU has run: the
+# pixel clusters `wgmma128x64pa`/`wgmma128x128pa`, a warp's release, the
+# skipped bottom rows), then every JIT variant of ResNet-50's fwd convs
+# against cuDNN (bf16, channels-last, K R S C filters, batch 32): the pixel
+# clusters against `wgmma128x64p` and `wgmma128x128p` on layer3 and
+# layer4, `wgmma128x128pc` again; then the same with the threads' store
+# (CONVJIT_WGMMA_TMA_STORE=0) for the TMA store's worth; then YOLO11n's fwd
+# convs at batch 32 and 31, whose ping-pong grids hold 400 tiles of
+# 128 x 64 (a fourth round of 4 tiles on 132 SMs) and 388 (three rounds):
+# the model now puts the L2-bound ones 0.97x apart (the grid's bytes), where
+# it counted the busiest block's for every block before (0.75x; README.md
+# here).  Each step
+# is cut to what is left of RUN_SECONDS, so that the call ends inside its
+# limit.  Every variant is compiled first, in parallel.
+#   bench/results/2026-12-07-persistent-grid-scale/gpu-next.sh   (from the repository
+#   root, with the bundle in gpu-bundle/: tools/gpu-bundle, carried)
+set -u
+deadline=$(($(date +%s) + ${RUN_SECONDS:-540}))
+mkdir -p extra
+tools/gpu-check --bundle gpu-bundle --out "$OUT/gpu-check" --budget 200 --no-bench 2>&1 |
+  tee extra/gpu-check-console.txt
+
+step() { # name seconds command...: at most the seconds, and no later than the deadline
+  local name=$1 want=$2 left start
+  shift 2
+  left=$((deadline - $(date +%s)))
+  if [ "$left" -lt 20 ]; then echo "$name: not run, ${left} s left" | tee -a extra/steps.txt; return; fi
+  [ "$want" -le "$left" ] || want=$left
+  start=$(date +%s)
+  timeout "$want" "$@" >"extra/$name.out" 2>"extra/$name.err"
+  echo "$name: rc=$? in $(($(date +%s) - start)) s (at most $want)" | tee -a extra/steps.txt
+}
+cli=gpu-bundle/convjit
+compile=(--arch sm_90 --every-variant --jobs "$(nproc)" --json)
+resnet=(--model resnet50 --batch 32 --dtype bf16 --layout nhwc --filter-layout krsc)
+step preload-resnet50 60 $cli preload "${resnet[@]}" "${compile[@]}"
+step bench-resnet50-fwd 60 $cli bench "${resnet[@]}" --direction fwd --reps 10 --time-limit 50 \
+  --json-out extra/bench-resnet50-fwd.json
+export CONVJIT_WGMMA_TMA_STORE=0
+step preload-resnet50-threads-store 45 $cli preload "${resnet[@]}" "${compile[@]}"
+step bench-resnet50-fwd-threads-store 50 $cli bench "${resnet[@]}" --direction fwd --reps 10 \
+  --time-limit 40 \
+  --json-out extra/bench-resnet50-fwd-threads-store.json
+unset CONVJIT_WGMMA_TMA_STORE
+for batch in 32 31; do
+  yolo=(--model yolo11n --batch "$batch" --dtype bf16 --layout nhwc)
+  step "preload-yolo11n-$batch" 45 $cli preload "${yolo[@]}" "${compile[@]}"
+  step "bench-yolo11n-fwd-$batch" 50 $cli bench "${yolo[@]}" --direction fwd --reps 10 --time-limit 40 \
+    --json-out "extra/bench-yolo11n-fwd-$batch.json"
+done
+tar -czf "$OUT/extra.tar.gz" extra
