@@ -11,6 +11,7 @@
 #include <array>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
@@ -62,6 +63,19 @@ std::vector<KernelMemoryCounters> counted(const OpDescriptor& d, const std::stri
   return counters.is_ok() ? std::move(counters).value() : std::vector<KernelMemoryCounters>{};
 }
 
+// A channels-last 1 x 1 conv fwd in bf16, unpadded: a GEMM of M = the
+// output's pixels, N = filters, K = channels.
+OpDescriptor pointwise_fwd(std::int64_t batch, std::int64_t channels, std::int64_t filters,
+                           std::vector<std::int64_t> input,
+                           std::vector<std::int64_t> stride = {1, 1}) {
+  test::ConvCase c;
+  c.batch = batch, c.channels = channels, c.filters = filters, c.input = std::move(input);
+  c.kernel = c.dilation = {1, 1}, c.stride = std::move(stride);
+  c.pad_begin = c.pad_end = {0, 0};
+  c.layout = c.filter_layout = test::TestLayout::nhwc;
+  return test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+}
+
 std::string site_name(const SiteCounters& s) {
   return fmt::format("{} {} B of {}", emulator::memory_op_name(s.site.space, s.site.op),
                      s.site.bytes, s.object);
@@ -109,13 +123,8 @@ TEST_F(KernelMemory, TensorCoreLdmatrixAndCpAsyncAreConflictFree) {
 // filters, K = channels, and the tile's warps issue one m16n8k16 per
 // 16 x 8 x 16 piece of the tiles covering it, edges included.
 TEST_F(KernelMemory, TheMmaCountIsTheGemmsTilesInMmaShapes) {
-  test::ConvCase c;
-  c.batch = 1, c.channels = 32, c.filters = 40;
-  c.input = {10, 13};  // M = 130 pixels: a partial third tile of 64
-  c.kernel = c.stride = c.dilation = {1, 1};
-  c.pad_begin = c.pad_end = {0, 0};
-  c.layout = c.filter_layout = test::TestLayout::nhwc;
-  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  // M = 130 pixels: a partial third tile of 64.
+  const OpDescriptor d = pointwise_fwd(1, 32, 40, {10, 13});
   const auto k = counted(d, "tc64x64");
   ASSERT_FALSE(k.empty());
   const KernelMemoryCounters& main = k.back();  // after any filter packing
@@ -131,14 +140,7 @@ TEST_F(KernelMemory, TheMmaCountIsTheGemmsTilesInMmaShapes) {
 // blocks, the count would be 132 x 1.5 tiles' worth.
 TEST_F(KernelMemory, APersistentGridsTensorWorkIsItsTilesWhicheverBlocksAreSampled) {
   const auto per_tile = [&](std::int64_t pixel_tiles) {
-    test::ConvCase c;
-    c.batch = 1, c.channels = 64, c.filters = 64;
-    c.input = {pixel_tiles, 128};  // a pixel tile a row
-    c.kernel = c.stride = c.dilation = {1, 1};
-    c.pad_begin = c.pad_end = {0, 0};
-    c.layout = c.filter_layout = test::TestLayout::nhwc;
-    const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
-    const auto k = counted(d, "wgmma128x64p");
+    const auto k = counted(pointwise_fwd(1, 64, 64, {pixel_tiles, 128}), "wgmma128x64p");
     EXPECT_EQ(k.size(), 1u);
     if (k.empty()) return 0.0;
     EXPECT_EQ(k.back().blocks, static_cast<unsigned>(std::min<std::int64_t>(pixel_tiles, 132)));
@@ -155,14 +157,9 @@ TEST_F(KernelMemory, APersistentGridsTensorWorkIsItsTilesWhicheverBlocksAreSampl
 // tensor work is three quarters of 256 pixels' in every Hopper conv shape.
 TEST_F(KernelMemory, AConsumerWhoseBottomRowsHoldNoPixelsSkipsTheirWgmmas) {
   const auto tensor_work = [&](std::int64_t width, const std::string& variant) {
-    test::ConvCase c;
-    c.batch = 1, c.channels = 64, c.filters = 256, c.input = {2, width};
-    c.kernel = c.stride = c.dilation = {1, 1};
-    c.pad_begin = c.pad_end = {0, 0};
-    c.layout = c.filter_layout = test::TestLayout::nhwc;
-    const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
     double work = 0;
-    for (const KernelMemoryCounters& k : counted(d, variant)) work += k.wgmma_mma_equivalents;
+    for (const KernelMemoryCounters& k : counted(pointwise_fwd(1, 64, 256, {2, width}), variant))
+      work += k.wgmma_mma_equivalents;
     return work;
   };
   for (const std::string variant :
@@ -312,10 +309,6 @@ TEST_F(KernelMemory, KcrsFilterCopiesReadWholeSectors) {
 // blocks) scales past it, and the cap holds it there; with stride 1 the
 // same conv's footprint is x's.
 TEST_F(KernelMemory, AStridedConvsInputFootprintIsThePartItsWindowsReach) {
-  test::ConvCase c;
-  c.batch = 2, c.channels = 64, c.filters = 512, c.input = {32, 32}, c.kernel = {1, 1};
-  c.stride = {2, 2}, c.dilation = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};
-  c.layout = c.filter_layout = test::TestLayout::nhwc;
   const auto x_footprint = [](const OpDescriptor& d) {
     auto counters = count_variant_memory(d, "tc128x64", 1);
     EXPECT_TRUE(counters.is_ok()) << counters.status().message();
@@ -325,12 +318,9 @@ TEST_F(KernelMemory, AStridedConvsInputFootprintIsThePartItsWindowsReach) {
     ADD_FAILURE() << "no footprint of x";
     return std::pair{0.0, 0.0};
   };
-  const OpDescriptor strided = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
-  const auto [sectors, buffer] = x_footprint(strided);
+  const auto [sectors, buffer] = x_footprint(pointwise_fwd(2, 64, 512, {32, 32}, {2, 2}));
   EXPECT_EQ(sectors, buffer / 4);
-  c.stride = {1, 1};
-  const OpDescriptor unit = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
-  const auto [all, unit_buffer] = x_footprint(unit);
+  const auto [all, unit_buffer] = x_footprint(pointwise_fwd(2, 64, 512, {32, 32}));
   EXPECT_EQ(all, unit_buffer);
 }
 
@@ -340,11 +330,7 @@ TEST_F(KernelMemory, AStridedConvsInputFootprintIsThePartItsWindowsReach) {
 // of 512 filters (8 filter tiles of 64) over 4 pixel tiles, a tile a
 // block, takes a quarter of the sectors of x; w's are the same.
 TEST_F(KernelMemory, APixelClusterReadsEachPixelTilesBoxOnceForItsBlocks) {
-  test::ConvCase c;
-  c.batch = 2, c.channels = 64, c.filters = 512, c.input = {16, 16}, c.kernel = {1, 1};
-  c.stride = {1, 1}, c.dilation = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};
-  c.layout = c.filter_layout = test::TestLayout::nhwc;
-  const OpDescriptor d = test::conv_descriptors(c, DataType::bf16, {Direction::fwd}).at(0);
+  const OpDescriptor d = pointwise_fwd(2, 64, 512, {16, 16});
   const auto bulk_loads = [&](const std::string& variant, const std::string& object) {
     double sectors = 0;
     for (const KernelMemoryCounters& k : counted(d, variant))

@@ -13,25 +13,14 @@
 # it counted the busiest block's for every block before (0.75x; README.md
 # here).  Each step
 # is cut to what is left of RUN_SECONDS, so that the call ends inside its
-# limit.  Every variant is compiled first, in parallel.
+# limit (tools/gpu_call_steps.sh).  Every variant is compiled first, in
+# parallel.
 #   bench/results/2026-12-07-persistent-grid-scale/gpu-next.sh   (from the repository
 #   root, with the bundle in gpu-bundle/: tools/gpu-bundle, carried)
 set -u
-deadline=$(($(date +%s) + ${RUN_SECONDS:-540}))
-mkdir -p extra
+source tools/gpu_call_steps.sh "${RUN_SECONDS:-540}"
 tools/gpu-check --bundle gpu-bundle --out "$OUT/gpu-check" --budget 200 --no-bench 2>&1 |
   tee extra/gpu-check-console.txt
-
-step() { # name seconds command...: at most the seconds, and no later than the deadline
-  local name=$1 want=$2 left start
-  shift 2
-  left=$((deadline - $(date +%s)))
-  if [ "$left" -lt 20 ]; then echo "$name: not run, ${left} s left" | tee -a extra/steps.txt; return; fi
-  [ "$want" -le "$left" ] || want=$left
-  start=$(date +%s)
-  timeout "$want" "$@" >"extra/$name.out" 2>"extra/$name.err"
-  echo "$name: rc=$? in $(($(date +%s) - start)) s (at most $want)" | tee -a extra/steps.txt
-}
 cli=gpu-bundle/convjit
 compile=(--arch sm_90 --every-variant --jobs "$(nproc)" --json)
 resnet=(--model resnet50 --batch 32 --dtype bf16 --layout nhwc --filter-layout krsc)
