@@ -268,7 +268,7 @@ long long epilogue_outputs(std::string_view variant) {
 }
 
 std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
-                                               const VariantAnalysis& analysis) {
+                                               const VariantAnalysis& analysis, bool w_unchanged) {
   const OpWork work = op_work(desc);
   // f32 on tensor cores is TF32, held to TF32's peak.
   bool tensor_math = false;
@@ -294,8 +294,11 @@ std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
         v.kernels.clear();
         break;
       }
-      v.seconds.low += k.value().seconds.low;
-      v.seconds.high += k.value().seconds.high;
+      k.value().skipped = w_unchanged && e.launch.copies_filters;
+      if (!k.value().skipped) {
+        v.seconds.low += k.value().seconds.low;
+        v.seconds.high += k.value().seconds.high;
+      }
       v.kernels.push_back(std::move(k).value());
     }
     out.push_back(std::move(v));

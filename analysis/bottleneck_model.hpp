@@ -49,6 +49,9 @@ struct KernelPrediction {
   double latency_stretch = 1;  // > 1: too few bytes in flight for the DRAM latency
   double rounds = 0;           // rounds of resident blocks: the waves, rounded up
   Range exposed_latency;       // the rounds' fill, drain and epilogues, in `seconds`
+  // The copy of w that a call which promises w unchanged skips
+  // (convjit_exec_t::w_version): predicted, not counted in the variant's time.
+  bool skipped = false;
   [[nodiscard]] double seconds_of(std::string_view limit) const {
     for (const Limit& l : limits)
       if (l.name == limit) return l.seconds.mid();
@@ -89,8 +92,11 @@ struct VariantPrediction {
   }
 };
 
-// One per GPU of the analysed architecture.
+// One per GPU of the analysed architecture.  `w_unchanged`: the call
+// promises w unchanged since an earlier one, so the first pass that copies
+// w (KernelEntry::copies_filters) is skipped and not counted.
 [[nodiscard]] std::vector<VariantPrediction> predict_variant(const OpDescriptor& desc,
-                                                             const VariantAnalysis& analysis);
+                                                             const VariantAnalysis& analysis,
+                                                             bool w_unchanged = false);
 
 }  // namespace convjit::analysis

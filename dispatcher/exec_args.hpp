@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace convjit {
 
@@ -39,6 +40,9 @@ struct ExecArgs {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   void* stream = nullptr;  // CUstream on a CUDA device; null on the host
+  // Nonzero: w is unchanged since the last call on this stream with this w
+  // and version (convjit_exec_t::w_version, packed_filter_copies.hpp).
+  std::uint64_t w_version = 0;
 };
 
 }  // namespace convjit

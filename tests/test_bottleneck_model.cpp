@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/bottleneck_model.hpp"
+#include "support/jit_problem_set.hpp"
 
 namespace convjit::analysis {
 namespace {
@@ -310,6 +311,42 @@ TEST(BottleneckModel, ARoundChargesTheEpilogueOfOneStoringGroup) {
   const GemmTile& tile = convjit::gemm_tiles().front();
   EXPECT_EQ(epilogue_outputs(tile.id), static_cast<long long>(tile.bm) * tile.bn);
   EXPECT_EQ(epilogue_outputs("direct"), 0);
+}
+
+// A call that promises w unchanged (convjit_exec_t::w_version) skips the
+// first pass that copies w: still predicted, marked skipped, and left out
+// of the variant's time; the main kernel and a pass that copies nothing
+// count either way.
+TEST(BottleneckModel, ACallThatPromisesWUnchangedIsNotChargedWsCopy) {
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 64, c.input = {8, 8}, c.kernel = {3, 3};
+  c.pad_begin = {1, 1}, c.layout = test::TestLayout::nhwc;
+  const OpDescriptor d = test::descriptor(c, DataType::bf16, Direction::fwd);
+  VariantAnalysis analysis;
+  analysis.variant = "wgmma128x64";
+  analysis.entries = {kernel(132, 1, 132 * 10.0), kernel(264, 2, 264 * 10000.0)};
+  analysis.entries[0].launch.name = "convjit_kernel_prepare";
+  analysis.entries[0].launch.copies_filters = true;
+  analysis.entries[1].launch.name = "convjit_kernel";
+  const std::vector<VariantPrediction> each = predict_variant(d, analysis);
+  const std::vector<VariantPrediction> once = predict_variant(d, analysis, true);
+  ASSERT_EQ(each.size(), once.size());
+  for (std::size_t g = 0; g < each.size(); ++g) {
+    SCOPED_TRACE(each[g].gpu->name);
+    ASSERT_EQ(once[g].kernels.size(), 2u);
+    EXPECT_FALSE(each[g].kernels[0].skipped);
+    EXPECT_TRUE(once[g].kernels[0].skipped);
+    EXPECT_FALSE(once[g].kernels[1].skipped);
+    EXPECT_GT(once[g].kernels[0].seconds.low, 0) << "the skipped pass is still predicted";
+    expect_range(once[g].seconds, once[g].kernels[1].seconds.low, once[g].kernels[1].seconds.high);
+    expect_range(each[g].seconds, once[g].kernels[0].seconds.low + once[g].kernels[1].seconds.low,
+                 once[g].kernels[0].seconds.high + once[g].kernels[1].seconds.high);
+  }
+  analysis.entries[0].launch.copies_filters = false;  // a pass that does more: a tap fold's
+  const std::vector<VariantPrediction> folded = predict_variant(d, analysis, true);
+  ASSERT_FALSE(folded.empty());
+  EXPECT_FALSE(folded[0].kernels[0].skipped);
+  expect_range(folded[0].seconds, each[0].seconds.low, each[0].seconds.high);
 }
 
 TEST(BottleneckModel, AKernelWithoutMemoryCountersOrOccupancyIsNotPredicted) {

@@ -151,7 +151,7 @@ TEST(CApi, EnumFieldsOutOfRangeFromCAreRefusedByTheirRawValue) {
     expect_refused(convjit_pool_backward(&params, &pool.x.desc(), pool.x.data(), &pool.y.desc(),
                                          pool.y.data(), pool.x.data(), 1.0, 0.0, nullptr),
                    "pool mode = " + value + " is not a convjit_pool_mode_t");
-    convjit_exec_t exec{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
+    convjit_exec_t exec{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0, 0};
     c_set_device_kind(&exec, v);
     expect_refused(
         convjit_conv_forward(&conv.params, &conv.x.desc(), conv.x.data(), &conv.w.desc(),
@@ -178,7 +178,7 @@ TEST(CApi, PoolParamsInitRefusesAnInvalidMode) {
 
 TEST(CApi, HostExecutionReportsTheBackendThatServedIt) {
   auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
-  const convjit_exec_t host{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0};
+  const convjit_exec_t host{{CONVJIT_DEVICE_HOST, 0}, nullptr, nullptr, 0, 0};
   ASSERT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
                                  &t.y.desc(), t.y.data(), 1.0, 0.0, &host),
             CONVJIT_STATUS_SUCCESS)
@@ -247,14 +247,14 @@ TEST(CApi, FusedForwardRefusesABadActivationAndYAsItsResidual) {
 TEST(CApi, CudaDeviceIsNotAvailableInThisBuild) {
   auto t = make_conv_tensors<float>({1, 2, 2, 1, {5, 5}, {3, 3}});
   t.y.fill(9.0);
-  const convjit_exec_t cuda{{CONVJIT_DEVICE_CUDA, 0}, nullptr, nullptr, 0};
+  const convjit_exec_t cuda{{CONVJIT_DEVICE_CUDA, 0}, nullptr, nullptr, 0, 0};
   EXPECT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
                                  &t.y.desc(), t.y.data(), 1.0, 0.0, &cuda),
             CONVJIT_STATUS_NOT_AVAILABLE);
   EXPECT_NE(std::string(convjit_last_error_message()).find("on cuda:0"), std::string::npos)
       << convjit_last_error_message();
   for (double v : t.y.values()) EXPECT_EQ(v, 9.0);
-  const convjit_exec_t bogus{{static_cast<convjit_device_kind_t>(1), -2}, nullptr, nullptr, 0};
+  const convjit_exec_t bogus{{static_cast<convjit_device_kind_t>(1), -2}, nullptr, nullptr, 0, 0};
   EXPECT_EQ(convjit_conv_forward(&t.params, &t.x.desc(), t.x.data(), &t.w.desc(), t.w.data(),
                                  &t.y.desc(), t.y.data(), 1.0, 0.0, &bogus),
             CONVJIT_STATUS_INVALID_ARGUMENT);

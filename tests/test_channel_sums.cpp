@@ -18,20 +18,20 @@
 namespace convjit {
 namespace {
 
-struct Layout {
+struct SumsLayout {
   const char* name;
   std::array<std::int64_t, 5> dims;  // N, C, D, H, W
   std::array<std::int64_t, 5> strides;
 };
 
-std::int64_t span(const Layout& l) {
+std::int64_t span(const SumsLayout& l) {
   std::int64_t last = 0;
   for (int i = 0; i < 5; ++i) last += (l.dims[i] - 1) * l.strides[i];
   return last + 1;
 }
 
 // (first, second) of channel c, summed one element at a time.
-std::pair<double, double> plain_sums(const Layout& l, const std::vector<float>& x,
+std::pair<double, double> plain_sums(const SumsLayout& l, const std::vector<float>& x,
                                      const float* g, double center, std::int64_t c) {
   double s1 = 0, s2 = 0;
   for (std::int64_t n = 0; n < l.dims[0]; ++n)
@@ -47,7 +47,7 @@ std::pair<double, double> plain_sums(const Layout& l, const std::vector<float>& 
   return {s1, s2};
 }
 
-const Layout kLayouts[] = {
+const SumsLayout kLayouts[] = {
     // W = 7: runs of 7 (one block of four lanes and three left over).
     {"NCHW", {2, 3, 1, 5, 7}, {105, 35, 35, 7, 1}},
     {"NHWC", {2, 3, 1, 5, 7}, {105, 1, 105, 21, 3}},
@@ -60,7 +60,7 @@ const Layout kLayouts[] = {
 TEST(ChannelSums, MatchPlainSumsInEveryLayoutWithAndWithoutAGradient) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  for (const Layout& l : kLayouts) {
+  for (const SumsLayout& l : kLayouts) {
     SCOPED_TRACE(l.name);
     std::vector<float> x(static_cast<std::size_t>(span(l))), g(x.size());
     for (float& v : x) v = uniform(rng);
@@ -82,7 +82,7 @@ TEST(ChannelSums, MatchPlainSumsInEveryLayoutWithAndWithoutAGradient) {
 }
 
 TEST(ChannelSums, Bf16ValuesAreWidenedExactly) {
-  const Layout& l = kLayouts[0];
+  const SumsLayout& l = kLayouts[0];
   std::vector<BFloat16> x(static_cast<std::size_t>(span(l)));
   std::vector<float> widened(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -763,6 +763,94 @@ TEST_P(GpuBackend, AMisalignedViewFallsBackFromTheHopperConv) {
   test::expect_matches_reference(d, host, again);
 }
 
+// A kernel that copies K C R S filters into another order (a GEMM tile's
+// or the Hopper conv's first pass) copies them once while calls promise w
+// unchanged (ExecArgs::w_version, from convjit_exec_t): a call after w was
+// overwritten under the same version still computes with the first
+// filters, so the copy was skipped.  A new version, version 0 and a
+// caller's workspace copy the filters the call passes, and a caller's
+// workspace leaves the kernel's own copy as it was.
+TEST_P(GpuBackend, AKernelReusesItsCopyOfWWhileCallsPromiseWUnchanged) {
+  if (backend() != "jit") GTEST_SKIP() << "a JIT variant";
+  const std::string arch = CudaDriver::instance().arch_of(0);
+  test::ConvCase c;
+  c.batch = 2, c.channels = 64, c.filters = 64, c.input = {8, 8}, c.kernel = {3, 3};
+  c.pad_begin = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nchw;
+  std::mt19937 rng(47);
+  for (Direction direction : {Direction::fwd, Direction::bwddata}) {
+    const OpDescriptor d = test::descriptor(c, DataType::f16, direction);
+    std::string copying;  // the heuristic's first variant that copies w
+    for (const std::string& id : jit_variants(d, variant_context(arch))) {
+      auto source = kernel_source(d, id);
+      if (source.is_ok() && source.value().entries.front().copies_filters) {
+        copying = id;
+        break;
+      }
+    }
+    ASSERT_FALSE(copying.empty()) << "no variant copies the K C R S filters";
+    SCOPED_TRACE(fmt::format("{} in {}", descriptor_name(d), copying));
+    BuildTrace trace;
+    auto kernel = backend_->build_variant(d, kGpu, copying, trace);
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    const test::HostOperands first = test::random_operands(d, rng, 1.0, 0.0);
+    test::HostOperands second = first;
+    second.w = test::random_bytes(d.dtype, first.w.size(), rng);
+    auto gx = staged(first.x), gw = staged(first.w), gdy = staged(first.dy);
+    auto gout = staged(first.out);
+    auto callers = DeviceBuffer::allocate(context_, kernel.value()->workspace_bytes());
+    ASSERT_TRUE(callers.is_ok()) << callers.status().message();
+    ExecArgs args = first.args(d, gout->get());
+    if (args.x) args.x = gx->get();
+    if (args.dy) args.dy = gdy->get();
+    args.w = gw->get();
+    const auto run = [&](std::uint64_t version, bool own_workspace,
+                         const test::HostOperands& expected) {
+      args.w_version = version;
+      args.workspace = own_workspace ? nullptr : callers.value()->get();
+      args.workspace_bytes = own_workspace ? 0 : callers.value()->bytes();
+      ASSERT_TRUE(gout->upload(first.out.data()).is_ok());
+      ASSERT_TRUE(kernel.value()->execute(args).is_ok());
+      ASSERT_TRUE(wait_for(nullptr).is_ok());
+      std::vector<unsigned char> got(first.out.size());
+      ASSERT_TRUE(gout->download(got.data()).is_ok());
+      test::expect_matches_reference(d, expected, got);
+    };
+    const auto write_w = [&](const test::HostOperands& from) {
+      ASSERT_TRUE(gw->upload(from.w.data()).is_ok());
+    };
+    run(1, true, first);
+    write_w(second);
+    {
+      SCOPED_TRACE("version 1 again, w overwritten: the first filters' copy");
+      run(1, true, first);
+    }
+    {
+      SCOPED_TRACE("version 2: copied");
+      run(2, true, second);
+    }
+    write_w(first);
+    {
+      SCOPED_TRACE("version 0: copied");
+      run(0, true, first);
+    }
+    write_w(second);
+    {
+      SCOPED_TRACE("version 2 after version 0, which forgot the copy version 2 made: copied");
+      run(2, true, second);
+    }
+    write_w(first);
+    {
+      SCOPED_TRACE("the caller's workspace: copied, whatever the version");
+      run(2, false, first);
+    }
+    {
+      SCOPED_TRACE("the kernel's own copy is still the one version 2 made");
+      run(2, true, second);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(JitAndCudnn, GpuBackend, ::testing::Values("jit", "cudnn"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param;

@@ -350,6 +350,37 @@ TEST(AnalyzeCommand, OccupancyCountsEachBlocksDynamicSharedMemory) {
   }
 }
 
+// --w-unchanged predicts calls that promise w unchanged: a Hopper conv of
+// K C R S filters skips its copy of them, which the JSON marks skipped and
+// the variant's time leaves out.
+TEST(AnalyzeCommand, WUnchangedLeavesTheFiltersCopyOutOfTheTime) {
+  if (Status s = NvrtcLibrary::instance().available(); !s.is_ok()) GTEST_SKIP() << s.message();
+  const std::string conv =
+      "conv --x 2,64,8,8 --w 64,64,3,3 --pad 1,1 --layout nhwc --dtype bf16 --arch sm_90 "
+      "--variant wgmma128x64 --sample-blocks 1 --json";
+  const auto each = analyze(conv), once = analyze(conv + " --w-unchanged");
+  ASSERT_EQ(each.exit_code, 0) << each.output;
+  ASSERT_EQ(once.exit_code, 0) << once.output;
+  const auto every = nlohmann::json::parse(each.output)[0]["variants"].at(0)["predicted"];
+  const auto reused = nlohmann::json::parse(once.output)[0]["variants"].at(0)["predicted"];
+  ASSERT_EQ(every.size(), 2u);  // the H100 and the H200
+  ASSERT_EQ(reused.size(), 2u);
+  for (std::size_t g = 0; g < 2; ++g) {
+    const auto& kernels = reused[g]["kernels"];
+    ASSERT_EQ(kernels.size(), 2u) << reused[g].dump();
+    EXPECT_TRUE(kernels[0].value("skipped", false)) << kernels[0].dump();
+    EXPECT_FALSE(kernels[1].value("skipped", false)) << kernels[1].dump();
+    EXPECT_FALSE(every[g]["kernels"][0].value("skipped", false));
+    for (std::size_t end = 0; end < 2; ++end) {
+      EXPECT_DOUBLE_EQ(reused[g]["seconds"][end].get<double>(),
+                       kernels[1]["seconds"][end].get<double>());
+      EXPECT_DOUBLE_EQ(
+          every[g]["seconds"][end].get<double>(),
+          kernels[0]["seconds"][end].get<double>() + kernels[1]["seconds"][end].get<double>());
+    }
+  }
+}
+
 TEST(AnalyzeCommand, RefusesAnArchitectureNoGpuModelsAndTwoInputs) {
   auto unknown = analyze("conv --x 1,8,8,8 --w 8,8,3,3 --arch sm_75");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;

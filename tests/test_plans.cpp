@@ -175,7 +175,7 @@ TEST(Plans, WhatAPlanCannotBeIsRefusedWithTheReason) {
             CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(std::string(convjit_last_error_message()).find("the plan's concrete batch 2"),
             std::string::npos);
-  const convjit_exec_t cuda{{CONVJIT_DEVICE_CUDA, 0}, nullptr, nullptr, 0};
+  const convjit_exec_t cuda{{CONVJIT_DEVICE_CUDA, 0}, nullptr, nullptr, 0, 0};
   EXPECT_EQ(convjit_plan_execute(plan, 2, t.x.data(), t.w.data(), t.y.data(), 1, 0, &cuda),
             CONVJIT_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(std::string(convjit_last_error_message()).find("a plan runs where it was made"),

@@ -190,7 +190,7 @@ ffi::Error run_on_cuda(void* stream, std::int32_t ordinal, ffi::ScratchAllocator
   if (plan.has_error()) return plan.error();
   auto operands = bind_buffers(args, rets, arg_roles, ret_roles, momentum);
   if (operands.has_error()) return operands.error();
-  convjit_exec_t exec{device, stream, nullptr, 0};
+  convjit_exec_t exec{device, stream, nullptr, 0, 0};  // XLA's scratch: w copied every call
   if (convjit_plan_workspace_size(plan.value(), 0, &exec.workspace_bytes) != CONVJIT_STATUS_SUCCESS)
     return ffi::Error::Internal(convjit_last_error_message());
   if (exec.workspace_bytes > 0) {

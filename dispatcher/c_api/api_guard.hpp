@@ -25,7 +25,7 @@ inline convjit_device_t device_of(const convjit_exec_t* exec) {
   return exec ? exec->device : convjit_device_t{CONVJIT_DEVICE_HOST, 0};
 }
 
-// A call's scaling and exec's stream and workspace (none for a NULL exec);
+// A call's scaling and exec's stream, workspace and filters' version (none for a NULL exec);
 // the operands are the caller's to set.
 inline ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta) {
   ExecArgs args;
@@ -35,6 +35,7 @@ inline ExecArgs exec_args(const convjit_exec_t* exec, double alpha, double beta)
     args.workspace = exec->workspace;
     args.workspace_bytes = exec->workspace_bytes;
     args.stream = exec->stream;
+    args.w_version = exec->w_version;
   }
   return args;
 }

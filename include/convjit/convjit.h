@@ -76,6 +76,16 @@ typedef struct convjit_exec {
   void* stream;    /* cudaStream_t / CUstream; NULL on the host */
   void* workspace; /* optional caller-provided scratch memory */
   size_t workspace_bytes;
+  /* The filters' version, for a conv fwd or bwddata whose kernel reads w
+   * through a copy in another order (a Hopper or GEMM kernel given K C R S
+   * filters).  0: w may have changed since any earlier call; the kernel
+   * copies it every call.  Nonzero: a promise that w holds what it held at
+   * this kernel's last call on this stream with the same w pointer and the
+   * same version, so the kernel may reuse the copy it made then and skip its
+   * first pass.  A trainer passes its weights' update count (plus 1); a call
+   * that breaks the promise reads the old filters.  Only the kernel's own
+   * workspace keeps a copy: with a caller's workspace w is copied every call. */
+  uint64_t w_version;
 } convjit_exec_t;
 
 /* dims/strides are listed in logical order N, C, spatial...; entries at

@@ -36,10 +36,10 @@ struct Device {
 };
 
 struct Exec : convjit_exec_t {
-  Exec() : convjit_exec_t{Device::host(), nullptr, nullptr, 0} {}
+  Exec() : convjit_exec_t{Device::host(), nullptr, nullptr, 0, 0} {}
   explicit Exec(convjit_device_t on, void* cuda_stream = nullptr, void* scratch = nullptr,
-                size_t scratch_bytes = 0)
-      : convjit_exec_t{on, cuda_stream, scratch, scratch_bytes} {}
+                size_t scratch_bytes = 0, std::uint64_t filters_version = 0)
+      : convjit_exec_t{on, cuda_stream, scratch, scratch_bytes, filters_version} {}
 };
 
 struct TensorDesc : convjit_tensor_desc_t {

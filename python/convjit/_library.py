@@ -76,7 +76,7 @@ class Device(C.Structure):
 
 class Exec(C.Structure):
     _fields_ = [("device", Device), ("stream", C.c_void_p), ("workspace", C.c_void_p),
-                ("workspace_bytes", C.c_size_t)]
+                ("workspace_bytes", C.c_size_t), ("w_version", C.c_uint64)]
 
 
 class Epilogue(C.Structure):

@@ -64,8 +64,13 @@ def pool_params(spatial_dims, mode, window, stride=None, padding=0, dilation=1):
     return p
 
 
-def _exec(tensors, stream):
-    """The device all of `tensors` live on, and the call's stream."""
+def _exec(tensors, stream, w_version=0):
+    """The device all of `tensors` live on, the call's stream and the filters' version
+    (convjit_exec_t.w_version)."""
+    if isinstance(w_version, bool) or not isinstance(w_version, int) or \
+            not 0 <= w_version < 2 ** 64:
+        raise InvalidArgumentError(f"w_version = {w_version!r}: give an int from 0 (w may have "
+                                   "changed) to 2**64 - 1")
     devices = {t.device for t in tensors}
     if len(devices) > 1:
         where = ", ".join(f"{t.name} on {'cuda:%d' % t.device[1] if t.device[0] else 'host'}"
@@ -76,6 +81,7 @@ def _exec(tensors, stream):
     e = _library.Exec()
     e.device.kind, e.device.ordinal = kind, ordinal
     e.stream = stream if kind == _library.DEVICE_CUDA else None
+    e.w_version = w_version
     return e
 
 
@@ -128,14 +134,18 @@ def pool_output_shape(x_shape, window, stride=None, padding=0, dilation=1, ceil_
 
 
 def conv_forward(x, w, y, *, stride=1, padding=0, dilation=1, groups=1, alpha=1.0, beta=0.0,
-                 activation=None, bias=None, residual=None, stream=None):
+                 activation=None, bias=None, residual=None, stream=None, w_version=0):
     """y = alpha * conv(x, w) + beta * y; with an activation, a bias or a residual, the fused
-    y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y."""
+    y = act(alpha * conv(x, w) + bias [+ residual]) + beta * y.
+
+    w_version: nonzero promises that w holds what it held at the last call with this w and
+    this version, so a kernel that copies w into another order may reuse its copy
+    (convjit_exec_t.w_version); 0 copies every call."""
     tx, tw, ty = Tensor(x, "x", stream), Tensor(w, "w", stream), Tensor(y, "y", stream)
     tb = None if bias is None else _vector(bias, "bias", ty, stream)
     tr = _view(residual, "residual", stream)
     params = conv_params(_spatial_dims(tx), stride, padding, dilation, groups)
-    e = _exec([t for t in (tx, tw, ty, tb, tr) if t is not None], stream)
+    e = _exec([t for t in (tx, tw, ty, tb, tr) if t is not None], stream, w_version)
     if activation is None and bias is None and residual is None:
         check(_lib.convjit_conv_forward(C.byref(params), _desc(tx), _pointer(tx), _desc(tw),
                                         _pointer(tw), _desc(ty), _pointer(ty), alpha, beta,
@@ -161,11 +171,11 @@ def _epilogue(activation, bias, residual):
 
 
 def conv_backward_data(dy, w, dx, *, stride=1, padding=0, dilation=1, groups=1, alpha=1.0,
-                       beta=0.0, stream=None):
-    """dx = alpha * conv_transpose(dy, w) + beta * dx."""
+                       beta=0.0, stream=None, w_version=0):
+    """dx = alpha * conv_transpose(dy, w) + beta * dx.  w_version as conv_forward's."""
     tdy, tw, tdx = Tensor(dy, "dy", stream), Tensor(w, "w", stream), Tensor(dx, "dx", stream)
     params = conv_params(_spatial_dims(tdx), stride, padding, dilation, groups)
-    e = _exec([tdy, tw, tdx], stream)
+    e = _exec([tdy, tw, tdx], stream, w_version)
     check(_lib.convjit_conv_backward_data(C.byref(params), _desc(tdy), _pointer(tdy), _desc(tw),
                                           _pointer(tw), _desc(tdx), _pointer(tdx), alpha, beta,
                                           C.byref(e)))
@@ -207,9 +217,9 @@ def _vector(array, name, like, stream):
 
 
 def conv_backward(x, w, dy, *, dx=None, dw=None, db=None, stride=1, padding=0, dilation=1,
-                  groups=1, stream=None):
+                  groups=1, stream=None, w_version=0):
     """PyTorch's convolution_backward: overwrites exactly the given ones of dx, dw and db.
-    x may be None when dw is not asked for, w when dx is not."""
+    x may be None when dw is not asked for, w when dx is not.  w_version as conv_forward's."""
     tensors = {"x": _view(x, "x", stream), "w": _view(w, "w", stream),
                "dy": Tensor(dy, "dy", stream), "dx": _view(dx, "dx", stream),
                "dw": _view(dw, "dw", stream)}
@@ -220,7 +230,7 @@ def conv_backward(x, w, dy, *, dx=None, dw=None, db=None, stride=1, padding=0, d
             (_library.GRAD_WEIGHT if dw is not None else 0) |
             (_library.GRAD_BIAS if db is not None else 0))
     params = conv_params(_spatial_dims(shape_of), stride, padding, dilation, groups)
-    e = _exec([t for t in tensors.values() if t is not None], stream)
+    e = _exec([t for t in tensors.values() if t is not None], stream, w_version)
     x_desc = tensors["x"].desc() if tensors["x"] else tensors["dx"].desc()
     w_desc = tensors["w"].desc() if tensors["w"] else tensors["dw"].desc()
     db_pointer = None if db is None else _pointer(_vector(db, "db", tensors["dy"], stream))

@@ -135,6 +135,22 @@ def test_bad_input_raises_with_convjits_message():
         convjit.conv_forward(x, w, np.zeros((1, 2, 3, 3), np.float32), stride=(1, 1, 1))
 
 
+def test_a_w_version_is_an_unsigned_64_bit_promise_the_host_path_needs_not():
+    x, w, dy = random(1, 3, 6, 6), random(4, 3, 3, 3), random(1, 4, 6, 6)
+    y, y_promised = np.zeros((1, 4, 6, 6), np.float32), np.zeros((1, 4, 6, 6), np.float32)
+    convjit.conv_forward(x, w, y, padding=1)
+    convjit.conv_forward(x, w, y_promised, padding=1, w_version=2 ** 64 - 1)
+    np.testing.assert_array_equal(y_promised, y)
+    dx = np.zeros_like(x)
+    convjit.conv_backward_data(dy, w, dx, padding=1, w_version=3)
+    np.testing.assert_allclose(dx, torch.nn.grad.conv2d_input(
+        x.shape, torch.from_numpy(w), torch.from_numpy(dy), padding=1).numpy(),
+        rtol=1e-5, atol=1e-5)
+    for bad in (-1, 2 ** 64, 1.5, True):
+        with pytest.raises(convjit.InvalidArgumentError, match="w_version = "):
+            convjit.conv_forward(x, w, y, padding=1, w_version=bad)
+
+
 class OnCuda:
     """A host array that says it lives on CUDA device 0, as a CUDA array
     would, and records the stream the consumer asked for."""

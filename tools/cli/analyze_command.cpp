@@ -107,6 +107,11 @@ std::string percent_text(Range fraction) {
 }
 
 void print_kernel_prediction(const GpuSpec& gpu, const KernelPrediction& k) {
+  if (k.skipped) {
+    fmt::print("      {:<10}skipped: the call reuses its copy of w (predicted {})\n", gpu.name,
+               time_text(k.seconds));
+    return;
+  }
   std::string limits;
   for (const Limit& l : k.limits)
     limits += fmt::format("{}{} {}", limits.empty() ? "" : ", ", l.name, time_text(l.seconds));
@@ -133,6 +138,7 @@ nlohmann::json prediction_json(const VariantPrediction& v) {
                       {"waves", k.waves}, {"latency_stretch", k.latency_stretch},
                       {"rounds", k.rounds},
                       {"exposed_latency", {k.exposed_latency.low, k.exposed_latency.high}}};
+    if (k.skipped) kj["skipped"] = true;
     for (const Limit& l : k.limits)
       kj["limits"][std::string(l.name)] = {l.seconds.low, l.seconds.high};
     j["kernels"].push_back(kj);
@@ -239,7 +245,7 @@ class StepTotals {
       t.roofline += count * v.roofline_seconds;
       // Each kernel's time goes to its limiter.
       for (const KernelPrediction& k : v.kernels)
-        t.by_limiter[std::string(k.limiter)] += count * k.seconds.mid();
+        if (!k.skipped) t.by_limiter[std::string(k.limiter)] += count * k.seconds.mid();
     }
   }
   void print() const {
@@ -350,6 +356,10 @@ class AnalyzeCommand final : public Command {
     add_direction_flag(*command_, direction_,
                        "with --model: only the ops of this direction (the step's totals then "
                        "cover those alone)");
+    command_->add_flag("--w-unchanged", w_unchanged_,
+                       "predict calls that promise w unchanged (convjit_exec_t::w_version): a "
+                       "kernel that copies w into another order reuses its copy and skips that "
+                       "pass");
     command_->add_flag("--json", json_, "machine-readable output");
     problem_ = std::make_unique<ProblemInput>(*command_);
     model_.add_to(*command_);
@@ -434,7 +444,7 @@ class AnalyzeCommand final : public Command {
       auto analysis = analyze_variant(op.desc, arch_, variant, disassembler, sampled_blocks_);
       ok &= analysis.is_ok();
       const std::vector<VariantPrediction> predicted =
-          analysis.is_ok() ? predict_variant(op.desc, analysis.value())
+          analysis.is_ok() ? predict_variant(op.desc, analysis.value(), w_unchanged_)
                            : std::vector<VariantPrediction>{};
       choice.add(variant, is_auto, predicted);
       // The step runs the auto policy's variant, or the one --variant names.
@@ -496,6 +506,7 @@ class AnalyzeCommand final : public Command {
   std::string variant_;
   std::string direction_;  // with --model: only this direction's ops
   unsigned sampled_blocks_ = kDefaultSampledBlocks;
+  bool w_unchanged_ = false;
   bool json_ = false;
 };
 

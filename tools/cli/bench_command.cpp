@@ -77,6 +77,7 @@ struct BenchOptions {
   std::string json_file;  // also write the JSON report here
   std::string predict_arch;  // also predict the JIT's auto variant on this architecture's GPUs
   std::string direction;     // when set, only the ops of this direction
+  bool w_unchanged = false;  // every call promises w unchanged (convjit_exec_t::w_version)
 };
 
 class Bench {
@@ -125,6 +126,7 @@ class Bench {
                              : nlohmann::json(nullptr)},
             {"allow_tf32", allow_tf32_},
             {"repetitions", o_.repetitions},
+            {"w_unchanged", o_.w_unchanged},
             {"measure", device_.is_gpu() ? kDeviceTimingMeasure : kHostTimingMeasure},
             {"distinct_ops", counts.size()},
             {"stopped_at_time_limit", stopped},
@@ -135,7 +137,8 @@ class Bench {
  private:
   nlohmann::json measure(const ModelOp& op, long long count, std::mt19937& rng) {
     OperandBuffers operands(op.desc, rng);
-    const ExecArgs args = device_.stage(operands, op);
+    ExecArgs args = device_.stage(operands, op);
+    args.w_version = o_.w_unchanged ? 1 : 0;  // w is never written between the calls
     const OpWork work = op_work(op.desc);
     nlohmann::json row{{"layer", op.layer},
                        {"direction", direction_name(op.desc.direction)},
@@ -175,7 +178,8 @@ class Bench {
                                               *disassembler_, analysis::kDefaultSampledBlocks);
     if (!analysis.is_ok()) return {{"declined", analysis.status().message()}};
     nlohmann::json out{{"variant", variant.value()}, {"gpus", nlohmann::json::object()}};
-    for (const analysis::VariantPrediction& v : analysis::predict_variant(desc, analysis.value()))
+    for (const analysis::VariantPrediction& v :
+         analysis::predict_variant(desc, analysis.value(), o_.w_unchanged))
       out["gpus"][std::string(v.gpu->name)] =
           v.missing.empty() ? nlohmann::json{{"seconds", {v.seconds.low, v.seconds.high}},
                                              {"roofline_seconds", v.roofline_seconds}}
@@ -250,6 +254,10 @@ class BenchCommand final : public Command {
                          "(sm_90, sm_80), as convjit analyze does; no GPU needed");
     add_direction_flag(*command_, options_.direction,
                        "only the ops of this direction (the step's totals then cover those alone)");
+    command_->add_flag("--w-unchanged", options_.w_unchanged,
+                       "every call promises w unchanged (convjit_exec_t::w_version), so a JIT "
+                       "kernel that copies w into another order copies it once; --predict "
+                       "leaves that pass out too");
     command_->add_flag("--json", options_.json, "machine-readable output");
     command_->add_option("--json-out", options_.json_file,
                          "also write the JSON report to this file (one run, both forms)");

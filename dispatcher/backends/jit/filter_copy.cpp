@@ -36,9 +36,14 @@ KernelEntry filter_copy_entry(const View5& w, FilterCopyOrder order, long long g
     const bool rows_inner = s.row_stride == taps, wide = CONVJIT_FILTER_TILE_WIDE(s.rows * s.run);
     const long long blocks = ceil_div(s.rows, CONVJIT_FILTER_TILE_ROWS(rows_inner, wide)) *
                              ceil_div(s.run, CONVJIT_FILTER_TILE_RUN(rows_inner, wide));
-    return {"convjit_kernel_prepare", blocks * kJitThreadsPerBlock, blocks};
+    return {.name = "convjit_kernel_prepare",
+            .threads = blocks * kJitThreadsPerBlock,
+            .tiles = blocks,
+            .copies_filters = true};
   }
-  return {"convjit_kernel_prepare", s.run % chunk == 0 ? weights / chunk : weights};
+  return {.name = "convjit_kernel_prepare",
+          .threads = s.run % chunk == 0 ? weights / chunk : weights,
+          .copies_filters = true};
 }
 
 }  // namespace convjit

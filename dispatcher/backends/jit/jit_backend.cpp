@@ -17,6 +17,7 @@
 #include "dispatcher/cuda/device_buffer.hpp"
 #include "dispatcher/cuda/kernel_launch.hpp"
 #include "dispatcher/kernel_workspace.hpp"
+#include "dispatcher/packed_filter_copies.hpp"
 #include "dispatcher/settings.hpp"
 #include "dispatcher/tensor_maps/tensor_map_encoder.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 struct LaunchEntry {
   CUfunction function = nullptr;
   LaunchShape shape;
+  bool copies_filters = false;  // KernelEntry::copies_filters
 };
 
 // A kernel launches with more than 48 KiB of dynamic shared memory only
@@ -79,7 +81,8 @@ class JitKernel final : public Kernel {
     for (const auto& e : meta["entries"]) {
       LaunchEntry launch{nullptr,
                          {e.value("blocks", 1u), e.value("block_size", 256u),
-                          e.value("dynamic_shared_bytes", 0u), e.value("cluster_blocks", 1u)}};
+                          e.value("dynamic_shared_bytes", 0u), e.value("cluster_blocks", 1u)},
+                         e.value("copies_filters", false)};
       const std::string name = e.value("name", "");
       if (Status s = driver_.check(api.module_get_function(&launch.function, module_, name.c_str()),
                                    "cuModuleGetFunction");
@@ -153,11 +156,16 @@ class JitKernel final : public Kernel {
     if (Status s = zero_callers_counters(args, workspace); !s.is_ok()) return s;
     void* params[] = {&in0, &in1, &out, &alpha, &beta, &workspace, &bias, &residual, &maps};
     if (takes_norm_operands(desc_)) params[6] = &norm;
-    for (const LaunchEntry& e : entries_)
+    const bool owned = args.workspace == nullptr;
+    const bool reuse = packed_filters_.holds(workspace, owned, args.w, args.w_version);
+    for (const LaunchEntry& e : entries_) {
+      if (e.copies_filters && reuse) continue;
       if (Status s = launch_kernel(driver_, e.function, e.shape, static_cast<CUstream>(args.stream),
                                    params);
           !s.is_ok())
         return s;
+      if (e.copies_filters) packed_filters_.record(workspace, owned, args.w, args.w_version);
+    }
     return Status::ok();
   }
 
@@ -180,6 +188,7 @@ class JitKernel final : public Kernel {
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
   std::unique_ptr<StreamWorkspaces> workspaces_;
+  mutable PackedFilterCopies packed_filters_;   // what each of workspaces_ holds a copy of
   std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
   std::size_t zeroed_offset_ = 0, zeroed_bytes_ = 0;  // KernelSource::zeroed_bytes
 };

@@ -37,7 +37,8 @@ std::string metadata_json(const KernelSource& source, const CompiledModule& modu
                        {"cluster_blocks", e.cluster_blocks},
                        // Cut to the GPU's SMs; Stream-K's grid is its
                        // kernel's constant, whole on any GPU.
-                       {"persistent", e.persistent_tiles > 0 && e.persistent_units == 0}});
+                       {"persistent", e.persistent_tiles > 0 && e.persistent_units == 0},
+                       {"copies_filters", e.copies_filters}});
   return nlohmann::json{{"template", source.template_name},
                         {"variant", source.variant},
                         {"arch", arch},

@@ -37,6 +37,10 @@ struct KernelEntry {
   // Blocks a cluster (common/cluster.cuh), consecutive in the grid, which
   // blocks() must be a multiple of; 1: no clusters.
   unsigned cluster_blocks = 1;
+  // The first pass that copies w alone into the workspace's first bytes
+  // (filter_copy.hpp), which a call that promises w unchanged skips
+  // (packed_filter_copies.hpp).
+  bool copies_filters = false;
   [[nodiscard]] unsigned blocks() const;
 };
 
