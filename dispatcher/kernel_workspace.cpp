@@ -56,27 +56,33 @@ Status StreamWorkspaces::reserve() {
   return Status::ok();
 }
 
-Result<void*> StreamWorkspaces::for_call(const ExecArgs& args, std::string_view user) {
+Result<void*> StreamWorkspaces::for_call(const ExecArgs& args, std::string_view user,
+                                         const void* filters) {
   if (bytes_ == 0) return static_cast<void*>(nullptr);
   auto given = caller_workspace(args, bytes_, user);
   if (!given.is_ok() || given.value() != nullptr) return given;
   const std::uintptr_t stream = stream_key(args.stream);
-  if (const Slot* slot = find(stream, owned_count())) return slot->memory;
-  return own_buffer(stream, is_per_thread(args.stream), user);
+  if (const Slot* slot = find(stream, filters, owned_count())) return slot->memory;
+  return own_buffer(stream, filters, is_per_thread(args.stream), user);
 }
 
-const StreamWorkspaces::Slot* StreamWorkspaces::find(std::uintptr_t stream,
+const StreamWorkspaces::Slot* StreamWorkspaces::find(std::uintptr_t stream, const void* filters,
                                                      std::size_t count) const {
   for (std::size_t i = 0; i < count; ++i)
-    if (slots_[i].stream == stream) return &slots_[i];
+    if (slots_[i].stream == stream && slots_[i].filters == filters) return &slots_[i];
   return nullptr;
 }
 
-Result<void*> StreamWorkspaces::own_buffer(std::uintptr_t stream, bool per_thread,
-                                           std::string_view user) {
-  std::lock_guard lock(grow_mutex_);
+Result<void*> StreamWorkspaces::own_buffer(std::uintptr_t stream, const void* filters,
+                                           bool per_thread, std::string_view user) {
+  std::unique_lock lock(grow_mutex_);
   const std::size_t count = published_.load(std::memory_order_relaxed);
-  if (const Slot* slot = find(stream, count)) return slot->memory;  // another thread won
+  if (const Slot* slot = find(stream, filters, count)) return slot->memory;  // another thread won
+  if (count == kMaxStreams && filters != nullptr) {
+    lock.unlock();  // no slot for w's own buffer: the stream's, w copied every call
+    if (const Slot* slot = find(stream, nullptr, owned_count())) return slot->memory;
+    return own_buffer(stream, nullptr, per_thread, user);
+  }
   if (count == kMaxStreams)
     return Status::not_available(fmt::format(
         "{} keeps a {}-byte workspace for each of at most {} streams, and this is stream {}{}; "
@@ -90,7 +96,7 @@ Result<void*> StreamWorkspaces::own_buffer(std::uintptr_t stream, bool per_threa
     if (!allocated.is_ok()) return allocated.status();
     memory = allocated.value();
   }
-  slots_[count] = {stream, memory};
+  slots_[count] = {stream, filters, memory};
   published_.store(count + 1, std::memory_order_release);
   return memory;
 }

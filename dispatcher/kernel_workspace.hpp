@@ -12,6 +12,13 @@
 // last kernel may still be using it.  The price is that every thread that
 // ever called with it holds one of the kMaxStreams slots for the kernel's
 // life; past that the call fails and says to pass a workspace.
+//
+// A call that keeps a copy of its filters there between calls (a promise
+// that w is unchanged, packed_filter_copies.hpp) names them, and gets a
+// buffer of its own for each w on its stream: layers that share a
+// descriptor (ResNet-50's repeated blocks) then keep their copies side by
+// side.  Such buffers take slots as streams do; past the last slot a call
+// shares its stream's buffer (and copies w every time) rather than fail.
 #pragma once
 
 #include <array>
@@ -53,8 +60,10 @@ class StreamWorkspaces {
   // backend can be tried, rather than at the first call.
   [[nodiscard]] Status reserve();
 
-  // The memory this call uses (nullptr when the kernel needs none).
-  [[nodiscard]] Result<void*> for_call(const ExecArgs& args, std::string_view user);
+  // The memory this call uses (nullptr when the kernel needs none):
+  // `filters`' own buffer on the call's stream where not null (above).
+  [[nodiscard]] Result<void*> for_call(const ExecArgs& args, std::string_view user,
+                                       const void* filters = nullptr);
 
   // How many streams have a buffer of their own (tests, diagnostics).
   [[nodiscard]] std::size_t owned_count() const {
@@ -63,12 +72,14 @@ class StreamWorkspaces {
 
  private:
   struct Slot {
-    std::uintptr_t stream = 0;  // stream_key()
+    std::uintptr_t stream = 0;      // stream_key()
+    const void* filters = nullptr;  // the w whose copy it keeps, or null: the stream's
     void* memory = nullptr;
   };
-  [[nodiscard]] Result<void*> own_buffer(std::uintptr_t stream, bool per_thread,
-                                         std::string_view user);
-  [[nodiscard]] const Slot* find(std::uintptr_t stream, std::size_t count) const;
+  [[nodiscard]] Result<void*> own_buffer(std::uintptr_t stream, const void* filters,
+                                         bool per_thread, std::string_view user);
+  [[nodiscard]] const Slot* find(std::uintptr_t stream, const void* filters,
+                                 std::size_t count) const;
 
   std::size_t bytes_;
   Allocate allocate_;

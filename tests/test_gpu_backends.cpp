@@ -769,7 +769,8 @@ TEST_P(GpuBackend, AMisalignedViewFallsBackFromTheHopperConv) {
 // overwritten under the same version still computes with the first
 // filters, so the copy was skipped.  A new version, version 0 and a
 // caller's workspace copy the filters the call passes, and a caller's
-// workspace leaves the kernel's own copy as it was.
+// workspace leaves the kernel's own copy as it was.  Filters at two
+// addresses (two layers of one descriptor) keep a copy each.
 TEST_P(GpuBackend, AKernelReusesItsCopyOfWWhileCallsPromiseWUnchanged) {
   if (backend() != "jit") GTEST_SKIP() << "a JIT variant";
   const std::string arch = CudaDriver::instance().arch_of(0);
@@ -847,6 +848,25 @@ TEST_P(GpuBackend, AKernelReusesItsCopyOfWWhileCallsPromiseWUnchanged) {
     {
       SCOPED_TRACE("the kernel's own copy is still the one version 2 made");
       run(2, true, second);
+    }
+    // Two layers of one descriptor, their filters at two addresses, keep
+    // their copies side by side: each call, after both were overwritten
+    // under the same version, computes with its own first filters.
+    auto gw2 = staged(second.w);
+    write_w(first);
+    const auto run_layer = [&](void* w, const test::HostOperands& expected) {
+      args.w = w;
+      run(5, true, expected);
+    };
+    run_layer(gw->get(), first);
+    run_layer(gw2->get(), second);
+    write_w(second);
+    ASSERT_TRUE(gw2->upload(first.w.data()).is_ok());
+    {
+      SCOPED_TRACE("both overwritten under version 5: each layer's own copy");
+      run_layer(gw->get(), first);
+      run_layer(gw2->get(), second);
+      run_layer(gw->get(), first);
     }
   }
 }

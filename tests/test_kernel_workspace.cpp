@@ -221,6 +221,38 @@ TEST(KernelWorkspace, TooManyStreamsAskForACallerWorkspace) {
   EXPECT_TRUE(workspaces.for_call(on_stream(fake_stream(0)), "k").is_ok());
 }
 
+// A call that keeps a copy of its filters between calls gets a buffer for
+// each w on its stream, so that layers sharing a descriptor keep their
+// copies side by side; a call without one shares the stream's.  Past the
+// last slot a w's call takes its stream's buffer (and copies every time)
+// rather than fail.
+TEST(KernelWorkspace, EachFiltersKeptCopyHasABufferOfItsOwnOnItsStream) {
+  CountingAllocator allocator;
+  StreamWorkspaces workspaces = allocator.make(64);
+  int w1 = 0, w2 = 0;
+  void* plain = workspaces.for_call(on_stream(fake_stream(1)), "k").value();
+  void* first = workspaces.for_call(on_stream(fake_stream(1)), "k", &w1).value();
+  void* second = workspaces.for_call(on_stream(fake_stream(1)), "k", &w2).value();
+  void* elsewhere = workspaces.for_call(on_stream(fake_stream(2)), "k", &w1).value();
+  EXPECT_NE(first, plain);
+  EXPECT_NE(second, first);
+  EXPECT_NE(second, plain);
+  EXPECT_NE(elsewhere, first) << "another stream's calls may overlap this one's";
+  EXPECT_EQ(workspaces.for_call(on_stream(fake_stream(1)), "k", &w1).value(), first);
+  EXPECT_EQ(workspaces.for_call(on_stream(fake_stream(1)), "k").value(), plain);
+  EXPECT_EQ(allocator.allocations, 4);
+  std::vector<int> more(StreamWorkspaces::kMaxStreams);
+  for (int& w : more) ASSERT_TRUE(workspaces.for_call(on_stream(fake_stream(1)), "k", &w).is_ok());
+  EXPECT_EQ(workspaces.owned_count(), StreamWorkspaces::kMaxStreams);
+  int late = 0;
+  auto shared = workspaces.for_call(on_stream(fake_stream(1)), "k", &late);
+  ASSERT_TRUE(shared.is_ok()) << shared.status().message();
+  EXPECT_EQ(shared.value(), plain) << "no slot left: the stream's own buffer";
+  auto new_stream = workspaces.for_call(on_stream(fake_stream(3)), "k", &late);
+  ASSERT_FALSE(new_stream.is_ok()) << "a stream with no buffer at all is told to pass one";
+  EXPECT_NE(new_stream.status().message().find("pass a workspace"), std::string::npos);
+}
+
 TEST(KernelWorkspace, AllocationFailureIsReportedAndRetried) {
   int attempts = 0;
   StreamWorkspaces workspaces(

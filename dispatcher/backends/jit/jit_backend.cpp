@@ -93,6 +93,7 @@ class JitKernel final : public Kernel {
         launch.shape.blocks =
             persistent_grid(launch.shape.blocks, sms, launch.shape.cluster_blocks,
                             max_active_clusters(api, launch.function, launch.shape));
+      copies_filters_ |= launch.copies_filters;
       entries_.push_back(launch);
     }
     zeroed_offset_ = meta.value("zeroed_offset", std::size_t{0});
@@ -136,7 +137,9 @@ class JitKernel final : public Kernel {
     const void* in1 = input_pointer(args, inputs_.in1);
     void* out = args.out;
     float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
-    auto scratch = workspaces_->for_call(args, "this JIT kernel");
+    // A call that keeps its copy of w gets a buffer of its own for that w.
+    const bool keeps_copy = copies_filters_ && args.w_version != 0;
+    auto scratch = workspaces_->for_call(args, "this JIT kernel", keeps_copy ? args.w : nullptr);
     if (!scratch.is_ok()) return scratch.status();
     void* workspace = scratch.value();
     const void* bias = args.bias;
@@ -187,6 +190,7 @@ class JitKernel final : public Kernel {
   KernelInputs inputs_;
   CUmodule module_ = nullptr;
   std::vector<LaunchEntry> entries_;
+  bool copies_filters_ = false;  // an entry copies w (LaunchEntry::copies_filters)
   std::unique_ptr<StreamWorkspaces> workspaces_;
   mutable PackedFilterCopies packed_filters_;   // what each of workspaces_ holds a copy of
   std::vector<TensorMapArgument> tensor_maps_;  // the source's; none: no TMA
