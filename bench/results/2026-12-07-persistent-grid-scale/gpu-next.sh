@@ -11,7 +11,8 @@
 # 128 x 64 (a fourth round of 4 tiles on 132 SMs) and 388 (three rounds):
 # the model now puts the L2-bound ones 0.97x apart (the grid's bytes), where
 # it counted the busiest block's for every block before (0.75x; README.md
-# here).  Each step
+# here); last, K C R S filters with and without the promise that they are
+# unchanged (../2026-12-07-filters-unchanged).  Each step
 # is cut to what is left of RUN_SECONDS, so that the call ends inside its
 # limit (tools/gpu_call_steps.sh).  Every variant is compiled first, in
 # parallel.
@@ -38,5 +39,14 @@ for batch in 32 31; do
   step "preload-yolo11n-$batch" 45 $cli preload "${yolo[@]}" "${compile[@]}"
   step "bench-yolo11n-fwd-$batch" 50 $cli bench "${yolo[@]}" --direction fwd --reps 10 --time-limit 40 \
     --json-out "extra/bench-yolo11n-fwd-$batch.json"
+done
+# Last, where time is left: ResNet-50's fwd with K C R S filters (LBANN's), every call promising
+# them unchanged (convjit_exec_t.w_version) against not: the copy's worth
+# (../2026-12-07-filters-unchanged).
+kcrs=(--model resnet50 --batch 32 --dtype bf16 --layout nhwc)
+step preload-resnet50-kcrs 45 $cli preload "${kcrs[@]}" "${compile[@]}"
+for promise in "" --w-unchanged; do
+  step "bench-resnet50-fwd-kcrs$promise" 45 $cli bench "${kcrs[@]}" --direction fwd $promise \
+    --reps 10 --time-limit 35 --json-out "extra/bench-resnet50-fwd-kcrs$promise.json"
 done
 tar -czf "$OUT/extra.tar.gz" extra
