@@ -820,34 +820,26 @@ TEST_P(GpuBackend, AKernelReusesItsCopyOfWWhileCallsPromiseWUnchanged) {
     const auto write_w = [&](const test::HostOperands& from) {
       ASSERT_TRUE(gw->upload(from.w.data()).is_ok());
     };
-    run(1, true, first);
-    write_w(second);
-    {
-      SCOPED_TRACE("version 1 again, w overwritten: the first filters' copy");
-      run(1, true, first);
-    }
-    {
-      SCOPED_TRACE("version 2: copied");
-      run(2, true, second);
-    }
-    write_w(first);
-    {
-      SCOPED_TRACE("version 0: copied");
-      run(0, true, first);
-    }
-    write_w(second);
-    {
-      SCOPED_TRACE("version 2 after version 0, which forgot the copy version 2 made: copied");
-      run(2, true, second);
-    }
-    write_w(first);
-    {
-      SCOPED_TRACE("the caller's workspace: copied, whatever the version");
-      run(2, false, first);
-    }
-    {
-      SCOPED_TRACE("the kernel's own copy is still the one version 2 made");
-      run(2, true, second);
+    struct Step {
+      const char* what;
+      const test::HostOperands* written;  // w's contents before the call; null: as they are
+      std::uint64_t version;
+      bool own_workspace;
+      const test::HostOperands* expected;
+    };
+    const Step steps[] = {
+        {"the first call: copied", nullptr, 1, true, &first},
+        {"version 1 again, w overwritten: the first filters' copy", &second, 1, true, &first},
+        {"version 2: copied", nullptr, 2, true, &second},
+        {"version 0: copied", &first, 0, true, &first},
+        {"version 2 after version 0, which forgot version 2's copy: copied", &second, 2, true,
+         &second},
+        {"the caller's workspace: copied, whatever the version", &first, 2, false, &first},
+        {"the kernel's own copy is still the one version 2 made", nullptr, 2, true, &second}};
+    for (const Step& step : steps) {
+      SCOPED_TRACE(step.what);
+      if (step.written != nullptr) write_w(*step.written);
+      run(step.version, step.own_workspace, *step.expected);
     }
     // Two layers of one descriptor, their filters at two addresses, keep
     // their copies side by side: each call, after both were overwritten

@@ -14,7 +14,6 @@
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
-#include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/packed_filter_copies.hpp"
 #include "support/jit_problem_set.hpp"
 #include "support/threads_store_scope.hpp"
