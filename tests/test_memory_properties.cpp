@@ -272,11 +272,7 @@ TEST_F(KernelMemory, KcrsFilterCopiesReadWholeSectors) {
     c.input = std::vector<std::int64_t>(kernel.size(), 6);
     c.stride = c.dilation = c.pad_begin = c.pad_end = std::vector<std::int64_t>(kernel.size(), 1);
     c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nchw;
-    // A reduced (sanitizer) run: bf16 alone (the copy is the same code in
-    // every dtype), every third variant.
-    for (DataType dtype : test::reduced_run()
-                              ? std::vector<DataType>{DataType::bf16}
-                              : std::vector<DataType>{DataType::bf16, DataType::f32})
+    for (DataType dtype : {DataType::bf16, DataType::f32})
       for (const OpDescriptor& d :
            test::conv_descriptors(c, dtype, {Direction::fwd, Direction::bwddata})) {
         SCOPED_TRACE(descriptor_name(d));
@@ -299,7 +295,7 @@ TEST_F(KernelMemory, KcrsFilterCopiesReadWholeSectors) {
         }
       }
   }
-  EXPECT_GE(checked, test::reduced_run() ? 4 : 8);
+  EXPECT_GE(checked, 8);
 }
 
 // The sampled blocks' footprint is scaled to the grid, as if no two blocks
