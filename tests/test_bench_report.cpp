@@ -127,6 +127,7 @@ nlohmann::json two_rows() {
                           {"direct", "failed: too big"}};
   a["cudnn"] = timing(4.0, 1.0);
   a["jit_speedup"] = 2.0;
+  a["policy_variant"] = "tc128x128";
   nlohmann::json b{{"layer", "b"},       {"direction", "bwddata"}, {"count", 1},
                    {"roofline_ms", 2.0}, {"policy", "cudnn"},      {"bound", "memory"}};
   b["jit"] = timing(8.0, 2.0);
@@ -158,6 +159,28 @@ TEST(BenchReport, ADeclinedOpLeavesTheBoundOutOfThatBackendsShare) {
   EXPECT_FALSE(s["jit_speedup_geomean"].contains("bwddata"));
 }
 
+// The dispatcher's choice is timed where its backend timed the variant it
+// names: op a's jit tc128x128 (2 ms, 3 a step), op b's only cuDNN kernel.
+TEST(BenchReport, ThePoliciesStepIsTheTimeOfItsChoices) {
+  nlohmann::json rows = two_rows();
+  EXPECT_EQ(policy_ms(rows[0]), 2.0);
+  EXPECT_EQ(policy_ms(rows[1]), 4.0);
+  nlohmann::json s = summarize_step(rows, {"jit", "cudnn"});
+  EXPECT_DOUBLE_EQ(s["policy"]["ms"].get<double>(), 3 * 2.0 + 4.0);
+  EXPECT_EQ(s["policy"]["ops"], 2);
+  rows[0]["policy_variant"] = "direct";  // failed to time
+  EXPECT_EQ(policy_ms(rows[0]), std::nullopt);
+  rows[0]["policy_variant"] = "tc64x64";  // not among those timed
+  EXPECT_EQ(policy_ms(rows[0]), std::nullopt);
+  rows[1]["policy"] = "none";  // no backend served it
+  EXPECT_EQ(policy_ms(rows[1]), std::nullopt);
+  rows[1]["policy"] = "jit";  // its jit has one variant: that one
+  EXPECT_EQ(policy_ms(rows[1]), 8.0);
+  s = summarize_step(rows, {"jit", "cudnn"});
+  EXPECT_DOUBLE_EQ(s["policy"]["ms"].get<double>(), 8.0);
+  EXPECT_EQ(s["policy"]["ops"], 1);
+}
+
 TEST(BenchReport, TheTableListsEveryVariantAndTheStep) {
   const nlohmann::json rows = two_rows();
   const nlohmann::json report{{"model", "m"},
@@ -182,9 +205,11 @@ TEST(BenchReport, TheTableListsEveryVariantAndTheStep) {
   EXPECT_NE(text.find("    jit variants: direct failed: too big, tc128x128 2.0000 ms 50%\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find(" 2.00x jit tc128x128\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 0.50x cudnn\n"), std::string::npos) << text;
   EXPECT_NE(text.find("step, each op as often as one step runs it: jit 14.0000 ms (2 ops, 36% "
                       "of the roofline), cudnn 16.0000 ms (2 ops, 31% of the roofline), fastest "
-                      "per op 10.0000 ms\n"),
+                      "per op 10.0000 ms, the policy's choices 10.0000 ms (2 of 2 ops timed)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("jit/cuDNN geomean: all 1.00x, bwddata 0.50x, fwd 2.00x\n"),

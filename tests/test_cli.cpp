@@ -642,6 +642,10 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
     EXPECT_GT(op["reference"]["ms"].get<double>(), 0.0);
     if (onednn) {
       EXPECT_GT(op["onednn"]["ms"].get<double>(), 0.0) << op.dump();
+      // A conv's two layouts: the dispatcher names the one it serves.
+      if (op["onednn"].contains("variants")) {
+        EXPECT_TRUE(op["onednn"]["variants"].contains(op.value("policy_variant", ""))) << op.dump();
+      }
     }
     EXPECT_EQ(op["reference"]["variant"], "");           // the reference's only kernel
     EXPECT_FALSE(op["reference"].contains("variants"));  // listed only when there are several
@@ -657,6 +661,10 @@ TEST(CliBench, TimesEveryDistinctOpWithItsWorkAndThePolicysChoice) {
   // The step counts each op as often as the model runs it: more ops than distinct ones.
   EXPECT_GT(step_ops, 92);
   EXPECT_DOUBLE_EQ(report["summary"]["backends"]["reference"]["ms"].get<double>(), step_ms);
+  // Every op's choice was timed, at no less than the fastest.
+  EXPECT_EQ(report["summary"]["policy"]["ops"], report["ops"].size());
+  EXPECT_GE(report["summary"]["policy"]["ms"].get<double>(),
+            report["summary"]["fastest_per_op_ms"].get<double>());
   EXPECT_FALSE(report["summary"].contains("jit_speedup_geomean"));
   // Stem at 32x32: y 1x64x16x16, each element 3 channels x 7x7 taps;
   // x, w and y moved once.

@@ -4,8 +4,9 @@
 // every variant (the JIT's kernels, cuDNN's usable algorithms) and of the
 // backend's best, the JIT's speedup over cuDNN, the achieved TFLOP/s
 // (convolution) or GB/s (pooling, bias gradient) and the share of the
-// roofline bound (analysis/op_roofline.hpp), and which backend the `auto` policy
-// picks; then a summary of the model's step per backend.
+// roofline bound (analysis/op_roofline.hpp), and which backend and variant the
+// policy serves it with; then a summary of the model's step per backend and
+// on the policy's choices.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -164,6 +165,8 @@ class Bench {
       row["jit_speedup"] = row["cudnn"]["ms"].get<double>() / row["jit"]["ms"].get<double>();
     auto chosen = Dispatcher::instance().resolve(op.desc, device_.device());
     row["policy"] = chosen.is_ok() ? std::string(chosen.value()->backend) : "none";
+    if (chosen.is_ok() && !chosen.value()->variant.empty())
+      row["policy_variant"] = chosen.value()->variant;
     if (!o_.predict_arch.empty()) row["predicted"] = predict(op.desc);
     return row;
   }
@@ -268,9 +271,10 @@ class BenchCommand final : public Command {
         "algorithm or layout, named after the time), TFLOP/s or GB/s and the share of the\n"
         "roofline bound where the device's limits are known (the math or moving every operand\n"
         "once, whichever takes longer), the\n"
-        "JIT's speedup over cuDNN's best, and the backend the auto policy picks; under it every\n"
-        "variant of a backend that has several. Then the model's step: each backend's time with\n"
-        "every op as often as the step runs it, and the JIT's geomean speedup per direction.\n"
+        "JIT's speedup over cuDNN's best, and the backend (and variant) the policy serves it\n"
+        "with; under it every variant of a backend that has several. Then the model's step: each\n"
+        "backend's time with every op as often as the step runs it, the fastest per op, the\n"
+        "policy's choices, and the JIT's geomean speedup per direction.\n"
         "--predict ARCH adds under each op the JIT's auto variant predicted on that\n"
         "architecture's GPUs (convjit analyze's model, a range), and the predicted step.\n\n"
         "Examples:\n  convjit bench --model resnet50 --batch 32 --dtype bf16\n"

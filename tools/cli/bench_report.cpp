@@ -18,14 +18,27 @@ std::string seconds_range_text(double low, double high) {
   return fmt::format("{:.3g}-{:.3g} {}", low * scale, high * scale, unit);
 }
 
+std::optional<double> policy_ms(const nlohmann::json& row) {
+  const std::string backend = row.value("policy", "");
+  if (!row.contains(backend) || !row[backend].contains("ms")) return std::nullopt;
+  const nlohmann::json& timing = row[backend];
+  if (!timing.contains("variants")) return timing["ms"].get<double>();
+  const nlohmann::json& chosen =
+      timing["variants"].value(row.value("policy_variant", ""), nlohmann::json());
+  if (!chosen.is_object() || !chosen.contains("ms")) return std::nullopt;
+  return chosen["ms"].get<double>();
+}
+
 nlohmann::json summarize_step(const nlohmann::json& rows,
                               const std::vector<std::string>& backends) {
   std::map<std::string, double> step_ms, log_speedup;
   std::map<std::string, long long> timed, speedups;
-  double bound_ms = 0, fastest_ms = 0;
+  double bound_ms = 0, fastest_ms = 0, chosen_ms = 0;
+  long long chosen_ops = 0;
   bool bounded = true;
   for (const auto& row : rows) {
     const auto count = static_cast<double>(row["count"].get<long long>());
+    if (const std::optional<double> ms = policy_ms(row)) chosen_ms += count * *ms, ++chosen_ops;
     bounded = bounded && row.contains("roofline_ms");
     if (bounded) bound_ms += count * row["roofline_ms"].get<double>();
     double fastest = INFINITY;
@@ -39,7 +52,9 @@ nlohmann::json summarize_step(const nlohmann::json& rows,
     for (const std::string& key : {row["direction"].get<std::string>(), std::string("all")})
       log_speedup[key] += std::log(row["jit_speedup"].get<double>()), ++speedups[key];
   }
-  nlohmann::json out{{"fastest_per_op_ms", fastest_ms}, {"backends", nlohmann::json::object()}};
+  nlohmann::json out{{"fastest_per_op_ms", fastest_ms},
+                     {"policy", {{"ms", chosen_ms}, {"ops", chosen_ops}}},
+                     {"backends", nlohmann::json::object()}};
   for (const std::string& b : backends) {
     nlohmann::json& entry = out["backends"][b];
     entry = {{"ms", step_ms[b]}, {"ops", timed[b]}};
@@ -159,6 +174,10 @@ void print_summary(const nlohmann::json& report, const std::vector<std::string>&
   }
   if (backends.size() > 1)
     line += fmt::format(", fastest per op {:.4f} ms", summary["fastest_per_op_ms"].get<double>());
+  if (summary.contains("policy"))
+    line += fmt::format(", the policy's choices {:.4f} ms ({} of {} ops timed)",
+                        summary["policy"]["ms"].get<double>(),
+                        summary["policy"]["ops"].get<long long>(), report["ops"].size());
   fmt::format_to(std::back_inserter(out), "step, each op as often as one step runs it: {}\n", line);
   if (summary.contains("predicted_step"))
     for (const auto& [gpu, step] : summary["predicted_step"].items())
@@ -202,7 +221,8 @@ std::string format_bench_report(const nlohmann::json& report) {
     fmt::format_to(
         std::back_inserter(out), " {:>9} {}\n",
         row.contains("jit_speedup") ? fmt::format("{:.2f}x", row["jit_speedup"].get<double>()) : "",
-        row["policy"].get<std::string>());
+        row["policy"].get<std::string>() +
+            (row.contains("policy_variant") ? " " + row["policy_variant"].get<std::string>() : ""));
     print_variants(row, backends, out);
     print_prediction(row, out);
   }
