@@ -25,6 +25,7 @@
 #include "dispatcher/backends/emulator/emulator_backend.hpp"
 #include "dispatcher/backends/jit/kernel_source.hpp"
 #include "dispatcher/backends/jit/kernel_variants.hpp"
+#include "dispatcher/backends/jit/stride_phases.hpp"
 #include "dispatcher/backends/jit/tap_fold.hpp"
 #include "dispatcher/backends/jit/wgmma_conv.hpp"
 #include "dispatcher/backends/jit/wgmma_store_map.hpp"
@@ -894,8 +895,10 @@ void check_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view 
 // of stride 1 and strided, alpha/beta, on the grid it launches (a tile a
 // block, as these are small); then grids of 3 and 2 blocks taking 5 to
 // 24 tiles each: fwd, K C R S filters through the copy, a strided
-// bwddata whose phases take different K steps, and a 1x1 stride-2 one
-// whose odd phases take none (the turns pass without a main loop).  The
+// bwddata whose phases take different K steps, a 1x1 stride-2 one whose
+// odd phases take none (the first pass writes them), and a 1x3 one of K
+// C R S filters whose odd rows take none (copied filters: those tiles'
+// turns pass without a main loop).  The
 // bwdfilt, which it does not serve, refused by name.
 TEST_P(PingPongTile, MatchesTheReference) {
   const WgmmaConvConfig& config = GetParam();
@@ -929,6 +932,9 @@ TEST_P(PingPongTile, MatchesTheReference) {
   c.stride = {2, 2};  // phases of 4, 2, 2 and 1 taps
   check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 3, 1.0, 0.5);
   c.kernel = {1, 1}, c.pad_begin = {0, 0}, c.pad_end = {0, 0};  // three phases without taps
+  check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 2);  // the first pass's
+  c.kernel = {1, 3}, c.pad_begin = {0, 1}, c.pad_end = {0, 1};     // H's odd phase without taps
+  c.filter_layout = test::TestLayout::nchw;  // copied: the tiles write those phases
   check_on_blocks(bwddata(c, DataType::bf16), rng, config.id, 2);
   const Status refused = check_variant(bwdfilt(c, DataType::bf16), config.id, {"sm_90", false});
   EXPECT_NE(refused.message().find("in ping-pong; a bwdfilt's tile is 128 filters"),
@@ -1298,6 +1304,57 @@ TEST(EmulatedWgmmaConv, StridedBackwardDataPhases) {
   check(bwddata(c, DataType::bf16), rng);
 }
 
+// A phase no tap lands on is dx = beta dx.  Where w is read in place
+// (1x1 convs, K R S C filters), the first pass writes it, not a copy of
+// w, and the tiles cover the phases with taps alone: a 1x1 stride-2
+// conv's one of four (ResNet's downsampling shortcut; dx 30 x 29, 15 x 15
+// pixels a phase, 4 tiles of 128 by the 72 channels' one, where all four
+// phases made 16); a stride-3 1D conv's one of three; a 3D window of
+// 1 x 3 x 1 strided 2 along D and W but not H.  beta 0 (dx poisoned
+// first), and beta with alpha.  Where the first pass copies K C R S
+// filters, those phases' tiles write it, as of no K steps.
+TEST(EmulatedWgmmaConv, APhaseWithoutTapsIsWrittenByTheFirstPass) {
+  std::mt19937 rng(4311);
+  test::ConvCase c = channels_last_3x3(72, 64, {30, 29}, {0, 0}, {0, 0});
+  c.kernel = {1, 1}, c.stride = {2, 2};
+  const OpDescriptor downsample = bwddata(c, DataType::bf16);
+  EXPECT_EQ(stride_phases(downsample).count, 4);
+  EXPECT_EQ(stride_phases(downsample).with_taps, 1);
+  test::ConvCase three = channels_last_3x3(72, 64, {30, 29}, {1, 1}, {1, 1});
+  three.stride = {2, 2};
+  EXPECT_EQ(stride_phases(bwddata(three, DataType::bf16)).with_taps, 4);  // taps on each phase
+  EXPECT_FALSE(wgmma_conv_launch(bwddata(three, DataType::bf16), kWgmmaConfigs[0]).fills_phases);
+  three.dilation = {2, 2};  // every tap on the odd phases
+  EXPECT_EQ(stride_phases(bwddata(three, DataType::bf16)).with_taps, 1);
+  const WgmmaConvLaunch launch = wgmma_conv_launch(downsample, kWgmmaConfigs[0]);
+  EXPECT_TRUE(launch.fills_phases);
+  ASSERT_EQ(launch.entries.size(), 2u);
+  EXPECT_EQ(launch.entries[0].name, "convjit_kernel_prepare");
+  EXPECT_FALSE(launch.entries[0].copies_filters);         // no promise skips it
+  EXPECT_EQ(launch.entries[0].threads, 2 * 30 * 29 * 9);  // a chunk of 8 channels a thread
+  c.batch = 64;  // 64 x 30 x 29 x 9 chunks, past a wave of 132 SMs' 2048 threads: they loop
+  EXPECT_EQ(wgmma_conv_launch(bwddata(c, DataType::bf16), kWgmmaConfigs[0]).entries[0].threads,
+            132 * 2048);
+  c.batch = 2;
+  EXPECT_EQ(launch.entries[1].blocks(), 4u);
+  check(downsample, rng);
+  check(downsample, rng, 0.5, 0.25);
+  c.input = {17}, c.kernel = {1}, c.stride = {3}, c.dilation = {1};
+  c.pad_begin = {0}, c.pad_end = {0};
+  check(bwddata(c, DataType::f16), rng);
+  c.input = {5, 6, 7}, c.kernel = {1, 3, 1}, c.stride = {2, 1, 2}, c.dilation = {1, 1, 1};
+  c.pad_begin = {0, 1, 0}, c.pad_end = {0, 1, 0};
+  EXPECT_TRUE(wgmma_conv_launch(bwddata(c, DataType::bf16), kWgmmaConfigs[0]).fills_phases);
+  check(bwddata(c, DataType::bf16), rng);
+  check(bwddata(c, DataType::bf16), rng, 1.0, 0.5);
+  c.filter_layout = test::TestLayout::nchw;  // K C R S: the first pass copies w
+  const OpDescriptor copied = bwddata(c, DataType::bf16);
+  const WgmmaConvLaunch copying = wgmma_conv_launch(copied, kWgmmaConfigs[0]);
+  EXPECT_FALSE(copying.fills_phases);
+  EXPECT_TRUE(copying.entries.front().copies_filters);
+  check(copied, rng);
+}
+
 // More pixels than one tile and more filters than one: several blocks on
 // both axes, the last of each partial; a 1x1 stride-2 conv (ResNet's
 // downsampling shortcut) and a 7x7 stride-2 one with C = 8.
@@ -1570,7 +1627,8 @@ TEST(EmulatedWgmmaConv, ServesTheModelsChannelsLastBwddataConvs) {
 }
 
 // Their bwddata convs with K R S C filters read them in place, MN-major,
-// with no first pass (stride 1 as the forward conv, strided by phases),
+// with no copy (stride 1 as the forward conv, strided by phases: the
+// downsampling shortcuts' first pass writes their phases without taps),
 // and match the reference in the Hopper configuration auto leads with
 // (the model sweeps give their K C R S filters, which go through the
 // packed copy).
@@ -1591,7 +1649,13 @@ TEST(EmulatedWgmmaConv, ReadsTheModelsKrscFiltersInPlaceInBwddata) {
       if (find_wgmma_config(lead) == nullptr) continue;  // the tiles lead on 16 channels
       auto source = kernel_source(d, lead);
       ASSERT_TRUE(source.is_ok()) << source.status().message();
-      EXPECT_EQ(source.value().entries.front().name, "convjit_kernel") << descriptor_name(d);
+      // No copy; a first pass only where it writes the phases without taps.
+      EXPECT_EQ(source.value().entries.front().name,
+                wgmma_conv_launch(d, *find_wgmma_config(lead)).fills_phases
+                    ? "convjit_kernel_prepare"
+                    : "convjit_kernel")
+          << descriptor_name(d);
+      EXPECT_FALSE(source.value().entries.front().copies_filters) << descriptor_name(d);
       check(d, rng, 1.0, 0.0, lead);
       ++ran;
       strided += std::any_of(d.stride.begin(), d.stride.begin() + d.spatial_dims,

@@ -15,8 +15,11 @@
 //     (convjit_kernel_prepare), or, where w's channels are contiguous, an
 //     MN-major box of w itself for every 64 of the tile's channels, which
 //     the wgmmas transpose (P::FILTERS_MN);
-//   - the consumers and the epilogue of wgmma_conv_tile.cuh; a phase
-//     without taps (a 1x1 conv's odd pixels) writes dx = beta dx.
+//   - the consumers and the epilogue of wgmma_conv_tile.cuh.
+// A phase without taps (a 1x1 stride-2 conv's three of four) is dx =
+// beta dx: with P::FILL_PHASES the first pass writes it in streaming
+// stores, and the tiles cover the phases with taps alone; else (where
+// the first pass copies w) its tiles write it, as of no K steps.
 // As in conv_fwd_wgmma.cuh, P::SPLIT blocks may share a tile, each over
 // a slice of its phase's K steps, convjit_kernel_finish adding them.
 // One im2col map serves every phase: its anchors start at the least of
@@ -87,6 +90,22 @@ __device__ __forceinline__ int channel_blocks() {
   return static_cast<int>((P::K + P::STEP - 1) / P::STEP);
 }
 
+// The phases the tiles cover along an axis, and the i-th of them: every
+// phase, or with P::FILL_PHASES those some tap lands on.
+__device__ __forceinline__ int covered_phases(const Axis& x) {
+  if (!P::FILL_PHASES) return static_cast<int>(x.stride);
+  int count = 0;
+  for (int phase = 0; phase < x.stride; ++phase) count += axis_taps(x, phase).count > 0;
+  return count;
+}
+__device__ __forceinline__ int covered_phase(const Axis& x, int i) {
+  if (!P::FILL_PHASES) return i;
+  int phase = 0;
+  for (; phase < x.stride - 1; ++phase)
+    if (axis_taps(x, phase).count > 0 && i-- == 0) break;
+  return phase;
+}
+
 // A block's work: its phase's taps on each axis, its first pixel (of the
 // phase grid), its first channel, and its slice of the phase's K steps.
 // Blocks run the channel tiles fastest, then the pixels', then the
@@ -113,15 +132,17 @@ __device__ __forceinline__ index_t pixel_tiles() {
 }
 template <int N>
 __device__ __forceinline__ index_t tile_count() {
-  return P::SD * P::SH * P::SW * pixel_tiles() * channel_tiles<N>();
+  return covered_phases(axis(0)) * covered_phases(axis(1)) * covered_phases(axis(2)) *
+         pixel_tiles() * channel_tiles<N>();
 }
 template <int N>
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tile = block % tile_count<N>(), split = block / tile_count<N>();
   const int phase = static_cast<int>(tile / (channel_tiles<N>() * pixel_tiles()));
-  const int sh = static_cast<int>(P::SH), sw = static_cast<int>(P::SW);
-  const AxisTaps d = axis_taps(axis(0), phase / (sh * sw)), h = axis_taps(axis(1), phase / sw % sh),
-                 w = axis_taps(axis(2), phase % sw);
+  const int ph = covered_phases(axis(1)), pw = covered_phases(axis(2));
+  const AxisTaps d = axis_taps(axis(0), covered_phase(axis(0), phase / (ph * pw))),
+                 h = axis_taps(axis(1), covered_phase(axis(1), phase / pw % ph)),
+                 w = axis_taps(axis(2), covered_phase(axis(2), phase % pw));
   return {d,
           h,
           w,
@@ -193,6 +214,27 @@ struct Output {
 __device__ __forceinline__ Output dx_output(const Work& work) {
   return {P::C, P::XS1, chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4), work.d.phase,
           work.h.phase, work.w.phase};
+}
+
+// With P::FILL_PHASES, the first pass: dx = beta dx (not read where beta
+// is 0) on the pixels of the phases no tap lands on, which no tile
+// covers; a thread per chunk of a pixel's channels, 16 bytes where they
+// run in chunks.
+__device__ __forceinline__ void fill_phases_without_taps(storage_t* dx, float beta) {
+  const index_t chunks = (P::C + kChunkElements - 1) / kChunkElements;
+  const bool vectors = chunked(P::C, P::XS1, P::XS0, P::XS2, P::XS3, P::XS4) && chunk_aligned(dx);
+  const float zero[kChunkElements] = {};
+#pragma unroll 1
+  for (index_t q = thread_index(); q < P::N * P::D * P::H * P::W * chunks; q += thread_count()) {
+    const index_t pixel = q / chunks, iw = pixel % P::W, ih = pixel / P::W % P::H,
+                  id = pixel / (P::W * P::H) % P::D, n = pixel / (P::W * P::H * P::D);
+    if (axis_taps(axis(0), static_cast<int>(id % P::SD)).count > 0 &&
+        axis_taps(axis(1), static_cast<int>(ih % P::SH)).count > 0 &&
+        axis_taps(axis(2), static_cast<int>(iw % P::SW)).count > 0)
+      continue;  // a tile's
+    write_channels(dx, n * P::XS0 + id * P::XS2 + ih * P::XS3 + iw * P::XS4,
+                   q % chunks * kChunkElements, P::C, P::XS1, vectors, zero, 1.0f, beta);
+  }
 }
 
 // The block's tiles of its phases' dx (its own, or in ping-pong every
@@ -268,11 +310,15 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*dy*/,
   }
 }
 
-// The first pass: w copied in [C][T R S][K] order, which map 1 reads.
+// The first pass: beta dx on the phases without taps (P::FILL_PHASES), or
+// w copied in [C][T R S][K] order, which map 1 reads (P::PACKED).
 CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* /*dy*/,
                                       const convjit_device::storage_t* __restrict__ w,
-                                      convjit_device::storage_t* /*dx*/, float /*alpha*/,
-                                      float /*beta*/, convjit_device::scratch_t* workspace) {
+                                      convjit_device::storage_t* dx, float /*alpha*/, float beta,
+                                      convjit_device::scratch_t* workspace) {
   using namespace convjit_device;
-  pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
+  CONVJIT_IF_CONSTANT (Problem::FILL_PHASES != 0)
+    conv_bwddata_wgmma::fill_phases_without_taps(dx, beta);
+  else
+    pack_filters<BackwardDataFilterOrder>(w, workspace_storage(workspace));
 }

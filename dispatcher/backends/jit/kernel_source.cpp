@@ -416,6 +416,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("TILE_N", launch.filters), p.constant("CONSUMERS", launch.consumers);
     p.constant("BLOCKS_PER_SM", launch.blocks_per_sm), p.constant("FLIP", launch.flip);
     p.constant("FILTERS_MN", launch.filters_mn), p.constant("PACKED", launch.packed);
+    p.constant("FILL_PHASES", launch.fills_phases);
     p.constant("SPLIT", launch.split), p.constant("PARTIALS", launch.partials_offset);
     p.constant("PINGPONG", launch.ping_pong), p.constant("CLUSTER", launch.cluster);
     p.constant("CLUSTER_PIXELS", launch.cluster_pixels);

@@ -37,18 +37,22 @@ StridePhases stride_phases(const OpDescriptor& d) {
     const std::int64_t s = win.stride[a], size = dx.dims[a + 2];
     std::int64_t least = std::numeric_limits<std::int64_t>::max();
     std::int64_t most = std::numeric_limits<std::int64_t>::min();
-    for (std::int64_t phase = 0; phase < std::min(s, size); ++phase) {
+    PhaseAxis& axis = out.axis[a];
+    axis.with_taps = 0;
+    for (std::int64_t phase = 0; phase < s; ++phase) {
       const PhaseOffsets o =
           phase_offsets(phase, s, win.pad_begin[a], win.dilation[a], win.size[a]);
       if (!o.any) continue;
+      ++axis.with_taps;
+      if (phase >= size) continue;  // no pixels of dx
       least = std::min(least, o.first);
       most = std::max(most, o.last);
     }
-    PhaseAxis& axis = out.axis[a];
     axis.extent = (size + s - 1) / s;
     if (least != std::numeric_limits<std::int64_t>::max())
       axis.origin = least, axis.reach = most - least;
     out.count *= s;
+    out.with_taps *= axis.with_taps;
   }
   return out;
 }

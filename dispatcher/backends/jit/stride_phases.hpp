@@ -18,13 +18,15 @@ struct PhaseAxis {
   std::int64_t origin = 0;  // the least dy offset of any phase's first tap
   std::int64_t extent = 1;  // the widest phase's pixels: ceil(dx size / s)
   std::int64_t reach = 0;   // the largest offset of any tap from the origin
+  std::int64_t with_taps = 1;  // the phases in [0, s) that some tap lands on
 };
 
 // D, H, W (the canonical window's order); 1D and 2D convs' missing axes
 // have one phase of one tap.
 struct StridePhases {
   std::array<PhaseAxis, 3> axis;
-  std::int64_t count = 1;  // the product of the strides
+  std::int64_t count = 1;      // the product of the strides
+  std::int64_t with_taps = 1;  // the phases some tap lands on along every axis
 };
 
 // For a conv bwddata.

@@ -305,12 +305,28 @@ Status check_filter_offsets(const OpDescriptor& d) {
   return Status::ok();
 }
 
+// Whether the first pass of a strided bwddata writes beta dx on the
+// phases no tap lands on (conv_bwddata_wgmma.cuh's P::FILL_PHASES): where
+// it has no filters to copy (filters_mn) and some phase has no taps.
+bool fills_phases(const OpDescriptor& d) {
+  if (!phased(d) || !filters_mn(d)) return false;
+  const StridePhases phases = stride_phases(d);
+  return phases.with_taps < phases.count;
+}
+
+// The phases a strided bwddata's tiles cover: those with taps where the
+// first pass writes the others (fills_phases), else all.
+long long tiled_phases(const OpDescriptor& d) {
+  const StridePhases phases = stride_phases(d);
+  return fills_phases(d) ? phases.with_taps : phases.count;
+}
+
 // The output tiles: fwd, of y, `config`'s pixels by its filters, the
 // pixels' tiles in whole clusters (clusters that share their pixels: the
 // filters' tiles, which support_rules makes whole clusters already); a
 // strided bwddata's, of each phase of
-// dx, its pixels by its channels; bwdfilt, of dw, 128 filters by two
-// blocks of 64 channels of a tap.
+// dx its tiles cover (tiled_phases), its pixels by its channels; bwdfilt,
+// of dw, 128 filters by two blocks of 64 channels of a tap.
 long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
   const long long filters = config.filters;
   if (phased(d)) {
@@ -318,7 +334,7 @@ long long output_tiles(const OpDescriptor& d, const WgmmaConvConfig& config) {
     const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
     long long pixels = dx.dims[0];
     for (const PhaseAxis& axis : phases.axis) pixels *= axis.extent;
-    return phases.count * ceil_div(pixels, config.pixels) * ceil_div(dx.dims[1], filters);
+    return tiled_phases(d) * ceil_div(pixels, config.pixels) * ceil_div(dx.dims[1], filters);
   }
   if (d.direction == Direction::bwdfilt) {
     const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -342,10 +358,11 @@ long long reduction_steps(const OpDescriptor& d) {
 
 // The K steps of an output tile of a fwd or stride-1 bwddata (taps x
 // blocks of the step's channels), or of a strided bwddata's phase (taps x
-// blocks of its filters), the phases' mean: each phase takes its own taps.
+// blocks of its filters), the mean of the phases its tiles cover: each
+// phase takes its own taps.
 long long tile_steps(const OpDescriptor& d) {
   const long long steps = reduction_steps(d);
-  return phased(d) ? ceil_div(steps, stride_phases(d).count) : steps;
+  return phased(d) ? ceil_div(steps, tiled_phases(d)) : steps;
 }
 
 // The f32 partial sums a split reduction may take: the tiles' rule
@@ -923,6 +940,17 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     launch.entries.push_back(filter_copy_entry(
         w, phased(d) ? FilterCopyOrder::backward_data : FilterCopyOrder::forward, 1, d.dtype));
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
+  } else if (fills_phases(desc)) {
+    // A chunk of 8 of a dx pixel's channels a work item, in one wave of
+    // the GPU's resident threads (2048 an SM), which loop over the rest:
+    // a pass of stores alone, whose blocks would otherwise start round
+    // after round (the analyser charges each round's start).
+    constexpr long long kWaveThreads = kHopperSms * 2048;
+    const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
+    const long long chunks =
+        dx.dims[0] * dx.spatial_size() * ceil_div(dx.dims[1], 16 / kElementBytes);
+    launch.entries.push_back({"convjit_kernel_prepare", std::min(chunks, kWaveThreads)});
+    launch.fills_phases = true;
   }
   launch.split = k_slices(d, tiles, config);
   launch.stream_k = stream_k_blocks(d, config, tiles);

@@ -360,6 +360,12 @@ struct WgmmaConvLaunch {
   // stride-1 one's taps flipped as the producer loads them
   // (Problem::FILTERS_MN); no copy.
   bool filters_mn = false;
+  // A strided bwddata with filters_mn whose stride phases include some no
+  // tap lands on (a 1x1 stride-2 conv's three of four): the first pass
+  // writes beta dx there, and the tiles cover the phases with taps alone
+  // (Problem::FILL_PHASES).  With a copy of w, those phases' tiles write
+  // it instead.
+  bool fills_phases = false;
   // The first pass folds the conv's horizontal taps into its channels
   // (tap_fold.hpp): x' at the workspace's start, a fwd's w' this many
   // elements in (Problem::FOLD, FOFFSET); the maps read them, the Problem
