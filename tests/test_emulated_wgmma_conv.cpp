@@ -1311,7 +1311,8 @@ TEST(EmulatedWgmmaConv, StridedBackwardDataPhases) {
 // pixels a phase, 4 tiles of 128 by the 72 channels' one, where all four
 // phases made 16); a stride-3 1D conv's one of three; a 3D window of
 // 1 x 3 x 1 strided 2 along D and W but not H.  beta 0 (dx poisoned
-// first), and beta with alpha.  Where the first pass copies K C R S
+// first), and beta with alpha; the first pass's grid cut short, so that
+// its threads loop.  Where the first pass copies K C R S
 // filters, those phases' tiles write it, as of no K steps.
 TEST(EmulatedWgmmaConv, APhaseWithoutTapsIsWrittenByTheFirstPass) {
   std::mt19937 rng(4311);
@@ -1339,6 +1340,12 @@ TEST(EmulatedWgmmaConv, APhaseWithoutTapsIsWrittenByTheFirstPass) {
   EXPECT_EQ(launch.entries[1].blocks(), 4u);
   check(downsample, rng);
   check(downsample, rng, 0.5, 0.25);
+  // The first pass's grid cut to 300 threads for 15660 chunks: each loops.
+  for (const double beta : {0.0, 0.25})
+    run_on_blocks(downsample, rng, kWgmmaVariant, 4, 1.0, beta, [](KernelSource& source) {
+      ASSERT_EQ(source.entries.front().name, "convjit_kernel_prepare");
+      source.entries.front().threads = 300;
+    });
   c.input = {17}, c.kernel = {1}, c.stride = {3}, c.dilation = {1};
   c.pad_begin = {0}, c.pad_end = {0};
   check(bwddata(c, DataType::f16), rng);
