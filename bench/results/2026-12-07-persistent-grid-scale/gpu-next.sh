@@ -11,8 +11,9 @@
 # 128 x 64 (a fourth round of 4 tiles on 132 SMs) and 388 (three rounds):
 # the model now puts the L2-bound ones 0.97x apart (the grid's bytes), where
 # it counted the busiest block's for every block before (0.75x; README.md
-# here); last, K C R S filters with and without the promise that they are
-# unchanged (../2026-12-07-filters-unchanged).  Each step
+# here); ResNet-50's bwddata (../2026-12-07-phases-without-taps); last,
+# K C R S filters with and without the promise that they are unchanged
+# (../2026-12-07-filters-unchanged).  Each step
 # is cut to what is left of RUN_SECONDS, so that the call ends inside its
 # limit (tools/gpu_call_steps.sh).  Every variant is compiled first, in
 # parallel.
@@ -40,6 +41,11 @@ for batch in 32 31; do
   step "bench-yolo11n-fwd-$batch" 50 $cli bench "${yolo[@]}" --direction fwd --reps 10 --time-limit 40 \
     --json-out "extra/bench-yolo11n-fwd-$batch.json"
 done
+# ResNet-50's bwddata (its kernels compiled by the first preload): the
+# downsampling shortcuts' phases without taps, now written by the first
+# pass (../2026-12-07-phases-without-taps), among the rest.
+step bench-resnet50-bwddata 50 $cli bench "${resnet[@]}" --direction bwddata --reps 10 \
+  --time-limit 40 --json-out extra/bench-resnet50-bwddata.json
 # Last, where time is left: ResNet-50's fwd with K C R S filters (LBANN's), every call promising
 # them unchanged (convjit_exec_t.w_version) against not: the copy's worth
 # (../2026-12-07-filters-unchanged).
