@@ -129,6 +129,26 @@ void check(const OpDescriptor& d, std::mt19937& rng, double alpha = 1.0, double 
   test::expect_emulated_variant_matches(d, rng, variant, alpha, beta, shift);
 }
 
+// `d` through `variant`'s kernel source as `adjust` leaves it (a grid cut
+// short, say), against the reference; with beta, on the threads' store (a
+// TMA store serves beta 0 alone: check).
+template <class Adjust>
+void run_adjusted(const OpDescriptor& d, std::mt19937& rng, std::string_view variant, double alpha,
+                  double beta, Adjust adjust) {
+  std::optional<test::ThreadsStoreScope> threads;
+  if (beta != 0.0) threads.emplace();
+  auto source = kernel_source(d, variant);
+  ASSERT_TRUE(source.is_ok()) << source.status().message();
+  adjust(source.value());
+  auto kernel = emulate_kernel_source(d, std::move(source).value());
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
+  std::vector<unsigned char> out = host.out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+}
+
 TEST(EmulatedWgmmaConv, RandomChannelsLastConvolutions) {
   std::mt19937 rng(4300);
   for (DataType dtype : {DataType::bf16, DataType::f16})
@@ -452,7 +472,17 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   ASSERT_EQ(source.value().entries.size(), 2u);
   EXPECT_EQ(source.value().entries[1].name, "convjit_kernel_finish");
   EXPECT_NE(source.value().source.find("SPLIT = 4"), std::string::npos);  // 65 steps / 16
+  EXPECT_EQ(source.value().entries[1].threads, 16 * 24 * 9);              // a thread a weight
   check(sliced, rng, 0.5, 0.25);
+  // The second pass's grid cut to 100 threads for 3456 weights: each loops
+  // (a wave's threads at most on a GPU, wgmma_conv.cpp).
+  run_adjusted(sliced, rng, kWgmmaVariant, 0.5, 0.25,
+               [](KernelSource& cut) { cut.entries[1].threads = 100; });
+  test::ConvCase big = channels_last_3x3(256, 256, {14, 14}, {1, 1}, {1, 1});
+  big.batch = 32;  // ResNet-50's layer3.conv2: 589824 weights in 6 slices
+  const WgmmaConvLaunch summed = wgmma_conv_launch(bwdfilt(big, DataType::bf16), kWgmmaConfigs[0]);
+  EXPECT_EQ(summed.split, 6);
+  EXPECT_EQ(summed.entries.back().threads, 132 * 2048);
   c = channels_last_3x3(136, 200, {5, 6}, {0, 2}, {1, 0});
   c.dilation = {2, 1};
   const OpDescriptor whole = bwdfilt(c, DataType::f16);
@@ -855,26 +885,16 @@ TEST(EmulatedWgmmaConv, FilterWideTileSharesItsPixelsBetweenTwoConsumers) {
 class PingPongTile : public ::testing::TestWithParam<WgmmaConvConfig> {};
 
 // `d` in `variant` on a grid cut to `blocks`, its source adjusted by
-// `adjust` first, against the reference; with beta, on the threads' store
-// (a TMA store serves beta 0 alone: check).
+// `adjust` first, against the reference (run_adjusted).
 template <class Adjust>
 void run_on_blocks(const OpDescriptor& d, std::mt19937& rng, std::string_view variant,
                    long long blocks, double alpha, double beta, Adjust adjust) {
-  std::optional<test::ThreadsStoreScope> threads;
-  if (beta != 0.0) threads.emplace();
-  auto source = kernel_source(d, variant);
-  ASSERT_TRUE(source.is_ok()) << source.status().message();
-  KernelEntry& main = source.value().entries.back();
-  main.tiles = blocks;
-  main.threads = blocks * main.threads_per_block;
-  adjust(source.value());
-  auto kernel = emulate_kernel_source(d, std::move(source).value());
-  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
-  const test::HostOperands host = test::random_operands(d, rng, alpha, beta);
-  std::vector<unsigned char> out = host.out;
-  const Status s = kernel.value()->execute(host.args(d, out.data()));
-  ASSERT_TRUE(s.is_ok()) << s.message();
-  test::expect_matches_reference(d, host, out, kernel_tolerance(d));
+  run_adjusted(d, rng, variant, alpha, beta, [&](KernelSource& source) {
+    KernelEntry& main = source.entries.back();
+    main.tiles = blocks;
+    main.threads = blocks * main.threads_per_block;
+    adjust(source);
+  });
 }
 
 // `d` with `variant`'s persistent grid cut to `blocks`, so that each
@@ -1342,7 +1362,7 @@ TEST(EmulatedWgmmaConv, APhaseWithoutTapsIsWrittenByTheFirstPass) {
   check(downsample, rng, 0.5, 0.25);
   // The first pass's grid cut to 300 threads for 15660 chunks: each loops.
   for (const double beta : {0.0, 0.25})
-    run_on_blocks(downsample, rng, kWgmmaVariant, 4, 1.0, beta, [](KernelSource& source) {
+    run_adjusted(downsample, rng, kWgmmaVariant, 1.0, beta, [](KernelSource& source) {
       ASSERT_EQ(source.entries.front().name, "convjit_kernel_prepare");
       source.entries.front().threads = 300;
     });

@@ -28,6 +28,11 @@ namespace {
 constexpr std::int64_t kElementBytes = 2;  // f16, bf16
 constexpr std::int64_t kMaxTraversalStride = 8;
 constexpr long long kHopperSms = 132;  // an H100's or H200's (SXM)
+// A streaming pass's threads (a strided bwddata's fill, a bwdfilt's sum of
+// its slices): one wave of the GPU's resident threads, 2048 an SM, which
+// loop over the rest, where a thread an item would start rounds of short
+// blocks one after another (the analyser charges each round's start).
+constexpr long long kWaveThreads = kHopperSms * 2048;
 
 constexpr const WgmmaConvConfig& kTwoBlocks = kWgmmaConfigs[1];
 constexpr const WgmmaConvConfig& kHalfTile = kWgmmaConfigs[2];
@@ -941,11 +946,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
         w, phased(d) ? FilterCopyOrder::backward_data : FilterCopyOrder::forward, 1, d.dtype));
     launch.workspace_bytes = static_cast<std::size_t>(weights * kElementBytes);
   } else if (fills_phases(desc)) {
-    // A chunk of 8 of a dx pixel's channels a work item, in one wave of
-    // the GPU's resident threads (2048 an SM), which loop over the rest:
-    // a pass of stores alone, whose blocks would otherwise start round
-    // after round (the analyser charges each round's start).
-    constexpr long long kWaveThreads = kHopperSms * 2048;
+    // A chunk of 8 of a dx pixel's channels a work item.
     const View5 dx = canonical_view(d.x_dims, d.x_strides, d.spatial_dims);
     const long long chunks =
         dx.dims[0] * dx.spatial_size() * ceil_div(dx.dims[1], 16 / kElementBytes);
@@ -969,7 +970,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     // The partial sums, after x' where the conv folds its taps; the
     // second pass adds them (and unfolds dw').
     launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
-    launch.entries.push_back({"convjit_kernel_finish", weights});
+    launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
     launch.workspace_bytes += static_cast<std::size_t>(weights * launch.split) * sizeof(float);
   } else if (launch.split > 1) {
     // The partial sums, a tile's per block, after the filters' copy.
