@@ -90,19 +90,24 @@ __device__ __forceinline__ int channel_blocks() {
   return static_cast<int>((P::K + P::STEP - 1) / P::STEP);
 }
 
+// Whether some tap lands on the phase along the axis.
+__device__ __forceinline__ bool has_taps(const Axis& x, index_t phase) {
+  return axis_taps(x, static_cast<int>(phase)).count > 0;
+}
+
 // The phases the tiles cover along an axis, and the i-th of them: every
 // phase, or with P::FILL_PHASES those some tap lands on.
 __device__ __forceinline__ int covered_phases(const Axis& x) {
   if (!P::FILL_PHASES) return static_cast<int>(x.stride);
   int count = 0;
-  for (int phase = 0; phase < x.stride; ++phase) count += axis_taps(x, phase).count > 0;
+  for (int phase = 0; phase < x.stride; ++phase) count += has_taps(x, phase);
   return count;
 }
 __device__ __forceinline__ int covered_phase(const Axis& x, int i) {
   if (!P::FILL_PHASES) return i;
   int phase = 0;
   for (; phase < x.stride - 1; ++phase)
-    if (axis_taps(x, phase).count > 0 && i-- == 0) break;
+    if (has_taps(x, phase) && i-- == 0) break;
   return phase;
 }
 
@@ -228,9 +233,8 @@ __device__ __forceinline__ void fill_phases_without_taps(storage_t* dx, float be
   for (index_t q = thread_index(); q < P::N * P::D * P::H * P::W * chunks; q += thread_count()) {
     const index_t pixel = q / chunks, iw = pixel % P::W, ih = pixel / P::W % P::H,
                   id = pixel / (P::W * P::H) % P::D, n = pixel / (P::W * P::H * P::D);
-    if (axis_taps(axis(0), static_cast<int>(id % P::SD)).count > 0 &&
-        axis_taps(axis(1), static_cast<int>(ih % P::SH)).count > 0 &&
-        axis_taps(axis(2), static_cast<int>(iw % P::SW)).count > 0)
+    if (has_taps(axis(0), id % P::SD) && has_taps(axis(1), ih % P::SH) &&
+        has_taps(axis(2), iw % P::SW))
       continue;  // a tile's
     write_channels(dx, n * P::XS0 + id * P::XS2 + ih * P::XS3 + iw * P::XS4,
                    q % chunks * kChunkElements, P::C, P::XS1, vectors, zero, 1.0f, beta);
