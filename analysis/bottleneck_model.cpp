@@ -171,6 +171,24 @@ Range ping_pong_excess(const GpuThroughput& t, const KernelMemoryCounters& m, Ra
           std::max(0.0, epilogue.high - main.high) * tiles};
 }
 
+// Where a grid's blocks run: the scheduler gives each SM a block before
+// any a second (wgmma_conv.cpp's busy_sms), so of B blocks on S SMs the
+// busiest runs ceil(B / S) over the grid, at most `blocks_per_sm` at
+// once, and a grid of fewer blocks than SMs leaves the rest idle.  A
+// block alone on its SM has the SM's pipes to itself: the H200 timed
+// ResNet-50's layer4.conv1 bwdfilt (64 blocks) in 15.0 us at two blocks
+// an SM and 14.7 at one (bench/results/2026-12-04-h200), where counting
+// each of its blocks at its share of a full SM had the first twice as
+// long.
+struct SmResidency {
+  double blocks = 1;    // the busiest SM's, over the grid
+  double resident = 1;  // at once on it
+};
+SmResidency busiest_sm(double blocks, int blocks_per_sm, int sms) {
+  const double per_sm = std::max(1.0, std::ceil(blocks / sms));
+  return {per_sm, std::min<double>(per_sm, blocks_per_sm)};
+}
+
 }  // namespace
 
 Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& gpu,
@@ -191,9 +209,11 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   const double concurrent = static_cast<double>(o.blocks_per_sm) * gpu.sms;
   p.waves = e.launch.blocks() / concurrent;
   const PersistentBalance balance = persistent_balance(e.launch);
-  // A partial last wave costs a whole one, and a persistent block as long
-  // as its most tiles.
-  const double stretch = std::ceil(p.waves) * balance.block_tiles * concurrent / balance.tiles;
+  const SmResidency busiest = busiest_sm(e.launch.blocks(), o.blocks_per_sm, gpu.sms);
+  // The SM-bound limits are the busiest SM's blocks, a persistent block as
+  // long as its most tiles, at its SM's rate.
+  const double stretch = busiest.blocks * gpu.sms * balance.block_tiles / balance.tiles;
+  const double warps_per_sm = o.warps_per_sm * busiest.resident / o.blocks_per_sm;
   const auto sm_limit = [&](std::string_view name, double clocks_per_sm_device) {
     p.limits.push_back({name, Range{clocks_per_sm_device, clocks_per_sm_device} *
                                   (stretch / sm_clocks)});
@@ -213,7 +233,7 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
   }
   if (const auto mix = dynamic_mix(e)) {
     // A scheduler issues every clock only with enough warps to pick from.
-    const double per_scheduler = o.warps_per_sm / t->issue_per_clock_sm;
+    const double per_scheduler = warps_per_sm / t->issue_per_clock_sm;
     const auto issue_rate = [&](double needed) {
       return t->issue_per_clock_sm * std::min(1.0, per_scheduler / needed);
     };
@@ -230,6 +250,12 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
 
   // Little's law: the bytes each SM must keep in flight to draw its share.
   // A TMA kernel keeps its ring of stages in dynamic shared memory filling.
+  // At the occupancy's residency on every SM, not the grid's: the small
+  // grids that would keep fewer bytes in flight are a split's second pass
+  // reading what the first just wrote, from the L2, whose latency the
+  // model does not have (a DRAM latency stretched ResNet-50's
+  // layer1.conv1.first bwdfilt's 16-block sum of 98 slices to 9.7 us,
+  // where the H200 timed the whole conv in 13.4).
   const double in_flight =
       tile != nullptr ? o.blocks_per_sm * (tile->stages - 1) * (tile->bm + tile->bn) * 64.0
       : bulk_copies(m) ? o.blocks_per_sm * static_cast<double>(e.launch.dynamic_shared_bytes)

@@ -59,13 +59,27 @@ TEST(BottleneckModel, ATensorBoundKernelTakesItsMmasAtMmaSyncsReach) {
   expect_range(p.value().seconds, clocks / 0.65 + fill.low, clocks / 0.55 + fill.high);
 }
 
-TEST(BottleneckModel, ALastPartialWaveCostsAWholeOne) {
+// The SM-bound limits are the busiest SM's blocks at its rate: a block
+// alone on its SM has it to itself.
+TEST(BottleneckModel, TheBusiestSmsBlocksBoundTheSmLimits) {
   const auto full = predict_kernel(kernel(264, 2, 264 * 1000.0), h100(), nullptr);
   const auto over = predict_kernel(kernel(265, 2, 265 * 1000.0), h100(), nullptr);
   ASSERT_TRUE(full.is_ok() && over.is_ok());
   EXPECT_NEAR(over.value().waves, 265.0 / 264, 1e-12);
-  // Two waves' time for 265 blocks' work: (265 / 264 waves) -> 2.
-  EXPECT_NEAR(limit(over.value(), "tensor").low / limit(full.value(), "tensor").low, 2.0, 1e-9);
+  // Two blocks sharing each SM, then the 265th alone on one: 3 blocks' time
+  // where the full wave takes 2, and a second round.
+  EXPECT_NEAR(limit(over.value(), "tensor").low / limit(full.value(), "tensor").low, 1.5, 1e-9);
+  EXPECT_DOUBLE_EQ(over.value().rounds, 2.0);
+
+  // 64 blocks of 2 an SM run one an SM: as long as one block's work on one
+  // SM, the same at 1 block an SM; a full wave's blocks share their SMs.
+  const double clocks = 1000.0 / 0.55 / 1.83e9;  // the low end of the range
+  for (const int blocks_per_sm : {1, 2}) {
+    const auto part = predict_kernel(kernel(64, blocks_per_sm, 64 * 1000.0), h100(), nullptr);
+    ASSERT_TRUE(part.is_ok());
+    EXPECT_NEAR(limit(part.value(), "tensor").high, clocks, 1e-9 * clocks) << blocks_per_sm;
+  }
+  EXPECT_NEAR(limit(full.value(), "tensor").high, 2 * clocks, 1e-9 * clocks);
 }
 
 // ldmatrix's wavefronts at its measured 1.87 a clock, LDS's at the banks'
@@ -147,9 +161,16 @@ TEST(BottleneckModel, IssueIsTheMainLoopsInstructionsPerAnchorTimesTheDynamicAnc
   e.occupancy[0].occupancy = Occupancy{8, 64, 64, "warps"};
   const auto full = predict_kernel(e, h100(), nullptr);
   ASSERT_TRUE(full.is_ok());
-  // A quarter wave now: the partial wave costs a whole one, 4 times its work.
-  expect_range(limit(full.value(), "issue"), 4 * trips * 800 / 4 / kSmClocks,
-               4 * trips * 1600 / 4 / kSmClocks);
+  // The 264 blocks, 2 an SM, are still 16 warps an SM, 4 a scheduler: the
+  // same issue as before, though 8 blocks an SM would fit.
+  expect_range(limit(full.value(), "issue"), limit(p.value(), "issue").low,
+               limit(p.value(), "issue").high);
+  // 1056 blocks of 8 an SM: 64 warps an SM, which issue every clock.
+  e.launch = {"k", 0, 1056};
+  const auto wave = predict_kernel(e, h100(), nullptr);
+  ASSERT_TRUE(wave.is_ok());
+  expect_range(limit(wave.value(), "issue"), trips * 800 / 4 / kSmClocks,
+               trips * 1600 / 4 / kSmClocks);
 }
 
 // Inner loops run as often as their memory instructions say: a trip of
