@@ -228,6 +228,8 @@ Settings settings_from_environment(EnvLookup lookup, std::vector<std::string>& w
             warnings);
   read_flag(lookup, "CONVJIT_WGMMA_STREAM_K", s.wgmma_stream_k,
             "the Hopper conv's ping-pong grids keep whole tiles", warnings);
+  read_flag(lookup, "CONVJIT_WGMMA_CLUSTER_SUMS", s.wgmma_cluster_sums,
+            "the Hopper bwdfilt's clusters add its slices", warnings);
   return s;
 }
 

@@ -12,6 +12,7 @@
 //   CONVJIT_RULES        ':'-separated rules files, applied in order
 //   CONVJIT_WGMMA_TMA_STORE  0 keeps the Hopper conv's tiles on the threads' store
 //   CONVJIT_WGMMA_STREAM_K   1 lets the Hopper conv's ping-pong grids run Stream-K
+//   CONVJIT_WGMMA_CLUSTER_SUMS  0 has the Hopper bwdfilt's slices summed by a second pass
 //
 // Parsing is strict: "0" means off (LBANN treats any value as on), and an
 // invalid value is reported once on stderr, naming the variable, and ignored.
@@ -76,6 +77,11 @@ struct Settings {
   // switch, so that a GPU times the two side by side.  Read when a kernel
   // is built.
   Setting<bool> wgmma_stream_k{false, SettingSource::default_value, "default"};
+  // On, a Hopper bwdfilt of 2 to 8 slices adds them in each tile's cluster
+  // (distributed shared memory); off, in a second pass over partial sums
+  // in the workspace, as before.  A developer's switch, so that a GPU
+  // times the two side by side.  Read when a kernel is built.
+  Setting<bool> wgmma_cluster_sums{true, SettingSource::default_value, "default"};
 };
 
 // Reads settings from an environment lookup (getenv in production).

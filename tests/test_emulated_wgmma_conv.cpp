@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <random>
@@ -463,6 +464,8 @@ TEST(EmulatedWgmmaConv, RandomBackwardFilter) {
 // alpha/beta into K C R S filters; and one with a single slice, which
 // writes dw itself, over two filter tiles and three taps' tiles.
 TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
+  // The second pass (the clusters' sums: ATilesClusterAddsItsSlices).
+  const test::SettingScope second_pass("CONVJIT_WGMMA_CLUSTER_SUMS", "0");
   std::mt19937 rng(4307);
   test::ConvCase c = channels_last_3x3(24, 16, {40, 52}, {1, 1}, {1, 1});
   c.filter_layout = test::TestLayout::nchw;
@@ -490,6 +493,121 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   ASSERT_TRUE(one.is_ok()) << one.status().message();
   EXPECT_EQ(one.value().entries.size(), 1u);
   check(whole, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
+}
+
+// dw from `d`'s kernel of `variant` on `host`'s operands, the bwdfilt's
+// slices summed in clusters (`clusters` "1") or by the second pass ("0").
+std::vector<unsigned char> bwdfilt_output(const OpDescriptor& d, const test::HostOperands& host,
+                                          const char* clusters,
+                                          std::string_view variant = kWgmmaVariant) {
+  const test::SettingScope scope("CONVJIT_WGMMA_CLUSTER_SUMS", clusters);
+  EmulatorBackend backend;
+  BuildTrace trace;
+  auto kernel = backend.build_variant(d, kHost, variant, trace);
+  EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
+  std::vector<unsigned char> out = host.out;
+  if (!kernel.is_ok()) return out;
+  const Status s = kernel.value()->execute(host.args(d, out.data()));
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return out;
+}
+
+// A bwdfilt of 2 to 8 slices adds them in each tile's cluster: the
+// slices are the cluster's blocks, which stage their f32 sums in shared
+// memory and add each pair of weights on one of them, in slice order,
+// through distributed shared memory: one kernel, no workspace, and the
+// same bits as the second pass's sum.  Over 2 to 8 slices (9 keep the
+// second pass), tiles with and without a second 64 filters, K C R S and
+// K R S C filters, 1D to 3D, alpha and beta.
+TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
+  std::mt19937 rng(4309);
+  struct SlicedConv {
+    test::ConvCase conv;
+    long long slices;
+  };
+  std::vector<SlicedConv> cases;
+  // 16 filters (no second 64) of 24 channels, 3 x 3: 5 tiles, 65 steps.
+  cases.push_back({channels_last_3x3(24, 16, {40, 52}, {1, 1}, {1, 1}), 4});
+  cases.back().conv.filter_layout = test::TestLayout::nchw;
+  // 200 filters: two filter tiles, each with a second 64; 40 steps.
+  cases.push_back({channels_last_3x3(72, 200, {40, 32}, {0, 1}, {2, 0}), 2});
+  // 1D, 96 filters of 40 channels, stride 2: 2 tiles, 56 steps.
+  test::ConvCase one_d;
+  one_d.batch = 4, one_d.channels = 40, one_d.filters = 96, one_d.input = {1795};
+  one_d.kernel = {3}, one_d.stride = {2}, one_d.dilation = {1};
+  one_d.pad_begin = {1}, one_d.pad_end = {0};
+  one_d.layout = test::TestLayout::nhwc, one_d.filter_layout = test::TestLayout::nhwc;
+  cases.push_back({one_d, 3});
+  // 3D, 1 x 1 x 1, 72 filters of 24 channels: 1 tile, 135 steps.
+  test::ConvCase three_d;
+  three_d.batch = 2, three_d.channels = 24, three_d.filters = 72, three_d.input = {6, 30, 24};
+  three_d.kernel = {1, 1, 1}, three_d.stride = {1, 1, 1}, three_d.dilation = {1, 1, 1};
+  three_d.pad_begin = {0, 0, 0}, three_d.pad_end = {0, 0, 0};
+  three_d.layout = test::TestLayout::nhwc, three_d.filter_layout = test::TestLayout::nchw;
+  cases.push_back({three_d, 8});
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    // A reduced run: the first (4 slices, no second 64 filters) and the
+    // last (8 slices, 3D).
+    if (test::reduced_run() && i != 0 && i + 1 != cases.size()) continue;
+    const SlicedConv& k = cases[i];
+    for (const DataType dtype : {i % 2 == 0 ? DataType::bf16 : DataType::f16}) {
+      const OpDescriptor d = bwdfilt(k.conv, dtype);
+      SCOPED_TRACE(descriptor_name(d));
+      const WgmmaConvLaunch launch = wgmma_conv_launch(d, kWgmmaConfigs[0]);
+      ASSERT_EQ(launch.split, k.slices);
+      EXPECT_TRUE(launch.sums_in_cluster);
+      auto source = kernel_source(d, kWgmmaVariant);
+      ASSERT_TRUE(source.is_ok()) << source.status().message();
+      ASSERT_EQ(source.value().entries.size(), 1u)
+          << "no second pass: " << source.value().entries.back().name;
+      EXPECT_EQ(source.value().entries[0].cluster_blocks, k.slices);
+      EXPECT_EQ(source.value().entries[0].tiles % k.slices, 0);
+      EXPECT_EQ(source.value().workspace_bytes, 0u);
+      EXPECT_NE(source.value().source.find("SUM_IN_CLUSTER = 1"), std::string::npos);
+      check(d, rng, 0.5, 0.25);
+      const test::HostOperands host = test::random_operands(d, rng, 0.75, -0.5);
+      EXPECT_EQ(bwdfilt_output(d, host, "1"), bwdfilt_output(d, host, "0"))
+          << "the clusters' sums are the second pass's";
+    }
+  }
+  // In slice order: a 1 x 1 conv of 3 slices whose products are 2^20, then
+  // -2^20, then 2^-6 a pixel (1024 a slice), dy all ones.  Added in order,
+  // the first two cancel and dw is 16; added in any other order, f32
+  // rounds the 16 away against 2^30.
+  test::ConvCase ordered;
+  ordered.batch = 1, ordered.channels = 8, ordered.filters = 8, ordered.input = {48, 64};
+  ordered.kernel = {1, 1}, ordered.stride = {1, 1}, ordered.dilation = {1, 1};
+  ordered.pad_begin = {0, 0}, ordered.pad_end = {0, 0};
+  ordered.layout = test::TestLayout::nhwc, ordered.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor in_order = bwdfilt(ordered, DataType::bf16);
+  ASSERT_EQ(wgmma_conv_launch(in_order, kWgmmaConfigs[0]).split, 3);
+  test::HostOperands host = test::random_operands(in_order, rng);
+  const auto put = [](std::vector<unsigned char>& bytes, std::size_t i, float v) {
+    const std::uint16_t bits = float_to_bf16(v).bits;
+    std::memcpy(&bytes[2 * i], &bits, sizeof bits);
+  };
+  for (std::size_t pixel = 0; pixel < 48 * 64; ++pixel)
+    for (std::size_t c = 0; c < 8; ++c) {
+      const float slice_value[] = {1024.0f, -1024.0f, 1.0f / 64};
+      put(host.x, pixel * 8 + c, slice_value[pixel / 1024]);
+      put(host.dy, pixel * 8 + c, pixel < 2048 ? 1024.0f : 1.0f);
+    }
+  const std::vector<unsigned char> summed = bwdfilt_output(in_order, host, "1");
+  EXPECT_EQ(summed, bwdfilt_output(in_order, host, "0"));
+  for (std::size_t i = 0; i < 64; ++i) {
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, &summed[2 * i], sizeof bits);
+    ASSERT_EQ(bits, float_to_bf16(16.0f).bits) << "weight " << i;
+  }
+
+  // 9 slices: more than a cluster's 8 blocks; the second pass adds them.
+  test::ConvCase nine = channels_last_3x3(24, 16, {72, 66}, {1, 1}, {1, 1});
+  const OpDescriptor d = bwdfilt(nine, DataType::bf16);
+  const WgmmaConvLaunch launch = wgmma_conv_launch(d, kWgmmaConfigs[0]);
+  EXPECT_EQ(launch.split, 9);
+  EXPECT_FALSE(launch.sums_in_cluster);
+  EXPECT_EQ(launch.entries.back().name, "convjit_kernel_finish");
+  EXPECT_EQ(launch.entries.front().cluster_blocks, 1u);
 }
 
 // The slices of a fwd's or bwddata's K (split-K) its launch cuts, its

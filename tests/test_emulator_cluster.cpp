@@ -79,6 +79,12 @@ TEST(EmulatorCluster, ABlockReturningBeforeTheOthersAreDoneWithItIsReported) {
   expect_reported(run_cluster_mode(7),
                   "barrier.cluster divergence: 256 of the cluster's 512 threads wait at it, 256 "
                   "have returned");
+  // A read of another block's shared memory (ld.shared::cluster) after the
+  // last barrier.cluster: that block may return first.
+  expect_reported(run_cluster_mode(8),
+                  "block 1 thread 0 (global thread 256) reads shared box of block 0 of the "
+                  "cluster, which has returned: a block must not return while others may still "
+                  "reach its shared memory");
 }
 
 TEST(EmulatorCluster, AMulticastOverAStageStillReadIsReported) {

@@ -410,7 +410,7 @@ std::optional<std::pair<KernelSource, CompiledModule>> hopper_module(
 
 TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
   constexpr long long kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
-  int checked = 0, parity = 0, stored_by_tma = 0;
+  int checked = 0, parity = 0, stored_by_tma = 0, summed_in_clusters = 0;
   for (const WgmmaConvConfig& config : kWgmmaConfigs) {
     parity ^= 1;
     for (Direction direction : {Direction::fwd, Direction::bwddata, Direction::bwdfilt}) {
@@ -455,11 +455,21 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
         // In clusters: the shared operand multicast (the filters, or with
         // cluster_pixels the im2col box of the pixels), the remote
         // releases, the barrier that publishes the inits; elsewhere none.
+        // A bwdfilt's clusters of slices (sums_in_cluster): the barriers,
+        // the reads of the other blocks' sums, no second pass.
         const bool clustered = config.cluster > 1;
-        for (const char* instruction :
-             {"mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
-              "barrier.cluster.arrive.release.aligned"})
-          EXPECT_EQ(m.ptx.find(instruction) != std::string::npos, clustered) << instruction;
+        const bool sums = wgmma_conv_launch(d, config).sums_in_cluster;
+        const auto has = [&m](const char* instruction) {
+          return m.ptx.find(instruction) != std::string::npos;
+        };
+        EXPECT_EQ(has("mapa.shared::cluster.u32"), clustered || sums);
+        EXPECT_EQ(has("mbarrier.arrive.release.cluster.shared::cluster.b64"), clustered);
+        EXPECT_EQ(has("barrier.cluster.arrive.release.aligned"), clustered || sums);
+        EXPECT_EQ(has("ld.shared::cluster.v2.b32"), sums);
+        if (sums) {
+          EXPECT_EQ(source.entries.back().name, "convjit_kernel");
+        }
+        summed_in_clusters += sums;
         EXPECT_EQ(m.ptx.find(".global.tile.mbarrier::complete_tx::bytes.multicast::cluster") !=
                       std::string::npos,
                   clustered && !config.cluster_pixels);
@@ -495,6 +505,7 @@ TEST(JitStaticChecks, TheHopperConvUsesTmaMbarriersAndWgmmaAndDoesNotSpill) {
     }
   }
   EXPECT_GT(checked, 16);
+  EXPECT_GT(summed_in_clusters, 0);
   EXPECT_GT(stored_by_tma, 0);
   EXPECT_LT(stored_by_tma, checked);
 }

@@ -129,6 +129,19 @@ TEST(Settings, TheHopperConvsStreamKIsOffUnlessTurnedOn) {
       << warnings[0];
 }
 
+TEST(Settings, TheHopperBwdfiltsClustersAddItsSlicesUnlessTurnedOff) {
+  EXPECT_TRUE(read({}).wgmma_cluster_sums.value);
+  const Settings off = read({{"CONVJIT_WGMMA_CLUSTER_SUMS", "0"}});
+  EXPECT_FALSE(off.wgmma_cluster_sums.value);
+  EXPECT_EQ(off.wgmma_cluster_sums.origin, "CONVJIT_WGMMA_CLUSTER_SUMS");
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(read({{"CONVJIT_WGMMA_CLUSTER_SUMS", "no"}}, &warnings).wgmma_cluster_sums.value);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("ignored (the Hopper bwdfilt's clusters add its slices)"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(Settings, CudnnWorkspaceLimitIsWholeMibWithAOneGibDefault) {
   EXPECT_EQ(read({}).cudnn_workspace_limit_mib.value, 1024u);
   const Settings small = read({{"CONVJIT_CUDNN_WORKSPACE_LIMIT", "64"}});

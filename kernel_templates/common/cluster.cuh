@@ -11,11 +11,16 @@
 //     returns, one keeps the others from reaching its shared memory after;
 //   - cluster_map(p, rank): block `rank`'s copy of the shared element `p`
 //     (mapa), a cluster_ptr that mbarrier_arrive_cluster() and the
-//     multicast TMA loads take.
+//     multicast TMA loads take;
+//   - load_cluster_64(p, rank): 8 bytes of block `rank`'s copy of the
+//     shared element `p` (ld.shared::cluster), distributed shared memory.
 // In the emulator the cluster's blocks run together, threads numbered
 // across the cluster, and a remote access to a block that has returned, or
-// to a barrier whose init no cluster_sync() published, is reported.
+// to a barrier whose init no cluster_sync() published, is reported, as is
+// a block that returns before another's read of its shared memory is
+// ordered before it.
 #pragma once
+#include "common/vector_memory.cuh"
 #include "common/warp.cuh"
 
 namespace convjit_device {
@@ -31,6 +36,12 @@ __device__ __forceinline__ void cluster_sync() { ::convjit::emulated::cluster_op
 template <class Address>
 __device__ __forceinline__ Address cluster_map(Address p, unsigned rank) {
   return ::convjit::emulated::cluster_ops::map(p, rank);
+}
+template <class Address>
+__device__ __forceinline__ Vec64 load_cluster_64(Address p, unsigned rank) {
+  Vec64 v;
+  ::convjit::emulated::cluster_ops::load(cluster_map(p, rank), sizeof v, v.w);
+  return v;
 }
 #else
 __device__ __forceinline__ unsigned cluster_rank() {
@@ -63,6 +74,15 @@ __device__ __forceinline__ cluster_ptr<T> cluster_map(T* p, unsigned rank) {
                : "=r"(mapped.address)
                : "r"(shared_address(p)), "r"(rank));
   return mapped;
+}
+template <class T>
+__device__ __forceinline__ Vec64 load_cluster_64(T* p, unsigned rank) {
+  Vec64 v;
+  asm volatile("ld.shared::cluster.v2.b32 {%0, %1}, [%2];\n"
+               : "=r"(v.w[0]), "=r"(v.w[1])
+               : "r"(cluster_map(p, rank).address)
+               : "memory");
+  return v;
 }
 #endif
 

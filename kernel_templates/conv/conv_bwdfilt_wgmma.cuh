@@ -16,7 +16,11 @@
 //   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
 //     accumulators to dw, alpha/beta-blended; with more, as f32 partial
 //     sums to the workspace, and convjit_kernel_finish adds them in slice
-//     order: the same sum on every run, no atomics.
+//     order: the same sum on every run, no atomics.  Or, with
+//     P::SUM_IN_CLUSTER, a tile's slices are the blocks of one cluster
+//     (2 to 8), which add them in the same order through distributed
+//     shared memory, each block a share of the tile, and store dw: no
+//     workspace, no second pass.
 // dw's columns come in blocks of 64 channels of one tap; a tile is two
 // of them, so a tap's 64 channels or fewer share a tile with the next
 // tap's.  Boxes past the last block load the last again (their columns
@@ -29,6 +33,7 @@
 // (conv/folded_taps.cuh), map 0 reads it, the blocks compute dw' as
 // partial sums even with one slice, and convjit_kernel_finish unfolds
 // them into dw.
+#include "common/cluster.cuh"
 #include "common/epilogue.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
@@ -62,10 +67,13 @@ __device__ __forceinline__ int column_blocks() {
 }
 __device__ __forceinline__ index_t pixels() { return P::N * P::OD * P::OH * P::OW; }
 
+__device__ __forceinline__ bool sums_in_cluster() { return P::SUM_IN_CLUSTER != 0; }
+
 // A block's work: its tile of dw and its slice of the K steps, split s
 // taking steps [s steps / SPLIT, (s + 1) steps / SPLIT).  Blocks run the
 // filters' tiles fastest, then the columns', then the slices, so that
-// those reading the same pixels run together.
+// those reading the same pixels run together; but where a cluster sums
+// the slices, its blocks (neighbours in the grid) are one tile's slices.
 struct Work {
   int filter0, block0;  // the first filter; the first column block
   index_t split, first_step;
@@ -73,13 +81,13 @@ struct Work {
 };
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tiles_m = (P::K + kBlockM - 1) / kBlockM;
-  const index_t tiles_n = (column_blocks() + 1) / 2;
-  const index_t split = block / (tiles_m * tiles_n);
+  const index_t tiles = tiles_m * ((column_blocks() + 1) / 2);
+  const index_t tile = sums_in_cluster() ? block / P::SPLIT : block % tiles;
+  const index_t split = sums_in_cluster() ? block % P::SPLIT : block / tiles;
   const index_t steps = (pixels() + kStepPixels - 1) / kStepPixels;
   const index_t first = split * steps / P::SPLIT, end = (split + 1) * steps / P::SPLIT;
-  return {static_cast<int>(block % tiles_m * kBlockM),
-          static_cast<int>(block / tiles_m % tiles_n * 2), split, first,
-          static_cast<int>(end - first)};
+  return {static_cast<int>(tile % tiles_m * kBlockM), static_cast<int>(tile / tiles_m * 2), split,
+          first, static_cast<int>(end - first)};
 }
 
 // Column block j's tap and first channel; the last block for one past it.
@@ -154,7 +162,9 @@ __device__ __forceinline__ index_t weight_count() {
 }
 // Whether the blocks write partial sums, which the second pass adds (and
 // for a fold, unfolds), rather than dw itself.
-__device__ __forceinline__ bool writes_partial_sums() { return P::SPLIT > 1 || P::FOLD != 0; }
+__device__ __forceinline__ bool writes_partial_sums() {
+  return (P::SPLIT > 1 && !sums_in_cluster()) || P::FOLD != 0;
+}
 __device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
   return workspace + P::PARTIALS;
 }
@@ -208,6 +218,84 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
   }
 }
 
+// The slices' sums in their cluster (P::SUM_IN_CLUSTER; the block's rank
+// is its slice).  Each consumer thread stages its accumulators in its
+// block's ring, which the main loop is done with, in pairs: pair q (the
+// top half's 32, then the bottom's) of thread t at pair q x 128 + t, so
+// that a warp's 32 pairs are 256 contiguous bytes.  Once the cluster has
+// met, the block whose rank is q % SPLIT adds pair q of every slice in
+// slice order (the second pass's sum: the same bits), reading the other
+// blocks' rings through distributed shared memory, and stores it.  The
+// cluster meets again before any block returns, which would free the
+// shared memory the others read.
+constexpr int kHalfPairs = kBlockN / 4;  // a half's accumulators, in pairs
+constexpr int kPairs = 2 * kHalfPairs;
+__device__ __forceinline__ int staged_pair(int q) {
+  return 2 * (q * static_cast<int>(kWarpgroupSize) + tile_thread());
+}
+template <class Tiles>
+__device__ __forceinline__ void stage_pairs(Tiles tiles, wgmma_accumulators<kBlockN>& acc,
+                                            int pair0) {
+#pragma unroll
+  for (int q = 0; q < kHalfPairs; ++q)
+    store_shared_64(tiles, staged_pair(pair0 + q),
+                    Vec64{{__float_as_uint(acc[2 * q]), __float_as_uint(acc[2 * q + 1])}});
+}
+
+// Pair q's two weights, from the thread's accumulator place: its half,
+// then i = 32 block + 4 g + 2 h within it (store_half's terms).  Null
+// where they fall past K or CG, or in no column block.
+__device__ __forceinline__ void store_pair(const Work& work, int q, float sum0, float sum1,
+                                           storage_t* dw, float alpha, float beta) {
+  const AccumulatorPlace origin = accumulator_origin();
+  const int i = 2 * (q % kHalfPairs), block = i / 32, g = i % 32 / 4, h = i % 4 / 2;
+  const int j = work.block0 + block;
+  if (j >= column_blocks()) return;
+  const Columns cols = columns_of(j);
+  const index_t c = cols.c0 + origin.col + 8 * g;
+  const index_t f = work.filter0 + q / kHalfPairs * kBox + origin.row + 8 * h;
+  if (f >= P::K || c >= P::CG) return;
+  const index_t at = dw_offset(f, cols.tap, c);
+  scale_store(dw + at, sum0, alpha, beta);
+  scale_store(dw + at + P::WS1, sum1, alpha, beta);
+}
+
+// The block's share: pairs rank, rank + SPLIT, ..., in batches whose
+// loads (16: the slices of 16 / SPLIT pairs) are all issued before the
+// first is added, so that the cluster's latency is paid once a batch, not
+// once a load.
+template <class Tiles>
+__device__ __forceinline__ void sum_in_cluster(Tiles tiles, const Work& work, storage_t* dw,
+                                               float alpha, float beta) {
+  constexpr int kInFlight = 16;
+  static_assert(kInFlight % CONVJIT_WGMMA_CLUSTER_SLICES == 0, "whole pairs a batch");
+  const int rank = static_cast<int>(cluster_rank()), slices = static_cast<int>(P::SPLIT);
+  const int pairs = has_bottom(work) ? kPairs : kHalfPairs, batch = kInFlight / slices;
+#pragma unroll 1
+  for (int q0 = rank; q0 < pairs; q0 += batch * slices) {
+    Vec64 v[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) {
+      const int q = q0 + k / slices * slices;
+      if (k < batch * slices && q < pairs)
+        v[k] = load_cluster_64(&tiles[staged_pair(q)], static_cast<unsigned>(k % slices));
+    }
+#pragma unroll
+    for (int n = 0; n < kInFlight; ++n) {
+      const int q = q0 + n * slices;
+      if (n >= batch || q >= pairs) break;
+      float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+      for (int s = 0; s < CONVJIT_WGMMA_CLUSTER_SLICES; ++s) {
+        if (s >= slices) break;
+        sum0 += __uint_as_float(v[n * slices + s].w[0]);
+        sum1 += __uint_as_float(v[n * slices + s].w[1]);
+      }
+      store_pair(work, q, sum0, sum1, dw, alpha, beta);
+    }
+  }
+}
+
 }  // namespace conv_bwdfilt_wgmma
 }  // namespace convjit_device
 
@@ -223,18 +311,41 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
   CONVJIT_DYNAMIC_SHARED_ARRAY(float, smem);
   CONVJIT_SHARED_ARRAY(mbarrier_t, full, kMaxStages);
   CONVJIT_SHARED_ARRAY(mbarrier_t, empty, kMaxStages);
-  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);  // unused: the epilogue needs no barrier
+  // The consumer's threads, once its wgmmas are done, where a cluster sums
+  // the slices (their staging overwrites the ring).
+  CONVJIT_SHARED_ARRAY(mbarrier_t, consumers, 1);
   const auto stages = ring(full, empty);
   const Work work = work_of(static_cast<index_t>(blockIdx.x));
+  // The cluster's two meetings (sum_in_cluster), which the producer's
+  // threads attend too.
+  const auto meet_twice = [] {
+    CONVJIT_IF_CONSTANT (Problem::SUM_IN_CLUSTER != 0) {
+      cluster_sync();
+      cluster_sync();
+    }
+  };
   run_warpgroups(
       stages, consumers, [&] { produce(maps, smem, stages, work); },
       [&] {
         wgmma_accumulators<kBlockN> top, bottom;
         consume(smem, stages, work, top, bottom);
+        CONVJIT_IF_CONSTANT (Problem::SUM_IN_CLUSTER != 0) {
+          // Every warp's wgmmas are done with the ring before a thread
+          // stages over it.
+          mbarrier_arrive(epilogue_barrier(consumers));
+          mbarrier_wait_parity(epilogue_barrier(consumers), 0);
+          stage_pairs(smem, top, 0);
+          if (has_bottom(work)) stage_pairs(smem, bottom, kHalfPairs);
+          cluster_sync();
+          sum_in_cluster(smem, work, dw, alpha, beta);
+          cluster_sync();
+          return;
+        }
         scratch_t* partial = partial_sums(workspace);
         store_half(top, work, 0, dw, partial, alpha, beta);
         store_half(bottom, work, 64, dw, partial, alpha, beta);
-      });
+      },
+      meet_twice);
 }
 
 // Where the conv folds its taps: x' (conv/folded_taps.cuh), which map 0

@@ -20,6 +20,9 @@
 #define CONVJIT_WGMMA_ROW_STORE_SLOTS 256
 // ... and its boxes: pieces of this many pixels of a row.
 #define CONVJIT_WGMMA_STORE_PIECE 8
+// bwdfilt: the most slices of the pixels whose sums a tile's cluster adds
+// (Problem::SUM_IN_CLUSTER): the portable cluster size.
+#define CONVJIT_WGMMA_CLUSTER_SLICES 8
 #define CONVJIT_WGMMA_MAX_STAGES 16  // the mbarriers the templates declare
 // The consumers' own mbarriers (wgmma_pipeline.cuh): two consumers'
 // epilogues and, in ping-pong, their turns at the ring.

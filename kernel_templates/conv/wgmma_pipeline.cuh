@@ -166,12 +166,15 @@ __device__ __forceinline__ void consumer_registers() {
 
 // The block's warpgroups: thread 0 sets up the ring's barriers and
 // `consumers` (the consumer warpgroups' own), then the producer gives its
-// registers back and its first thread runs produce(), and the consumers
-// take them and run consume().  They part here for good: code they shared
-// after setmaxnreg would have to fit the producer's 40 registers.
-template <class Ring, class Barriers, class Produce, class Consume>
+// registers back and its first thread runs produce(), after which all its
+// threads run leave() (the barriers of a cluster that its consumers meet
+// at: every thread of the cluster's blocks takes part), and the consumers
+// take the registers and run consume().  They part here for good: code
+// they shared after setmaxnreg would have to fit the producer's 40
+// registers.
+template <class Ring, class Barriers, class Produce, class Consume, class Leave>
 __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consumers,
-                                               Produce produce, Consume consume) {
+                                               Produce produce, Consume consume, Leave leave) {
   if (threadIdx.x == 0) {
     ring.init();
     for (int c = 0; c < (ping_pong() ? static_cast<int>(Problem::CONSUMERS) : 1); ++c)
@@ -189,10 +192,16 @@ __device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consum
   if (warpgroup_id() == 0) {
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) produce();
+    leave();
     return;
   }
   consumer_registers();
   consume();
+}
+template <class Ring, class Barriers, class Produce, class Consume>
+__device__ __forceinline__ void run_warpgroups(const Ring& ring, Barriers consumers,
+                                               Produce produce, Consume consume) {
+  run_warpgroups(ring, consumers, produce, consume, [] {});
 }
 
 // The producer's loop over `steps` K steps: each waits for its stage and

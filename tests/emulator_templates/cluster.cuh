@@ -13,7 +13,9 @@
 // __syncthreads() in place of the first barrier.cluster; 3 one in place
 // of the last; 4 block 0 reloads without waiting for `empty`; 5 a multicast
 // mask naming a block past the cluster; 6 a mapa to rank 2 of a cluster of
-// 2; 7 the last block's threads skip the last barrier.cluster.
+// 2; 7 the last block's threads skip the last barrier.cluster; 8 each
+// thread reads the next block's box through distributed shared memory
+// after the last barrier.cluster, which no longer keeps that block alive.
 #include "common/cluster.cuh"
 #include "common/grid.cuh"
 #include "common/tma.cuh"
@@ -55,6 +57,9 @@ CONVJIT_KERNEL convjit_kernel(const convjit_device::storage_t* /*in0*/,
   }
   if (P::MODE == 3) __syncthreads();
   if (P::MODE != 3 && !(P::MODE == 7 && rank == last)) cluster_sync();
+  if (P::MODE == 8)
+    out[512 * b + t] =
+        store(__uint_as_float(load_cluster_64(&box[t / 2 * 2], (rank + 1) % blocks).w[t % 2]));
   if (t == 0) {
     mbarrier_inval(&bars[0]);
     mbarrier_inval(&bars[1]);

@@ -813,6 +813,22 @@ bool BlockScheduler::check_remote(const MbarrierKey& key, const char* operation)
   return true;
 }
 
+bool BlockScheduler::check_remote_read(const SharedRegion& region) {
+  const unsigned rank = region.rank();
+  if (rank == running_rank_) return true;
+  if (rank_returned(rank)) {
+    report_violation(fmt::format(
+        "reads shared {} of block {} of the cluster, which has returned: a block must not "
+        "return while others may still reach its shared memory (a barrier.cluster before it "
+        "returns)",
+        region.name(), cluster_block(rank)));
+    return false;
+  }
+  note_remote(rank, static_cast<std::int32_t>(running_), threads_[running_].epoch,
+              fmt::format("read of shared {}", region.name()));
+  return true;
+}
+
 std::uint64_t BlockScheduler::mbarrier_arrive_cluster(const MbarrierKey& key) {
   if (!check_remote(key, "arrives on")) return 0;
   const unsigned rank = key.region->rank();

@@ -231,6 +231,10 @@ class BlockScheduler {
   // cluster: false after a report where that block has returned, or no
   // barrier.cluster since the barrier's init has made it visible.
   bool check_remote(const MbarrierKey& key, const char* operation);
+  // ld.shared::cluster by the running thread of `region`'s array in another
+  // block of the cluster: false after a report where that block has
+  // returned; else noted, to be ordered before that block returns.
+  bool check_remote_read(const SharedRegion& region);
   // mbarrier.arrive.release.cluster.shared::cluster by the running thread,
   // on a barrier of its own block or another's (check_remote).
   std::uint64_t mbarrier_arrive_cluster(const MbarrierKey& key);

@@ -22,4 +22,15 @@ SharedAddress<T> map(SharedAddress<T> address, unsigned rank) {
   return {peer != nullptr ? peer : &address.region(), address.index()};
 }
 
+// ld.shared::cluster of `words` 32-bit words at `address`, another block's
+// array (map's address) or the running block's own.
+template <class T>
+void load(SharedAddress<T> address, std::size_t bytes, unsigned* words) {
+  if (!cluster().check_remote_read(address.region())) {
+    std::memset(words, 0xff, bytes);
+    return;
+  }
+  vector_load(address, bytes, words);
+}
+
 }  // namespace convjit::emulated::cluster_ops

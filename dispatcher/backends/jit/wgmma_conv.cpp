@@ -922,6 +922,18 @@ void add_stream_k_sums(WgmmaConvLaunch& launch, long long tiles, const WgmmaConv
   launch.workspace_bytes = launch.zeroed_offset + launch.zeroed_bytes;
 }
 
+// Whether a bwdfilt's tiles add their slices in a cluster each
+// (conv_bwdfilt_wgmma.cuh's sum_in_cluster): 2 to 8 slices of a conv that
+// does not fold its taps (a fold's second pass unfolds dw' too).  The
+// slices' f32 sums then stay in the cluster's shared memory, 64 KiB a
+// block, where the second pass wrote and read them through the L2 and
+// DRAM, and took a launch of its own.
+bool sums_slices_in_cluster(const OpDescriptor& d, const WgmmaConvLaunch& launch) {
+  return d.direction == Direction::bwdfilt && !launch.folded && launch.split > 1 &&
+         launch.split <= CONVJIT_WGMMA_CLUSTER_SLICES &&
+         SettingsStore::instance().snapshot()->wgmma_cluster_sums.value;
+}
+
 }  // namespace
 
 WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfig& variant) {
@@ -955,18 +967,22 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   }
   launch.split = k_slices(d, tiles, config);
   launch.stream_k = stream_k_blocks(d, config, tiles);
+  launch.sums_in_cluster = sums_slices_in_cluster(d, launch);
   const long long blocks = grid_blocks(d, config);
   const long long step = wgmma_step_channels(desc);
   KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(step),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
-  main.cluster_blocks = static_cast<unsigned>(config.cluster);
+  main.cluster_blocks =
+      static_cast<unsigned>(launch.sums_in_cluster ? launch.split : config.cluster);
   if (launch.stream_k > 0) {
     main.persistent_units = tiles * config_steps(d, config);
     add_stream_k_sums(launch, tiles, config);
   }
   launch.entries.push_back(std::move(main));
-  if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
+  if (launch.sums_in_cluster) {
+    // No partial sums: the clusters add them.
+  } else if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
     // The partial sums, after x' where the conv folds its taps; the
     // second pass adds them (and unfolds dw').
     launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));

@@ -339,6 +339,10 @@ struct WgmmaConvLaunch {
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
   long long split = 1;
+  // A bwdfilt of 2 to CONVJIT_WGMMA_CLUSTER_SLICES slices: each tile's
+  // slices are one cluster's blocks, which add their sums in distributed
+  // shared memory and store dw (Problem::SUM_IN_CLUSTER); no second pass.
+  bool sums_in_cluster = false;
   // Stream-K's blocks (Problem::STREAM_K; 0: none): a ping-pong grid
   // sharing its tiles' K steps evenly, the parts of a tile added in the
   // kernel (conv/wgmma_conv_tile.cuh), through slots and counters in the
