@@ -516,9 +516,9 @@ std::vector<unsigned char> bwdfilt_output(const OpDescriptor& d, const test::Hos
 // slices are the cluster's blocks, which stage their f32 sums in shared
 // memory and add each pair of weights on one of them, in slice order,
 // through distributed shared memory: one kernel, no workspace, and the
-// same bits as the second pass's sum.  Over 2 to 8 slices (9 keep the
-// second pass), tiles with and without a second 64 filters, K C R S and
-// K R S C filters, 1D to 3D, alpha and beta.
+// same bits as the second pass's sum.  Over 2 to 8 slices, tiles with and
+// without a second 64 filters, K C R S and K R S C filters, 1D to 3D,
+// alpha and beta; beyond 8, whole clusters whose sums the second pass adds.
 TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
   std::mt19937 rng(4309);
   struct SlicedConv {
@@ -555,7 +555,7 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
       SCOPED_TRACE(descriptor_name(d));
       const WgmmaConvLaunch launch = wgmma_conv_launch(d, kWgmmaConfigs[0]);
       ASSERT_EQ(launch.split, k.slices);
-      EXPECT_TRUE(launch.sums_in_cluster);
+      EXPECT_EQ(launch.cluster_slices, k.slices);
       auto source = kernel_source(d, kWgmmaVariant);
       ASSERT_TRUE(source.is_ok()) << source.status().message();
       ASSERT_EQ(source.value().entries.size(), 1u)
@@ -563,7 +563,8 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
       EXPECT_EQ(source.value().entries[0].cluster_blocks, k.slices);
       EXPECT_EQ(source.value().entries[0].tiles % k.slices, 0);
       EXPECT_EQ(source.value().workspace_bytes, 0u);
-      EXPECT_NE(source.value().source.find("SUM_IN_CLUSTER = 1"), std::string::npos);
+      EXPECT_NE(source.value().source.find(fmt::format("SUM_IN_CLUSTER = {};", k.slices)),
+                std::string::npos);
       check(d, rng, 0.5, 0.25);
       const test::HostOperands host = test::random_operands(d, rng, 0.75, -0.5);
       EXPECT_EQ(bwdfilt_output(d, host, "1"), bwdfilt_output(d, host, "0"))
@@ -600,14 +601,34 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
     ASSERT_EQ(bits, float_to_bf16(16.0f).bits) << "weight " << i;
   }
 
-  // 9 slices: more than a cluster's 8 blocks; the second pass adds them.
-  test::ConvCase nine = channels_last_3x3(24, 16, {72, 66}, {1, 1}, {1, 1});
-  const OpDescriptor d = bwdfilt(nine, DataType::bf16);
-  const WgmmaConvLaunch launch = wgmma_conv_launch(d, kWgmmaConfigs[0]);
-  EXPECT_EQ(launch.split, 9);
-  EXPECT_FALSE(launch.sums_in_cluster);
-  EXPECT_EQ(launch.entries.back().name, "convjit_kernel_finish");
-  EXPECT_EQ(launch.entries.front().cluster_blocks, 1u);
+  // More slices than a cluster's 8: whole clusters.  12 become 8 (one
+  // cluster, no second pass); 16 and 24 are 2 and 3 clusters, each
+  // storing its sum as a partial sum that the second pass adds.  A 1 x 1
+  // conv of 8 channels and 16 filters: one tile.
+  struct Clusters {
+    std::vector<std::int64_t> image;
+    long long slices, clusters;
+  };
+  for (const Clusters& k :
+       {Clusters{{80, 80}, 8, 1}, Clusters{{128, 64}, 16, 2}, Clusters{{96, 128}, 24, 3}}) {
+    if (test::reduced_run() && k.clusters == 2) continue;
+    test::ConvCase one_tile = ordered;
+    one_tile.batch = 2, one_tile.filters = 16, one_tile.input = k.image;
+    const OpDescriptor d = bwdfilt(one_tile, DataType::bf16);
+    SCOPED_TRACE(descriptor_name(d));
+    const WgmmaConvLaunch launch = wgmma_conv_launch(d, kWgmmaConfigs[0]);
+    EXPECT_EQ(launch.split, k.slices);
+    EXPECT_EQ(launch.cluster_slices, 8);
+    EXPECT_EQ(launch.entries.front().cluster_blocks, 8u);
+    EXPECT_EQ(launch.entries.back().name,
+              k.clusters > 1 ? "convjit_kernel_finish" : "convjit_kernel");
+    EXPECT_EQ(launch.workspace_bytes, k.clusters > 1 ? 16u * 8 * sizeof(float) * k.clusters : 0u);
+    check(d, rng, 0.5, 0.25);
+    if (k.clusters == 1) {
+      const test::SettingScope second_pass("CONVJIT_WGMMA_CLUSTER_SUMS", "0");
+      EXPECT_EQ(wgmma_conv_launch(d, kWgmmaConfigs[0]).split, 12) << "not rounded to clusters";
+    }
+  }
 }
 
 // The slices of a fwd's or bwddata's K (split-K) its launch cuts, its

@@ -17,10 +17,12 @@
 //     accumulators to dw, alpha/beta-blended; with more, as f32 partial
 //     sums to the workspace, and convjit_kernel_finish adds them in slice
 //     order: the same sum on every run, no atomics.  Or, with
-//     P::SUM_IN_CLUSTER, a tile's slices are the blocks of one cluster
-//     (2 to 8), which add them in the same order through distributed
-//     shared memory, each block a share of the tile, and store dw: no
-//     workspace, no second pass.
+//     P::SUM_IN_CLUSTER (2 to 8), a tile's slices come in clusters of
+//     that many blocks, which add theirs in the same order through
+//     distributed shared memory, each block a share of the tile, and
+//     store dw: no workspace, no second pass.  Where a tile has more
+//     slices than a cluster, each cluster stores its sum as one partial
+//     sum, which the second pass adds in cluster order.
 // dw's columns come in blocks of 64 channels of one tap; a tile is two
 // of them, so a tap's 64 channels or fewer share a tile with the next
 // tap's.  Boxes past the last block load the last again (their columns
@@ -68,12 +70,19 @@ __device__ __forceinline__ int column_blocks() {
 __device__ __forceinline__ index_t pixels() { return P::N * P::OD * P::OH * P::OW; }
 
 __device__ __forceinline__ bool sums_in_cluster() { return P::SUM_IN_CLUSTER != 0; }
+// The slices a cluster adds, and the partial sums a tile's clusters leave
+// (a cluster's, or without clusters a slice's): one where they store dw.
+__device__ __forceinline__ index_t cluster_slices() {
+  return sums_in_cluster() ? P::SUM_IN_CLUSTER : 1;
+}
+__device__ __forceinline__ index_t partial_count() { return P::SPLIT / cluster_slices(); }
 
 // A block's work: its tile of dw and its slice of the K steps, split s
 // taking steps [s steps / SPLIT, (s + 1) steps / SPLIT).  Blocks run the
 // filters' tiles fastest, then the columns', then the slices, so that
-// those reading the same pixels run together; but where a cluster sums
-// the slices, its blocks (neighbours in the grid) are one tile's slices.
+// those reading the same pixels run together; but where clusters sum the
+// slices, a cluster's blocks (neighbours in the grid) are neighbouring
+// slices of one tile, and the clusters run the tiles fastest.
 struct Work {
   int filter0, block0;  // the first filter; the first column block
   index_t split, first_step;
@@ -82,8 +91,9 @@ struct Work {
 __device__ __forceinline__ Work work_of(index_t block) {
   const index_t tiles_m = (P::K + kBlockM - 1) / kBlockM;
   const index_t tiles = tiles_m * ((column_blocks() + 1) / 2);
-  const index_t tile = sums_in_cluster() ? block / P::SPLIT : block % tiles;
-  const index_t split = sums_in_cluster() ? block % P::SPLIT : block / tiles;
+  const index_t cluster = block / cluster_slices(), rank = block % cluster_slices();
+  const index_t tile = cluster % tiles;
+  const index_t split = cluster / tiles * cluster_slices() + rank;
   const index_t steps = (pixels() + kStepPixels - 1) / kStepPixels;
   const index_t first = split * steps / P::SPLIT, end = (split + 1) * steps / P::SPLIT;
   return {static_cast<int>(tile % tiles_m * kBlockM), static_cast<int>(tile / tiles_m * 2), split,
@@ -160,10 +170,10 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, const Wor
 __device__ __forceinline__ index_t weight_count() {
   return P::K * P::T * P::R * P::S * P::CG;
 }
-// Whether the blocks write partial sums, which the second pass adds (and
-// for a fold, unfolds), rather than dw itself.
+// Whether the blocks (their clusters) write partial sums, which the
+// second pass adds (and for a fold, unfolds), rather than dw itself.
 __device__ __forceinline__ bool writes_partial_sums() {
-  return (P::SPLIT > 1 && !sums_in_cluster()) || P::FOLD != 0;
+  return partial_count() > 1 || P::FOLD != 0;
 }
 __device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
   return workspace + P::PARTIALS;
@@ -223,9 +233,10 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
 // block's ring, which the main loop is done with, in pairs: pair q (the
 // top half's 32, then the bottom's) of thread t at pair q x 128 + t, so
 // that a warp's 32 pairs are 256 contiguous bytes.  Once the cluster has
-// met, the block whose rank is q % SPLIT adds pair q of every slice in
-// slice order (the second pass's sum: the same bits), reading the other
-// blocks' rings through distributed shared memory, and stores it.  The
+// met, the block whose rank is q % SUM_IN_CLUSTER adds pair q of every
+// slice in slice order (with one cluster a tile the second pass's sum:
+// the same bits), reading the other blocks' rings through distributed
+// shared memory, and stores it to dw, or as the cluster's partial sum.  The
 // cluster meets again before any block returns, which would free the
 // shared memory the others read.
 constexpr int kHalfPairs = kBlockN / 4;  // a half's accumulators, in pairs
@@ -243,10 +254,12 @@ __device__ __forceinline__ void stage_pairs(Tiles tiles, wgmma_accumulators<kBlo
 }
 
 // Pair q's two weights, from the thread's accumulator place: its half,
-// then i = 32 block + 4 g + 2 h within it (store_half's terms).  Null
-// where they fall past K or CG, or in no column block.
+// then i = 32 block + 4 g + 2 h within it (store_half's terms), to dw or
+// to the cluster's partial sums.  None where they fall past K or CG, or
+// in no column block.
 __device__ __forceinline__ void store_pair(const Work& work, int q, float sum0, float sum1,
-                                           storage_t* dw, float alpha, float beta) {
+                                           storage_t* dw, scratch_t* partial, float alpha,
+                                           float beta) {
   const AccumulatorPlace origin = accumulator_origin();
   const int i = 2 * (q % kHalfPairs), block = i / 32, g = i % 32 / 4, h = i % 4 / 2;
   const int j = work.block0 + block;
@@ -255,21 +268,27 @@ __device__ __forceinline__ void store_pair(const Work& work, int q, float sum0, 
   const index_t c = cols.c0 + origin.col + 8 * g;
   const index_t f = work.filter0 + q / kHalfPairs * kBox + origin.row + 8 * h;
   if (f >= P::K || c >= P::CG) return;
+  if (writes_partial_sums()) {
+    const index_t group = work.split / cluster_slices(), taps = P::T * P::R * P::S;
+    const index_t at = group * weight_count() + (f * taps + j / channel_blocks()) * P::CG + c;
+    store_global_64(partial + at, Vec64{{__float_as_uint(sum0), __float_as_uint(sum1)}});
+    return;
+  }
   const index_t at = dw_offset(f, cols.tap, c);
   scale_store(dw + at, sum0, alpha, beta);
   scale_store(dw + at + P::WS1, sum1, alpha, beta);
 }
 
-// The block's share: pairs rank, rank + SPLIT, ..., in batches whose
-// loads (16: the slices of 16 / SPLIT pairs) are all issued before the
+// The block's share: pairs rank, rank + SUM_IN_CLUSTER, ..., in batches
+// whose loads (16: the slices of 16 / SUM_IN_CLUSTER pairs) are all issued before the
 // first is added, so that the cluster's latency is paid once a batch, not
 // once a load.
 template <class Tiles>
 __device__ __forceinline__ void sum_in_cluster(Tiles tiles, const Work& work, storage_t* dw,
-                                               float alpha, float beta) {
+                                               scratch_t* partial, float alpha, float beta) {
   constexpr int kInFlight = 16;
   static_assert(kInFlight % CONVJIT_WGMMA_CLUSTER_SLICES == 0, "whole pairs a batch");
-  const int rank = static_cast<int>(cluster_rank()), slices = static_cast<int>(P::SPLIT);
+  const int rank = static_cast<int>(cluster_rank()), slices = static_cast<int>(cluster_slices());
   const int pairs = has_bottom(work) ? kPairs : kHalfPairs, batch = kInFlight / slices;
 #pragma unroll 1
   for (int q0 = rank; q0 < pairs; q0 += batch * slices) {
@@ -291,7 +310,7 @@ __device__ __forceinline__ void sum_in_cluster(Tiles tiles, const Work& work, st
         sum0 += __uint_as_float(v[n * slices + s].w[0]);
         sum1 += __uint_as_float(v[n * slices + s].w[1]);
       }
-      store_pair(work, q, sum0, sum1, dw, alpha, beta);
+      store_pair(work, q, sum0, sum1, dw, partial, alpha, beta);
     }
   }
 }
@@ -337,7 +356,7 @@ convjit_kernel(const convjit_device::storage_t* /*x*/, const convjit_device::sto
           stage_pairs(smem, top, 0);
           if (has_bottom(work)) stage_pairs(smem, bottom, kHalfPairs);
           cluster_sync();
-          sum_in_cluster(smem, work, dw, alpha, beta);
+          sum_in_cluster(smem, work, dw, partial_sums(workspace), alpha, beta);
           cluster_sync();
           return;
         }
@@ -358,9 +377,10 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restric
   CONVJIT_IF_CONSTANT (Problem::FOLD != 0) fold_x(x, workspace_storage(workspace));
 }
 
-// The second pass of a split reduction: each weight's partial sums added
-// in slice order, one thread per weight; where the conv folds its taps,
-// each weight of dw' stored at its place in dw (none for the zero fill).
+// The second pass of a split reduction: each weight's partial sums (a
+// slice's, or a cluster's) added in order, by a wave of threads looping
+// over the weights; where the conv folds its taps, each weight of dw'
+// stored at its place in dw (none for the zero fill).
 CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      const convjit_device::storage_t* /*dy*/,
                                      convjit_device::storage_t* __restrict__ dw, float alpha,
@@ -378,7 +398,7 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
         P::FOLD != 0 ? folded_taps::folded_weight(f, at.t, at.r, c) : dw_offset(f, at, c);
     if (to < 0) continue;
     float acc = 0.0f;
-    for (index_t split = 0; split < P::SPLIT; ++split) acc += partial[split * weights + e];
+    for (index_t k = 0; k < partial_count(); ++k) acc += partial[k * weights + e];
     scale_store(dw + to, acc, alpha, beta);
   }
 }

@@ -422,7 +422,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("CLUSTER_PIXELS", launch.cluster_pixels);
     p.constant("ROW_TAPS", launch.row_taps), p.constant("TMA_STORE", launch.tma_store);
     p.constant("STREAM_K", launch.stream_k);
-    p.constant("SUM_IN_CLUSTER", launch.sums_in_cluster);
+    p.constant("SUM_IN_CLUSTER", launch.cluster_slices);
     p.spatial("AD", "AH", "AW", launch.origin);
     fold_constants(requested, launch, p);
     out.entries = std::move(launch.entries);

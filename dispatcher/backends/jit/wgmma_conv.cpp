@@ -385,7 +385,12 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
   const long long by_memory =
       kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
   constexpr long long kMinSteps = 16;
-  return std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
+  const long long slices =
+      std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
+  // More than a cluster adds: whole clusters (launch_cluster_slices).
+  constexpr long long kCluster = CONVJIT_WGMMA_CLUSTER_SLICES;
+  const bool clusters = SettingsStore::instance().snapshot()->wgmma_cluster_sums.value;
+  return clusters && slices > kCluster ? slices / kCluster * kCluster : slices;
 }
 
 // A fwd's or bwddata's slices of the K steps (split-K): where its output
@@ -922,16 +927,19 @@ void add_stream_k_sums(WgmmaConvLaunch& launch, long long tiles, const WgmmaConv
   launch.workspace_bytes = launch.zeroed_offset + launch.zeroed_bytes;
 }
 
-// Whether a bwdfilt's tiles add their slices in a cluster each
-// (conv_bwdfilt_wgmma.cuh's sum_in_cluster): 2 to 8 slices of a conv that
-// does not fold its taps (a fold's second pass unfolds dw' too).  The
-// slices' f32 sums then stay in the cluster's shared memory, 64 KiB a
-// block, where the second pass wrote and read them through the L2 and
-// DRAM, and took a launch of its own.
-bool sums_slices_in_cluster(const OpDescriptor& d, const WgmmaConvLaunch& launch) {
-  return d.direction == Direction::bwdfilt && !launch.folded && launch.split > 1 &&
-         launch.split <= CONVJIT_WGMMA_CLUSTER_SLICES &&
-         SettingsStore::instance().snapshot()->wgmma_cluster_sums.value;
+// The slices a bwdfilt's clusters add (conv_bwdfilt_wgmma.cuh's
+// sum_in_cluster): all of a tile's where they are 2 to 8, else 8 (whole
+// clusters: pixel_slices); 0 for none: one slice, a conv that folds its
+// taps (its second pass unfolds dw' too), or CONVJIT_WGMMA_CLUSTER_SUMS=0.
+// The slices' f32 sums then stay in the cluster's shared memory, 64 KiB a
+// block, where the second pass wrote and read them all through the L2
+// and DRAM, and took a launch of its own; beyond 8 slices, it adds the
+// clusters' sums, an eighth of the traffic.
+long long launch_cluster_slices(const OpDescriptor& d, const WgmmaConvLaunch& launch) {
+  if (d.direction != Direction::bwdfilt || launch.folded || launch.split == 1 ||
+      !SettingsStore::instance().snapshot()->wgmma_cluster_sums.value)
+    return 0;
+  return std::min<long long>(launch.split, CONVJIT_WGMMA_CLUSTER_SLICES);
 }
 
 }  // namespace
@@ -967,27 +975,28 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   }
   launch.split = k_slices(d, tiles, config);
   launch.stream_k = stream_k_blocks(d, config, tiles);
-  launch.sums_in_cluster = sums_slices_in_cluster(d, launch);
+  launch.cluster_slices = launch_cluster_slices(d, launch);
   const long long blocks = grid_blocks(d, config);
   const long long step = wgmma_step_channels(desc);
   KernelEntry main{"convjit_kernel", blocks * config.threads(), blocks, config.shared_bytes(step),
                    static_cast<unsigned>(config.threads())};
   if (config.ping_pong) main.persistent_tiles = tiles;
   main.cluster_blocks =
-      static_cast<unsigned>(launch.sums_in_cluster ? launch.split : config.cluster);
+      static_cast<unsigned>(launch.cluster_slices > 0 ? launch.cluster_slices : config.cluster);
   if (launch.stream_k > 0) {
     main.persistent_units = tiles * config_steps(d, config);
     add_stream_k_sums(launch, tiles, config);
   }
   launch.entries.push_back(std::move(main));
-  if (launch.sums_in_cluster) {
-    // No partial sums: the clusters add them.
-  } else if (d.direction == Direction::bwdfilt && (launch.split > 1 || launch.folded)) {
-    // The partial sums, after x' where the conv folds its taps; the
-    // second pass adds them (and unfolds dw').
-    launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
-    launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
-    launch.workspace_bytes += static_cast<std::size_t>(weights * launch.split) * sizeof(float);
+  const long long partials = launch.split / std::max(1ll, launch.cluster_slices);
+  if (d.direction == Direction::bwdfilt) {
+    // The partial sums (a slice's, or a cluster's), after x' where the
+    // conv folds its taps; the second pass adds them (and unfolds dw').
+    if (partials > 1 || launch.folded) {
+      launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
+      launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
+      launch.workspace_bytes += static_cast<std::size_t>(weights * partials) * sizeof(float);
+    }
   } else if (launch.split > 1) {
     // The partial sums, a tile's per block, after the filters' copy.
     constexpr std::size_t kAlignment = 256;

@@ -339,10 +339,12 @@ struct WgmmaConvLaunch {
   // fwd's or bwddata's of the taps and channels (split-K), their f32
   // partial sums added by convjit_kernel_finish.
   long long split = 1;
-  // A bwdfilt of 2 to CONVJIT_WGMMA_CLUSTER_SLICES slices: each tile's
-  // slices are one cluster's blocks, which add their sums in distributed
-  // shared memory and store dw (Problem::SUM_IN_CLUSTER); no second pass.
-  bool sums_in_cluster = false;
+  // A bwdfilt's slices a cluster adds in distributed shared memory
+  // (Problem::SUM_IN_CLUSTER, KernelEntry::cluster_blocks; 0: none): a
+  // tile's 2 to CONVJIT_WGMMA_CLUSTER_SLICES, whose cluster stores dw (no
+  // second pass), or 8 of a multiple of 8, each cluster's sum a partial
+  // sum for the second pass.
+  long long cluster_slices = 0;
   // Stream-K's blocks (Problem::STREAM_K; 0: none): a ping-pong grid
   // sharing its tiles' K steps evenly, the parts of a tile added in the
   // kernel (conv/wgmma_conv_tile.cuh), through slots and counters in the
