@@ -11,7 +11,9 @@
 # 128 x 64 (a fourth round of 4 tiles on 132 SMs) and 388 (three rounds):
 # the model now puts the L2-bound ones 0.97x apart (the grid's bytes), where
 # it counted the busiest block's for every block before (0.75x; README.md
-# here); ResNet-50's bwddata (../2026-12-07-phases-without-taps); last,
+# here); ResNet-50's bwddata (../2026-12-07-phases-without-taps) and
+# bwdfilt with and without its clusters' sums
+# (../2026-12-07-bwdfilt-cluster-sums); last,
 # K C R S filters with and without the promise that they are unchanged
 # (../2026-12-07-filters-unchanged).  Each step
 # is cut to what is left of RUN_SECONDS, so that the call ends inside its
@@ -46,6 +48,16 @@ done
 # pass (../2026-12-07-phases-without-taps), among the rest.
 step bench-resnet50-bwddata 50 $cli bench "${resnet[@]}" --direction bwddata --reps 10 \
   --time-limit 40 --json-out extra/bench-resnet50-bwddata.json
+# ResNet-50's bwdfilt, its slices added in clusters (the default) and by
+# the second pass over every slice (CONVJIT_WGMMA_CLUSTER_SUMS=0): the
+# clusters' worth, predicted 0.82x the step (../2026-12-07-bwdfilt-cluster-sums).
+step bench-resnet50-bwdfilt 50 $cli bench "${resnet[@]}" --direction bwdfilt --reps 10 \
+  --time-limit 40 --json-out extra/bench-resnet50-bwdfilt.json
+export CONVJIT_WGMMA_CLUSTER_SUMS=0
+step preload-resnet50-second-pass 45 $cli preload "${resnet[@]}" "${compile[@]}"
+step bench-resnet50-bwdfilt-second-pass 50 $cli bench "${resnet[@]}" --direction bwdfilt \
+  --reps 10 --time-limit 40 --json-out extra/bench-resnet50-bwdfilt-second-pass.json
+unset CONVJIT_WGMMA_CLUSTER_SUMS
 # Last, where time is left: ResNet-50's fwd with K C R S filters (LBANN's), every call promising
 # them unchanged (convjit_exec_t.w_version) against not: the copy's worth
 # (../2026-12-07-filters-unchanged).
