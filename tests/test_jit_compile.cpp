@@ -271,6 +271,12 @@ TEST(JitTemplates, TheClusterWrappersEmitTheClustersInstructions) {
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         ".multicast::cluster"})
     EXPECT_NE(module.value().ptx.find(instruction), std::string::npos) << "no " << instruction;
+  // Mode 8 reads another block's shared memory (distributed shared memory).
+  source.source =
+      test::test_template_prelude(256, 8) + std::string(test::warp_test_template("cluster.cuh"));
+  auto reading = compile_kernel(source, "sm_90a");
+  ASSERT_TRUE(reading.is_ok()) << reading.status().message();
+  EXPECT_NE(reading.value().ptx.find("ld.shared::cluster.v2.b32"), std::string::npos);
 }
 
 // The wgmma wrappers emit the warpgroup instructions for each shape and type.

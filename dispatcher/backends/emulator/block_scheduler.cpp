@@ -791,17 +791,21 @@ SharedRegion* BlockScheduler::peer_region(const SharedRegion& region, unsigned r
   return nullptr;
 }
 
+bool BlockScheduler::check_alive(unsigned rank, std::string_view access) {
+  if (!rank_returned(rank)) return true;
+  report_violation(fmt::format(
+      "{} of block {} of the cluster, which has returned: a block must not return while others "
+      "may still reach its shared memory (a barrier.cluster before it returns)",
+      access, cluster_block(rank)));
+  return false;
+}
+
 bool BlockScheduler::check_remote(const MbarrierKey& key, const char* operation) {
   const unsigned rank = key.region->rank();
   if (rank == running_rank_) return true;
-  if (rank_returned(rank)) {
-    report_violation(fmt::format(
-        "{} mbarrier {}[{}] of block {} of the cluster, which has returned: a block must not "
-        "return while others may still reach its shared memory (a barrier.cluster before it "
-        "returns)",
-        operation, key.region->name(), key.index, cluster_block(rank)));
+  if (!check_alive(rank,
+                   fmt::format("{} mbarrier {}[{}]", operation, key.region->name(), key.index)))
     return false;
-  }
   const auto init = inits_.find(key);
   if (init != inits_.end() && init->second == cluster_barriers_) {
     report_violation(fmt::format(
@@ -816,14 +820,7 @@ bool BlockScheduler::check_remote(const MbarrierKey& key, const char* operation)
 bool BlockScheduler::check_remote_read(const SharedRegion& region) {
   const unsigned rank = region.rank();
   if (rank == running_rank_) return true;
-  if (rank_returned(rank)) {
-    report_violation(fmt::format(
-        "reads shared {} of block {} of the cluster, which has returned: a block must not "
-        "return while others may still reach its shared memory (a barrier.cluster before it "
-        "returns)",
-        region.name(), cluster_block(rank)));
-    return false;
-  }
+  if (!check_alive(rank, fmt::format("reads shared {}", region.name()))) return false;
   note_remote(rank, static_cast<std::int32_t>(running_), threads_[running_].epoch,
               fmt::format("read of shared {}", region.name()));
   return true;

@@ -26,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -336,6 +337,8 @@ class BlockScheduler {
   void yield(ThreadSlot& self);
   [[nodiscard]] bool runnable(unsigned thread) const;
   [[nodiscard]] bool rank_returned(unsigned rank) const;
+  // `access` to block `rank`: false after a report where it has returned.
+  bool check_alive(unsigned rank, std::string_view access);
   bool settle_warps(bool release_stuck);
   bool wake_mbarrier_waits();
   [[nodiscard]] bool any_mbarrier_wait() const;
