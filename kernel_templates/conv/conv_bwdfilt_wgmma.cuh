@@ -181,6 +181,11 @@ __device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
 __device__ __forceinline__ index_t dw_offset(index_t f, const FilterTap& tap, index_t c) {
   return f * P::WS0 + c * P::WS1 + tap.t * P::WS2 + tap.r * P::WS3 + tap.s * P::WS4;
 }
+// Weight (f, column block j's tap, c) of partial sum k (a slice's or a
+// cluster's), in (filter, tap, channel) order.
+__device__ __forceinline__ index_t partial_offset(index_t k, index_t f, int j, index_t c) {
+  return k * weight_count() + (f * P::T * P::R * P::S + j / channel_blocks()) * P::CG + c;
+}
 
 // A half's accumulators (filters row0 to row0 + 63 of the tile) to dw, or
 // to its split's partial sums.  Accumulator i is the thread's origin
@@ -196,7 +201,6 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
                                            int row0, storage_t* dw, scratch_t* partial,
                                            float alpha, float beta) {
   const AccumulatorPlace origin = accumulator_origin();
-  const index_t taps = P::T * P::R * P::S;
 #pragma unroll
   for (int block = 0; block < 2; ++block) {
     const int j = work.block0 + block;
@@ -208,9 +212,7 @@ __device__ __forceinline__ void store_half(wgmma_accumulators<kBlockN>& acc, con
       const index_t f = work.filter0 + row0 + origin.row + 8 * h;
       if (f >= P::K) continue;
       const index_t base =
-          !writes_partial_sums()
-              ? dw_offset(f, cols.tap, c)
-              : work.split * weight_count() + (f * taps + j / channel_blocks()) * P::CG + c;
+          !writes_partial_sums() ? dw_offset(f, cols.tap, c) : partial_offset(work.split, f, j, c);
 #pragma unroll
       for (int g = 0; g < kBox / 8; ++g) {
         // Channels a whole number of blocks: every block's are in range.
@@ -269,9 +271,8 @@ __device__ __forceinline__ void store_pair(const Work& work, int q, float sum0, 
   const index_t f = work.filter0 + q / kHalfPairs * kBox + origin.row + 8 * h;
   if (f >= P::K || c >= P::CG) return;
   if (writes_partial_sums()) {
-    const index_t group = work.split / cluster_slices(), taps = P::T * P::R * P::S;
-    const index_t at = group * weight_count() + (f * taps + j / channel_blocks()) * P::CG + c;
-    store_global_64(partial + at, Vec64{{__float_as_uint(sum0), __float_as_uint(sum1)}});
+    store_global_64(partial + partial_offset(work.split / cluster_slices(), f, j, c),
+                    Vec64{{__float_as_uint(sum0), __float_as_uint(sum1)}});
     return;
   }
   const index_t at = dw_offset(f, cols.tap, c);

@@ -22,7 +22,7 @@ SharedAddress<T> map(SharedAddress<T> address, unsigned rank) {
   return {peer != nullptr ? peer : &address.region(), address.index()};
 }
 
-// ld.shared::cluster of `words` 32-bit words at `address`, another block's
+// ld.shared::cluster of `bytes` into `words` at `address`, another block's
 // array (map's address) or the running block's own.
 template <class T>
 void load(SharedAddress<T> address, std::size_t bytes, unsigned* words) {

@@ -373,6 +373,10 @@ long long tile_steps(const OpDescriptor& d) {
 // The f32 partial sums a split reduction may take: the tiles' rule
 // (kernel_variants.hpp's gemm_split).
 constexpr long long kMaxPartialBytes = 64ll << 20;
+// Whether a bwdfilt's clusters add its slices (CONVJIT_WGMMA_CLUSTER_SUMS;
+// launch_cluster_slices).
+bool cluster_sums() { return SettingsStore::instance().snapshot()->wgmma_cluster_sums.value; }
+
 // A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
 // to fill an H100's or H200's 132 SMs twice, each slice at least 16 K
 // steps (to amortise the pipeline's fill), and the f32 partial sums
@@ -389,8 +393,7 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
       std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
   // More than a cluster adds: whole clusters (launch_cluster_slices).
   constexpr long long kCluster = CONVJIT_WGMMA_CLUSTER_SLICES;
-  const bool clusters = SettingsStore::instance().snapshot()->wgmma_cluster_sums.value;
-  return clusters && slices > kCluster ? slices / kCluster * kCluster : slices;
+  return cluster_sums() && slices > kCluster ? slices / kCluster * kCluster : slices;
 }
 
 // A fwd's or bwddata's slices of the K steps (split-K): where its output
@@ -936,8 +939,7 @@ void add_stream_k_sums(WgmmaConvLaunch& launch, long long tiles, const WgmmaConv
 // and DRAM, and took a launch of its own; beyond 8 slices, it adds the
 // clusters' sums, an eighth of the traffic.
 long long launch_cluster_slices(const OpDescriptor& d, const WgmmaConvLaunch& launch) {
-  if (d.direction != Direction::bwdfilt || launch.folded || launch.split == 1 ||
-      !SettingsStore::instance().snapshot()->wgmma_cluster_sums.value)
+  if (d.direction != Direction::bwdfilt || launch.folded || launch.split == 1 || !cluster_sums())
     return 0;
   return std::min<long long>(launch.split, CONVJIT_WGMMA_CLUSTER_SLICES);
 }
@@ -988,10 +990,10 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     add_stream_k_sums(launch, tiles, config);
   }
   launch.entries.push_back(std::move(main));
-  const long long partials = launch.split / std::max(1ll, launch.cluster_slices);
   if (d.direction == Direction::bwdfilt) {
     // The partial sums (a slice's, or a cluster's), after x' where the
     // conv folds its taps; the second pass adds them (and unfolds dw').
+    const long long partials = launch.split / std::max(1ll, launch.cluster_slices);
     if (partials > 1 || launch.folded) {
       launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
       launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
