@@ -129,14 +129,34 @@ double dram_bytes(const KernelMemoryCounters& m, double l2_bytes) {
 
 Range seconds_at(double work, Range rate) { return {work / rate.high, work / rate.low}; }
 
+// The global sectors the threads' stores of one tile touch (the
+// emulator's, over the grid's tiles); TMA's bulk stores are not theirs.
+double store_sectors_per_tile(const KernelMemoryCounters& m, double tiles) {
+  double sectors = 0;
+  for (const emulator::SiteCounters& s : m.sites)
+    if (s.site.space == MemorySpace::global && s.site.op == MemoryOp::store) sectors += s.cost;
+  return sectors / tiles;
+}
+
+// A round's epilogue, none but a tile kernel's main entry's: what one
+// storing group holds (epilogue_outputs) at the fitted rate an output, the
+// others storing beside it; or, where the stores scatter, longer: the
+// sectors they touch at the SM's rate, which the tiles storing on it at
+// once (`resident`) share.
+Range tile_epilogue(const GpuThroughput& t, const KernelMemoryCounters& m, long long tile_outputs,
+                    double tiles, double resident) {
+  if (tile_outputs == 0) return {};
+  const Range outputs = epilogue_per_output(t, m) * static_cast<double>(tile_outputs);
+  const Range sectors = t.store_sector_s * (store_sectors_per_tile(m, tiles) * resident);
+  return {std::max(outputs.low, sectors.low), std::max(outputs.high, sectors.high)};
+}
+
 // What one round of resident blocks leaves exposed: the fill and drain of
-// the way the kernel feeds its math, and the epilogue of what one storing
-// group holds (epilogue_outputs): the others store beside it.
-Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, long long tile_outputs) {
+// the way the kernel feeds its math, and its epilogue.
+Range round_latency(const GpuThroughput& t, const KernelMemoryCounters& m, Range epilogue) {
   const Range fill = m.wgmma_mma_equivalents > 0 ? t.round_latency_wgmma_s
                      : m.mma_instructions > 0    ? t.round_latency_mma_s
                                                  : t.round_latency_plain_s;
-  const Range epilogue = epilogue_per_output(t, m) * static_cast<double>(tile_outputs);
   return {fill.low + epilogue.low, fill.high + epilogue.high};
 }
 
@@ -163,9 +183,7 @@ PersistentBalance persistent_balance(const KernelEntry& launch) {
 // the other's main loop, so two tiles take 2 main + max(0, epilogue -
 // main), and each of the block's tiles but the last adds half the excess.
 // `main`: a tile's share of the SM-bound time.
-Range ping_pong_excess(const GpuThroughput& t, const KernelMemoryCounters& m, Range main,
-                       long long tile_outputs, double block_tiles) {
-  const Range epilogue = epilogue_per_output(t, m) * static_cast<double>(tile_outputs);
+Range ping_pong_excess(Range epilogue, Range main, double block_tiles) {
   const double tiles = (block_tiles - 1) / 2;
   return {std::max(0.0, epilogue.low - main.low) * tiles,
           std::max(0.0, epilogue.high - main.high) * tiles};
@@ -271,10 +289,11 @@ Result<KernelPrediction> predict_kernel(const EntryAnalysis& e, const GpuSpec& g
     if (p.limiter.empty() || l.seconds.mid() > p.seconds_of(p.limiter)) p.limiter = l.name;
   }
   p.rounds = std::ceil(p.waves);
-  p.exposed_latency = round_latency(*t, m, tile_outputs) * p.rounds;
+  const Range epilogue = tile_epilogue(*t, m, tile_outputs, balance.tiles, busiest.resident);
+  p.exposed_latency = round_latency(*t, m, epilogue) * p.rounds;
   if (balance.block_tiles > 1) {
-    const Range excess = ping_pong_excess(*t, m, p.seconds * (1 / (p.rounds * balance.block_tiles)),
-                                          tile_outputs, balance.block_tiles);
+    const Range excess = ping_pong_excess(
+        epilogue, p.seconds * (1 / (p.rounds * balance.block_tiles)), balance.block_tiles);
     p.exposed_latency = {p.exposed_latency.low + excess.low * p.rounds,
                          p.exposed_latency.high + excess.high * p.rounds};
   }

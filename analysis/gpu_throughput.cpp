@@ -79,6 +79,16 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     epilogue_outputs), the groups of a round storing side by side:
 //     measured / predicted 0.94-1.06 for every configuration of a block a
 //     tile (bench/results/2026-12-05-model-refit).
+//   - a global sector the threads' stores touch, where they scatter.
+//     Fitted to ResNet-50's layer4 3 x 3 bwdfilt (2026-12-04, K C R S dw
+//     stored by each tile's threads, 2 bytes a lane and 32 sectors a
+//     warp's store: 16,384 sectors a tile): the H200 took 48.5-50.0 us in
+//     both Hopper bwdfilt configurations, 144 tiles of which the busiest
+//     SM runs 2, where the model without this term had 24.7 and 29.6.
+//     The difference and the per-output term those two tiles were already
+//     charged put their stores at 0.87-0.92 ns a sector: some 1.6-1.7 SM clocks
+//     (bench/results/2026-12-08-kcrs-dw).  Coalesced stores stay under the
+//     per-output term: a 128 x 128 tile of 16-bit outputs is 1,024 sectors.
 // The H100 SXM has the same SM, so it takes them; the A100 was never
 // measured: it takes them too, their upper ends stretched by the clock
 // ratio (1.83 / 1.41), but the warps a scheduler needs.
@@ -87,6 +97,7 @@ constexpr Range kRoundPlain = {1.08 * kUs, 1.26 * kUs};
 constexpr Range kRoundMma = {0, 2.88 * kUs};
 constexpr Range kRoundWgmma = {0, 0.14 * kUs};
 constexpr Range kEpilogue = {0.28 * kNs, 0.31 * kNs};
+constexpr Range kStoreSector = {0.87 * kNs, 0.92 * kNs};
 // The TMA store's epilogue (conv/wgmma_conv_tile.cuh's store_by_tma), not
 // yet timed.  Its threads stage the tile and one issues the copy; what
 // the constant above fitted (the threads' store loop, or the round's tail
@@ -123,6 +134,7 @@ constexpr GpuThroughput hopper(std::string_view gpu, Range dram_bytes_per_s, dou
           .round_latency_mma_s = kRoundMma,
           .round_latency_wgmma_s = kRoundWgmma,
           .epilogue_s_per_output = kEpilogue,
+          .store_sector_s = kStoreSector,
           .tma_store_epilogue_s_per_output = kTmaStoreEpilogue};
 }
 
@@ -148,6 +160,7 @@ constexpr GpuThroughput kRows[] = {
      .round_latency_mma_s = stretched(kRoundMma),
      .round_latency_wgmma_s = stretched(kRoundWgmma),
      .epilogue_s_per_output = stretched(kEpilogue),
+     .store_sector_s = stretched(kStoreSector),
      .tma_store_epilogue_s_per_output = stretched(kEpilogue)},  // no TMA
 };
 

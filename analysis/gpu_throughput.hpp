@@ -45,6 +45,9 @@ struct GpuThroughput {
   Range round_latency_wgmma_s;   // wgmma fed by TMA
   // A GEMM tile's epilogue per output element of each resident block.
   Range epilogue_s_per_output;
+  // A global sector the threads' stores touch, where a warp's stores
+  // scatter (a sector or more a lane): the SM sends each to the L2 alone.
+  Range store_sector_s;
   // The same where the tile goes to y by TMA (a bulk store from shared
   // memory): not yet timed on a GPU, a range from its copy's write alone
   // to the threads' store's whole constant.

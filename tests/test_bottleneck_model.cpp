@@ -237,6 +237,31 @@ TEST(BottleneckModel, EachRoundOfBlocksAddsItsFillAndItsTilesEpilogues) {
                3 * row.round_latency_plain_s.high);
 }
 
+// Where a tile's stores scatter, its epilogue is its store sectors at the
+// SM's rate, shared by the tiles storing on the SM at once: here 144 tiles
+// of 128 x 128 outputs, 16,384 sectors each (2 bytes a lane, a sector a
+// lane: ResNet-50's layer4 3 x 3 bwdfilt into K C R S dw), whose busiest
+// SM runs 2, at once (2 blocks an SM: one round) or in turn (1: two
+// rounds).  Stored as 1,024 sectors a tile, the per-output term is longer.
+TEST(BottleneckModel, ATilesScatteredStoresTakeTheirSectorsAtTheSmsRate) {
+  const GpuThroughput& row = *gpu_throughput(h100());
+  const auto exposed = [&](int blocks_per_sm, double sectors_per_tile) {
+    EntryAnalysis e = kernel(144, blocks_per_sm, 0);
+    e.memory->wgmma_mma_equivalents = 1000;
+    e.memory->sites.push_back({AccessSite{MemorySpace::global, MemoryOp::store, 2, 0, 0}, "dw",
+                               144 * 512.0, 144 * sectors_per_tile, 144 * 16.0});
+    const auto p = predict_kernel(e, h100(), nullptr, 128 * 128);
+    EXPECT_TRUE(p.is_ok()) << p.status().message();
+    return p.value().exposed_latency;
+  };
+  const Range fill = row.round_latency_wgmma_s;
+  const Range sectors = row.store_sector_s * (2 * 16384.0);
+  expect_range(exposed(2, 16384), fill.low + sectors.low, fill.high + sectors.high);
+  expect_range(exposed(1, 16384), 2 * fill.low + sectors.low, 2 * fill.high + sectors.high);
+  const Range outputs = row.epilogue_s_per_output * (128.0 * 128);
+  expect_range(exposed(2, 1024), fill.low + outputs.low, fill.high + outputs.high);
+}
+
 // A persistent grid (the ping-pong Hopper tiles: a block an SM taking
 // 300 tiles in turn, 3 for some) takes as long as its blocks with the
 // most tiles, and exposes one round's fill and the last tile's epilogue,

@@ -462,7 +462,8 @@ TEST(EmulatedWgmmaConv, RandomBackwardFilter) {
 // A bwdfilt long enough to be cut into slices of the pixels (a partial
 // sum per slice, added in order by the second pass), blended with
 // alpha/beta into K C R S filters; and one with a single slice, which
-// writes dw itself, over two filter tiles and three taps' tiles.
+// writes dw itself, over two filter tiles and three taps' tiles, or with
+// K C R S dw writes a partial sum that the second pass lays out.
 TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   // The second pass (the clusters' sums: ATilesClusterAddsItsSlices).
   const test::SettingScope second_pass("CONVJIT_WGMMA_CLUSTER_SUMS", "0");
@@ -493,6 +494,17 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   ASSERT_TRUE(one.is_ok()) << one.status().message();
   EXPECT_EQ(one.value().entries.size(), 1u);
   check(whole, rng, 1.0, 0.0, kWgmmaConfigs[1].id);
+  // Into K C R S dw, whose channels lie 9 weights apart, the single
+  // slice's tiles store a partial sum, and the second pass lays dw out
+  // along its taps, blending it there.
+  c.filter_layout = test::TestLayout::nchw;
+  const OpDescriptor kcrs = bwdfilt(c, DataType::f16);
+  auto laid_out = kernel_source(kcrs, kWgmmaConfigs[1].id);
+  ASSERT_TRUE(laid_out.is_ok()) << laid_out.status().message();
+  EXPECT_NE(laid_out.value().source.find("SPLIT = 1;"), std::string::npos);
+  ASSERT_EQ(laid_out.value().entries.size(), 2u);
+  EXPECT_EQ(laid_out.value().entries[1].name, "convjit_kernel_finish");
+  check(kcrs, rng, 0.5, 0.25, kWgmmaConfigs[1].id);
 }
 
 // dw from `d`'s kernel of `variant` on `host`'s operands, the bwdfilt's
@@ -519,6 +531,9 @@ std::vector<unsigned char> bwdfilt_output(const OpDescriptor& d, const test::Hos
 // same bits as the second pass's sum.  Over 2 to 8 slices, tiles with and
 // without a second 64 filters, K C R S and K R S C filters, 1D to 3D,
 // alpha and beta; beyond 8, whole clusters whose sums the second pass adds.
+// Into K C R S dw too: each block stores its share of the tile, where a
+// tile's block alone stores a partial sum for the second pass to lay out
+// (AHopperBwdfiltWritesKcrsDwAlongItsTaps).
 TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
   std::mt19937 rng(4309);
   struct SlicedConv {

@@ -298,6 +298,38 @@ TEST_F(KernelMemory, KcrsFilterCopiesReadWholeSectors) {
   EXPECT_GE(checked, 8);
 }
 
+// A Hopper bwdfilt into K C R S dw, whose channels lie 9 weights apart:
+// its tiles' threads store f32 partial sums, 8 sectors a warp's store of
+// 256 bytes, and the second pass writes dw along its taps, a warp's 64
+// bytes in 2 or 3 sectors.  Its tiles storing dw themselves took 32
+// sectors a warp's 64 bytes, and a second pass taking the weights in the
+// partial sums' order, 18.  Into K R S C dw the tiles store it themselves.
+TEST_F(KernelMemory, AHopperBwdfiltWritesKcrsDwAlongItsTaps) {
+  test::ConvCase c;
+  c.batch = 1, c.channels = 64, c.filters = 128, c.input = {8, 8}, c.kernel = {3, 3};
+  c.stride = c.dilation = c.pad_begin = c.pad_end = {1, 1};
+  c.layout = test::TestLayout::nhwc, c.filter_layout = test::TestLayout::nchw;
+  const auto stores = [](const KernelMemoryCounters& k) {
+    SiteCounters all;
+    for (const SiteCounters& s : k.sites)
+      if (s.site.space == MemorySpace::global && s.site.op == MemoryOp::store)
+        all.instructions += s.instructions, all.cost += s.cost, all.ideal += s.ideal;
+    return all;
+  };
+  const OpDescriptor kcrs = test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0);
+  const auto k = counted(kcrs, "wgmma128x128");
+  ASSERT_EQ(k.size(), 2u) << "the tiles, then the second pass";
+  const SiteCounters tiles = stores(k[0]), finish = stores(k[1]);
+  ASSERT_GT(tiles.instructions, 0);
+  EXPECT_LE(tiles.cost / tiles.instructions, 8.0) << "f32 pairs, 4 lanes' a sector";
+  ASSERT_GT(finish.instructions, 0);
+  EXPECT_LE(finish.cost / finish.instructions, 3.0) << "a warp's 32 weights side by side";
+  EXPECT_LE(finish.cost, 1.5 * finish.ideal);
+  c.filter_layout = test::TestLayout::nhwc;
+  const OpDescriptor krsc = test::conv_descriptors(c, DataType::bf16, {Direction::bwdfilt}).at(0);
+  EXPECT_EQ(counted(krsc, "wgmma128x128").size(), 1u) << "K R S C dw: no second pass";
+}
+
 // The sampled blocks' footprint is scaled to the grid, as if no two blocks
 // shared a sector; x's is capped at the part the conv's windows reach
 // (window_reach.hpp). A 1 x 1 conv of stride 2 reaches a quarter of x: one

@@ -14,9 +14,10 @@
 //     operands are MN-major (their filters and channels run along the
 //     boxes' rows, the pixels across them), so the wgmmas transpose them;
 //   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
-//     accumulators to dw, alpha/beta-blended; with more, as f32 partial
-//     sums to the workspace, and convjit_kernel_finish adds them in slice
-//     order: the same sum on every run, no atomics.  Or, with
+//     accumulators to dw, alpha/beta-blended, or where dw's channels lie
+//     apart (scatters_dw) as one f32 partial sum; with more, as f32
+//     partial sums to the workspace, and convjit_kernel_finish adds them in slice order: the
+//     same sum on every run, no atomics.  Or, with
 //     P::SUM_IN_CLUSTER (2 to 8), a tile's slices come in clusters of
 //     that many blocks, which add theirs in the same order through
 //     distributed shared memory, each block a share of the tile, and
@@ -170,10 +171,19 @@ __device__ __forceinline__ void consume(Tiles tiles, const Ring& ring, const Wor
 __device__ __forceinline__ index_t weight_count() {
   return P::K * P::T * P::R * P::S * P::CG;
 }
+// Whether dw's channels lie apart (K C R S with more than one tap: a 3 x
+// 3's 9 weights apart).  A tile's threads would then store it 2 bytes a
+// lane and a sector each, 32 sectors a warp's store, and a tile holds
+// only one or two of the taps that would fill those sectors.  So a tile's
+// block stores f32 partial sums, 8 sectors a warp's store, and the second
+// pass writes dw along its taps (wgmma_conv.cpp's scatters_dw).  Not a
+// cluster's blocks, each of which stores a share of the tile.
+__device__ __forceinline__ bool scatters_dw() { return P::WS1 != 1 && P::CG > 1; }
 // Whether the blocks (their clusters) write partial sums, which the
-// second pass adds (and for a fold, unfolds), rather than dw itself.
+// second pass adds (and for a fold, unfolds; for scattered dw, lays out
+// along its taps), rather than dw itself.
 __device__ __forceinline__ bool writes_partial_sums() {
-  return partial_count() > 1 || P::FOLD != 0;
+  return partial_count() > 1 || P::FOLD != 0 || (scatters_dw() && !sums_in_cluster());
 }
 __device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
   return workspace + P::PARTIALS;
@@ -381,7 +391,11 @@ CONVJIT_KERNEL convjit_kernel_prepare(const convjit_device::storage_t* __restric
 // The second pass of a split reduction: each weight's partial sums (a
 // slice's, or a cluster's) added in order, by a wave of threads looping
 // over the weights; where the conv folds its taps, each weight of dw'
-// stored at its place in dw (none for the zero fill).
+// stored at its place in dw (none for the zero fill).  The threads take
+// the weights in the partial sums' order, (filter, tap, channel), but in
+// dw's, (filter, channel, tap), where dw's channels lie apart: a warp's
+// stores are then contiguous, and its loads, a few channels of each tap,
+// take sectors its block's other warps read too.
 CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
                                      const convjit_device::storage_t* /*dy*/,
                                      convjit_device::storage_t* __restrict__ dw, float alpha,
@@ -391,15 +405,19 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
   using namespace convjit_device::conv_bwdfilt_wgmma;
   const scratch_t* partial = partial_sums(workspace);
   const index_t weights = weight_count();
+  const index_t taps = P::T * P::R * P::S;
+  const bool along_taps = scatters_dw() && P::FOLD == 0;
   for (index_t e = thread_index(); e < weights; e += thread_count()) {
-    const index_t c = e % P::CG, tap = e / P::CG % (P::T * P::R * P::S);
-    const index_t f = e / (P::CG * P::T * P::R * P::S);
+    const index_t f = e / (P::CG * taps);
+    const index_t c = along_taps ? e / taps % P::CG : e % P::CG;
+    const index_t tap = along_taps ? e % taps : e / P::CG % taps;
     const FilterTap at = filter_tap(static_cast<int>(tap));
     const index_t to =
         P::FOLD != 0 ? folded_taps::folded_weight(f, at.t, at.r, c) : dw_offset(f, at, c);
     if (to < 0) continue;
+    const index_t from = (f * taps + tap) * P::CG + c;
     float acc = 0.0f;
-    for (index_t k = 0; k < partial_count(); ++k) acc += partial[k * weights + e];
+    for (index_t k = 0; k < partial_count(); ++k) acc += partial[k * weights + from];
     scale_store(dw + to, acc, alpha, beta);
   }
 }

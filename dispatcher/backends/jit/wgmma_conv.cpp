@@ -930,6 +930,17 @@ void add_stream_k_sums(WgmmaConvLaunch& launch, long long tiles, const WgmmaConv
   launch.workspace_bytes = launch.zeroed_offset + launch.zeroed_bytes;
 }
 
+// Whether a bwdfilt's dw has its channels apart (K C R S with more than
+// one tap), which a tile's block then stores as an f32 partial sum for the
+// second pass to lay out along the taps (conv_bwdfilt_wgmma.cuh's
+// scatters_dw).  The H200 took ResNet-50's layer4 3 x 3 bwdfilt, its
+// tiles' threads storing K C R S dw themselves (32 sectors a warp's
+// store), in 49-50 us, twice the model's time without those stores.  A
+// cluster's blocks store their shares of a tile themselves: the model has
+// that a little faster than the second pass
+// (bench/results/2026-12-08-kcrs-dw).
+bool scatters_dw(const View5& w) { return w.dims[1] > 1 && w.strides[1] != 1; }
+
 // The slices a bwdfilt's clusters add (conv_bwdfilt_wgmma.cuh's
 // sum_in_cluster): all of a tile's where they are 2 to 8, else 8 (whole
 // clusters: pixel_slices); 0 for none: one slice, a conv that folds its
@@ -992,9 +1003,10 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
   launch.entries.push_back(std::move(main));
   if (d.direction == Direction::bwdfilt) {
     // The partial sums (a slice's, or a cluster's), after x' where the
-    // conv folds its taps; the second pass adds them (and unfolds dw').
+    // conv folds its taps; the second pass adds them (and unfolds dw', or
+    // lays dw out along its taps).
     const long long partials = launch.split / std::max(1ll, launch.cluster_slices);
-    if (partials > 1 || launch.folded) {
+    if (partials > 1 || launch.folded || (scatters_dw(w) && launch.cluster_slices == 0)) {
       launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
       launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
       launch.workspace_bytes += static_cast<std::size_t>(weights * partials) * sizeof(float);
