@@ -475,17 +475,20 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   ASSERT_TRUE(source.is_ok()) << source.status().message();
   ASSERT_EQ(source.value().entries.size(), 2u);
   EXPECT_EQ(source.value().entries[1].name, "convjit_kernel_finish");
-  EXPECT_NE(source.value().source.find("SPLIT = 4"), std::string::npos);  // 65 steps / 16
+  EXPECT_NE(source.value().source.find("SPLIT = 8;"), std::string::npos);  // 65 steps / 8
   EXPECT_EQ(source.value().entries[1].threads, 16 * 24 * 9);              // a thread a weight
   check(sliced, rng, 0.5, 0.25);
   // The second pass's grid cut to 100 threads for 3456 weights: each loops
   // (a wave's threads at most on a GPU, wgmma_conv.cpp).
   run_adjusted(sliced, rng, kWgmmaVariant, 0.5, 0.25,
                [](KernelSource& cut) { cut.entries[1].threads = 100; });
+  // ResNet-50's layer3.conv2: 589824 weights in 36 tiles of 98 steps.  7
+  // slices put 252 blocks on 132 SMs, the busiest's 2 blocks 2/7 of a
+  // tile; 6 left it 1/3, 8 (288 blocks) 3/8.
   test::ConvCase big = channels_last_3x3(256, 256, {14, 14}, {1, 1}, {1, 1});
-  big.batch = 32;  // ResNet-50's layer3.conv2: 589824 weights in 6 slices
+  big.batch = 32;
   const WgmmaConvLaunch summed = wgmma_conv_launch(bwdfilt(big, DataType::bf16), kWgmmaConfigs[0]);
-  EXPECT_EQ(summed.split, 6);
+  EXPECT_EQ(summed.split, 7);
   EXPECT_EQ(summed.entries.back().threads, 132 * 2048);
   c = channels_last_3x3(136, 200, {5, 6}, {0, 2}, {1, 0});
   c.dilation = {2, 1};
@@ -505,6 +508,28 @@ TEST(EmulatedWgmmaConv, BackwardFilterSlicesAndBlends) {
   ASSERT_EQ(laid_out.value().entries.size(), 2u);
   EXPECT_EQ(laid_out.value().entries[1].name, "convjit_kernel_finish");
   check(kcrs, rng, 0.5, 0.25, kWgmmaConfigs[1].id);
+}
+
+// A bwdfilt's slices of the pixels: the fewest that leave the busiest SM
+// the least of the work, within 264 blocks (two an SM) and 8 K steps a
+// slice.  ResNet-50's layers at batch 32: layer4.conv1's 64 tiles of 25
+// steps take 2 slices (128 blocks, one an SM); layer4.conv2's 144 tiles
+// keep one (288 blocks would be a second round); layer3.conv1's 16 tiles of
+// 98 steps take 8 (128 blocks; 16 would be two an SM for the same share).
+TEST(EmulatedWgmmaConv, SlicesABwdfiltSoThatTheBusiestSmHasTheLeast) {
+  const auto slices = [](std::int64_t channels, std::int64_t filters, std::int64_t size,
+                         std::int64_t kernel) {
+    test::ConvCase c;
+    c.batch = 32, c.channels = channels, c.filters = filters, c.input = {size, size};
+    c.kernel = {kernel, kernel}, c.stride = c.dilation = {1, 1};
+    c.pad_begin = c.pad_end = {kernel / 2, kernel / 2};
+    c.layout = c.filter_layout = test::TestLayout::nhwc;
+    return wgmma_conv_launch(bwdfilt(c, DataType::bf16), kWgmmaConfigs[0]).split;
+  };
+  EXPECT_EQ(slices(2048, 512, 7, 1), 2);
+  EXPECT_EQ(slices(512, 512, 7, 3), 1);
+  EXPECT_EQ(slices(1024, 256, 14, 1), 8);
+  EXPECT_EQ(slices(256, 256, 14, 3), 7);
 }
 
 // dw from `d`'s kernel of `variant` on `host`'s operands, the bwdfilt's
@@ -542,26 +567,26 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
   };
   std::vector<SlicedConv> cases;
   // 16 filters (no second 64) of 24 channels, 3 x 3: 5 tiles, 65 steps.
-  cases.push_back({channels_last_3x3(24, 16, {40, 52}, {1, 1}, {1, 1}), 4});
+  cases.push_back({channels_last_3x3(24, 16, {40, 52}, {1, 1}, {1, 1}), 8});
   cases.back().conv.filter_layout = test::TestLayout::nchw;
-  // 200 filters: two filter tiles, each with a second 64; 40 steps.
-  cases.push_back({channels_last_3x3(72, 200, {40, 32}, {0, 1}, {2, 0}), 2});
+  // 200 filters: two filter tiles, each with a second 64; 39 steps.
+  cases.push_back({channels_last_3x3(72, 200, {40, 32}, {0, 1}, {2, 0}), 4});
   // 1D, 96 filters of 40 channels, stride 2: 2 tiles, 56 steps.
   test::ConvCase one_d;
   one_d.batch = 4, one_d.channels = 40, one_d.filters = 96, one_d.input = {1795};
   one_d.kernel = {3}, one_d.stride = {2}, one_d.dilation = {1};
   one_d.pad_begin = {1}, one_d.pad_end = {0};
   one_d.layout = test::TestLayout::nhwc, one_d.filter_layout = test::TestLayout::nhwc;
-  cases.push_back({one_d, 3});
-  // 3D, 1 x 1 x 1, 72 filters of 24 channels: 1 tile, 135 steps.
+  cases.push_back({one_d, 7});
+  // 3D, 1 x 1 x 1, 72 filters of 24 channels: 1 tile, 68 steps.
   test::ConvCase three_d;
-  three_d.batch = 2, three_d.channels = 24, three_d.filters = 72, three_d.input = {6, 30, 24};
+  three_d.batch = 2, three_d.channels = 24, three_d.filters = 72, three_d.input = {6, 15, 24};
   three_d.kernel = {1, 1, 1}, three_d.stride = {1, 1, 1}, three_d.dilation = {1, 1, 1};
   three_d.pad_begin = {0, 0, 0}, three_d.pad_end = {0, 0, 0};
   three_d.layout = test::TestLayout::nhwc, three_d.filter_layout = test::TestLayout::nchw;
   cases.push_back({three_d, 8});
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    // A reduced run: the first (4 slices, no second 64 filters) and the
+    // A reduced run: the first (8 slices, no second 64 filters) and the
     // last (8 slices, 3D).
     if (test::reduced_run() && i != 0 && i + 1 != cases.size()) continue;
     const SlicedConv& k = cases[i];
@@ -586,17 +611,17 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
           << "the clusters' sums are the second pass's";
     }
   }
-  // In slice order: a 1 x 1 conv of 3 slices whose products are 2^20, then
-  // -2^20, then 2^-6 a pixel (1024 a slice), dy all ones.  Added in order,
-  // the first two cancel and dw is 16; added in any other order, f32
-  // rounds the 16 away against 2^30.
+  // In slice order: a 1 x 1 conv of 6 slices of 512 pixels whose products
+  // are 2^20 a pixel in the first two slices, then -2^20, then 2^-6, dy
+  // all ones.  Added in order, the first four cancel and dw is 16; added
+  // in any other order, f32 rounds the 16 away against 2^30.
   test::ConvCase ordered;
   ordered.batch = 1, ordered.channels = 8, ordered.filters = 8, ordered.input = {48, 64};
   ordered.kernel = {1, 1}, ordered.stride = {1, 1}, ordered.dilation = {1, 1};
   ordered.pad_begin = {0, 0}, ordered.pad_end = {0, 0};
   ordered.layout = test::TestLayout::nhwc, ordered.filter_layout = test::TestLayout::nhwc;
   const OpDescriptor in_order = bwdfilt(ordered, DataType::bf16);
-  ASSERT_EQ(wgmma_conv_launch(in_order, kWgmmaConfigs[0]).split, 3);
+  ASSERT_EQ(wgmma_conv_launch(in_order, kWgmmaConfigs[0]).split, 6);
   test::HostOperands host = test::random_operands(in_order, rng);
   const auto put = [](std::vector<unsigned char>& bytes, std::size_t i, float v) {
     const std::uint16_t bits = float_to_bf16(v).bits;
@@ -616,16 +641,17 @@ TEST(EmulatedWgmmaConv, ATilesClusterAddsItsSlices) {
     ASSERT_EQ(bits, float_to_bf16(16.0f).bits) << "weight " << i;
   }
 
-  // More slices than a cluster's 8: whole clusters.  12 become 8 (one
-  // cluster, no second pass); 16 and 24 are 2 and 3 clusters, each
-  // storing its sum as a partial sum that the second pass adds.  A 1 x 1
-  // conv of 8 channels and 16 filters: one tile.
+  // More slices than a cluster's 8: whole clusters.  A 1 x 1 conv of 8
+  // channels and 16 filters, one tile of 96, 160 and 192 steps: up to 12,
+  // 20 and 24 slices of 8 steps, which become 8 (one cluster, no second
+  // pass), 16 and 24 (2 and 3 clusters, each storing its sum as a partial
+  // sum that the second pass adds).
   struct Clusters {
     std::vector<std::int64_t> image;
     long long slices, clusters;
   };
   for (const Clusters& k :
-       {Clusters{{80, 80}, 8, 1}, Clusters{{128, 64}, 16, 2}, Clusters{{96, 128}, 24, 3}}) {
+       {Clusters{{64, 48}, 8, 1}, Clusters{{80, 64}, 16, 2}, Clusters{{96, 64}, 24, 3}}) {
     if (test::reduced_run() && k.clusters == 2) continue;
     test::ConvCase one_tile = ordered;
     one_tile.batch = 2, one_tile.filters = 16, one_tile.input = k.image;

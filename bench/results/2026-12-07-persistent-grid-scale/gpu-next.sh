@@ -69,8 +69,10 @@ for promise in "" --w-unchanged; do
 done
 # ResNet-50's bwdfilt into K C R S dw, against the K R S C run above: the
 # H200 timed layer4's unsliced 3 x 3 bwdfilt at 49-50 us (K C R S), twice
-# the prediction, whose epilogue stores 2 bytes a lane 9 weights apart,
-# 32 sectors a warp's store (../2026-12-07-bwdfilt-cluster-sums).
+# the prediction, whose epilogue stored 2 bytes a lane 9 weights apart,
+# 32 sectors a warp's store (../2026-12-07-bwdfilt-cluster-sums).  Its
+# tiles now store an f32 partial sum that the second pass lays out along
+# the taps: predicted 23.7-29.3 us on the H200 (../2026-12-08-kcrs-dw).
 step bench-resnet50-bwdfilt-kcrs 45 $cli bench "${kcrs[@]}" --direction bwdfilt --reps 10 \
   --time-limit 35 --json-out extra/bench-resnet50-bwdfilt-kcrs.json
 tar -czf "$OUT/extra.tar.gz" extra

@@ -377,10 +377,21 @@ constexpr long long kMaxPartialBytes = 64ll << 20;
 // launch_cluster_slices).
 bool cluster_sums() { return SettingsStore::instance().snapshot()->wgmma_cluster_sums.value; }
 
-// A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): enough blocks
-// to fill an H100's or H200's 132 SMs twice, each slice at least 16 K
-// steps (to amortise the pipeline's fill), and the f32 partial sums
-// within 64 MiB.
+// The busiest SM's share of a grid of `tiles` x `slices` blocks, each a
+// slice's share of a tile's work: the scheduler gives each SM a block
+// before any a second, so ceil(blocks / 132) of them.
+double busiest_sm_share(long long tiles, long long slices) {
+  return static_cast<double>(ceil_div(tiles * slices, kHopperSms)) / static_cast<double>(slices);
+}
+
+// A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): of the counts
+// that fill an H100's or H200's 132 SMs at most twice, give each slice at
+// least 8 K steps (its pipeline's fill and its epilogue amortised), keep
+// the f32 partial sums within 64 MiB, and come in whole clusters beyond a
+// cluster's 8 (launch_cluster_slices), the fewest that leave the busiest
+// SM the least of the pixels (busiest_sm_share).  ResNet-50's layer4 1 x 1
+// convs at batch 32 (64 tiles of 25 steps) take 2 slices, 128 blocks:
+// sliced only where each slice kept 16 steps, they ran on 64 SMs.
 long long pixel_slices(const OpDescriptor& d, long long tiles) {
   const View5 y = canonical_view(d.y_dims, d.y_strides, d.spatial_dims);
   const View5 w = canonical_view(d.w_dims, d.w_strides, d.spatial_dims);
@@ -388,12 +399,16 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
   const long long weights = w.dims[0] * w.dims[1] * w.spatial_size();
   const long long by_memory =
       kMaxPartialBytes / (weights * static_cast<long long>(sizeof(float)));
-  constexpr long long kMinSteps = 16;
-  const long long slices =
-      std::max(1ll, std::min({ceil_div(2 * kHopperSms, tiles), steps / kMinSteps, by_memory}));
-  // More than a cluster adds: whole clusters (launch_cluster_slices).
+  constexpr long long kMinSteps = 8;
   constexpr long long kCluster = CONVJIT_WGMMA_CLUSTER_SLICES;
-  return cluster_sums() && slices > kCluster ? slices / kCluster * kCluster : slices;
+  const long long most =
+      std::max(1ll, std::min({2 * kHopperSms / tiles, steps / kMinSteps, by_memory}));
+  long long best = 1;
+  for (long long slices = 2; slices <= most; ++slices) {
+    if (cluster_sums() && slices > kCluster && slices % kCluster != 0) continue;
+    if (busiest_sm_share(tiles, slices) < busiest_sm_share(tiles, best)) best = slices;
+  }
+  return best;
 }
 
 // A fwd's or bwddata's slices of the K steps (split-K): where its output
