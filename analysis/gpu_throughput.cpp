@@ -86,9 +86,10 @@ constexpr double kGHz = 1e9, kTBs = 1e12, kMB = 1e6, kNs = 1e-9, kUs = 1e-6;
 //     both Hopper bwdfilt configurations, 144 tiles of which the busiest
 //     SM runs 2, where the model without this term had 24.7 and 29.6.
 //     The difference and the per-output term those two tiles were already
-//     charged put their stores at 0.87-0.92 ns a sector: some 1.6-1.7 SM clocks
-//     (bench/results/2026-12-08-kcrs-dw).  Coalesced stores stay under the
-//     per-output term: a 128 x 128 tile of 16-bit outputs is 1,024 sectors.
+//     charged put their stores at 0.87-0.92 ns a sector, some 1.6-1.7 SM
+//     clocks (bench/results/2026-12-08-kcrs-dw).  Coalesced stores stay
+//     under the per-output term: a 128 x 128 tile of 16-bit outputs is
+//     1,024 sectors.
 // The H100 SXM has the same SM, so it takes them; the A100 was never
 // measured: it takes them too, their upper ends stretched by the clock
 // ratio (1.83 / 1.41), but the warps a scheduler needs.

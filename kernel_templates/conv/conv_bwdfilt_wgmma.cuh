@@ -16,8 +16,8 @@
 //   - the epilogue: with one slice (P::SPLIT = 1) each thread writes its
 //     accumulators to dw, alpha/beta-blended, or where dw's channels lie
 //     apart (scatters_dw) as one f32 partial sum; with more, as f32
-//     partial sums to the workspace, and convjit_kernel_finish adds them in slice order: the
-//     same sum on every run, no atomics.  Or, with
+//     partial sums to the workspace, and convjit_kernel_finish adds them
+//     in slice order: the same sum on every run, no atomics.  Or, with
 //     P::SUM_IN_CLUSTER (2 to 8), a tile's slices come in clusters of
 //     that many blocks, which add theirs in the same order through
 //     distributed shared memory, each block a share of the tile, and
