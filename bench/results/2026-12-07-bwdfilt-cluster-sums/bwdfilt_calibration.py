@@ -23,10 +23,9 @@ def predicted(model, variant):
                 for v in op['variants'] for p in v['predicted'] if p['gpu'] == 'H200'}
 
 
-def main():
-    m = measured()
-    columns = [(model, v, predicted(model, v)) for model in ('before', 'after') for v in VARIANTS]
-    print('H200, measured / predicted (us)')
+def print_table(m, columns, label_width=7):
+    """Per conv, measured / predicted for each (model, variant, predictions) column, then each
+    column's geometric mean and spread."""
     print(f"{'layer':<24}" + ''.join(f"{model + ' ' + v:>30}" for model, v, _ in columns))
     ratios = {(model, v): [] for model, v, _ in columns}
     for d, (layer, times) in m.items():
@@ -41,8 +40,14 @@ def main():
         print(row)
     for (model, v), rs in ratios.items():
         logs = [math.log(r) for r in rs]
-        print(f'{model:<7} {v:<16} {len(rs)} convs: measured / predicted {math.exp(sum(logs) / len(logs)):.3f}, '
-              f'spread {max(rs) / min(rs):.2f}')
+        print(f'{model:<{label_width}} {v:<16} {len(rs)} convs: measured / predicted '
+              f'{math.exp(sum(logs) / len(logs)):.3f}, spread {max(rs) / min(rs):.2f}')
+
+
+def main():
+    columns = [(model, v, predicted(model, v)) for model in ('before', 'after') for v in VARIANTS]
+    print('H200, measured / predicted (us)')
+    print_table(measured(), columns)
 
 
 if __name__ == '__main__':

@@ -9,7 +9,6 @@ without the scattered stores' term (../2026-12-07-bwdfilt-cluster-sums/model/aft
 import gzip
 import importlib.util
 import json
-import math
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,28 +28,12 @@ def predicted(path):
 
 
 def main():
-    measured = _earlier.measured()
     columns = []
     for v in VARIANTS:
         columns.append(('without', v, _earlier.predicted('after', v)))
         columns.append(('with', v, predicted(os.path.join(HERE, 'model', f'calibration-{v}.json.gz'))))
     print('H200, measured / predicted (us), the stores\' term without and with')
-    print(f"{'layer':<24}" + ''.join(f"{model + ' ' + v:>31}" for model, v, _ in columns))
-    ratios = {(model, v): [] for model, v, _ in columns}
-    for d, (layer, times) in measured.items():
-        row = f'{layer:<24}'
-        for model, v, p in columns:
-            if d in p and v in times:
-                r = times[v] / p[d]
-                ratios[model, v].append(r)
-                row += f' {times[v] * 1e6:11.1f} / {p[d] * 1e6:6.1f} = {r:4.2f}'
-            else:
-                row += ' ' * 31
-        print(row)
-    for (model, v), rs in ratios.items():
-        logs = [math.log(r) for r in rs]
-        print(f'{model:<8} {v:<16} {len(rs)} convs: measured / predicted '
-              f'{math.exp(sum(logs) / len(logs)):.3f}, spread {max(rs) / min(rs):.2f}')
+    _earlier.print_table(_earlier.measured(), columns, label_width=8)
 
 
 if __name__ == '__main__':
