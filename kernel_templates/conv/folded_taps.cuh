@@ -47,18 +47,51 @@ __device__ __forceinline__ PixelRow pixel_row(const storage_t* x, index_t q) {
   return {x + n * P::FXS0 + d * P::FXS2 + h * P::FXS3, ow * P::FSW - P::FPW};
 }
 
+// Whether a row's folded channels lie side by side in x: channels-last
+// (a pixel's FC channels adjacent, its pixels FC apart) and taps one pixel
+// apart, so that folded channel k of the output column whose first tap is
+// iw0 is x's element iw0 FC + k of the row (a stem's NHWC x).
+__device__ __forceinline__ bool folds_in_place() {
+  return P::FXS1 == 1 && P::FXS4 == P::FC && P::FDW == 1;
+}
+
+// A chunk of x' from its elements' run in x (folds_in_place), which
+// starts at folded channel k0: their bits, unconverted, and past FS FC
+// channels the zero fill.
+__device__ __forceinline__ Vec128 run_chunk(const storage_t* run, index_t k0) {
+  Vec128 q{};
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j) {
+    if (k0 + j >= P::FS * P::FC) break;
+    const unsigned bits = storage_bits(run[j]);
+    if (kChunkElements == 4)
+      q.w[j] = bits;
+    else
+      q.w[j / 2] |= bits << (16 * (j % 2));
+  }
+  return q;
+}
+
 // Chunk i of x' (8 of pixel i / (C' / 8)'s channels), gathered element
-// by element through x's strides, so that any layout folds.  A chunk a
-// thread, neighbouring threads on neighbouring chunks: a pixel's chunks a
-// thread, the stores took twice the sectors, and the gathers of a warp
-// spanned twice the pixels: predicted for the H200 (batch 32), ResNet-50's
-// stem bwdfilt's pass took 32-40 us, 22-23 so, and YOLO11n's 252-279 and
+// by element through x's strides, so that any layout folds; where the
+// row's folded channels lie side by side and all the column's taps fall
+// inside x (all but the columns the padding reaches), loaded from their
+// run, without each element's tap, channel and bounds: the pass was
+// issue-bound, ~12 instructions an element.  A chunk a thread,
+// neighbouring threads on neighbouring chunks: a pixel's chunks a thread,
+// the stores took twice the sectors, and the gathers of a warp spanned
+// twice the pixels: predicted for the H200 (batch 32), ResNet-50's stem
+// bwdfilt's pass took 32-40 us, 22-23 so, and YOLO11n's 252-279 and
 // 209-233; the fwd's (w' too) the same, 34-42 and 40-41.
 __device__ __forceinline__ void gather_chunk(const storage_t* __restrict__ x,
                                              storage_t* __restrict__ folded, index_t i) {
   const index_t pixel_chunks = P::C / kChunkElements;
   const PixelRow at = pixel_row(x, i / pixel_chunks);
   const index_t k0 = i % pixel_chunks * kChunkElements;
+  if (folds_in_place() && at.iw0 >= 0 && at.iw0 + P::FS <= P::FW) {
+    store_128(folded + i * kChunkElements, run_chunk(at.row + at.iw0 * P::FC + k0, k0));
+    return;
+  }
   float v[kChunkElements];
 #pragma unroll
   for (int j = 0; j < kChunkElements; ++j) v[j] = folded_value(at.row, at.iw0, k0 + j);
