@@ -156,23 +156,31 @@ __device__ __forceinline__ bool chunked(index_t run, index_t unit, Strides... ot
   return unit == 1 && run % e == 0 && ((others % e == 0) && ...);
 }
 
-// A chunk's values, and a chunk of values, in f32.
+// A chunk's values in f32.
 __device__ __forceinline__ void unpack_chunk(const Vec128& q, float (&v)[kChunkElements]) {
 #pragma unroll
   for (int j = 0; j < kChunkElements; ++j)
     v[j] = kChunkElements == 4 ? value_of_bits(q.w[j])
                                : value_of_bits(q.w[j / 2] >> (16 * (j % 2)) & 0xffffu);
 }
-__device__ __forceinline__ Vec128 pack_chunk(const float (&v)[kChunkElements]) {
+// A chunk of its elements' bits (each in its word's low bits), and a
+// chunk of values, in f32.
+__device__ __forceinline__ Vec128 chunk_of_bits(const unsigned (&bits)[kChunkElements]) {
   Vec128 q{};
 #pragma unroll
   for (int j = 0; j < kChunkElements; ++j) {
     if (kChunkElements == 4)
-      q.w[j] = bits_of_value(v[j]);
+      q.w[j] = bits[j];
     else
-      q.w[j / 2] |= bits_of_value(v[j]) << (16 * (j % 2));
+      q.w[j / 2] |= bits[j] << (16 * (j % 2));
   }
   return q;
+}
+__device__ __forceinline__ Vec128 pack_chunk(const float (&v)[kChunkElements]) {
+  unsigned bits[kChunkElements];
+#pragma unroll
+  for (int j = 0; j < kChunkElements; ++j) bits[j] = bits_of_value(v[j]);
+  return chunk_of_bits(bits);
 }
 
 }  // namespace convjit_device

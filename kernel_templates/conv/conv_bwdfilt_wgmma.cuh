@@ -71,12 +71,10 @@ __device__ __forceinline__ int column_blocks() {
 __device__ __forceinline__ index_t pixels() { return P::N * P::OD * P::OH * P::OW; }
 
 __device__ __forceinline__ bool sums_in_cluster() { return P::SUM_IN_CLUSTER != 0; }
-// The slices a cluster adds, and the partial sums a tile's clusters leave
-// (a cluster's, or without clusters a slice's): one where they store dw.
+// The slices a cluster adds (one without clusters).
 __device__ __forceinline__ index_t cluster_slices() {
   return sums_in_cluster() ? P::SUM_IN_CLUSTER : 1;
 }
-__device__ __forceinline__ index_t partial_count() { return P::SPLIT / cluster_slices(); }
 
 // A block's work: its tile of dw and its slice of the K steps, split s
 // taking steps [s steps / SPLIT, (s + 1) steps / SPLIT).  Blocks run the
@@ -175,16 +173,14 @@ __device__ __forceinline__ index_t weight_count() {
 // 3's 9 weights apart).  A tile's threads would then store it 2 bytes a
 // lane and a sector each, 32 sectors a warp's store, and a tile holds
 // only one or two of the taps that would fill those sectors.  So a tile's
-// block stores f32 partial sums, 8 sectors a warp's store, and the second
-// pass writes dw along its taps (wgmma_conv.cpp's scatters_dw).  Not a
-// cluster's blocks, each of which stores a share of the tile.
+// block stores an f32 partial sum, 8 sectors a warp's store, and the
+// second pass writes dw along its taps (wgmma_conv.cpp's scatters_dw).
 __device__ __forceinline__ bool scatters_dw() { return P::WS1 != 1 && P::CG > 1; }
 // Whether the blocks (their clusters) write partial sums, which the
 // second pass adds (and for a fold, unfolds; for scattered dw, lays out
-// along its taps), rather than dw itself.
-__device__ __forceinline__ bool writes_partial_sums() {
-  return partial_count() > 1 || P::FOLD != 0 || (scatters_dw() && !sums_in_cluster());
-}
+// along its taps), rather than dw itself: the host's choice
+// (WgmmaConvLaunch::partial_sums), their count.
+__device__ __forceinline__ bool writes_partial_sums() { return P::PARTIAL_SUMS != 0; }
 __device__ __forceinline__ scratch_t* partial_sums(scratch_t* workspace) {
   return workspace + P::PARTIALS;
 }
@@ -417,7 +413,7 @@ CONVJIT_KERNEL convjit_kernel_finish(const convjit_device::storage_t* /*x*/,
     if (to < 0) continue;
     const index_t from = (f * taps + tap) * P::CG + c;
     float acc = 0.0f;
-    for (index_t k = 0; k < partial_count(); ++k) acc += partial[k * weights + from];
+    for (index_t k = 0; k < P::PARTIAL_SUMS; ++k) acc += partial[k * weights + from];
     scale_store(dw + to, acc, alpha, beta);
   }
 }

@@ -59,17 +59,11 @@ __device__ __forceinline__ bool folds_in_place() {
 // starts at folded channel k0: their bits, unconverted, and past FS FC
 // channels the zero fill.
 __device__ __forceinline__ Vec128 run_chunk(const storage_t* run, index_t k0) {
-  Vec128 q{};
+  unsigned bits[kChunkElements];
 #pragma unroll
-  for (int j = 0; j < kChunkElements; ++j) {
-    if (k0 + j >= P::FS * P::FC) break;
-    const unsigned bits = storage_bits(run[j]);
-    if (kChunkElements == 4)
-      q.w[j] = bits;
-    else
-      q.w[j / 2] |= bits << (16 * (j % 2));
-  }
-  return q;
+  for (int j = 0; j < kChunkElements; ++j)
+    bits[j] = k0 + j < P::FS * P::FC ? storage_bits(run[j]) : 0u;
+  return chunk_of_bits(bits);
 }
 
 // Chunk i of x' (8 of pixel i / (C' / 8)'s channels), gathered element

@@ -423,6 +423,7 @@ Result<KernelSource> kernel_source(const OpDescriptor& requested, std::string_vi
     p.constant("ROW_TAPS", launch.row_taps), p.constant("TMA_STORE", launch.tma_store);
     p.constant("STREAM_K", launch.stream_k);
     p.constant("SUM_IN_CLUSTER", launch.cluster_slices);
+    p.constant("PARTIAL_SUMS", launch.partial_sums);
     p.spatial("AD", "AH", "AW", launch.origin);
     fold_constants(requested, launch, p);
     out.entries = std::move(launch.entries);

@@ -377,19 +377,17 @@ constexpr long long kMaxPartialBytes = 64ll << 20;
 // launch_cluster_slices).
 bool cluster_sums() { return SettingsStore::instance().snapshot()->wgmma_cluster_sums.value; }
 
-// The busiest SM's share of a grid of `tiles` x `slices` blocks, each a
-// slice's share of a tile's work: the scheduler gives each SM a block
-// before any a second, so ceil(blocks / 132) of them.
-double busiest_sm_share(long long tiles, long long slices) {
-  return static_cast<double>(ceil_div(tiles * slices, kHopperSms)) / static_cast<double>(slices);
-}
+// The blocks of a grid that its busiest SM runs: the scheduler gives each
+// SM a block before any a second.
+long long busiest_sm_blocks(long long blocks) { return ceil_div(blocks, kHopperSms); }
 
 // A bwdfilt's slices of the pixels (conv_bwdfilt_wgmma.cuh): of the counts
 // that fill an H100's or H200's 132 SMs at most twice, give each slice at
 // least 8 K steps (its pipeline's fill and its epilogue amortised), keep
 // the f32 partial sums within 64 MiB, and come in whole clusters beyond a
 // cluster's 8 (launch_cluster_slices), the fewest that leave the busiest
-// SM the least of the pixels (busiest_sm_share).  ResNet-50's layer4 1 x 1
+// SM the least of the pixels: busiest_sm_blocks(tiles x slices) / slices
+// tiles' worth, compared exactly.  ResNet-50's layer4 1 x 1
 // convs at batch 32 (64 tiles of 25 steps) take 2 slices, 128 blocks:
 // sliced only where each slice kept 16 steps, they ran on 64 SMs.
 long long pixel_slices(const OpDescriptor& d, long long tiles) {
@@ -403,10 +401,12 @@ long long pixel_slices(const OpDescriptor& d, long long tiles) {
   constexpr long long kCluster = CONVJIT_WGMMA_CLUSTER_SLICES;
   const long long most =
       std::max(1ll, std::min({2 * kHopperSms / tiles, steps / kMinSteps, by_memory}));
+  const bool clusters = cluster_sums();
   long long best = 1;
   for (long long slices = 2; slices <= most; ++slices) {
-    if (cluster_sums() && slices > kCluster && slices % kCluster != 0) continue;
-    if (busiest_sm_share(tiles, slices) < busiest_sm_share(tiles, best)) best = slices;
+    if (clusters && slices > kCluster && slices % kCluster != 0) continue;
+    if (busiest_sm_blocks(tiles * slices) * best < busiest_sm_blocks(tiles * best) * slices)
+      best = slices;
   }
   return best;
 }
@@ -821,7 +821,7 @@ long long busiest_sm_work(const OpDescriptor& d, const WgmmaConvConfig& config) 
     const long long steps = config_steps(d, config);
     return ceil_div(tiles * steps, kHopperSms) * area / steps;
   }
-  return ceil_div(tiles * slices, kHopperSms) * area / slices;
+  return busiest_sm_blocks(tiles * slices) * area / slices;
 }
 
 // The row-tap tile in place of `lead` (a ping-pong tile, or 256 x 64):
@@ -1022,6 +1022,7 @@ WgmmaConvLaunch wgmma_conv_launch(const OpDescriptor& desc, const WgmmaConvConfi
     // lays dw out along its taps).
     const long long partials = launch.split / std::max(1ll, launch.cluster_slices);
     if (partials > 1 || launch.folded || (scatters_dw(w) && launch.cluster_slices == 0)) {
+      launch.partial_sums = partials;
       launch.partials_offset = static_cast<long long>(launch.workspace_bytes / sizeof(float));
       launch.entries.push_back({"convjit_kernel_finish", std::min(weights, kWaveThreads)});
       launch.workspace_bytes += static_cast<std::size_t>(weights * partials) * sizeof(float);

@@ -345,6 +345,11 @@ struct WgmmaConvLaunch {
   // second pass), or 8 of a multiple of 8, each cluster's sum a partial
   // sum for the second pass.
   long long cluster_slices = 0;
+  // The f32 partial sums a bwdfilt's blocks (or clusters) write for
+  // convjit_kernel_finish to add (Problem::PARTIAL_SUMS; 0: they store dw
+  // themselves): a slice's or a cluster's each, or one where the conv
+  // folds its taps or dw's channels lie apart.
+  long long partial_sums = 0;
   // Stream-K's blocks (Problem::STREAM_K; 0: none): a ping-pong grid
   // sharing its tiles' K steps evenly, the parts of a tile added in the
   // kernel (conv/wgmma_conv_tile.cuh), through slots and counters in the
